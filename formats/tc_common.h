@@ -1,0 +1,138 @@
+/* tc_common.h — internal helpers shared by every twincache component: the one
+ * RNG, the one header checksum, the one timer, little-endian access and the
+ * stateless permutation. Not installed, not part of the public API.
+ * All functions are pure or act on caller-owned state: thread-safe. */
+#ifndef TC_COMMON_H
+#define TC_COMMON_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- little-endian loads and stores (unaligned-safe) ---------------------- */
+static inline uint16_t tc_load_u16(const void *p) {
+  const uint8_t *b = (const uint8_t *)p;
+  return (uint16_t)(b[0] | (b[1] << 8));
+}
+static inline uint32_t tc_load_u32(const void *p) {
+  const uint8_t *b = (const uint8_t *)p;
+  return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+}
+static inline uint64_t tc_load_u64(const void *p) {
+  return (uint64_t)tc_load_u32(p) | ((uint64_t)tc_load_u32((const uint8_t *)p + 4) << 32);
+}
+static inline void tc_store_u16(void *p, uint16_t v) {
+  uint8_t *b = (uint8_t *)p;
+  b[0] = (uint8_t)v;
+  b[1] = (uint8_t)(v >> 8);
+}
+static inline void tc_store_u32(void *p, uint32_t v) {
+  uint8_t *b = (uint8_t *)p;
+  for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void tc_store_u64(void *p, uint64_t v) {
+  tc_store_u32(p, (uint32_t)v);
+  tc_store_u32((uint8_t *)p + 4, (uint32_t)(v >> 32));
+}
+/* 8-byte big-endian key: LMDB's byte order equals numeric order. */
+static inline void tc_store_be64(void *p, uint64_t v) {
+  uint8_t *b = (uint8_t *)p;
+  for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+static inline uint64_t tc_load_be64(const void *p) {
+  const uint8_t *b = (const uint8_t *)p;
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = (v << 8) | b[i];
+  return v;
+}
+
+/* ---- checksum: FNV-1a 32 over small headers (payloads use zstd's XXH64) --- */
+static inline uint32_t tc_fnv1a32(const void *data, size_t n) {
+  const uint8_t *p = (const uint8_t *)data;
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+/* ---- timer ------------------------------------------------------------------ */
+static inline uint64_t tc_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- RNG: counter-based SplitMix64 ------------------------------------------
+ * A stream is keyed by (seed, stream id); value n of a stream is
+ * mix(key + n * gamma), so any stream is reproducible from its key alone and
+ * streams of different ids are independent for our purposes. Graph i of a
+ * cache uses tc_rng_init(&r, seed, i * TC_STREAMS_PER_GRAPH + purpose). */
+typedef struct tc_rng {
+  uint64_t state;
+} tc_rng;
+
+static inline uint64_t tc_mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static inline void tc_rng_init(tc_rng *r, uint64_t seed, uint64_t stream) {
+  r->state = tc_mix64(seed ^ tc_mix64(stream + 0x9e3779b97f4a7c15ull));
+}
+static inline uint64_t tc_rng_u64(tc_rng *r) {
+  r->state += 0x9e3779b97f4a7c15ull;
+  return tc_mix64(r->state);
+}
+/* Uniform in [0, 1) with 53 random bits. */
+static inline double tc_rng_uniform(tc_rng *r) {
+  return (double)(tc_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+/* Uniform in [lo, hi). */
+static inline double tc_rng_range(tc_rng *r, double lo, double hi) {
+  return lo + (hi - lo) * tc_rng_uniform(r);
+}
+/* Uniform integer in [0, n), n > 0 (Lemire's multiply-shift; bias < 2^-32 for n < 2^32). */
+static inline uint32_t tc_rng_below(tc_rng *r, uint32_t n) {
+  return (uint32_t)(((tc_rng_u64(r) >> 32) * (uint64_t)n) >> 32);
+}
+/* Standard normal by Box-Muller; uses two uniforms per call (the second
+ * normal is discarded so the stream position never depends on history). */
+static inline double tc_rng_normal(tc_rng *r) {
+  double u1 = 1.0 - tc_rng_uniform(r); /* (0, 1] */
+  double u2 = tc_rng_uniform(r);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+/* Standard Laplace (scale 1). */
+static inline double tc_rng_laplace(tc_rng *r) {
+  double u = tc_rng_uniform(r) - 0.5;
+  double a = 1.0 - 2.0 * fabs(u);
+  if (a <= 0.0) a = 1e-300;
+  return (u < 0 ? 1.0 : -1.0) * log(a);
+}
+
+/* ---- stateless permutation of [0, n) keyed by a 64-bit key -----------------
+ * A 4-round Feistel network over the smallest even number of bits covering n,
+ * with cycle-walking: a bijection of [0, n) computed in O(1) expected time per
+ * element and no memory, so a loader's epoch order is a pure function of
+ * (seed, epoch) and resume state is a few integers. */
+static inline uint64_t tc_permute(uint64_t x, uint64_t n, uint64_t key) {
+  if (n <= 1) return 0;
+  unsigned bits = 2;
+  while (bits < 64 && ((uint64_t)1 << bits) < n) bits += 2;
+  unsigned half = bits / 2;
+  uint64_t mask = ((uint64_t)1 << half) - 1;
+  do {
+    uint64_t l = x >> half, rr = x & mask;
+    for (unsigned round = 0; round < 4; round++) {
+      uint64_t f = tc_mix64(rr ^ tc_mix64(key + round)) & mask;
+      uint64_t t = l ^ f;
+      l = rr;
+      rr = t;
+    }
+    x = (l << half) | rr;
+  } while (x >= n);
+  return x;
+}
+
+#endif /* TC_COMMON_H */

@@ -1,0 +1,253 @@
+/* twincache_format.h — the record codec of a twincache cache.
+ *
+ * One graph (its DAG, SCM parameters, interventions and samples of the base
+ * world and of every twin world) is encoded into one self-checking *graph
+ * frame*; C consecutive frames make one *chunk record* (the LMDB value).
+ * formats/FORMAT.md documents every byte. This library knows nothing of LMDB.
+ *
+ * Conventions (as in LMDB and zstd):
+ *  - Functions return int: 0 (TWINCACHE_OK) on success, a negative
+ *    TWINCACHE_E* code on error; twincache_strerror() names every code.
+ *  - Contexts are opaque, created and freed in pairs; free accepts NULL.
+ *  - A context is used by one thread at a time; distinct contexts are
+ *    independent, so give each thread its own.
+ *  - Decoding untrusted bytes never reads or writes out of bounds: every size
+ *    is checked against the header and the caller's capacities first.
+ */
+#ifndef TWINCACHE_FORMAT_H
+#define TWINCACHE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TWINCACHE_VERSION_STRING "0.1.0"
+/* Version of the frame, chunk and meta layouts. A reader refuses a newer
+ * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
+#define TWINCACHE_FORMAT_VERSION 1
+
+/* Hard limits of the format (also what the decoder accepts). */
+#define TWINCACHE_MAX_NODES 256     /* N */
+#define TWINCACHE_MAX_SAMPLES 65535 /* S */
+#define TWINCACHE_MAX_INTER 256     /* K per graph */
+#define TWINCACHE_MAX_HIDDEN 64     /* H of the MLP mechanism */
+#define TWINCACHE_MAX_CHUNK_GRAPHS 65536
+
+/* ---- status codes (shared by every twincache library) ------------------- */
+enum {
+  TWINCACHE_OK = 0,
+  TWINCACHE_END = 1,           /* not an error: a stream has no more items */
+  TWINCACHE_ENOMEM = -1,       /* an allocation failed */
+  TWINCACHE_EINVAL = -2,       /* an argument or option is out of range */
+  TWINCACHE_ECORRUPT = -3,     /* bytes are not a valid frame/chunk/meta */
+  TWINCACHE_ECHECKSUM = -4,    /* structure valid but a checksum differs */
+  TWINCACHE_EVERSION = -5,     /* written by a newer, incompatible format */
+  TWINCACHE_ETOOBIG = -6,      /* decoded sizes exceed the caller's capacity */
+  TWINCACHE_EZSTD = -7,        /* zstd reported an error */
+  TWINCACHE_ELMDB = -8,        /* LMDB reported an error */
+  TWINCACHE_EIO = -9,          /* a file-system error (see errno) */
+  TWINCACHE_ENOTFOUND = -10,   /* no such cache, graph or key */
+  TWINCACHE_EMISMATCH = -11,   /* the cache was built with another config */
+  TWINCACHE_ENOTCACHE = -12,   /* the directory is not a twincache cache */
+  TWINCACHE_ETHREAD = -13,     /* a thread could not be created */
+  TWINCACHE_ECLOSED = -14,     /* the object is closing or failed earlier */
+  TWINCACHE_EFULL = -15,       /* the disk or the LMDB map is full */
+};
+
+/* Returns a static, human-readable string for any twincache status code
+ * (never NULL; unknown codes give "unknown twincache error"). Thread-safe. */
+const char *twincache_strerror(int code);
+
+/* ---- the decoded graph --------------------------------------------------- */
+enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
+enum twincache_noise { TWINCACHE_NOISE_GAUSS = 0, TWINCACHE_NOISE_LAPLACE = 1, TWINCACHE_NOISE_UNIFORM = 2 };
+enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
+
+/* Graph flags. */
+#define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */
+
+/* One graph and its worlds. The SCM (node j, parents pa(j)):
+ *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
+ *   MLP:    x_j = sum_h w2[h] * tanh(sum_i W1[h][i] * x_i + b1[h]) + noise_scale[j] * e_j
+ *           with node j's block at mlp + j*mlp_stride: W1 (H,N) then b1 (H) then w2 (H),
+ *           mlp_stride = H*N + 2*H (W1 columns of non-parents are 0).
+ * Intervention k on node target[k]: DO sets x_t = value[k]; SHIFT adds value[k]
+ * to x_t's mechanism. Twin world k reuses exactly the exogenous noise e of the
+ * base world, sample by sample. When STANDARDIZED, every world is mapped by
+ * (x - norm_mean[j]) / norm_std[j] (statistics of the base world), and a DO
+ * value is stored in that same space.
+ *
+ * Sample arrays are row-major with a leading dimension ld (>= n_nodes) so a
+ * decoder can write straight into a padded batch:
+ *   base  (S, ld):      base[s*ld + j]
+ *   inter (K, S, ld):   inter[(k*S + s)*ld + j]   (row s is the twin of base row s)
+ *   adj   (N, ld_adj):  adj[i*ld_adj + j] = 1  <=>  edge i -> j
+ *   weight(N, ld_adj):  linear edge weight, 0 where there is no edge
+ * When ld > n_nodes the decoder writes 0 to columns [n_nodes, ld) of every row
+ * it writes. Rows beyond n_samples / interventions beyond n_inter are not
+ * touched. */
+typedef struct twincache_graph {
+  /* --- capacities, set by the caller before decoding ------------------- */
+  uint32_t cap_nodes, cap_samples, cap_inter, cap_hidden;
+  uint32_t ld;     /* leading dimension of base/inter rows, >= n_nodes */
+  uint32_t ld_adj; /* leading dimension of adj/weight rows, >= n_nodes */
+  /* --- dimensions and scalars (filled by decode, read by encode) ------- */
+  uint64_t index;     /* graph index i in the cache */
+  uint32_t n_nodes;   /* N */
+  uint32_t n_samples; /* S */
+  uint32_t n_inter;   /* K */
+  uint32_t n_hidden;  /* H (0 for linear) */
+  uint8_t mechanism;  /* enum twincache_mechanism */
+  uint8_t noise;      /* enum twincache_noise */
+  uint8_t flags;      /* TWINCACHE_GRAPH_* */
+  /* --- arrays (caller-owned; any may be NULL on decode to skip it, except
+   *     that encode needs all the ones its flags and mechanism use) ---- */
+  uint8_t *adj;         /* (N, ld_adj) */
+  float *weight;        /* (N, ld_adj) */
+  float *mlp;           /* (N, H*N + 2H) when mechanism == MLP */
+  float *noise_scale;   /* (N) */
+  float *norm_mean;     /* (N) when STANDARDIZED */
+  float *norm_std;      /* (N) when STANDARDIZED */
+  uint16_t *target;     /* (K) intervened node */
+  uint8_t *kind;        /* (K) enum twincache_inter_kind */
+  float *value;         /* (K) do value or shift */
+  float *base;          /* (S, ld) */
+  float *inter;         /* (K, S, ld) */
+} twincache_graph;
+
+/* Allocates a graph whose arrays hold up to the given sizes, with
+ * ld = ld_adj = max_nodes; capacities are set. Returns NULL when out of memory
+ * or a size is 0 or beyond the format's limits (max_hidden may be 0).
+ * Free with twincache_graph_free (accepts NULL). */
+twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
+                                       uint32_t max_inter, uint32_t max_hidden);
+void twincache_graph_free(twincache_graph *g);
+
+/* Bytes of the base plus intervened samples as raw float32 (S*N*(1+K)*4):
+ * the yardstick of compression ratios. */
+uint64_t twincache_graph_raw_bytes(const twincache_graph *g);
+
+/* ---- graph frames --------------------------------------------------------- */
+typedef struct twincache_cctx twincache_cctx; /* encoder context */
+typedef struct twincache_dctx twincache_dctx; /* decoder context */
+
+/* level: zstd compression level (1..19). Returns NULL when out of memory. */
+twincache_cctx *twincache_cctx_create(int level);
+void twincache_cctx_free(twincache_cctx *c);
+twincache_dctx *twincache_dctx_create(void);
+void twincache_dctx_free(twincache_dctx *d);
+
+/* Upper bound of the encoded frame size of a graph of these dimensions. */
+size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
+                             uint32_t n_hidden);
+
+/* Encodes g into dst[0..cap). Uses the sparse twin encoding: per intervention
+ * only the columns of the target and its descendants (derived from adj) are
+ * stored; a DO target column is stored once as its value. Fails with
+ * TWINCACHE_EINVAL if the graph is not a DAG, a target is out of range, or a
+ * column that the structure says is unchanged differs from base (the twin
+ * property), so a lossy record can never be written.
+ * On success returns 0 and sets *written; on error dst is unspecified. */
+int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
+                           size_t *written);
+
+/* Reads the dimensions of a frame without decompressing (header checks only).
+ * Any pointer may be NULL. */
+int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t *n_nodes,
+                         uint32_t *n_samples, uint32_t *n_inter, uint32_t *n_hidden);
+
+/* Decodes one frame into g's caller-owned arrays (see the layout above).
+ * Validates magic, version, header checksum, dimensions against g's
+ * capacities (TWINCACHE_ETOOBIG), every internal size, and zstd's content
+ * checksum of the decoded bytes. No allocation after the context's first use
+ * at the largest size. On error g's arrays may be partly written. */
+int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g);
+
+/* ---- chunk records -------------------------------------------------------- */
+/* A chunk is: a header, an offset table of count+1 uint32, then count frames.
+ * The builder appends encoded frames to a growing buffer it owns. */
+typedef struct twincache_chunk_builder twincache_chunk_builder;
+
+twincache_chunk_builder *twincache_chunk_builder_create(void);
+void twincache_chunk_builder_free(twincache_chunk_builder *b);
+/* Starts an empty chunk whose first graph has index first_index. */
+void twincache_chunk_builder_reset(twincache_chunk_builder *b, uint64_t first_index);
+/* Encodes g (whose index must be first_index + count) and appends it. */
+int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
+                                const twincache_graph *g);
+/* Appends an already encoded frame. */
+int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *frame, size_t size);
+/* Writes the header and offset table; *data/*size stay valid until the next
+ * reset/add/free of the builder. */
+int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data, size_t *size);
+uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b);
+
+/* A parsed view of a chunk record; points into the caller's bytes and is
+ * valid as long as they are (for LMDB: until the read transaction ends). */
+typedef struct twincache_chunk_view {
+  uint64_t first_index; /* index of slot 0 */
+  uint32_t count;       /* graphs in the chunk */
+  const uint8_t *frames;   /* start of the frame area */
+  const uint32_t *offsets; /* (count+1) little-endian offsets into frames (unaligned-safe access: use twincache_chunk_frame) */
+  size_t frames_bytes;
+} twincache_chunk_view;
+
+/* Validates the chunk header and the whole offset table (monotonic, in
+ * bounds). Returns 0 and fills *v, or TWINCACHE_ECORRUPT/EVERSION. */
+int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v);
+/* Returns frame `slot` of a parsed chunk (slot < count) as pointer and size. */
+int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const void **frame,
+                          size_t *size);
+
+/* ---- meta entries ---------------------------------------------------------- */
+/* Keys of the "meta" sub-database (NUL-free ASCII keys, stored without NUL). */
+#define TWINCACHE_META_VERSION "format_version" /* uint32 LE */
+#define TWINCACHE_META_CONFIG "config"          /* generator config, JSON text */
+#define TWINCACHE_META_DIMS "dims"              /* twincache_dims, encoded below */
+#define TWINCACHE_META_COMMITTED "committed"    /* uint64 LE: graphs committed */
+#define TWINCACHE_META_STATS "stats"            /* twincache_stats, encoded below */
+#define TWINCACHE_META_LIBRARY "library"        /* text: twincache version that wrote it */
+
+/* Fixed facts of a cache, needed to size batches without reading graphs. */
+typedef struct twincache_dims {
+  uint64_t graphs;      /* graphs the generator was asked for */
+  uint32_t chunk_graphs; /* C: graphs per chunk record */
+  uint32_t max_nodes;   /* N of the batch: largest node count possible */
+  uint32_t max_inter;   /* K of the batch: largest intervention count */
+  uint32_t samples;     /* S: samples per world, the same for every graph */
+  uint32_t hidden;      /* H of the MLP mechanism, 0 for linear */
+} twincache_dims;
+#define TWINCACHE_DIMS_BYTES 32
+
+/* Running totals, committed with the graphs they count. */
+typedef struct twincache_stats {
+  uint64_t raw_bytes;   /* sum of twincache_graph_raw_bytes */
+  uint64_t frame_bytes; /* sum of encoded frame sizes */
+  uint64_t edges;       /* sum of edge counts */
+  uint64_t nodes;       /* sum of node counts */
+} twincache_stats;
+#define TWINCACHE_STATS_BYTES 40
+
+/* Encode into exactly *_BYTES bytes (magic-free, version in a field);
+ * decode checks the size and the embedded version. */
+void twincache_dims_encode(const twincache_dims *d, uint8_t out[TWINCACHE_DIMS_BYTES]);
+int twincache_dims_decode(const void *src, size_t size, twincache_dims *d);
+void twincache_stats_encode(const twincache_stats *s, uint8_t out[TWINCACHE_STATS_BYTES]);
+int twincache_stats_decode(const void *src, size_t size, twincache_stats *s);
+
+/* ---- graph helpers shared by the generator, the loader and the tools ---- */
+/* Sets desc[j] = 1 for every node reachable from `node` (the node itself
+ * included) in the DAG adj (N, ld_adj). desc has N entries. Returns the number
+ * of marked nodes. */
+uint32_t twincache_graph_descendants(const uint8_t *adj, uint32_t n, uint32_t ld_adj,
+                                     uint32_t node, uint8_t *desc);
+/* 1 when adj (N, ld_adj) has no directed cycle (and no self-loop), else 0. */
+int twincache_graph_is_dag(const uint8_t *adj, uint32_t n, uint32_t ld_adj);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TWINCACHE_FORMAT_H */

@@ -1,0 +1,188 @@
+/* twincache_loader.h — read a twincache cache: one graph at a time (the cache
+ * reader) or as a stream of pre-batched, padded slabs filled by a pool of
+ * decode threads (the loader).
+ *
+ * Status codes and twincache_strerror() are those of twincache_format.h.
+ * The loader never links CUDA: pinned memory comes in through the allocator
+ * callbacks of twincache_loader_options.
+ */
+#ifndef TWINCACHE_LOADER_H
+#define TWINCACHE_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "twincache_format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ===== the cache reader =================================================== */
+typedef struct twincache_cache twincache_cache;
+
+/* Opens the cache directory `path` read-only. Returns 0 and sets *out, or
+ * TWINCACHE_ENOTFOUND (no such directory), TWINCACHE_ENOTCACHE (not an LMDB
+ * environment with twincache meta), TWINCACHE_EVERSION (newer format),
+ * TWINCACHE_ECORRUPT (meta unreadable), TWINCACHE_ELMDB, TWINCACHE_ENOMEM.
+ * A cache may be opened while a generator is still writing it: the reader
+ * sees the graphs committed when it opened. Close with twincache_cache_close
+ * (accepts NULL). A cache handle may be used from several threads at once
+ * for read_graph/chunk calls, each with its own dctx. */
+int twincache_cache_open(const char *path, twincache_cache **out);
+void twincache_cache_close(twincache_cache *c);
+
+/* Facts of the cache; the returned pointers live as long as the handle. */
+const twincache_dims *twincache_cache_dims(const twincache_cache *c);
+uint64_t twincache_cache_count(const twincache_cache *c); /* graphs committed */
+const twincache_stats *twincache_cache_stats(const twincache_cache *c);
+const char *twincache_cache_config(const twincache_cache *c); /* JSON text, NUL-terminated */
+const char *twincache_cache_library(const twincache_cache *c); /* writer's version text */
+/* Bytes the cache occupies on disk (data file size). */
+uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
+
+/* Decodes graph `index` into g (capacities as in twincache_graph; use
+ * twincache_graph_alloc with the cache's dims). Returns 0,
+ * TWINCACHE_ENOTFOUND (index >= count) or any decode error. */
+int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
+                               twincache_graph *g);
+/* Copies the raw frame bytes of graph `index` (for tools and benchmarks) into
+ * a malloc'd buffer the caller frees. */
+int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame, size_t *size);
+
+/* ===== the batch ============================================================
+ * One batch is ONE contiguous, 64-byte aligned slab; arrays sit at fixed
+ * offsets (twincache_batch_layout), so a single async copy moves it whole and
+ * a device copy of the slab has the same offsets. Padding (nodes beyond a
+ * graph's N, interventions beyond its K, graphs beyond n_graphs) is zero.
+ * G = batch_size, N = dims.max_nodes, K = dims.max_inter, S = dims.samples. */
+typedef struct twincache_batch_layout {
+  uint32_t graphs, nodes, inter, samples; /* G, N, K, S */
+  size_t base;      /* float   (G,S,N) */
+  size_t inter_off; /* float   (G,K,S,N): row s of intervention k twins base row s */
+  size_t target;    /* uint8   (G,K,N): 1 where the node is intervened */
+  size_t value;     /* float   (G,K,N): do value or shift at the target, else 0 */
+  size_t kind;      /* uint8   (G,K): enum twincache_inter_kind */
+  size_t adj;       /* uint8   (G,N,N): adj[i][j] = 1 <=> edge i -> j */
+  size_t node_mask; /* uint8   (G,N) */
+  size_t int_mask;  /* uint8   (G,K) */
+  size_t graph_id;  /* uint64  (G) */
+  size_t bytes;     /* whole slab, a multiple of 64 */
+} twincache_batch_layout;
+
+/* Fills *l for the given sizes (every array offset 64-byte aligned). */
+void twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint32_t nodes,
+                                 uint32_t inter, uint32_t samples);
+
+typedef struct twincache_batch {
+  twincache_batch_layout layout;
+  void *slab;          /* layout.bytes, from the options' allocator */
+  uint32_t n_graphs;   /* graphs filled (< G only for a kept last partial batch) */
+  uint64_t epoch;      /* epoch this batch belongs to */
+  uint64_t seq;        /* batch number in this rank's stream, from 0 */
+  /* typed views into slab */
+  float *base;
+  float *inter;
+  uint8_t *target;
+  float *value;
+  uint8_t *kind;
+  uint8_t *adj;
+  uint8_t *node_mask;
+  uint8_t *int_mask;
+  uint64_t *graph_id;
+  void *internal_; /* the loader's slot; do not touch */
+} twincache_batch;
+
+/* ===== the loader ========================================================== */
+typedef struct twincache_loader twincache_loader;
+
+enum twincache_corrupt_policy {
+  TWINCACHE_CORRUPT_FAIL = 0, /* next() returns the decode error */
+  TWINCACHE_CORRUPT_SKIP = 1  /* count it, report it, fill from the next graph */
+};
+
+typedef struct twincache_loader_options {
+  uint32_t batch_size;  /* G, default 32 */
+  uint32_t epochs;      /* 0 = endless, default 1 */
+  int shuffle;          /* default 1 */
+  uint64_t seed;        /* epoch permutations are keyed by (seed, epoch), default 0 */
+  uint32_t rank;        /* default 0 */
+  uint32_t world_size;  /* default 1: rank r takes every world_size-th batch */
+  uint32_t threads;     /* decode threads, default 2 */
+  uint32_t slots;       /* ring depth (batches in memory), default 2*threads+2 */
+  int drop_last;        /* drop the last partial batch of an epoch, default 0 */
+  uint64_t index_begin; /* graph range [begin, end) read; end 0 = all committed */
+  uint64_t index_end;
+  int corrupt_policy;   /* enum twincache_corrupt_policy, default FAIL */
+  /* slot memory: alloc(bytes, user) must return 64-byte aligned memory or
+   * NULL; default aligned malloc/free. The trainer passes cudaHostAlloc. */
+  void *(*alloc)(size_t bytes, void *user);
+  void (*free)(void *ptr, void *user);
+  void *alloc_user;
+  /* optional: called from a decode thread for each corrupt graph (index,
+   * status code); must be thread-safe. NULL = print one line to stderr. */
+  void (*on_corrupt)(uint64_t index, int status, void *user);
+  void *corrupt_user;
+} twincache_loader_options;
+
+/* Fills *o with the defaults above. */
+void twincache_loader_options_init(twincache_loader_options *o);
+
+/* Position in the stream: restoring it continues with exactly the batches an
+ * uninterrupted run would have produced next. */
+typedef struct twincache_loader_state {
+  uint64_t seed;        /* must match the options' seed */
+  uint64_t next_seq;    /* next batch number of this rank's stream */
+} twincache_loader_state;
+
+/* Opens the cache at `path` and starts the decode threads. `resume` may be
+ * NULL (start at batch 0) or a state from twincache_loader_get_state.
+ * Validates every option (TWINCACHE_EINVAL with a message on stderr naming
+ * the option) and allocates all slots up front: memory is fixed from here on.
+ * Returns 0 and sets *out, or an error code; nothing leaks on error. */
+int twincache_loader_open(const char *path, const twincache_loader_options *opt,
+                          const twincache_loader_state *resume, twincache_loader **out);
+
+/* Blocks until the next batch of the stream is ready and returns it in
+ * *batch. Returns 0, TWINCACHE_END when the epochs are done, or the error of
+ * a corrupt graph under the FAIL policy (the loader is then unusable: close
+ * it). The batch stays valid until it is passed to twincache_loader_release
+ * (or the loader is closed); several batches may be held at once (at most
+ * the slot count). Call from one consumer thread. */
+int twincache_loader_next(twincache_loader *l, twincache_batch **batch);
+
+/* Gives a batch's slot back to the decode threads. */
+void twincache_loader_release(twincache_loader *l, twincache_batch *batch);
+
+/* The position after the last batch returned by next(). */
+void twincache_loader_get_state(const twincache_loader *l, twincache_loader_state *s);
+
+/* Batches of one epoch for this rank (after drop_last). */
+uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l);
+/* The cache's dims and the batch layout of this loader. */
+const twincache_dims *twincache_loader_dims(const twincache_loader *l);
+const twincache_batch_layout *twincache_loader_layout(const twincache_loader *l);
+
+typedef struct twincache_loader_stats {
+  uint64_t batches;            /* delivered by next() */
+  uint64_t graphs;             /* graphs in those batches */
+  uint64_t corrupt;            /* corrupt graphs skipped */
+  uint64_t bytes_decoded;      /* slab bytes written by decode threads */
+  uint64_t producer_wait_ns;   /* decode threads waiting for a free slot (sum) */
+  uint64_t consumer_wait_ns;   /* next() waiting for a ready batch */
+  uint32_t threads;
+  uint64_t thread_graphs[64];  /* per decode thread (first min(threads,64)) */
+  uint64_t thread_busy_ns[64]; /* time each thread spent decoding */
+} twincache_loader_stats;
+
+void twincache_loader_get_stats(const twincache_loader *l, twincache_loader_stats *s);
+
+/* Stops the threads (also when they are blocked on a full ring), frees every
+ * slot and closes the cache. Accepts NULL. Batches not yet released become
+ * invalid. */
+void twincache_loader_close(twincache_loader *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TWINCACHE_LOADER_H */

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what twincache needs to build and test, from Debian packages.
+# Idempotent: installs only what is missing. Run as root or with sudo.
+set -euo pipefail
+
+need=(build-essential cmake pkg-config libzstd-dev liblmdb-dev libigraph-dev)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present (${need[*]})"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "install-deps: need root to install: ${missing[*]} (run: apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

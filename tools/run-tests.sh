@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, then builds and runs
+# the ctest suite in three configurations:
+#   build/release  optimised (+ CUDA trainer and kernels when nvcc is found)
+#   build/asan     AddressSanitizer + UndefinedBehaviorSanitizer, every test
+#   build/tsan     ThreadSanitizer, the tests labelled "threaded"
+# GPU tests exit 77 (skipped) on a machine without a usable GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install-deps.sh
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+
+configure_and_build() {
+  local dir=$1; shift
+  echo "== configure and build $dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; exit 1; }
+  cmake --build "$dir" -j"$jobs"
+}
+mkdir -p build
+
+configure_and_build build/release
+echo "== tests: release"
+ctest --test-dir build/release --output-on-failure -j"$jobs"
+
+configure_and_build build/asan -DTWINCACHE_SANITIZE=address -DTWINCACHE_CUDA=OFF
+echo "== tests: ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+configure_and_build build/tsan -DTWINCACHE_SANITIZE=thread -DTWINCACHE_CUDA=OFF
+echo "== tests: TSan (threaded tests)"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build/tsan --output-on-failure -j"$jobs" -L threaded
+
+echo "run-tests: all three configurations passed"
