@@ -154,6 +154,10 @@ size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_in
 int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
                            size_t *written);
 
+/* Stores the sample floats of later frames as 4 byte planes (on != 0) or
+ * plain (0, the default). Decoders read both. Returns 0 or TWINCACHE_EINVAL. */
+int twincache_cctx_set_shuffle(twincache_cctx *c, int on);
+
 /* Reads the dimensions of a frame without decompressing (header checks only).
  * Any pointer may be NULL. */
 int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t *n_nodes,
@@ -180,7 +184,7 @@ int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
                                 const twincache_graph *g);
 /* Appends an already encoded frame. */
 int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *frame, size_t size);
-/* Writes the header and offset table; *data/*size stay valid until the next
+/* Writes the header and offset table; *data and *size stay valid until the next
  * reset/add/free of the builder. */
 int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data, size_t *size);
 uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b);
@@ -196,7 +200,7 @@ typedef struct twincache_chunk_view {
 } twincache_chunk_view;
 
 /* Validates the chunk header and the whole offset table (monotonic, in
- * bounds). Returns 0 and fills *v, or TWINCACHE_ECORRUPT/EVERSION. */
+ * bounds). Returns 0 and fills *v, or TWINCACHE_ECORRUPT/ECHECKSUM/EVERSION. */
 int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v);
 /* Returns frame `slot` of a parsed chunk (slot < count) as pointer and size. */
 int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const void **frame,

@@ -1,0 +1,162 @@
+/* chunk.c — chunk records: a header, an offset table, then independent graph
+ * frames (FORMAT.md, "Chunk record"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_common.h"
+#include "tc_format_internal.h"
+#include "twincache_format.h"
+
+struct twincache_chunk_builder {
+  uint64_t first_index;
+  uint32_t count;
+  uint8_t *frames; /* frames appended back to back */
+  size_t frames_len, frames_cap;
+  uint32_t *starts; /* (count) start of each frame in `frames` */
+  size_t starts_cap;
+  uint8_t *out; /* the finished record */
+  size_t out_cap;
+};
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return TWINCACHE_OK;
+  size_t want = need < 64 ? 64 : need + need / 2;
+  void *p = realloc(*buf, want * elem);
+  if (!p) return TWINCACHE_ENOMEM;
+  *buf = p;
+  *cap = want;
+  return TWINCACHE_OK;
+}
+
+twincache_chunk_builder *twincache_chunk_builder_create(void) {
+  return calloc(1, sizeof(twincache_chunk_builder));
+}
+
+void twincache_chunk_builder_free(twincache_chunk_builder *b) {
+  if (!b) return;
+  free(b->frames);
+  free(b->starts);
+  free(b->out);
+  free(b);
+}
+
+void twincache_chunk_builder_reset(twincache_chunk_builder *b, uint64_t first_index) {
+  if (!b) return;
+  b->first_index = first_index;
+  b->count = 0;
+  b->frames_len = 0;
+}
+
+uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b) {
+  return b ? b->count : 0;
+}
+
+static int push_start(twincache_chunk_builder *b) {
+  if (b->count >= TWINCACHE_MAX_CHUNK_GRAPHS) return TWINCACHE_ETOOBIG;
+  int rc = grow((void **)&b->starts, &b->starts_cap, (size_t)b->count + 1, sizeof(uint32_t));
+  if (rc != TWINCACHE_OK) return rc;
+  if (b->frames_len > UINT32_MAX) return TWINCACHE_ETOOBIG;
+  b->starts[b->count] = (uint32_t)b->frames_len;
+  return TWINCACHE_OK;
+}
+
+int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
+                                const twincache_graph *g) {
+  if (!b || !c || !g) return TWINCACHE_EINVAL;
+  if (g->index != b->first_index + b->count) return TWINCACHE_EINVAL;
+  int rc = push_start(b);
+  if (rc != TWINCACHE_OK) return rc;
+  size_t bound = twincache_frame_bound(g->n_nodes, g->n_samples, g->n_inter, g->n_hidden);
+  if ((rc = grow((void **)&b->frames, &b->frames_cap, b->frames_len + bound, 1)) != TWINCACHE_OK)
+    return rc;
+  size_t written = 0;
+  rc = twincache_frame_encode(c, g, b->frames + b->frames_len, b->frames_cap - b->frames_len, &written);
+  if (rc != TWINCACHE_OK) return rc;
+  b->frames_len += written;
+  b->count++;
+  return TWINCACHE_OK;
+}
+
+int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *frame, size_t size) {
+  if (!b || !frame) return TWINCACHE_EINVAL;
+  uint64_t index;
+  int rc = twincache_frame_peek(frame, size, &index, NULL, NULL, NULL, NULL);
+  if (rc != TWINCACHE_OK) return rc;
+  if (index != b->first_index + b->count) return TWINCACHE_EINVAL;
+  if ((rc = push_start(b)) != TWINCACHE_OK) return rc;
+  if ((rc = grow((void **)&b->frames, &b->frames_cap, b->frames_len + size, 1)) != TWINCACHE_OK)
+    return rc;
+  memcpy(b->frames + b->frames_len, frame, size);
+  b->frames_len += size;
+  b->count++;
+  return TWINCACHE_OK;
+}
+
+/* Header v1 (28 bytes): magic "TCC1", version u16, header bytes u16,
+ * first_index u64, count u32, FNV-1a of the offset table u32, FNV-1a of
+ * bytes [0, 24) u32. */
+int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data, size_t *size) {
+  if (!b || !data || !size || b->count == 0) return TWINCACHE_EINVAL;
+  if (b->frames_len > UINT32_MAX) return TWINCACHE_ETOOBIG;
+  size_t table = 4 * ((size_t)b->count + 1);
+  size_t total = TC_CHUNK_HEADER_BYTES + table + b->frames_len;
+  int rc = grow((void **)&b->out, &b->out_cap, total, 1);
+  if (rc != TWINCACHE_OK) return rc;
+  uint8_t *p = b->out, *t = p + TC_CHUNK_HEADER_BYTES;
+  for (uint32_t i = 0; i < b->count; i++) tc_store_u32(t + 4 * (size_t)i, b->starts[i]);
+  tc_store_u32(t + 4 * (size_t)b->count, (uint32_t)b->frames_len);
+  memcpy(p, TC_CHUNK_MAGIC, 4);
+  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION);
+  tc_store_u16(p + 6, TC_CHUNK_HEADER_BYTES);
+  tc_store_u64(p + 8, b->first_index);
+  tc_store_u32(p + 16, b->count);
+  tc_store_u32(p + 20, tc_fnv1a32(t, table));
+  tc_store_u32(p + 24, tc_fnv1a32(p, 24));
+  memcpy(t + table, b->frames, b->frames_len);
+  *data = p;
+  *size = total;
+  return TWINCACHE_OK;
+}
+
+int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v) {
+  const uint8_t *p = src;
+  if (!p || !v) return TWINCACHE_EINVAL;
+  if (size < 8 || memcmp(p, TC_CHUNK_MAGIC, 4) != 0) return TWINCACHE_ECORRUPT;
+  uint16_t version = tc_load_u16(p + 4);
+  if (version == 0) return TWINCACHE_ECORRUPT;
+  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (tc_load_u16(p + 6) != TC_CHUNK_HEADER_BYTES || size < TC_CHUNK_HEADER_BYTES)
+    return TWINCACHE_ECORRUPT;
+  if (tc_load_u32(p + 24) != tc_fnv1a32(p, 24)) return TWINCACHE_ECHECKSUM;
+  uint32_t count = tc_load_u32(p + 16);
+  if (count == 0 || count > TWINCACHE_MAX_CHUNK_GRAPHS) return TWINCACHE_ECORRUPT;
+  size_t table = 4 * ((size_t)count + 1);
+  if (table > size - TC_CHUNK_HEADER_BYTES) return TWINCACHE_ECORRUPT;
+  const uint8_t *t = p + TC_CHUNK_HEADER_BYTES;
+  if (tc_load_u32(p + 20) != tc_fnv1a32(t, table)) return TWINCACHE_ECHECKSUM;
+  size_t frames_bytes = size - TC_CHUNK_HEADER_BYTES - table;
+  if (tc_load_u32(t) != 0 || tc_load_u32(t + 4 * (size_t)count) != frames_bytes)
+    return TWINCACHE_ECORRUPT;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t a = tc_load_u32(t + 4 * (size_t)i), z = tc_load_u32(t + 4 * (size_t)i + 4);
+    if (z < a || z - a < TC_FRAME_HEADER_BYTES) return TWINCACHE_ECORRUPT;
+  }
+  v->first_index = tc_load_u64(p + 8);
+  v->count = count;
+  v->offsets = (const uint32_t *)(const void *)t;
+  v->frames = t + table;
+  v->frames_bytes = frames_bytes;
+  return TWINCACHE_OK;
+}
+
+int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const void **frame,
+                          size_t *size) {
+  if (!v || !frame || !size || !v->frames || !v->offsets) return TWINCACHE_EINVAL;
+  if (slot >= v->count) return TWINCACHE_EINVAL;
+  const uint8_t *t = (const uint8_t *)(const void *)v->offsets;
+  uint32_t a = tc_load_u32(t + 4 * (size_t)slot), z = tc_load_u32(t + 4 * (size_t)slot + 4);
+  if (z < a || z > v->frames_bytes) return TWINCACHE_ECORRUPT;
+  *frame = v->frames + a;
+  *size = z - a;
+  return TWINCACHE_OK;
+}

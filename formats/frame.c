@@ -1,0 +1,531 @@
+/* frame.c — encoder and decoder of one graph frame (FORMAT.md, "Graph frame").
+ *
+ * A frame is a 40-byte header followed by one zstd frame (content size and
+ * XXH64 content checksum on) holding the payload: adjacency bits, SCM
+ * parameters, interventions, changed-column masks, base samples column-major
+ * and, per intervention, only the columns it changed. */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "tc_common.h"
+#include "tc_format_internal.h"
+#include "twincache_format.h"
+
+struct twincache_cctx {
+  ZSTD_CCtx *z;
+  int shuffle;     /* store sample floats as byte planes */
+  uint8_t *buf;    /* payload scratch, grown to the largest payload seen */
+  size_t buf_cap;
+  uint8_t *tmp;    /* byte-plane scratch (shuffle only) */
+  size_t tmp_cap;
+  tc_dag dag;
+};
+
+struct twincache_dctx {
+  ZSTD_DCtx *z;
+  uint8_t *buf;
+  size_t buf_cap;
+  uint8_t *tmp;
+  size_t tmp_cap;
+  tc_dag dag;
+  uint32_t ncols[TWINCACHE_MAX_INTER]; /* stored columns per intervention */
+};
+
+/* The header, decoded. */
+typedef struct tc_frame_hdr {
+  uint64_t index;
+  uint32_t n, s, k, h;
+  uint8_t mechanism, noise, flags, codec;
+  uint32_t decoded_bytes, compressed_bytes;
+} tc_frame_hdr;
+
+static int buf_grow(uint8_t **buf, size_t *cap, size_t need) {
+  if (need <= *cap) return TWINCACHE_OK;
+  size_t want = need < 4096 ? 4096 : need + need / 4;
+  uint8_t *p = realloc(*buf, want);
+  if (!p) return TWINCACHE_ENOMEM;
+  *buf = p;
+  *cap = want;
+  return TWINCACHE_OK;
+}
+
+/* Payload bytes apart from the intervention columns: adjacency, weights,
+ * mechanism, noise, norm, interventions, masks, base. */
+static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h,
+                                    unsigned mechanism, unsigned flags, uint64_t edges) {
+  uint64_t rb = (n + 7) / 8;
+  uint64_t b = n * rb + 4 * edges;
+  if (mechanism == TWINCACHE_MECH_MLP) b += 4 * n * (h * n + 2 * h);
+  b += 4 * n;
+  if (flags & TWINCACHE_GRAPH_STANDARDIZED) b += 8 * n;
+  b += 8 * k + k * rb;
+  b += 4 * n * s;
+  return b;
+}
+
+/* Largest payload a header's dimensions allow: a complete DAG, every
+ * intervention a shift on a root (all N columns stored). */
+static uint64_t payload_max_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h,
+                                  unsigned mechanism, unsigned flags) {
+  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + 4 * k * n * s;
+}
+
+size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
+                             uint32_t n_hidden) {
+  if (n_nodes == 0) n_nodes = 1;
+  uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MLP,
+                                 TWINCACHE_GRAPH_STANDARDIZED);
+  return TC_FRAME_HEADER_BYTES + ZSTD_compressBound((size_t)p);
+}
+
+/* ---- header ---------------------------------------------------------------- */
+static void header_write(uint8_t *p, const tc_frame_hdr *h) {
+  memcpy(p, TC_FRAME_MAGIC, 4);
+  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION);
+  tc_store_u16(p + 6, TC_FRAME_HEADER_BYTES);
+  tc_store_u64(p + 8, h->index);
+  tc_store_u16(p + 16, (uint16_t)h->n);
+  tc_store_u16(p + 18, (uint16_t)h->s);
+  tc_store_u16(p + 20, (uint16_t)h->k);
+  p[22] = (uint8_t)h->h;
+  p[23] = h->mechanism;
+  p[24] = h->noise;
+  p[25] = h->flags;
+  p[26] = h->codec;
+  p[27] = 0;
+  tc_store_u32(p + 28, h->decoded_bytes);
+  tc_store_u32(p + 32, h->compressed_bytes);
+  tc_store_u32(p + 36, tc_fnv1a32(p, 36));
+}
+
+/* Validates everything the header alone can tell. */
+static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
+  const uint8_t *p = src;
+  if (!p || size < 8 || memcmp(p, TC_FRAME_MAGIC, 4) != 0) return TWINCACHE_ECORRUPT;
+  uint16_t version = tc_load_u16(p + 4);
+  if (version == 0) return TWINCACHE_ECORRUPT;
+  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (tc_load_u16(p + 6) != TC_FRAME_HEADER_BYTES || size < TC_FRAME_HEADER_BYTES)
+    return TWINCACHE_ECORRUPT;
+  if (tc_load_u32(p + 36) != tc_fnv1a32(p, 36)) return TWINCACHE_ECHECKSUM;
+  h->index = tc_load_u64(p + 8);
+  h->n = tc_load_u16(p + 16);
+  h->s = tc_load_u16(p + 18);
+  h->k = tc_load_u16(p + 20);
+  h->h = p[22];
+  h->mechanism = p[23];
+  h->noise = p[24];
+  h->flags = p[25];
+  h->codec = p[26];
+  h->decoded_bytes = tc_load_u32(p + 28);
+  h->compressed_bytes = tc_load_u32(p + 32);
+  if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || h->s == 0 || h->s > TWINCACHE_MAX_SAMPLES ||
+      h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
+      h->noise > TWINCACHE_NOISE_UNIFORM || p[27] != 0 ||
+      (h->flags & ~TWINCACHE_GRAPH_STANDARDIZED) || (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
+    return TWINCACHE_ECORRUPT;
+  if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
+                                            : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
+    return TWINCACHE_ECORRUPT;
+  if (h->compressed_bytes == 0 || h->compressed_bytes > size - TC_FRAME_HEADER_BYTES)
+    return TWINCACHE_ECORRUPT;
+  uint64_t lo = payload_fixed_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, 0);
+  uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags);
+  if (h->decoded_bytes < lo || h->decoded_bytes > hi) return TWINCACHE_ECORRUPT;
+  return TWINCACHE_OK;
+}
+
+int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t *n_nodes,
+                         uint32_t *n_samples, uint32_t *n_inter, uint32_t *n_hidden) {
+  tc_frame_hdr h;
+  int rc = header_read(src, size, &h);
+  if (rc != TWINCACHE_OK) return rc;
+  if (index) *index = h.index;
+  if (n_nodes) *n_nodes = h.n;
+  if (n_samples) *n_samples = h.s;
+  if (n_inter) *n_inter = h.k;
+  if (n_hidden) *n_hidden = h.h;
+  return TWINCACHE_OK;
+}
+
+/* Byte planes: plane b holds byte b of every float (n_floats each). */
+static void planes_split(uint8_t *dst, const uint8_t *src, size_t n_floats) {
+  for (size_t i = 0; i < n_floats; i++)
+    for (size_t b = 0; b < 4; b++) dst[b * n_floats + i] = src[4 * i + b];
+}
+static void planes_join(uint8_t *dst, const uint8_t *src, size_t n_floats) {
+  for (size_t i = 0; i < n_floats; i++)
+    for (size_t b = 0; b < 4; b++) dst[4 * i + b] = src[b * n_floats + i];
+}
+
+static uint32_t popcount_set(const uint64_t *set, uint32_t n) {
+  uint32_t c = 0;
+  for (uint32_t q = 0; q < (n + 63) / 64; q++) c += (uint32_t)__builtin_popcountll(set[q]);
+  return c;
+}
+
+/* Byte b of a bitset, in the packed little-endian bit order of the format. */
+static uint8_t set_byte(const uint64_t *set, uint32_t b) {
+  return (uint8_t)(set[b >> 3] >> (8 * (b & 7)));
+}
+
+/* ---- encoder --------------------------------------------------------------- */
+twincache_cctx *twincache_cctx_create(int level) {
+  twincache_cctx *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  if (level < 1) level = 1;
+  if (level > 19) level = 19;
+  c->z = ZSTD_createCCtx();
+  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_contentSizeFlag, 1))) {
+    twincache_cctx_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void twincache_cctx_free(twincache_cctx *c) {
+  if (!c) return;
+  ZSTD_freeCCtx(c->z);
+  free(c->buf);
+  free(c->tmp);
+  free(c);
+}
+
+int twincache_cctx_set_shuffle(twincache_cctx *c, int on) {
+  if (!c) return TWINCACHE_EINVAL;
+  c->shuffle = on != 0;
+  return TWINCACHE_OK;
+}
+
+static int f32_same(const float *a, const float *b) { return memcmp(a, b, sizeof(float)) == 0; }
+
+/* Checks g and fills c->dag; *edges and cols[k] (stored columns) out. */
+static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *edges,
+                        uint64_t *cols_total) {
+  uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
+  if (n == 0 || n > TWINCACHE_MAX_NODES || s_n == 0 || s_n > TWINCACHE_MAX_SAMPLES ||
+      k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise > TWINCACHE_NOISE_UNIFORM ||
+      (g->flags & ~TWINCACHE_GRAPH_STANDARDIZED))
+    return TWINCACHE_EINVAL;
+  if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+    if (g->n_hidden != 0 || !g->weight) return TWINCACHE_EINVAL;
+  } else if (g->mechanism == TWINCACHE_MECH_MLP) {
+    if (g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN || !g->mlp) return TWINCACHE_EINVAL;
+  } else {
+    return TWINCACHE_EINVAL;
+  }
+  if (!g->adj || !g->noise_scale || !g->base) return TWINCACHE_EINVAL;
+  if ((g->flags & TWINCACHE_GRAPH_STANDARDIZED) && (!g->norm_mean || !g->norm_std))
+    return TWINCACHE_EINVAL;
+  if (k_n > 0 && (!g->target || !g->kind || !g->value || !g->inter)) return TWINCACHE_EINVAL;
+
+  tc_dag *w = &c->dag;
+  uint32_t e = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    memset(w->child[i], 0, sizeof w->child[i]);
+    for (uint32_t j = 0; j < n; j++)
+      if (g->adj[(size_t)i * g->ld_adj + j]) {
+        w->child[i][j >> 6] |= (uint64_t)1 << (j & 63);
+        e++;
+      }
+  }
+  if (tc_dag_close(w, n) != 0) return TWINCACHE_EINVAL;
+
+  uint64_t total = 0;
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t t = g->target[k];
+    if (t >= n || g->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_EINVAL;
+    int is_do = g->kind[k] == TWINCACHE_DO;
+    total += popcount_set(w->desc[t], n) - (uint32_t)is_do;
+    /* the twin property: what the structure says is unchanged must be */
+    for (uint32_t s = 0; s < s_n; s++) {
+      const float *rb = g->base + (size_t)s * g->ld;
+      const float *ri = g->inter + ((size_t)k * s_n + s) * g->ld;
+      for (uint32_t j = 0; j < n; j++) {
+        if (!tc_bit_get(w->desc[t], j)) {
+          if (!f32_same(rb + j, ri + j)) return TWINCACHE_EINVAL;
+        } else if (is_do && j == t && !f32_same(ri + j, &g->value[k])) {
+          return TWINCACHE_EINVAL;
+        }
+      }
+    }
+  }
+  *edges = e;
+  *cols_total = total;
+  return TWINCACHE_OK;
+}
+
+static uint8_t *put_f32(uint8_t *q, float v) {
+  memcpy(q, &v, 4);
+  return q + 4;
+}
+
+int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
+                           size_t *written) {
+  if (!c || !g || !dst || !written) return TWINCACHE_EINVAL;
+  uint32_t edges = 0;
+  uint64_t cols_total = 0;
+  int rc = encode_check(c, g, &edges, &cols_total);
+  if (rc != TWINCACHE_OK) return rc;
+  uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
+  uint32_t rb = (n + 7) / 8;
+  uint64_t size = payload_fixed_bytes(n, s_n, k_n, h_n, g->mechanism, g->flags, edges) +
+                  4 * cols_total * s_n;
+  if (size > UINT32_MAX) return TWINCACHE_ETOOBIG;
+  if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK) return rc;
+
+  const tc_dag *w = &c->dag;
+  uint8_t *q = c->buf;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(w->child[i], b);
+  for (uint32_t i = 0; i < n; i++) /* weights of the edges, row-major */
+    for (uint32_t j = 0; j < n; j++)
+      if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->weight ? g->weight[(size_t)i * g->ld_adj + j] : 0.0f);
+  if (g->mechanism == TWINCACHE_MECH_MLP) {
+    size_t m = (size_t)n * ((size_t)h_n * n + 2 * h_n) * 4;
+    memcpy(q, g->mlp, m);
+    q += m;
+  }
+  memcpy(q, g->noise_scale, 4 * (size_t)n);
+  q += 4 * (size_t)n;
+  if (g->flags & TWINCACHE_GRAPH_STANDARDIZED) {
+    memcpy(q, g->norm_mean, 4 * (size_t)n);
+    memcpy(q + 4 * (size_t)n, g->norm_std, 4 * (size_t)n);
+    q += 8 * (size_t)n;
+  }
+  for (uint32_t k = 0; k < k_n; k++) {
+    tc_store_u16(q, g->target[k]);
+    q[2] = g->kind[k];
+    q[3] = 0;
+    q = put_f32(q + 4, g->value[k]);
+  }
+  for (uint32_t k = 0; k < k_n; k++)
+    for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(w->desc[g->target[k]], b);
+  uint8_t *samples = q;
+  for (uint32_t j = 0; j < n; j++) /* base (N, S) column-major */
+    for (uint32_t s = 0; s < s_n; s++) q = put_f32(q, g->base[(size_t)s * g->ld + j]);
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t t = g->target[k];
+    for (uint32_t j = 0; j < n; j++) {
+      if (!tc_bit_get(w->desc[t], j) || (j == t && g->kind[k] == TWINCACHE_DO)) continue;
+      for (uint32_t s = 0; s < s_n; s++)
+        q = put_f32(q, g->inter[((size_t)k * s_n + s) * g->ld + j]);
+    }
+  }
+  size_t sample_floats = (size_t)(q - samples) / 4;
+  uint8_t codec = 0;
+  if (c->shuffle) {
+    if ((rc = buf_grow(&c->tmp, &c->tmp_cap, sample_floats * 4)) != TWINCACHE_OK) return rc;
+    planes_split(c->tmp, samples, sample_floats);
+    memcpy(samples, c->tmp, sample_floats * 4);
+    codec |= TC_FRAME_CODEC_SHUFFLE;
+  }
+
+  if (cap < TC_FRAME_HEADER_BYTES) return TWINCACHE_ETOOBIG;
+  size_t z = ZSTD_compress2(c->z, (uint8_t *)dst + TC_FRAME_HEADER_BYTES,
+                            cap - TC_FRAME_HEADER_BYTES, c->buf, (size_t)size);
+  if (ZSTD_isError(z))
+    return ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD;
+  if (z > UINT32_MAX) return TWINCACHE_ETOOBIG;
+  tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
+                    .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags,
+                    .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z};
+  header_write(dst, &h);
+  *written = TC_FRAME_HEADER_BYTES + z;
+  return TWINCACHE_OK;
+}
+
+/* ---- decoder --------------------------------------------------------------- */
+twincache_dctx *twincache_dctx_create(void) {
+  twincache_dctx *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->z = ZSTD_createDCtx();
+  if (!d->z) {
+    free(d);
+    return NULL;
+  }
+  return d;
+}
+
+void twincache_dctx_free(twincache_dctx *d) {
+  if (!d) return;
+  ZSTD_freeDCtx(d->z);
+  free(d->buf);
+  free(d->tmp);
+  free(d);
+}
+
+static float get_f32(const uint8_t *p) {
+  float v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* The payload's sections, located and validated. */
+typedef struct tc_sections {
+  const uint8_t *weight, *mlp, *noise, *norm, *rec, *base, *cols;
+  uint32_t edges;
+} tc_sections;
+
+/* Walks the payload with bounds checks; fills d->dag, d->ncols and *x. */
+static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t *p, size_t size,
+                         tc_sections *x) {
+  const uint8_t *q = p, *end = p + size;
+  uint32_t n = h->n, rb = (n + 7) / 8;
+#define TAKE(ptr, nbytes)                                                           \
+  do {                                                                              \
+    uint64_t nb_ = (nbytes);                                                        \
+    if ((uint64_t)(end - q) < nb_) return TWINCACHE_ECORRUPT;                       \
+    (ptr) = q;                                                                      \
+    q += nb_;                                                                       \
+  } while (0)
+  const uint8_t *adj;
+  TAKE(adj, (uint64_t)n * rb);
+  tc_dag *w = &d->dag;
+  uint8_t last_mask = (uint8_t)((n & 7) ? (1u << (n & 7)) - 1 : 0xffu);
+  x->edges = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint8_t *row = adj + (size_t)i * rb;
+    memset(w->child[i], 0, sizeof w->child[i]);
+    if (row[rb - 1] & ~last_mask) return TWINCACHE_ECORRUPT; /* bits past node N-1 */
+    for (uint32_t b = 0; b < rb; b++) w->child[i][b >> 3] |= (uint64_t)row[b] << (8 * (b & 7));
+    x->edges += popcount_set(w->child[i], n);
+  }
+  if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
+  TAKE(x->weight, 4ull * x->edges);
+  x->mlp = NULL;
+  if (h->mechanism == TWINCACHE_MECH_MLP) TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
+  TAKE(x->noise, 4ull * n);
+  x->norm = NULL;
+  if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) TAKE(x->norm, 8ull * n);
+  TAKE(x->rec, 8ull * h->k);
+  const uint8_t *masks;
+  TAKE(masks, (uint64_t)h->k * rb);
+  uint64_t cols_total = 0;
+  for (uint32_t k = 0; k < h->k; k++) {
+    const uint8_t *r = x->rec + 8 * (size_t)k;
+    uint32_t t = tc_load_u16(r);
+    if (t >= n || r[2] > TWINCACHE_SHIFT || r[3] != 0) return TWINCACHE_ECORRUPT;
+    for (uint32_t b = 0; b < rb; b++)
+      if (masks[(size_t)k * rb + b] != set_byte(w->desc[t], b)) return TWINCACHE_ECORRUPT;
+    d->ncols[k] = popcount_set(w->desc[t], n) - (r[2] == TWINCACHE_DO ? 1u : 0u);
+    cols_total += d->ncols[k];
+  }
+  TAKE(x->base, 4ull * n * h->s);
+  TAKE(x->cols, 4ull * cols_total * h->s);
+#undef TAKE
+  return q == end ? TWINCACHE_OK : TWINCACHE_ECORRUPT;
+}
+
+/* Rows of one world block (S, ld) from the column-major base (N, S). */
+static void base_transpose(float *dst, uint32_t ld, const uint8_t *cols, uint32_t n, uint32_t s_n) {
+  for (uint32_t s = 0; s < s_n; s++) {
+    float *row = dst + (size_t)s * ld;
+    for (uint32_t j = 0; j < n; j++) memcpy(row + j, cols + 4 * ((size_t)j * s_n + s), 4);
+    for (uint32_t j = n; j < ld; j++) row[j] = 0.0f;
+  }
+}
+
+static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sections *x,
+                       twincache_graph *g) {
+  uint32_t n = h->n, s_n = h->s, k_n = h->k, ld = g->ld;
+  const tc_dag *w = &d->dag;
+  g->index = h->index;
+  g->n_nodes = n;
+  g->n_samples = s_n;
+  g->n_inter = k_n;
+  g->n_hidden = h->h;
+  g->mechanism = h->mechanism;
+  g->noise = h->noise;
+  g->flags = h->flags;
+  if (g->adj)
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < g->ld_adj; j++)
+        g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
+  if (g->weight) {
+    const uint8_t *p = x->weight;
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < g->ld_adj; j++) {
+        float v = 0.0f;
+        if (j < n && tc_bit_get(w->child[i], j)) {
+          v = get_f32(p);
+          p += 4;
+        }
+        g->weight[(size_t)i * g->ld_adj + j] = v;
+      }
+  }
+  if (g->mlp && x->mlp) memcpy(g->mlp, x->mlp, 4 * (size_t)n * ((size_t)h->h * n + 2 * (size_t)h->h));
+  if (g->noise_scale) memcpy(g->noise_scale, x->noise, 4 * (size_t)n);
+  if (x->norm) {
+    if (g->norm_mean) memcpy(g->norm_mean, x->norm, 4 * (size_t)n);
+    if (g->norm_std) memcpy(g->norm_std, x->norm + 4 * (size_t)n, 4 * (size_t)n);
+  }
+  for (uint32_t k = 0; k < k_n; k++) {
+    const uint8_t *r = x->rec + 8 * (size_t)k;
+    if (g->target) g->target[k] = tc_load_u16(r);
+    if (g->kind) g->kind[k] = r[2];
+    if (g->value) g->value[k] = get_f32(r + 4);
+  }
+  size_t block = (size_t)s_n * ld; /* floats of one world (S, ld) */
+  if (g->base) base_transpose(g->base, ld, x->base, n, s_n);
+  if (!g->inter) return;
+  const uint8_t *col = x->cols;
+  for (uint32_t k = 0; k < k_n; k++) {
+    const uint8_t *r = x->rec + 8 * (size_t)k;
+    uint32_t t = tc_load_u16(r);
+    int is_do = r[2] == TWINCACHE_DO;
+    float value = get_f32(r + 4);
+    float *blk = g->inter + k * block;
+    /* a twin starts as a copy of base, then its changed columns are set */
+    if (g->base)
+      memcpy(blk, g->base, block * sizeof(float));
+    else
+      base_transpose(blk, ld, x->base, n, s_n);
+    for (uint32_t j = 0; j < n; j++) {
+      if (!tc_bit_get(w->desc[t], j)) continue;
+      if (is_do && j == t) {
+        for (uint32_t s = 0; s < s_n; s++) blk[(size_t)s * ld + j] = value;
+      } else {
+        for (uint32_t s = 0; s < s_n; s++) memcpy(blk + (size_t)s * ld + j, col + 4 * (size_t)s, 4);
+        col += 4 * (size_t)s_n;
+      }
+    }
+  }
+}
+
+int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g) {
+  if (!d || !src || !g) return TWINCACHE_EINVAL;
+  tc_frame_hdr h;
+  int rc = header_read(src, size, &h);
+  if (rc != TWINCACHE_OK) return rc;
+  if (h.n > g->cap_nodes || h.s > g->cap_samples || h.k > g->cap_inter || h.h > g->cap_hidden ||
+      g->ld < h.n || g->ld_adj < h.n)
+    return TWINCACHE_ETOOBIG;
+  const uint8_t *z = (const uint8_t *)src + TC_FRAME_HEADER_BYTES;
+  unsigned long long content = ZSTD_getFrameContentSize(z, h.compressed_bytes);
+  if (content != h.decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
+  if ((rc = buf_grow(&d->buf, &d->buf_cap, h.decoded_bytes)) != TWINCACHE_OK) return rc;
+  size_t got = ZSTD_decompressDCtx(d->z, d->buf, h.decoded_bytes, z, h.compressed_bytes);
+  if (ZSTD_isError(got)) {
+    ZSTD_ErrorCode e = ZSTD_getErrorCode(got);
+    if (e == ZSTD_error_checksum_wrong) return TWINCACHE_ECHECKSUM;
+    if (e == ZSTD_error_memory_allocation) return TWINCACHE_ENOMEM;
+    return TWINCACHE_ECORRUPT;
+  }
+  if (got != h.decoded_bytes) return TWINCACHE_ECORRUPT;
+  tc_sections x;
+  if ((rc = payload_parse(d, &h, d->buf, got, &x)) != TWINCACHE_OK) return rc;
+  if (h.codec & TC_FRAME_CODEC_SHUFFLE) {
+    size_t floats = (size_t)(d->buf + got - x.base) / 4;
+    if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK) return rc;
+    planes_join(d->tmp, x.base, floats);
+    x.cols = d->tmp + (x.cols - x.base);
+    x.base = d->tmp;
+  }
+  graph_fill(d, &h, &x, g);
+  return TWINCACHE_OK;
+}

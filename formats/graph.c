@@ -1,0 +1,135 @@
+/* graph.c — the decoded graph's allocation and the DAG helpers shared by the
+ * codec, the generator, the loader and the tools. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_format_internal.h"
+#include "twincache_format.h"
+
+twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
+                                       uint32_t max_inter, uint32_t max_hidden) {
+  if (max_nodes == 0 || max_samples == 0 || max_inter == 0 || max_nodes > TWINCACHE_MAX_NODES ||
+      max_samples > TWINCACHE_MAX_SAMPLES || max_inter > TWINCACHE_MAX_INTER ||
+      max_hidden > TWINCACHE_MAX_HIDDEN)
+    return NULL;
+  twincache_graph *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  size_t n = max_nodes, s = max_samples, k = max_inter, h = max_hidden;
+  g->cap_nodes = max_nodes;
+  g->cap_samples = max_samples;
+  g->cap_inter = max_inter;
+  g->cap_hidden = max_hidden;
+  g->ld = max_nodes;
+  g->ld_adj = max_nodes;
+  g->adj = calloc(n * n, 1);
+  g->weight = calloc(n * n, sizeof(float));
+  if (h > 0) g->mlp = calloc(n * (h * n + 2 * h), sizeof(float));
+  g->noise_scale = calloc(n, sizeof(float));
+  g->norm_mean = calloc(n, sizeof(float));
+  g->norm_std = calloc(n, sizeof(float));
+  g->target = calloc(k, sizeof(uint16_t));
+  g->kind = calloc(k, 1);
+  g->value = calloc(k, sizeof(float));
+  g->base = calloc(s * n, sizeof(float));
+  g->inter = calloc(k * s * n, sizeof(float));
+  if (!g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
+      !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter) {
+    twincache_graph_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+void twincache_graph_free(twincache_graph *g) {
+  if (!g) return;
+  free(g->adj);
+  free(g->weight);
+  free(g->mlp);
+  free(g->noise_scale);
+  free(g->norm_mean);
+  free(g->norm_std);
+  free(g->target);
+  free(g->kind);
+  free(g->value);
+  free(g->base);
+  free(g->inter);
+  free(g);
+}
+
+uint64_t twincache_graph_raw_bytes(const twincache_graph *g) {
+  if (!g) return 0;
+  return (uint64_t)g->n_samples * g->n_nodes * (1u + (uint64_t)g->n_inter) * sizeof(float);
+}
+
+uint32_t twincache_graph_descendants(const uint8_t *adj, uint32_t n, uint32_t ld_adj,
+                                     uint32_t node, uint8_t *desc) {
+  if (!adj || !desc || n == 0 || n > TWINCACHE_MAX_NODES || ld_adj < n) return 0;
+  memset(desc, 0, n);
+  if (node >= n) return 0;
+  uint16_t stack[TWINCACHE_MAX_NODES]; /* each node is pushed at most once */
+  uint32_t top = 0, marked = 1;
+  desc[node] = 1;
+  stack[top++] = (uint16_t)node;
+  while (top > 0) {
+    uint32_t i = stack[--top];
+    const uint8_t *row = adj + (size_t)i * ld_adj;
+    for (uint32_t j = 0; j < n; j++) {
+      if (row[j] && !desc[j]) {
+        desc[j] = 1;
+        marked++;
+        stack[top++] = (uint16_t)j;
+      }
+    }
+  }
+  return marked;
+}
+
+int twincache_graph_is_dag(const uint8_t *adj, uint32_t n, uint32_t ld_adj) {
+  if (!adj || n > TWINCACHE_MAX_NODES || ld_adj < n) return 0;
+  uint16_t indeg[TWINCACHE_MAX_NODES], queue[TWINCACHE_MAX_NODES];
+  uint32_t head = 0, tail = 0;
+  for (uint32_t j = 0; j < n; j++) indeg[j] = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++)
+      if (adj[(size_t)i * ld_adj + j]) indeg[j]++;
+  for (uint32_t j = 0; j < n; j++)
+    if (indeg[j] == 0) queue[tail++] = (uint16_t)j;
+  while (head < tail) {
+    uint32_t i = queue[head++];
+    for (uint32_t j = 0; j < n; j++)
+      if (adj[(size_t)i * ld_adj + j] && --indeg[j] == 0) queue[tail++] = (uint16_t)j;
+  }
+  return tail == n; /* a self-loop keeps its node's in-degree above 0 */
+}
+
+/* Kahn's order on bitsets, then descendants in reverse topological order.
+ * Walks set bits only: this runs once per decoded frame. */
+int tc_dag_close(tc_dag *w, uint32_t n) {
+  uint32_t words = (n + 63) / 64, head = 0, tail = 0;
+  for (uint32_t j = 0; j < n; j++) w->indeg[j] = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t q = 0; q < words; q++)
+      for (uint64_t m = w->child[i][q]; m; m &= m - 1) w->indeg[q * 64 + (uint32_t)__builtin_ctzll(m)]++;
+  for (uint32_t j = 0; j < n; j++)
+    if (w->indeg[j] == 0) w->order[tail++] = (uint16_t)j;
+  while (head < tail) {
+    uint32_t i = w->order[head++];
+    for (uint32_t q = 0; q < words; q++)
+      for (uint64_t m = w->child[i][q]; m; m &= m - 1) {
+        uint32_t j = q * 64 + (uint32_t)__builtin_ctzll(m);
+        if (--w->indeg[j] == 0) w->order[tail++] = (uint16_t)j;
+      }
+  }
+  if (tail != n) return -1; /* a cycle (a self-loop included) */
+  for (uint32_t t = n; t-- > 0;) {
+    uint32_t i = w->order[t];
+    for (uint32_t q = 0; q < words; q++) w->desc[i][q] = 0;
+    w->desc[i][i >> 6] |= (uint64_t)1 << (i & 63);
+    for (uint32_t q = 0; q < words; q++)
+      for (uint64_t m = w->child[i][q]; m; m &= m - 1) {
+        uint32_t j = q * 64 + (uint32_t)__builtin_ctzll(m);
+        for (uint32_t r = 0; r < words; r++) w->desc[i][r] |= w->desc[j][r];
+      }
+  }
+  return 0;
+}

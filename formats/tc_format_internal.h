@@ -1,0 +1,41 @@
+/* tc_format_internal.h — helpers shared by the frame and chunk codecs. */
+#ifndef TC_FORMAT_INTERNAL_H
+#define TC_FORMAT_INTERNAL_H
+
+#include <stdint.h>
+#include "twincache_format.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "twincache stores float32 in little-endian byte order and assumes a little-endian host"
+#endif
+
+#define TC_BITSET_WORDS ((TWINCACHE_MAX_NODES + 63) / 64)
+
+/* Frame header v1: fixed size, little-endian (FORMAT.md, "Graph frame"). */
+#define TC_FRAME_MAGIC "TCG1"
+#define TC_FRAME_HEADER_BYTES 40u
+#define TC_FRAME_CODEC_SHUFFLE 0x1u /* sample floats stored as 4 byte planes */
+
+/* Chunk header v1. */
+#define TC_CHUNK_MAGIC "TCC1"
+#define TC_CHUNK_HEADER_BYTES 28u
+
+/* Descendant sets of every node of a DAG of up to TWINCACHE_MAX_NODES nodes:
+ * child[i] is the bitset of i's children, desc[i] that of i and everything
+ * reachable from it. ~17 KiB: lives inside the codec contexts. */
+typedef struct tc_dag {
+  uint64_t child[TWINCACHE_MAX_NODES][TC_BITSET_WORDS];
+  uint64_t desc[TWINCACHE_MAX_NODES][TC_BITSET_WORDS];
+  uint16_t order[TWINCACHE_MAX_NODES];
+  uint16_t indeg[TWINCACHE_MAX_NODES];
+} tc_dag;
+
+/* Fills w->desc from w->child (n nodes). Returns 0, or -1 when the graph has
+ * a cycle or a self-loop. */
+int tc_dag_close(tc_dag *w, uint32_t n);
+
+static inline int tc_bit_get(const uint64_t *set, uint32_t i) {
+  return (int)((set[i >> 6] >> (i & 63)) & 1u);
+}
+
+#endif /* TC_FORMAT_INTERNAL_H */

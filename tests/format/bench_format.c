@@ -1,0 +1,97 @@
+/* bench_format — compression ratio and decode speed of graph frames on the
+ * default workload (Gaussian linear SCM, N uniform in 5..10, ER p = 0.3,
+ * S = 64, one do() per node), plain and with byte planes, against
+ * ZSTD_decompress of the same zstd frames (the physical limit the decoder
+ * chases) and plain zstd on the raw float32 tensors.
+ * Usage: bench_format [GRAPHS (default 2000)] [LEVEL (default 1)] */
+#include <zstd.h>
+
+#include "tf_common.h"
+
+int main(int argc, char **argv) {
+  uint32_t graphs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 2000;
+  int level = argc > 2 ? atoi(argv[2]) : 1;
+  if (graphs == 0 || level < 1 || level > 19) {
+    fprintf(stderr, "bench_format: bad GRAPHS or LEVEL (usage: bench_format [GRAPHS] [LEVEL])\n");
+    return 2;
+  }
+  twincache_graph **g = calloc(graphs, sizeof *g);
+  twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
+  TF_REQUIRE(g && out);
+  uint64_t raw = 0;
+  for (uint32_t i = 0; i < graphs; i++) {
+    tc_rng r;
+    tc_rng_init(&r, 2024, i);
+    uint32_t n = 5 + tc_rng_below(&r, 6);
+    tf_spec sp = {.seed = 2024, .index = i, .n = n, .s = 64, .k = n, .kinds = 0, .edge_p = 0.3};
+    g[i] = twincache_graph_alloc(n, 64, n, 0);
+    TF_REQUIRE(g[i]);
+    tf_sample(g[i], &sp);
+    raw += twincache_graph_raw_bytes(g[i]);
+  }
+  /* plain zstd over the raw tensors (base then inter), for reference */
+  uint64_t plain = 0;
+  {
+    size_t cap = ZSTD_compressBound(4 * 64 * 10 * 11);
+    uint8_t *dst = malloc(cap);
+    TF_REQUIRE(dst);
+    for (uint32_t i = 0; i < graphs; i++) {
+      size_t rb = 4ull * 64 * g[i]->n_nodes;
+      uint8_t *src = malloc(rb * (1 + g[i]->n_inter));
+      TF_REQUIRE(src);
+      memcpy(src, g[i]->base, rb);
+      memcpy(src + rb, g[i]->inter, rb * g[i]->n_inter);
+      plain += ZSTD_compress(dst, cap, src, rb * (1 + g[i]->n_inter), level);
+      free(src);
+    }
+    free(dst);
+  }
+  printf("graphs %u, level %d, raw float32 %.2f MB, plain zstd on raw tensors: %.3f of raw\n",
+         graphs, level, raw / 1e6, (double)plain / raw);
+  printf("%-8s %10s %8s %14s %14s %8s\n", "shuffle", "frame MB", "ratio", "decode MB/s", "zstd MB/s",
+         "vs zstd");
+  size_t bound = twincache_frame_bound(10, 64, 10, 0);
+  for (int shuffle = 0; shuffle < 2; shuffle++) {
+    twincache_cctx *cc = twincache_cctx_create(level);
+    twincache_dctx *dc = twincache_dctx_create();
+    ZSTD_DCtx *zd = ZSTD_createDCtx();
+    uint8_t *frames = malloc((size_t)graphs * bound), *scratch = malloc(1 << 20);
+    size_t *off = calloc(graphs + 1, sizeof *off);
+    TF_REQUIRE(cc && dc && zd && frames && scratch && off);
+    twincache_cctx_set_shuffle(cc, shuffle);
+    for (uint32_t i = 0; i < graphs; i++) {
+      size_t w;
+      TF_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+      off[i + 1] = off[i] + w;
+    }
+    /* decode, best of 5 passes each */
+    double best_dec = 1e30, best_z = 1e30;
+    for (int rep = 0; rep < 5; rep++) {
+      uint64_t t0 = tc_now_ns();
+      for (uint32_t i = 0; i < graphs; i++)
+        TF_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+      uint64_t t1 = tc_now_ns();
+      for (uint32_t i = 0; i < graphs; i++) {
+        const uint8_t *f = frames + off[i];
+        size_t r = ZSTD_decompressDCtx(zd, scratch, 1 << 20, f + 40, tc_load_u32(f + 32));
+        TF_REQUIRE(!ZSTD_isError(r));
+      }
+      uint64_t t2 = tc_now_ns();
+      if ((t1 - t0) / 1e9 < best_dec) best_dec = (t1 - t0) / 1e9;
+      if ((t2 - t1) / 1e9 < best_z) best_z = (t2 - t1) / 1e9;
+    }
+    printf("%-8s %10.3f %8.3f %14.1f %14.1f %8.2f\n", shuffle ? "on" : "off", off[graphs] / 1e6,
+           (double)off[graphs] / raw, raw / 1e6 / best_dec, raw / 1e6 / best_z, best_z / best_dec);
+    free(frames);
+    free(scratch);
+    free(off);
+    ZSTD_freeDCtx(zd);
+    twincache_cctx_free(cc);
+    twincache_dctx_free(dc);
+  }
+  printf("(MB/s are raw float32 bytes rebuilt per second; vs zstd = decode speed / ZSTD_decompress speed)\n");
+  for (uint32_t i = 0; i < graphs; i++) twincache_graph_free(g[i]);
+  free(g);
+  twincache_graph_free(out);
+  return 0;
+}

@@ -1,0 +1,336 @@
+/* Hostile bytes: truncated (every length), bit-flipped (every bit of small
+ * frames), random garbage, hand-made absurd headers and well-compressed but
+ * inconsistent payloads. Every decode returns an error code or, where a flip
+ * lands in bytes that do not matter, the original graph; never a crash (this
+ * test runs under ASan in the sanitizer build). Chunk records likewise. */
+#include <zstd.h>
+
+#include "tf_common.h"
+
+static twincache_dctx *dc;
+static ZSTD_CCtx *zc;
+static twincache_graph *ref_g, *out_g;
+static int accepted;
+
+/* Decode must fail, or succeed with exactly the reference graph. */
+static int decode_safe(const void *p, size_t n) {
+  tf_graph_poison(out_g);
+  int rc = twincache_frame_decode(dc, p, n, out_g);
+  if (rc == 0) {
+    accepted++;
+    return tf_graph_same(ref_g, out_g);
+  }
+  return rc < 0 && strcmp(twincache_strerror(rc), "unknown twincache error") != 0;
+}
+
+/* Re-wraps a payload into a frame with a valid header and zstd checksum. */
+static size_t wrap(const uint8_t *frame, const void *payload, size_t psize, uint8_t *out, size_t cap) {
+  memcpy(out, frame, 40);
+  size_t z = ZSTD_compress2(zc, out + 40, cap - 40, payload, psize);
+  TF_REQUIRE(!ZSTD_isError(z));
+  tc_store_u32(out + 28, (uint32_t)psize);
+  tc_store_u32(out + 32, (uint32_t)z);
+  tc_store_u32(out + 36, tc_fnv1a32(out, 36));
+  return 40 + z;
+}
+
+/* Sets a header field and fixes the header checksum. */
+static void header_set(uint8_t *h, int off, int width, uint32_t v) {
+  if (width == 1) h[off] = (uint8_t)v;
+  if (width == 2) tc_store_u16(h + off, (uint16_t)v);
+  if (width == 4) tc_store_u32(h + off, v);
+  tc_store_u32(h + 36, tc_fnv1a32(h, 36));
+}
+
+static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
+  int bad = 0;
+  accepted = 0;
+  for (size_t n = 0; n < size; n++) bad += !decode_safe(frame, n) || accepted;
+  if (bad) fprintf(stderr, "%s: %d truncations were not refused\n", what, bad);
+  TF_CHECK(bad == 0);
+  bad = 0;
+  uint8_t *copy = malloc(size + 64);
+  TF_REQUIRE(copy);
+  for (size_t i = 0; i < size; i++)
+    for (int bit = 0; bit < 8; bit++) {
+      memcpy(copy, frame, size);
+      copy[i] ^= (uint8_t)(1u << bit);
+      bad += !decode_safe(copy, size);
+    }
+  if (bad) fprintf(stderr, "%s: %d bit flips decoded wrongly\n", what, bad);
+  TF_CHECK(bad == 0);
+  /* flips in the header or the zstd checksum are always refused */
+  accepted = 0;
+  for (size_t i = 0; i < 40; i++) {
+    memcpy(copy, frame, size);
+    copy[i] ^= 0x10;
+    TF_CHECK(decode_safe(copy, size));
+  }
+  TF_CHECK(accepted == 0);
+  memcpy(copy, frame, size);
+  copy[size - 1] ^= 1; /* last byte of zstd's XXH64 content checksum */
+  TF_CHECK_RC(twincache_frame_decode(dc, copy, size, out_g), TWINCACHE_ECHECKSUM);
+  /* trailing bytes after the frame are ignored by size fields, not read */
+  memcpy(copy, frame, size);
+  memset(copy + size, 0xab, 64);
+  TF_CHECK_RC(twincache_frame_decode(dc, copy, size + 64, out_g), 0);
+  /* random garbage, with and without a valid magic */
+  tc_rng r;
+  tc_rng_init(&r, 99, 0);
+  for (int t = 0; t < 2000; t++) {
+    for (size_t i = 0; i < size; i++) copy[i] = (uint8_t)tc_rng_u64(&r);
+    if (t % 2) memcpy(copy, frame, 8 + (size_t)(t % 33));
+    TF_CHECK(decode_safe(copy, size));
+  }
+  free(copy);
+}
+
+static void absurd_headers(const uint8_t *frame, size_t size) {
+  uint8_t *h = malloc(size + 4096);
+  TF_REQUIRE(h);
+  struct { int off, width; uint32_t v; int want; } cases[] = {
+    {4, 2, 0, TWINCACHE_ECORRUPT},                              /* version 0 */
+    {4, 2, TWINCACHE_FORMAT_VERSION + 1, TWINCACHE_EVERSION},   /* newer version */
+    {4, 2, 0xffff, TWINCACHE_EVERSION},
+    {6, 2, 41, TWINCACHE_ECORRUPT},                             /* header size */
+    {16, 2, 0, TWINCACHE_ECORRUPT},                             /* N = 0 */
+    {16, 2, 300, TWINCACHE_ECORRUPT},                           /* N > max */
+    {16, 2, 0xffff, TWINCACHE_ECORRUPT},
+    {18, 2, 0, TWINCACHE_ECORRUPT},                             /* S = 0 */
+    {18, 2, 0xffff, TWINCACHE_ECORRUPT},                        /* S huge: sizes disagree */
+    {20, 2, 257, TWINCACHE_ECORRUPT},                           /* K > max */
+    {20, 2, 0xffff, TWINCACHE_ECORRUPT},
+    {22, 1, 200, TWINCACHE_ECORRUPT},                           /* H on linear */
+    {23, 1, 2, TWINCACHE_ECORRUPT},                             /* mechanism */
+    {24, 1, 3, TWINCACHE_ECORRUPT},                             /* noise */
+    {25, 1, 0x80, TWINCACHE_ECORRUPT},                          /* unknown graph flag */
+    {26, 1, 0x80, TWINCACHE_ECORRUPT},                          /* unknown codec flag */
+    {27, 1, 1, TWINCACHE_ECORRUPT},                             /* reserved */
+    {28, 4, 0xffffffffu, TWINCACHE_ECORRUPT},                   /* decoded size absurd */
+    {28, 4, 0, TWINCACHE_ECORRUPT},
+    {32, 4, 0xffffffffu, TWINCACHE_ECORRUPT},                   /* compressed > remaining */
+    {32, 4, 0, TWINCACHE_ECORRUPT},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    memcpy(h, frame, size);
+    header_set(h, cases[c].off, cases[c].width, cases[c].v);
+    int rc = twincache_frame_decode(dc, h, size, out_g);
+    if (rc != cases[c].want)
+      fprintf(stderr, "absurd header case %zu (offset %d = %u): rc %d (%s)\n", c, cases[c].off,
+              cases[c].v, rc, twincache_strerror(rc));
+    TF_CHECK(rc == cases[c].want);
+    rc = twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL);
+    if (rc != cases[c].want) fprintf(stderr, "peek case %zu: rc %d\n", c, rc);
+    TF_CHECK(rc == cases[c].want); /* all of these are visible in the header */
+  }
+  /* a valid-looking header asking for big dimensions with a tiny body */
+  memcpy(h, frame, 40);
+  header_set(h, 16, 2, 256);
+  header_set(h, 18, 2, 65535);
+  header_set(h, 20, 2, 256);
+  header_set(h, 28, 4, 0x7fffffffu);
+  header_set(h, 32, 4, 16);
+  memset(h + 40, 0, 16);
+  twincache_graph *huge_cap = twincache_graph_alloc(256, 64, 1, 0);
+  TF_REQUIRE(huge_cap);
+  huge_cap->cap_samples = 65535; /* claims more than it has: never reached */
+  huge_cap->cap_inter = 256;
+  TF_CHECK(twincache_frame_decode(dc, h, 56, huge_cap) < 0);
+  TF_CHECK_RC(twincache_frame_decode(dc, h, 56, out_g), TWINCACHE_ETOOBIG);
+  twincache_graph_free(huge_cap);
+  /* wrong magic, NULLs */
+  memcpy(h, frame, size);
+  h[0] = 'X';
+  TF_CHECK_RC(twincache_frame_decode(dc, h, size, out_g), TWINCACHE_ECORRUPT);
+  TF_CHECK_RC(twincache_frame_decode(dc, NULL, size, out_g), TWINCACHE_EINVAL);
+  TF_CHECK_RC(twincache_frame_decode(NULL, frame, size, out_g), TWINCACHE_EINVAL);
+  TF_CHECK_RC(twincache_frame_decode(dc, frame, size, NULL), TWINCACHE_EINVAL);
+  TF_CHECK(twincache_frame_peek(NULL, 0, NULL, NULL, NULL, NULL, NULL) < 0);
+  free(h);
+}
+
+/* Valid zstd with a checksum over a payload that breaks one rule each. */
+static void payload_attacks(const uint8_t *frame, size_t size) {
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  uint8_t *pay = malloc(dsize + 64), *out = malloc(size + 4096);
+  size_t cap = size + 4096;
+  TF_REQUIRE(pay && out);
+  TF_REQUIRE(ZSTD_decompress(pay, dsize, frame + 40, csize) == dsize);
+  uint32_t n = tc_load_u16(frame + 16), rb = (n + 7) / 8;
+  /* unchanged payload re-wrapped decodes */
+  size_t m = wrap(frame, pay, dsize, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  /* sizes: one byte short / long (header adjusted, so only the parse sees it) */
+  m = wrap(frame, pay, dsize - 1, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  pay[dsize] = 0;
+  m = wrap(frame, pay, dsize + 1, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  /* header's decoded size differs from zstd's content size */
+  m = wrap(frame, pay, dsize, out, cap);
+  header_set(out, 28, 4, dsize + 4);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  /* a bit past node N-1 in an adjacency row (N = 7: bit 7 of byte 0) */
+  uint8_t save = pay[0];
+  pay[0] |= 0x80;
+  m = wrap(frame, pay, dsize, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  pay[0] = save;
+  /* a self-loop on node 0; every other one-bit change of the adjacency */
+  for (uint32_t i = 0; i < n * rb * 8; i++) {
+    pay[i / 8] ^= (uint8_t)(1u << (i % 8));
+    m = wrap(frame, pay, dsize, out, cap);
+    TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    pay[i / 8] ^= (uint8_t)(1u << (i % 8));
+  }
+  /* the interventions and masks follow adj, weights, noise (linear, no norm) */
+  uint32_t edges = 0;
+  for (uint32_t i = 0; i < n * rb; i++) edges += (uint32_t)__builtin_popcount(pay[i]);
+  uint8_t *rec = pay + n * rb + 4 * edges + 4 * n;
+  uint32_t k_n = tc_load_u16(frame + 20);
+  uint8_t *masks = rec + 8 * k_n;
+  uint8_t r0[8];
+  memcpy(r0, rec, 8);
+  tc_store_u16(rec, (uint16_t)n); /* target out of range */
+  m = wrap(frame, pay, dsize, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  memcpy(rec, r0, 8);
+  rec[2] = 2; /* kind */
+  m = wrap(frame, pay, dsize, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  memcpy(rec, r0, 8);
+  rec[3] = 1; /* pad */
+  m = wrap(frame, pay, dsize, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  memcpy(rec, r0, 8);
+  for (uint32_t i = 0; i < k_n * rb * 8; i++) { /* every mask bit */
+    masks[i / 8] ^= (uint8_t)(1u << (i % 8));
+    m = wrap(frame, pay, dsize, out, cap);
+    TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    masks[i / 8] ^= (uint8_t)(1u << (i % 8));
+  }
+  m = wrap(frame, pay, dsize, out, cap);
+  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  TF_CHECK(tf_graph_same(ref_g, out_g));
+  free(pay);
+  free(out);
+}
+
+static void chunk_attacks(const uint8_t *chunk, size_t size) {
+  twincache_chunk_view v;
+  int bad = 0;
+  for (size_t n = 0; n < size; n++) bad += twincache_chunk_parse(chunk, n, &v) >= 0;
+  TF_CHECK(bad == 0);
+  uint8_t *c = malloc(size);
+  TF_REQUIRE(c);
+  /* flips: the header and table are checksummed; frames are checked on decode */
+  bad = 0;
+  for (size_t i = 0; i < size; i++)
+    for (int bit = 0; bit < 8; bit++) {
+      memcpy(c, chunk, size);
+      c[i] ^= (uint8_t)(1u << bit);
+      int rc = twincache_chunk_parse(c, size, &v);
+      if (rc == 0) {
+        bad += i < 28 + 4 * ((size_t)v.count + 1); /* header/table flips must be caught */
+        for (uint32_t s = 0; s < v.count; s++) {
+          const void *f;
+          size_t fs;
+          if (twincache_chunk_frame(&v, s, &f, &fs) != 0) {
+            bad++;
+            continue;
+          }
+          tf_graph_poison(out_g);
+          int frc = twincache_frame_decode(dc, f, fs, out_g);
+          bad += frc > 0;
+        }
+      } else {
+        bad += rc > 0;
+      }
+    }
+  TF_CHECK(bad == 0);
+  /* hand-made tables with a valid checksum */
+  uint32_t count = tc_load_u32(chunk + 16);
+  uint8_t *t = c + 28;
+  struct { uint32_t slot, v; } cases[] = {{0, 1}, {1, 0}, {1, 0xffffffffu}, {count, 0}, {1, 39}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    memcpy(c, chunk, size);
+    tc_store_u32(t + 4 * cases[k].slot, cases[k].v);
+    tc_store_u32(c + 20, tc_fnv1a32(t, 4 * ((size_t)count + 1)));
+    tc_store_u32(c + 24, tc_fnv1a32(c, 24));
+    TF_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECORRUPT);
+  }
+  uint32_t counts[] = {0, count + 1, 0xffffffffu, TWINCACHE_MAX_CHUNK_GRAPHS + 1};
+  for (size_t k = 0; k < 4; k++) {
+    memcpy(c, chunk, size);
+    tc_store_u32(c + 16, counts[k]);
+    tc_store_u32(c + 24, tc_fnv1a32(c, 24));
+    int rc = twincache_chunk_parse(c, size, &v); /* the table's checksum may differ first */
+    TF_CHECK(rc == TWINCACHE_ECORRUPT || (k == 1 && rc == TWINCACHE_ECHECKSUM));
+  }
+  memcpy(c, chunk, size);
+  tc_store_u16(c + 4, TWINCACHE_FORMAT_VERSION + 1);
+  TF_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_EVERSION);
+  memcpy(c, chunk, size);
+  c[20] ^= 1;
+  TF_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
+  TF_CHECK_RC(twincache_chunk_parse(NULL, size, &v), TWINCACHE_EINVAL);
+  TF_CHECK_RC(twincache_chunk_parse(chunk, size, &v), 0);
+  const void *f;
+  size_t fs;
+  TF_CHECK_RC(twincache_chunk_frame(&v, v.count, &f, &fs), TWINCACHE_EINVAL);
+  free(c);
+}
+
+int main(void) {
+  twincache_cctx *cc = twincache_cctx_create(3);
+  twincache_cctx *cs = twincache_cctx_create(3);
+  dc = twincache_dctx_create();
+  zc = ZSTD_createCCtx();
+  TF_REQUIRE(cc && cs && dc && zc);
+  ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
+  twincache_cctx_set_shuffle(cs, 1);
+  ref_g = twincache_graph_alloc(7, 12, 7, 4);
+  out_g = twincache_graph_alloc(7, 12, 7, 4);
+  TF_REQUIRE(ref_g && out_g);
+  size_t cap = twincache_frame_bound(7, 12, 7, 4), size;
+  uint8_t *frame = malloc(cap);
+  TF_REQUIRE(frame);
+
+  /* linear, mixed do/shift, small enough to flip every bit */
+  tf_spec sp = {.seed = 21, .index = 5, .n = 7, .s = 12, .k = 7, .kinds = 2, .edge_p = 0.4};
+  tf_sample(ref_g, &sp);
+  TF_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  frame_attacks(frame, size, "linear");
+  absurd_headers(frame, size);
+  payload_attacks(frame, size);
+
+  /* MLP, standardised, byte planes */
+  tf_spec sm = {.seed = 22, .index = 6, .n = 7, .s = 12, .k = 4, .mlp = 1, .kinds = 2,
+                .standardize = 1, .edge_p = 0.5};
+  tf_sample(ref_g, &sm);
+  TF_REQUIRE(twincache_frame_encode(cs, ref_g, frame, cap, &size) == 0);
+  frame_attacks(frame, size, "mlp+shuffle");
+
+  /* a chunk of three graphs */
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  TF_REQUIRE(b);
+  twincache_chunk_builder_reset(b, 40);
+  for (int i = 0; i < 3; i++) {
+    tf_spec sc = {.seed = 23, .index = 40 + i, .n = 3 + i, .s = 4, .k = 2, .kinds = i % 2, .edge_p = 0.6};
+    tf_sample(ref_g, &sc);
+    TF_REQUIRE(twincache_chunk_builder_add(b, cc, ref_g) == 0);
+  }
+  const void *chunk;
+  TF_REQUIRE(twincache_chunk_builder_finish(b, &chunk, &size) == 0);
+  chunk_attacks(chunk, size);
+
+  free(frame);
+  twincache_chunk_builder_free(b);
+  twincache_graph_free(ref_g);
+  twincache_graph_free(out_g);
+  twincache_cctx_free(cc);
+  twincache_cctx_free(cs);
+  twincache_dctx_free(dc);
+  ZSTD_freeCCtx(zc);
+  return tf_finish("test_format_corrupt");
+}

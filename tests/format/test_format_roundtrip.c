@@ -1,0 +1,204 @@
+/* Round trip of every encoder path: linear/MLP, do/shift, standardised or
+ * not, K = all nodes and a subset, padded rows (ld > N), N = 1, S = 1, byte
+ * planes on and off, NULL arrays skipped on decode, chunk records. */
+#include "tf_common.h"
+
+static twincache_cctx *cc, *cc_shuffle;
+static twincache_dctx *dc;
+
+/* Encodes a graph sampled from sp (capacity cap_n nodes so ld = cap_n) and
+ * decodes it into a poisoned graph of a different ld; compares bit-exactly. */
+static void roundtrip(const tf_spec *sp, uint32_t cap_n) {
+  twincache_graph *src = twincache_graph_alloc(cap_n, sp->s, sp->k ? sp->k : 1, sp->mlp ? 4 : 0);
+  twincache_graph *dst = twincache_graph_alloc(cap_n + 3, sp->s, sp->k ? sp->k : 1, 4);
+  TF_REQUIRE(src && dst);
+  tf_sample(src, sp);
+  size_t cap = twincache_frame_bound(sp->n, sp->s, sp->k, src->n_hidden), written = 0;
+  uint8_t *buf = malloc(cap);
+  TF_REQUIRE(buf);
+  for (int shuffle = 0; shuffle < 2; shuffle++) {
+    TF_CHECK_RC(twincache_frame_encode(shuffle ? cc_shuffle : cc, src, buf, cap, &written), 0);
+    TF_CHECK(written <= cap);
+    uint64_t index = 0;
+    uint32_t n = 0, s = 0, k = 0, h = 9;
+    TF_CHECK_RC(twincache_frame_peek(buf, written, &index, &n, &s, &k, &h), 0);
+    TF_CHECK(index == sp->index && n == sp->n && s == sp->s && k == sp->k && h == src->n_hidden);
+    tf_graph_poison(dst);
+    TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+    if (!tf_graph_same(src, dst)) {
+      fprintf(stderr, "mismatch: n=%u s=%u k=%u mlp=%d kinds=%d std=%d cap=%u shuffle=%d\n", sp->n,
+              sp->s, sp->k, sp->mlp, sp->kinds, sp->standardize, cap_n, shuffle);
+      tf_failures++;
+    }
+    /* decoding again into the same buffers gives the same bytes */
+    TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+    TF_CHECK(tf_graph_same(src, dst));
+    /* a frame re-encoded from the decoded graph is byte-identical */
+    uint8_t *again = malloc(cap);
+    size_t written2 = 0;
+    TF_REQUIRE(again);
+    TF_CHECK_RC(twincache_frame_encode(shuffle ? cc_shuffle : cc, dst, again, cap, &written2), 0);
+    TF_CHECK(written2 == written && memcmp(buf, again, written) == 0);
+    free(again);
+  }
+  twincache_graph_free(src);
+  twincache_graph_free(dst);
+  free(buf);
+}
+
+/* Decoding with only inter (base NULL) or only base still rebuilds rows. */
+static void partial_arrays(void) {
+  tf_spec sp = {.seed = 5, .index = 77, .n = 9, .s = 16, .k = 9, .kinds = 2, .edge_p = 0.4};
+  twincache_graph *src = twincache_graph_alloc(9, 16, 9, 0);
+  twincache_graph *dst = twincache_graph_alloc(12, 16, 9, 0);
+  TF_REQUIRE(src && dst);
+  tf_sample(src, &sp);
+  size_t cap = twincache_frame_bound(9, 16, 9, 0), written;
+  uint8_t *buf = malloc(cap);
+  TF_REQUIRE(buf);
+  TF_CHECK_RC(twincache_frame_encode(cc, src, buf, cap, &written), 0);
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+  TF_REQUIRE(tf_graph_same(src, dst));
+  float *ref = malloc(4 * (size_t)9 * 16 * 12);
+  TF_REQUIRE(ref);
+  memcpy(ref, dst->inter, 4 * (size_t)9 * 16 * 12);
+  float *base = dst->base;
+  dst->base = NULL; /* rows of the twins must not depend on base being asked for */
+  memset(dst->inter, 0xff, 4 * (size_t)9 * 16 * 12);
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+  TF_CHECK(memcmp(ref, dst->inter, 4 * (size_t)9 * 16 * 12) == 0);
+  dst->base = base;
+  float *inter = dst->inter;
+  uint8_t *adj = dst->adj;
+  dst->inter = NULL;
+  dst->adj = NULL;
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+  dst->inter = inter;
+  dst->adj = adj;
+  /* capacities too small: ETOOBIG, nothing read out of bounds */
+  twincache_graph *tiny = twincache_graph_alloc(8, 16, 9, 0);
+  TF_REQUIRE(tiny);
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
+  tiny->cap_nodes = 9;
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG); /* ld 8 < 9 */
+  twincache_graph_free(tiny);
+  tiny = twincache_graph_alloc(9, 15, 9, 0);
+  TF_REQUIRE(tiny);
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
+  twincache_graph_free(tiny);
+  tiny = twincache_graph_alloc(9, 16, 8, 0);
+  TF_REQUIRE(tiny);
+  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
+  twincache_graph_free(tiny);
+  /* destination too small for the encoder */
+  TF_CHECK_RC(twincache_frame_encode(cc, src, buf, 10, &written), TWINCACHE_ETOOBIG);
+  TF_CHECK_RC(twincache_frame_encode(cc, src, buf, 60, &written), TWINCACHE_ETOOBIG);
+  free(ref);
+  free(buf);
+  twincache_graph_free(src);
+  twincache_graph_free(dst);
+}
+
+/* A chunk of several graphs, built by both add paths; every slot decodes. */
+static void chunk_roundtrip(void) {
+  enum { C = 6 };
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  twincache_graph *src[C], *dst = twincache_graph_alloc(10, 32, 10, 4);
+  TF_REQUIRE(b && dst);
+  twincache_chunk_builder_reset(b, 1000);
+  for (int i = 0; i < C; i++) {
+    tf_spec sp = {.seed = 9, .index = 1000 + i, .n = 2 + i, .s = 32, .k = 2 + i, .mlp = i == 3,
+                  .kinds = i % 3, .standardize = i % 2, .edge_p = 0.5};
+    src[i] = twincache_graph_alloc(10, 32, 10, 4);
+    TF_REQUIRE(src[i]);
+    tf_sample(src[i], &sp);
+    if (i % 2 == 0) {
+      TF_CHECK_RC(twincache_chunk_builder_add(b, cc, src[i]), 0);
+    } else {
+      size_t cap = twincache_frame_bound(sp.n, sp.s, sp.k, 4), written;
+      uint8_t *f = malloc(cap);
+      TF_REQUIRE(f);
+      TF_CHECK_RC(twincache_frame_encode(cc, src[i], f, cap, &written), 0);
+      TF_CHECK_RC(twincache_chunk_builder_add_frame(b, f, written), 0);
+      free(f);
+    }
+  }
+  TF_CHECK(twincache_chunk_builder_count(b) == C);
+  /* a graph out of sequence is refused */
+  TF_CHECK_RC(twincache_chunk_builder_add(b, cc, src[0]), TWINCACHE_EINVAL);
+  const void *data;
+  size_t size;
+  TF_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), 0);
+  twincache_chunk_view v;
+  TF_CHECK_RC(twincache_chunk_parse(data, size, &v), 0);
+  TF_CHECK(v.first_index == 1000 && v.count == C);
+  for (uint32_t i = 0; i < C; i++) {
+    const void *f;
+    size_t fs;
+    TF_CHECK_RC(twincache_chunk_frame(&v, i, &f, &fs), 0);
+    tf_graph_poison(dst);
+    TF_CHECK_RC(twincache_frame_decode(dc, f, fs, dst), 0);
+    TF_CHECK(tf_graph_same(src[i], dst));
+  }
+  const void *f;
+  size_t fs;
+  TF_CHECK_RC(twincache_chunk_frame(&v, C, &f, &fs), TWINCACHE_EINVAL);
+  twincache_chunk_builder_reset(b, 5);
+  TF_CHECK(twincache_chunk_builder_count(b) == 0);
+  TF_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), TWINCACHE_EINVAL); /* empty */
+  for (int i = 0; i < C; i++) twincache_graph_free(src[i]);
+  twincache_graph_free(dst);
+  twincache_chunk_builder_free(b);
+}
+
+int main(void) {
+  cc = twincache_cctx_create(3);
+  cc_shuffle = twincache_cctx_create(3);
+  dc = twincache_dctx_create();
+  TF_REQUIRE(cc && cc_shuffle && dc);
+  TF_CHECK_RC(twincache_cctx_set_shuffle(cc_shuffle, 1), 0);
+  uint64_t index = 0;
+  for (int mlp = 0; mlp < 2; mlp++)
+    for (int kinds = 0; kinds < 3; kinds++)
+      for (int stdz = 0; stdz < 2; stdz++) {
+        /* K = all nodes, ld == N */
+        tf_spec sp = {.seed = 42, .index = index++, .n = 8, .s = 64, .k = 8, .mlp = mlp,
+                      .kinds = kinds, .standardize = stdz, .edge_p = 0.3};
+        roundtrip(&sp, 8);
+        /* K a subset, ld > N (padding zeroed), a denser graph */
+        sp.index = index++;
+        sp.k = 3;
+        sp.edge_p = 0.7;
+        roundtrip(&sp, 13);
+        /* N = 1 and S = 1 */
+        tf_spec one = {.seed = 1, .index = index++, .n = 1, .s = 1, .k = 1, .mlp = mlp,
+                       .kinds = kinds, .standardize = stdz, .edge_p = 0.3};
+        roundtrip(&one, 1);
+        one.index = index++;
+        one.s = 5;
+        roundtrip(&one, 4);
+        /* S = 1 with more nodes (standardisation then has std = 1) */
+        tf_spec s1 = {.seed = 3, .index = index++, .n = 10, .s = 1, .k = 10, .mlp = mlp,
+                      .kinds = kinds, .standardize = stdz, .edge_p = 0.5};
+        roundtrip(&s1, 10);
+      }
+  /* larger shapes: N not a multiple of 8 across byte boundaries, big index */
+  tf_spec big = {.seed = 7, .index = UINT64_MAX - 3, .n = 67, .s = 40, .k = 20, .kinds = 2, .edge_p = 0.1};
+  roundtrip(&big, 70);
+  tf_spec full = {.seed = 8, .index = 12, .n = 16, .s = 8, .k = 16, .kinds = 1, .edge_p = 1.0};
+  roundtrip(&full, 16);
+  tf_spec none = {.seed = 8, .index = 13, .n = 16, .s = 8, .k = 16, .kinds = 0, .edge_p = 0.0};
+  roundtrip(&none, 16);
+  tf_spec nok = {.seed = 8, .index = 14, .n = 9, .s = 20, .k = 0, .mlp = 1, .standardize = 1, .edge_p = 0.4};
+  roundtrip(&nok, 9); /* no interventions at all */
+  partial_arrays();
+  chunk_roundtrip();
+  twincache_cctx_free(cc);
+  twincache_cctx_free(cc_shuffle);
+  twincache_dctx_free(dc);
+  twincache_cctx_free(NULL);
+  twincache_dctx_free(NULL);
+  twincache_graph_free(NULL);
+  twincache_chunk_builder_free(NULL);
+  return tf_finish("test_format_roundtrip");
+}

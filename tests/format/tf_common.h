@@ -1,0 +1,220 @@
+/* tf_common.h — helpers of the format tests: checks and a tiny SCM sampler
+ * (linear or MLP, twin worlds sharing the base noise) built on tc_rng. */
+#ifndef TF_COMMON_H
+#define TF_COMMON_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_common.h"
+#include "twincache_format.h"
+
+static int tf_failures;
+#define TF_CHECK(cond)                                                          \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
+      tf_failures++;                                                            \
+    }                                                                           \
+  } while (0)
+#define TF_CHECK_RC(expr, want)                                                            \
+  do {                                                                                     \
+    int rc_ = (expr);                                                                      \
+    if (rc_ != (want)) {                                                                   \
+      fprintf(stderr, "%s:%d: %s returned %d (%s), want %d\n", __FILE__, __LINE__, #expr, \
+              rc_, twincache_strerror(rc_), (want));                                       \
+      tf_failures++;                                                                       \
+    }                                                                                      \
+  } while (0)
+#define TF_REQUIRE(cond)                                                              \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      fprintf(stderr, "%s:%d: required check failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+static inline int tf_finish(const char *name) {
+  if (tf_failures) {
+    fprintf(stderr, "%s: %d check(s) failed\n", name, tf_failures);
+    return 1;
+  }
+  printf("%s: ok\n", name);
+  return 0;
+}
+
+/* What to sample. */
+typedef struct tf_spec {
+  uint64_t seed, index;
+  uint32_t n, s;
+  uint32_t k;        /* 0 < k <= n: interventions on the first k nodes of a random order */
+  int mlp;           /* MLP mechanism (hidden 4) instead of linear */
+  int kinds;         /* 0: all do, 1: all shift, 2: alternate */
+  int standardize;
+  double edge_p;
+} tf_spec;
+
+/* Evaluates one world in topological order (nodes are labelled by a random
+ * order `ord`, edges go from earlier to later in it). */
+static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const float *e, int target,
+                     int kind, float value, float *x /* (S, ld) */) {
+  uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
+  for (uint32_t s = 0; s < g->n_samples; s++) {
+    float *row = x + (size_t)s * g->ld;
+    for (uint32_t t = 0; t < n; t++) {
+      uint32_t j = ord[t];
+      float m = 0.0f;
+      if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+        for (uint32_t i = 0; i < n; i++)
+          if (g->adj[i * g->ld_adj + j]) m += g->weight[i * g->ld_adj + j] * row[i];
+      } else {
+        const float *blk = g->mlp + (size_t)j * stride;
+        for (uint32_t h = 0; h < H; h++) {
+          float a = blk[H * n + h];
+          for (uint32_t i = 0; i < n; i++) a += blk[h * n + i] * row[i];
+          m += blk[H * n + H + h] * tanhf(a);
+        }
+      }
+      float v = m + g->noise_scale[j] * e[(size_t)s * n + j];
+      if ((int)j == target) v = kind == TWINCACHE_DO ? value : v + value;
+      row[j] = v;
+    }
+  }
+}
+
+/* Fills g (allocated with enough capacity) with a sampled graph and its
+ * worlds. Padding columns are set to NaN garbage, which encoders ignore. */
+static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
+  tc_rng r;
+  tc_rng_init(&r, sp->seed, sp->index);
+  uint32_t n = sp->n, S = sp->s, K = sp->k, ord[TWINCACHE_MAX_NODES];
+  g->index = sp->index;
+  g->n_nodes = n;
+  g->n_samples = S;
+  g->n_inter = K;
+  g->mechanism = sp->mlp ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+  g->n_hidden = sp->mlp ? 4 : 0;
+  g->noise = TWINCACHE_NOISE_GAUSS;
+  g->flags = sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
+  for (uint32_t i = 0; i < n; i++) ord[i] = i;
+  for (uint32_t i = n; i > 1; i--) { /* Fisher-Yates */
+    uint32_t j = tc_rng_below(&r, i), t = ord[i - 1];
+    ord[i - 1] = ord[j];
+    ord[j] = t;
+  }
+  memset(g->adj, 0, (size_t)n * g->ld_adj);
+  for (uint32_t a = 0; a < n; a++)
+    for (uint32_t b = 0; b < g->ld_adj; b++) g->weight[a * g->ld_adj + b] = 0.0f;
+  for (uint32_t a = 0; a < n; a++)
+    for (uint32_t b = a + 1; b < n; b++)
+      if (tc_rng_uniform(&r) < sp->edge_p) {
+        uint32_t i = ord[a], j = ord[b];
+        g->adj[i * g->ld_adj + j] = 1;
+        double w = tc_rng_range(&r, 0.5, 2.0);
+        g->weight[i * g->ld_adj + j] = (float)(tc_rng_below(&r, 2) ? w : -w);
+      }
+  if (sp->mlp) {
+    uint32_t H = g->n_hidden, stride = H * n + 2 * H;
+    for (uint32_t j = 0; j < n; j++)
+      for (uint32_t q = 0; q < stride; q++) {
+        float v = (float)tc_rng_range(&r, -1.0, 1.0);
+        if (q < H * n && !g->adj[(q % n) * g->ld_adj + j]) v = 0.0f; /* non-parent */
+        g->mlp[(size_t)j * stride + q] = v;
+      }
+  }
+  for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
+  float *e = malloc(sizeof(float) * n * S);
+  TF_REQUIRE(e);
+  for (size_t q = 0; q < (size_t)n * S; q++) e[q] = (float)tc_rng_normal(&r);
+  for (size_t q = 0; q < (size_t)S * g->ld; q++) g->base[q] = NAN;
+  tf_world(g, ord, e, -1, 0, 0.0f, g->base);
+  for (uint32_t k = 0; k < K; k++) {
+    /* one per node when K = N, else a spread of roots and sinks */
+    g->target[k] = (uint16_t)(K == n ? k : ord[(k * 7 + 3) % n]);
+    g->kind[k] = (uint8_t)(sp->kinds == 2 ? k % 2 : (uint32_t)sp->kinds);
+    double v = tc_rng_range(&r, 1.0, 3.0); /* the generator's default: ±[1, 3] */
+    g->value[k] = (float)(tc_rng_below(&r, 2) ? v : -v);
+    float *blk = g->inter + (size_t)k * S * g->ld;
+    for (size_t q = 0; q < (size_t)S * g->ld; q++) blk[q] = NAN;
+    tf_world(g, ord, e, g->target[k], g->kind[k], g->value[k], blk);
+  }
+  if (sp->standardize) {
+    for (uint32_t j = 0; j < n; j++) {
+      double m = 0, v = 0;
+      for (uint32_t s = 0; s < S; s++) m += g->base[(size_t)s * g->ld + j];
+      m /= S;
+      for (uint32_t s = 0; s < S; s++) {
+        double d = g->base[(size_t)s * g->ld + j] - m;
+        v += d * d;
+      }
+      g->norm_mean[j] = (float)m;
+      g->norm_std[j] = (float)(S > 1 && v > 0 ? sqrt(v / (S - 1)) : 1.0);
+    }
+    for (uint32_t w = 0; w <= K; w++) {
+      float *blk = w == 0 ? g->base : g->inter + (size_t)(w - 1) * S * g->ld;
+      for (uint32_t s = 0; s < S; s++)
+        for (uint32_t j = 0; j < n; j++)
+          blk[(size_t)s * g->ld + j] = (blk[(size_t)s * g->ld + j] - g->norm_mean[j]) / g->norm_std[j];
+    }
+    for (uint32_t k = 0; k < K; k++)
+      if (g->kind[k] == TWINCACHE_DO) {
+        uint32_t t = g->target[k];
+        g->value[k] = (g->value[k] - g->norm_mean[t]) / g->norm_std[t];
+      }
+  }
+  free(e);
+}
+
+static inline int tf_f32_eq(float a, float b) { return memcmp(&a, &b, 4) == 0; }
+
+/* Bit-exact comparison of every field a decoder fills; padding must be 0. */
+static inline int tf_graph_same(const twincache_graph *a, const twincache_graph *b) {
+  uint32_t n = a->n_nodes, S = a->n_samples, K = a->n_inter, bad = 0;
+  if (a->index != b->index || n != b->n_nodes || S != b->n_samples || K != b->n_inter ||
+      a->n_hidden != b->n_hidden || a->mechanism != b->mechanism || a->noise != b->noise ||
+      a->flags != b->flags)
+    return 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < b->ld_adj; j++) {
+      int ea = j < n ? a->adj[i * a->ld_adj + j] != 0 : 0;
+      float wa = j < n ? a->weight[i * a->ld_adj + j] : 0.0f;
+      bad += ea != b->adj[i * b->ld_adj + j];
+      bad += !tf_f32_eq(ea ? wa : 0.0f, b->weight[i * b->ld_adj + j]);
+    }
+  if (a->mechanism == TWINCACHE_MECH_MLP)
+    bad += memcmp(a->mlp, b->mlp, 4 * (size_t)n * (a->n_hidden * n + 2 * a->n_hidden)) != 0;
+  bad += memcmp(a->noise_scale, b->noise_scale, 4 * (size_t)n) != 0;
+  if (a->flags & TWINCACHE_GRAPH_STANDARDIZED)
+    bad += memcmp(a->norm_mean, b->norm_mean, 4 * (size_t)n) != 0 ||
+           memcmp(a->norm_std, b->norm_std, 4 * (size_t)n) != 0;
+  for (uint32_t k = 0; k < K; k++)
+    bad += a->target[k] != b->target[k] || a->kind[k] != b->kind[k] || !tf_f32_eq(a->value[k], b->value[k]);
+  for (uint32_t w = 0; w <= K; w++) {
+    const float *pa = w == 0 ? a->base : a->inter + (size_t)(w - 1) * S * a->ld;
+    const float *pb = w == 0 ? b->base : b->inter + (size_t)(w - 1) * S * b->ld;
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t j = 0; j < b->ld; j++)
+        bad += !tf_f32_eq(j < n ? pa[(size_t)s * a->ld + j] : 0.0f, pb[(size_t)s * b->ld + j]);
+  }
+  return bad == 0;
+}
+
+/* Fills every array of g with 0xff bytes (so missed writes show). */
+static inline void tf_graph_poison(twincache_graph *g) {
+  size_t n = g->cap_nodes, s = g->cap_samples, k = g->cap_inter, h = g->cap_hidden;
+  memset(g->adj, 0xff, n * g->ld_adj);
+  memset(g->weight, 0xff, 4 * n * g->ld_adj);
+  if (g->mlp) memset(g->mlp, 0xff, 4 * n * (h * n + 2 * h));
+  memset(g->noise_scale, 0xff, 4 * n);
+  memset(g->norm_mean, 0xff, 4 * n);
+  memset(g->norm_std, 0xff, 4 * n);
+  memset(g->target, 0xff, 2 * k);
+  memset(g->kind, 0xff, k);
+  memset(g->value, 0xff, 4 * k);
+  memset(g->base, 0xff, 4 * s * g->ld);
+  memset(g->inter, 0xff, 4 * k * s * g->ld);
+}
+
+#endif /* TF_COMMON_H */

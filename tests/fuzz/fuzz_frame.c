@@ -1,0 +1,60 @@
+/* fuzz_frame.c — libFuzzer target for the decoders of untrusted bytes: the
+ * input is decoded as one graph frame and parsed as a chunk record whose
+ * frames are then decoded. Any return code is fine; a crash, an ASan report
+ * or a decoded graph violating its own invariants is a bug. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "twincache_format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static twincache_dctx *fz_dctx;
+static twincache_graph *fz_graph;
+
+/* A decoded graph must respect its declared dimensions and the twin rule for
+ * do targets; abort() makes the fuzzer report it. */
+static void check_graph(const twincache_graph *g) {
+  if (g->n_nodes == 0 || g->n_nodes > g->cap_nodes || g->n_samples > g->cap_samples ||
+      g->n_inter > g->cap_inter || !twincache_graph_is_dag(g->adj, g->n_nodes, g->ld_adj))
+    abort();
+  for (uint32_t k = 0; k < g->n_inter; k++) {
+    if (g->target[k] >= g->n_nodes || g->kind[k] > TWINCACHE_SHIFT) abort();
+    for (uint32_t s = 0; s < g->n_samples; s++) {
+      const float *row = g->inter + ((size_t)k * g->n_samples + s) * g->ld;
+      for (uint32_t j = g->n_nodes; j < g->ld; j++)
+        if (row[j] != 0.0f) abort();
+    }
+  }
+}
+
+static void decode_one(const uint8_t *p, size_t n) {
+  if (twincache_frame_decode(fz_dctx, p, n, fz_graph) == TWINCACHE_OK) check_graph(fz_graph);
+  uint32_t nodes;
+  (void)twincache_frame_peek(p, n, NULL, &nodes, NULL, NULL, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!fz_dctx) {
+    fz_dctx = twincache_dctx_create();
+    fz_graph = twincache_graph_alloc(24, 64, 24, 8);
+    if (!fz_dctx || !fz_graph) abort();
+    fz_graph->ld = fz_graph->ld_adj = 24; /* room for padding checks */
+  }
+  decode_one(data, size);
+  twincache_chunk_view v;
+  if (twincache_chunk_parse(data, size, &v) == TWINCACHE_OK) {
+    for (uint32_t s = 0; s < v.count; s++) {
+      const void *f;
+      size_t fs;
+      if (twincache_chunk_frame(&v, s, &f, &fs) != TWINCACHE_OK) abort(); /* parse vouched */
+      decode_one(f, fs);
+    }
+  }
+  twincache_dims d;
+  twincache_stats st;
+  (void)twincache_dims_decode(data, size, &d);
+  (void)twincache_stats_decode(data, size, &st);
+  return 0;
+}

@@ -1,0 +1,123 @@
+/* fuzz_replay — runs the fuzz target without libFuzzer so every build
+ * exercises it: over the files named on the command line (crash inputs,
+ * a corpus), or, with none, over built-in seeds (a frame and a chunk of the
+ * test SCM), all their truncations and a few thousand mutations.
+ *   fuzz_replay [FILE...]
+ *   fuzz_replay --write-seeds DIR   writes the seeds as a libFuzzer corpus */
+#include <errno.h>
+#include <stdio.h>
+
+#include "../format/tf_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int replay_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "fuzz_replay: cannot open %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  uint8_t *buf = NULL;
+  size_t n = 0, cap = 0, got;
+  do {
+    if (n == cap) {
+      cap = cap ? 2 * cap : 65536;
+      uint8_t *p = realloc(buf, cap);
+      if (!p) {
+        fclose(f);
+        free(buf);
+        fprintf(stderr, "fuzz_replay: out of memory reading %s\n", path);
+        return 1;
+      }
+      buf = p;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+  } while (got > 0);
+  fclose(f);
+  LLVMFuzzerTestOneInput(buf, n);
+  free(buf);
+  return 0;
+}
+
+/* seeds[0] a linear frame, [1] an MLP standardised frame, [2] a chunk. */
+static size_t make_seeds(uint8_t *seeds[3], size_t sizes[3]) {
+  twincache_cctx *cc = twincache_cctx_create(1);
+  twincache_graph *g = twincache_graph_alloc(6, 8, 6, 4);
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  TF_REQUIRE(cc && g && b);
+  size_t cap = twincache_frame_bound(6, 8, 6, 4);
+  for (int i = 0; i < 2; i++) {
+    tf_spec sp = {.seed = 31, .index = (uint64_t)i, .n = 6, .s = 8, .k = i ? 3 : 6, .mlp = i,
+                  .kinds = 2, .standardize = i, .edge_p = 0.4};
+    tf_sample(g, &sp);
+    seeds[i] = malloc(cap);
+    TF_REQUIRE(seeds[i] && twincache_frame_encode(cc, g, seeds[i], cap, &sizes[i]) == 0);
+  }
+  twincache_chunk_builder_reset(b, 7);
+  for (int i = 0; i < 2; i++) {
+    tf_spec sp = {.seed = 32, .index = 7 + (uint64_t)i, .n = 3 + i, .s = 4, .k = 2, .kinds = i, .edge_p = 0.5};
+    tf_sample(g, &sp);
+    TF_REQUIRE(twincache_chunk_builder_add(b, cc, g) == 0);
+  }
+  const void *data;
+  TF_REQUIRE(twincache_chunk_builder_finish(b, &data, &sizes[2]) == 0);
+  seeds[2] = malloc(sizes[2]);
+  TF_REQUIRE(seeds[2]);
+  memcpy(seeds[2], data, sizes[2]);
+  twincache_chunk_builder_free(b);
+  twincache_graph_free(g);
+  twincache_cctx_free(cc);
+  return 3;
+}
+
+int main(int argc, char **argv) {
+  uint8_t *seeds[3];
+  size_t sizes[3];
+  if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
+    make_seeds(seeds, sizes);
+    int rc = 0;
+    for (int i = 0; i < 3; i++) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/seed-%d", argv[2], i);
+      FILE *f = fopen(path, "wb");
+      if (!f || fwrite(seeds[i], 1, sizes[i], f) != sizes[i]) {
+        fprintf(stderr, "fuzz_replay: cannot write %s\n", path);
+        rc = 1;
+      }
+      if (f) fclose(f);
+      free(seeds[i]);
+    }
+    return rc;
+  }
+  if (argc > 1) {
+    if (strcmp(argv[1], "--help") == 0 || argv[1][0] == '-') {
+      fprintf(argv[1][1] == '-' && strcmp(argv[1], "--help") == 0 ? stdout : stderr,
+              "usage: fuzz_replay [FILE...] | --write-seeds DIR\n");
+      return strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    }
+    for (int i = 1; i < argc; i++)
+      if (replay_file(argv[i]) != 0) return 1;
+    printf("fuzz_replay: %d input(s) ok\n", argc - 1);
+    return 0;
+  }
+  make_seeds(seeds, sizes);
+  tc_rng r;
+  tc_rng_init(&r, 77, 0);
+  size_t runs = 0;
+  for (int i = 0; i < 3; i++) {
+    uint8_t *m = malloc(sizes[i]);
+    TF_REQUIRE(m);
+    for (size_t n = 0; n <= sizes[i]; n++, runs++) LLVMFuzzerTestOneInput(seeds[i], n);
+    for (int t = 0; t < 3000; t++, runs++) {
+      memcpy(m, seeds[i], sizes[i]);
+      int flips = 1 + (int)tc_rng_below(&r, 4);
+      for (int f = 0; f < flips; f++) m[tc_rng_below(&r, (uint32_t)sizes[i])] ^= (uint8_t)(1 + tc_rng_below(&r, 255));
+      LLVMFuzzerTestOneInput(m, sizes[i]);
+    }
+    free(m);
+    free(seeds[i]);
+  }
+  printf("fuzz_replay: %zu inputs ok\n", runs);
+  return 0;
+}
