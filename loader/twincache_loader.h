@@ -26,7 +26,10 @@ typedef struct twincache_cache twincache_cache;
  * environment with twincache meta), TWINCACHE_EVERSION (newer format),
  * TWINCACHE_ECORRUPT (meta unreadable), TWINCACHE_ELMDB, TWINCACHE_ENOMEM.
  * A cache may be opened while a generator is still writing it: the reader
- * sees the graphs committed when it opened. Close with twincache_cache_close
+ * sees the graphs committed when it opened (also after the writer grows the
+ * map). Handles of the same directory in one process share one LMDB
+ * environment, so a cache may be opened any number of times (several
+ * loaders, a reader beside a loader). Close with twincache_cache_close
  * (accepts NULL). A cache handle may be used from several threads at once
  * for read_graph/chunk calls, each with its own dctx. */
 int twincache_cache_open(const char *path, twincache_cache **out);
@@ -109,11 +112,20 @@ typedef struct twincache_loader_options {
   uint32_t rank;        /* default 0 */
   uint32_t world_size;  /* default 1: rank r takes every world_size-th batch */
   uint32_t threads;     /* decode threads, default 2 */
-  uint32_t slots;       /* ring depth (batches in memory), default 2*threads+2 */
+  uint32_t slots;       /* ring depth (batches in memory), default 2*threads+2;
+                         * 0 = 2*threads+2 of the threads given */
   int drop_last;        /* drop the last partial batch of an epoch, default 0 */
   uint64_t index_begin; /* graph range [begin, end) read; end 0 = all committed */
   uint64_t index_end;
-  int corrupt_policy;   /* enum twincache_corrupt_policy, default FAIL */
+  int corrupt_policy;   /* enum twincache_corrupt_policy, default FAIL.
+                         * SKIP fills the place of a corrupt graph with the
+                         * graph at the next position after the batch's own
+                         * positions in the epoch order (wrapping within the
+                         * epoch), then the one after, ...: the stream stays a
+                         * pure function of (options, seq); that graph then
+                         * appears twice in the epoch. A record is counted
+                         * each time it is met. If no graph of the range
+                         * decodes, next() returns the error. */
   /* slot memory: alloc(bytes, user) must return 64-byte aligned memory or
    * NULL; default aligned malloc/free. The trainer passes cudaHostAlloc. */
   void *(*alloc)(size_t bytes, void *user);
@@ -137,24 +149,43 @@ typedef struct twincache_loader_state {
 
 /* Opens the cache at `path` and starts the decode threads. `resume` may be
  * NULL (start at batch 0) or a state from twincache_loader_get_state.
+ * `opt` may be NULL (the defaults).
  * Validates every option (TWINCACHE_EINVAL with a message on stderr naming
- * the option) and allocates all slots up front: memory is fixed from here on.
- * Returns 0 and sets *out, or an error code; nothing leaks on error. */
+ * the option, also kept for twincache_loader_last_error) and allocates all
+ * slots up front: memory is fixed from here on. An empty graph range
+ * [index_begin, index_end) or index_end beyond the committed count is
+ * TWINCACHE_EINVAL. Threads are limited to 1..100, batch_size to 1..65536.
+ * Returns 0 and sets *out, or an error code; nothing leaks on error.
+ *
+ * The stream: batch seq of a rank is epoch e = seq / batches_per_epoch; with
+ * j = seq % batches_per_epoch it holds the graphs at positions
+ * [gb*G, gb*G + G) (gb = j*world_size + rank) of epoch e's order of the
+ * range: a stateless permutation keyed by (seed, e) when shuffling, index
+ * order otherwise. Only an epoch's last global batch can be partial. When
+ * the global batch count of an epoch is not a multiple of world_size, the
+ * first ranks get one batch more per epoch. */
 int twincache_loader_open(const char *path, const twincache_loader_options *opt,
                           const twincache_loader_state *resume, twincache_loader **out);
 
 /* Blocks until the next batch of the stream is ready and returns it in
  * *batch. Returns 0, TWINCACHE_END when the epochs are done, or the error of
  * a corrupt graph under the FAIL policy (the loader is then unusable: close
- * it). The batch stays valid until it is passed to twincache_loader_release
- * (or the loader is closed); several batches may be held at once (at most
- * the slot count). Call from one consumer thread. */
+ * it; next() keeps returning that error). The batch stays valid until it is
+ * passed to twincache_loader_release (or the loader is closed); several
+ * batches may be held at once (at most the slot count: when the consumer
+ * holds the slot the next batch needs, next() returns TWINCACHE_EINVAL at
+ * once instead of waiting forever). Treat the slab as read-only: the loader
+ * keeps its padding zero by clearing only what a decode made stale.
+ * Call from one consumer thread. */
 int twincache_loader_next(twincache_loader *l, twincache_batch **batch);
 
-/* Gives a batch's slot back to the decode threads. */
+/* Gives a batch's slot back to the decode threads. May be called from any
+ * thread (e.g. a copy-completion callback); releasing a batch twice or after
+ * close is not allowed, releasing NULL does nothing. */
 void twincache_loader_release(twincache_loader *l, twincache_batch *batch);
 
-/* The position after the last batch returned by next(). */
+/* The position after the last batch returned by next(). Thread-safe, as are
+ * get_stats, batches_per_epoch, dims and layout. */
 void twincache_loader_get_state(const twincache_loader *l, twincache_loader_state *s);
 
 /* Batches of one epoch for this rank (after drop_last). */
@@ -181,6 +212,10 @@ void twincache_loader_get_stats(const twincache_loader *l, twincache_loader_stat
  * slot and closes the cache. Accepts NULL. Batches not yet released become
  * invalid. */
 void twincache_loader_close(twincache_loader *l);
+
+/* The message of the last error twincache_loader_open reported on this
+ * thread ("" if none); valid until the thread's next open. */
+const char *twincache_loader_last_error(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,363 @@
+/* cache.c — the cache reader: open an LMDB cache read-only, read its meta,
+ * look graphs up by index and decode them. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tc_cache_internal.h"
+#include "tc_common.h"
+
+#define TC_READER_MAP_BYTES (256ull << 30) /* 256 GiB of address space */
+
+int tc_status_from_mdb(int rc) {
+  switch (rc) {
+  case MDB_SUCCESS: return TWINCACHE_OK;
+  case MDB_NOTFOUND: return TWINCACHE_ENOTFOUND;
+  case MDB_INVALID:
+  case MDB_VERSION_MISMATCH: return TWINCACHE_ENOTCACHE;
+  case MDB_CORRUPTED:
+  case MDB_PAGE_NOTFOUND: return TWINCACHE_ECORRUPT;
+  case MDB_MAP_FULL: return TWINCACHE_EFULL;
+  case ENOMEM: return TWINCACHE_ENOMEM;
+  default: return TWINCACHE_ELMDB;
+  }
+}
+
+/* Copies meta value `key` into a fresh NUL-terminated string ("" if absent). */
+static int meta_get_text(MDB_txn *txn, MDB_dbi dbi, const char *key, char **out) {
+  MDB_val k = {strlen(key), (void *)key}, v = {0, NULL};
+  int rc = mdb_get(txn, dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) v.mv_size = 0;
+  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  char *s = malloc(v.mv_size + 1);
+  if (!s) return TWINCACHE_ENOMEM;
+  if (v.mv_size) memcpy(s, v.mv_data, v.mv_size);
+  s[v.mv_size] = '\0';
+  *out = s;
+  return TWINCACHE_OK;
+}
+
+/* Reads every meta entry into c. */
+static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
+  MDB_val k, v;
+  int rc;
+
+  k.mv_data = (void *)TWINCACHE_META_VERSION;
+  k.mv_size = strlen(TWINCACHE_META_VERSION);
+  rc = mdb_get(txn, meta, &k, &v);
+  if (rc == MDB_NOTFOUND) return TWINCACHE_ENOTCACHE;
+  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  if (v.mv_size != 4) return TWINCACHE_ECORRUPT;
+  uint32_t version = tc_load_u32(v.mv_data);
+  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (version == 0) return TWINCACHE_ECORRUPT;
+
+  k.mv_data = (void *)TWINCACHE_META_DIMS;
+  k.mv_size = strlen(TWINCACHE_META_DIMS);
+  rc = mdb_get(txn, meta, &k, &v);
+  if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT;
+  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  rc = twincache_dims_decode(v.mv_data, v.mv_size, &c->dims);
+  if (rc != TWINCACHE_OK) return rc;
+  const twincache_dims *d = &c->dims;
+  if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS ||
+      d->max_nodes == 0 || d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 ||
+      d->samples > TWINCACHE_MAX_SAMPLES || d->max_inter > TWINCACHE_MAX_INTER ||
+      d->hidden > TWINCACHE_MAX_HIDDEN)
+    return TWINCACHE_ECORRUPT;
+
+  /* committed is written with the first chunks; a cache without it has none */
+  k.mv_data = (void *)TWINCACHE_META_COMMITTED;
+  k.mv_size = strlen(TWINCACHE_META_COMMITTED);
+  rc = mdb_get(txn, meta, &k, &v);
+  if (rc == MDB_NOTFOUND) c->count = 0;
+  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  else if (v.mv_size != 8) return TWINCACHE_ECORRUPT;
+  else c->count = tc_load_u64(v.mv_data);
+
+  k.mv_data = (void *)TWINCACHE_META_STATS;
+  k.mv_size = strlen(TWINCACHE_META_STATS);
+  rc = mdb_get(txn, meta, &k, &v);
+  if (rc == MDB_NOTFOUND) memset(&c->stats, 0, sizeof c->stats);
+  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  else if ((rc = twincache_stats_decode(v.mv_data, v.mv_size, &c->stats)) != TWINCACHE_OK) return rc;
+
+  if ((rc = meta_get_text(txn, meta, TWINCACHE_META_CONFIG, &c->config)) != TWINCACHE_OK) return rc;
+  return meta_get_text(txn, meta, TWINCACHE_META_LIBRARY, &c->library);
+}
+
+/* One MDB_env per cache directory per process: LMDB forbids opening an
+ * environment twice in one process (closing one copy drops the other's file
+ * locks), and a trainer opens a training and a validation loader on the
+ * same cache. Handles share the env; the last close closes it. */
+typedef struct tc_shared_env {
+  dev_t dev;
+  ino_t ino;
+  MDB_env *env;
+  MDB_dbi meta, graphs;
+  int have_meta, have_graphs;
+  unsigned refs;
+  struct tc_shared_env *next;
+} tc_shared_env;
+
+static pthread_mutex_t tc_envs_mu = PTHREAD_MUTEX_INITIALIZER;
+static tc_shared_env *tc_envs; /* under tc_envs_mu */
+
+/* Opens path read-only; without locks only on a read-only file system.
+ * The map is made much larger than the file: a generator writing the cache
+ * grows it, and a reader whose map is smaller than the data committed later
+ * gets MDB_MAP_RESIZED, which a multi-threaded reader cannot fix in place.
+ * A read-only mapping beyond the end of the file costs address space only. */
+static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
+  uint64_t map_bytes = file_bytes < (TC_READER_MAP_BYTES >> 2) ? TC_READER_MAP_BYTES : 4 * file_bytes;
+  static const unsigned flags[2] = {MDB_RDONLY | MDB_NOTLS, MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK};
+  int rc = 0;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    MDB_env *env;
+    if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    mdb_env_set_maxdbs(env, 4);
+    mdb_env_set_mapsize(env, (size_t)map_bytes);
+    /* Keep the lock file: a generator may be writing. NOTLS lets each
+     * decode thread own a read txn. */
+    rc = mdb_env_open(env, path, flags[attempt], 0644);
+    if (rc == MDB_SUCCESS) {
+      *out = env;
+      return TWINCACHE_OK;
+    }
+    mdb_env_close(env);
+    if (rc != EACCES && rc != EROFS) break;
+  }
+  return rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == ENOENT ? TWINCACHE_ENOTCACHE
+                                                                         : tc_status_from_mdb(rc);
+}
+
+/* Drops one reference (under tc_envs_mu); closes the env at zero. */
+static void shared_env_unref(tc_shared_env *e) {
+  if (e->refs > 0 && --e->refs > 0) return;
+  for (tc_shared_env **p = &tc_envs; *p; p = &(*p)->next)
+    if (*p == e) {
+      *p = e->next;
+      break;
+    }
+  mdb_env_close(e->env);
+  free(e);
+}
+
+int twincache_cache_open(const char *path, twincache_cache **out) {
+  twincache_cache *c = NULL;
+  tc_shared_env *e = NULL;
+  MDB_txn *txn = NULL;
+  char *data_path = NULL;
+  struct stat st, dir_st;
+  int rc, locked = 0, graphs_opened = 0;
+
+  if (!path || !out) return TWINCACHE_EINVAL;
+  *out = NULL;
+  if (stat(path, &dir_st) != 0) return errno == ENOENT || errno == ENOTDIR ? TWINCACHE_ENOTFOUND : TWINCACHE_EIO;
+  if (!S_ISDIR(dir_st.st_mode)) return TWINCACHE_ENOTCACHE;
+
+  /* Check for data.mdb first: mdb_env_open would otherwise leave a lock
+   * file behind in a directory that is not a cache. */
+  size_t plen = strlen(path);
+  data_path = malloc(plen + sizeof "/data.mdb");
+  if (!data_path) return TWINCACHE_ENOMEM;
+  memcpy(data_path, path, plen);
+  memcpy(data_path + plen, "/data.mdb", sizeof "/data.mdb");
+  if (stat(data_path, &st) != 0) {
+    rc = errno == ENOENT ? TWINCACHE_ENOTCACHE : TWINCACHE_EIO;
+    goto cleanup;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    rc = TWINCACHE_ENOTCACHE;
+    goto cleanup;
+  }
+
+  c = calloc(1, sizeof *c);
+  if (!c) {
+    rc = TWINCACHE_ENOMEM;
+    goto cleanup;
+  }
+  c->disk_bytes = (uint64_t)st.st_size;
+
+  pthread_mutex_lock(&tc_envs_mu);
+  locked = 1;
+  for (e = tc_envs; e; e = e->next)
+    if (e->dev == dir_st.st_dev && e->ino == dir_st.st_ino) break;
+  if (!e) {
+    e = calloc(1, sizeof *e);
+    if (!e) {
+      rc = TWINCACHE_ENOMEM;
+      goto cleanup;
+    }
+    if ((rc = env_open(path, c->disk_bytes, &e->env)) != TWINCACHE_OK) {
+      free(e);
+      e = NULL;
+      goto cleanup;
+    }
+    e->dev = dir_st.st_dev;
+    e->ino = dir_st.st_ino;
+    e->next = tc_envs;
+    tc_envs = e;
+  }
+  e->refs++;
+
+  if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn)) != MDB_SUCCESS) {
+    txn = NULL;
+    rc = tc_status_from_mdb(rc);
+    goto cleanup;
+  }
+  /* dbi handles are opened once per env, under tc_envs_mu as LMDB asks */
+  if (!e->have_meta) {
+    rc = mdb_dbi_open(txn, "meta", 0, &e->meta);
+    if (rc != MDB_SUCCESS) {
+      /* MDB_NOTFOUND: no such sub-DB; MDB_INCOMPATIBLE: the key is plain data */
+      rc = rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE ? TWINCACHE_ENOTCACHE : tc_status_from_mdb(rc);
+      goto cleanup;
+    }
+  }
+  if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) goto cleanup;
+  if (!e->have_graphs) {
+    rc = mdb_dbi_open(txn, "graphs", 0, &e->graphs);
+    if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
+      /* no chunk yet: fine only for an empty cache (no lookups happen) */
+      if (c->count != 0) {
+        rc = TWINCACHE_ECORRUPT;
+        goto cleanup;
+      }
+    } else if (rc != MDB_SUCCESS) {
+      rc = tc_status_from_mdb(rc);
+      goto cleanup;
+    } else {
+      graphs_opened = 1;
+    }
+  }
+  /* handles opened in a read txn stay valid after it commits */
+  rc = mdb_txn_commit(txn);
+  txn = NULL;
+  if (rc != MDB_SUCCESS) {
+    rc = tc_status_from_mdb(rc);
+    goto cleanup;
+  }
+  if (!e->have_meta) e->have_meta = 1;
+  if (graphs_opened) e->have_graphs = 1;
+  c->shared = e;
+  c->env = e->env;
+  c->dbi_graphs = e->graphs;
+  *out = c;
+  c = NULL;
+  e = NULL;
+  rc = TWINCACHE_OK;
+
+cleanup:
+  if (txn) mdb_txn_abort(txn);
+  if (e) shared_env_unref(e);
+  if (locked) pthread_mutex_unlock(&tc_envs_mu);
+  twincache_cache_close(c);
+  free(data_path);
+  return rc;
+}
+
+void twincache_cache_close(twincache_cache *c) {
+  if (!c) return;
+  if (c->shared) {
+    pthread_mutex_lock(&tc_envs_mu);
+    shared_env_unref(c->shared);
+    pthread_mutex_unlock(&tc_envs_mu);
+  }
+  free(c->config);
+  free(c->library);
+  free(c);
+}
+
+const twincache_dims *twincache_cache_dims(const twincache_cache *c) { return &c->dims; }
+uint64_t twincache_cache_count(const twincache_cache *c) { return c->count; }
+const twincache_stats *twincache_cache_stats(const twincache_cache *c) { return &c->stats; }
+const char *twincache_cache_config(const twincache_cache *c) { return c->config; }
+const char *twincache_cache_library(const twincache_cache *c) { return c->library; }
+uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
+
+int tc_cache_find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
+                        const void **frame, size_t *size) {
+  if (index >= c->count) return TWINCACHE_ENOTFOUND;
+  uint64_t chunk = index / c->dims.chunk_graphs;
+  uint32_t slot = (uint32_t)(index % c->dims.chunk_graphs);
+  twincache_chunk_view local, *v = &local;
+  tc_chunk_entry *e = cc ? &cc->entries[chunk & (TC_CHUNK_CACHE_ENTRIES - 1)] : NULL;
+  if (e && e->gen == cc->gen && e->chunk == chunk) {
+    v = &e->view;
+  } else {
+    uint8_t key_bytes[8];
+    tc_store_be64(key_bytes, chunk);
+    MDB_val k = {8, key_bytes}, val;
+    int rc = mdb_get(txn, c->dbi_graphs, &k, &val);
+    if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT; /* committed, so it must exist */
+    if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK) return rc;
+    if (v->first_index != chunk * c->dims.chunk_graphs || v->count > c->dims.chunk_graphs)
+      return TWINCACHE_ECORRUPT;
+    if (e) {
+      e->chunk = chunk;
+      e->gen = cc->gen;
+      e->view = local;
+      v = &e->view;
+    }
+  }
+  if (slot >= v->count) return TWINCACHE_ECORRUPT;
+  return twincache_chunk_frame(v, slot, frame, size);
+}
+
+/* Begins a read txn on the cache's environment. */
+static int txn_begin(const twincache_cache *c, MDB_txn **txn) {
+  int rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn);
+  if (rc != MDB_SUCCESS) {
+    *txn = NULL;
+    return tc_status_from_mdb(rc);
+  }
+  return TWINCACHE_OK;
+}
+
+int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
+                               twincache_graph *g) {
+  MDB_txn *txn = NULL;
+  const void *frame;
+  size_t size;
+  if (!c || !d || !g) return TWINCACHE_EINVAL;
+  if (index >= c->count) return TWINCACHE_ENOTFOUND;
+  int rc = txn_begin(c, &txn);
+  if (rc != TWINCACHE_OK) return rc;
+  if ((rc = tc_cache_find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
+  if (g->index != index) rc = TWINCACHE_ECORRUPT; /* a frame filed under the wrong key */
+
+cleanup:
+  mdb_txn_abort(txn);
+  return rc;
+}
+
+int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame, size_t *size) {
+  MDB_txn *txn = NULL;
+  const void *src;
+  size_t n;
+  if (!c || !frame || !size) return TWINCACHE_EINVAL;
+  *frame = NULL;
+  *size = 0;
+  if (index >= c->count) return TWINCACHE_ENOTFOUND;
+  int rc = txn_begin(c, &txn);
+  if (rc != TWINCACHE_OK) return rc;
+  if ((rc = tc_cache_find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
+  void *copy = malloc(n ? n : 1);
+  if (!copy) {
+    rc = TWINCACHE_ENOMEM;
+    goto cleanup;
+  }
+  memcpy(copy, src, n);
+  *frame = copy;
+  *size = n;
+
+cleanup:
+  mdb_txn_abort(txn);
+  return rc;
+}

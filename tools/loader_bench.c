@@ -1,0 +1,375 @@
+/* loader_bench.c — twincache-loader-bench: how close the loader comes to the
+ * limits it chases on this machine.
+ *
+ *   loader   graphs/s and GB/s of batch slabs delivered, for 1 and 2 decode
+ *            threads (or --threads T)
+ *   zstd     the same graphs' zstd frames decompressed by plain
+ *            ZSTD_decompressDCtx in a tight loop on one thread: the per-thread
+ *            limit of a loader that must at least decompress
+ *   memcpy   bandwidth of copying one slab-sized buffer
+ *
+ * Each loader run is repeated (--repeat, best wall time kept) and its CPU
+ * time is measured too: on a shared machine the wall rate depends on what
+ * else runs, graphs per CPU-second much less. The load average is printed.
+ *
+ * usage: twincache-loader-bench --cache DIR [--threads T] [--batch G]
+ *                               [--epochs E] [--repeat R] [--json] */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <zstd.h>
+
+#include "tc_common.h"
+#include "twincache_loader.h"
+
+#define ZSTD_MAGIC 0xFD2FB528u
+#define ZSTD_SAMPLE_GRAPHS (1u << 18) /* frames held in memory for the zstd loop: every graph of a cache up to this many, else an even sample */
+#define MIN_TIMED_NS 500000000ull
+
+typedef struct bench_args {
+  const char *cache;
+  uint32_t threads; /* 0 = run 1 and 2 */
+  uint32_t batch;
+  uint32_t epochs;
+  uint32_t repeat;
+  int json;
+} bench_args;
+
+typedef struct loader_run {
+  uint32_t threads;
+  uint64_t graphs, batches, bytes, corrupt;
+  double seconds, cpu_seconds, graphs_per_s, batch_gb_per_s, graphs_per_cpu_s;
+} loader_run;
+
+/* CPU seconds (user + system) of the whole process so far. */
+static double process_cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+         1e-6 * ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec);
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: twincache-loader-bench --cache DIR [options]\n"
+          "Measures the batch loader against plain zstd decompression and memcpy.\n"
+          "  --cache DIR    cache directory (required)\n"
+          "  --threads T    decode threads (default: run 1 and 2 and print a table)\n"
+          "  --batch G      graphs per batch (default 32)\n"
+          "  --epochs E     epochs read per run (default 1)\n"
+          "  --repeat R     runs per thread count, the fastest is kept (default 3)\n"
+          "  --json         print one JSON object instead of the table\n"
+          "  --help         this text\n");
+}
+
+/* Parses a positive integer flag value; exits 2 naming the flag otherwise. */
+static uint32_t parse_u32(const char *flag, const char *s, uint32_t lo, uint32_t hi) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
+    fprintf(stderr, "twincache-loader-bench: %s must be an integer in %u..%u, got '%s'\n", flag, lo, hi, s);
+    exit(2);
+  }
+  return (uint32_t)v;
+}
+
+static void parse_args(int argc, char **argv, bench_args *a) {
+  memset(a, 0, sizeof *a);
+  a->batch = 32;
+  a->epochs = 1;
+  a->repeat = 3;
+  for (int i = 1; i < argc; i++) {
+    const char *f = argv[i];
+    if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(f, "--json")) {
+      a->json = 1;
+      continue;
+    }
+    if (strcmp(f, "--cache") && strcmp(f, "--threads") && strcmp(f, "--batch") && strcmp(f, "--epochs") &&
+        strcmp(f, "--repeat")) {
+      fprintf(stderr, "twincache-loader-bench: unknown flag '%s' (see --help)\n", f);
+      exit(2);
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "twincache-loader-bench: %s needs a value\n", f);
+      exit(2);
+    }
+    const char *v = argv[++i];
+    if (!strcmp(f, "--cache")) a->cache = v;
+    else if (!strcmp(f, "--threads")) a->threads = parse_u32(f, v, 1, 100);
+    else if (!strcmp(f, "--batch")) a->batch = parse_u32(f, v, 1, 65536);
+    else if (!strcmp(f, "--repeat")) a->repeat = parse_u32(f, v, 1, 100);
+    else a->epochs = parse_u32(f, v, 1, 1000);
+  }
+  if (!a->cache) {
+    fprintf(stderr, "twincache-loader-bench: --cache DIR is required (see --help)\n");
+    exit(2);
+  }
+}
+
+/* Reads every batch of `epochs` epochs with `threads` decode threads. */
+static int run_loader(const bench_args *a, uint32_t threads, loader_run *r) {
+  twincache_loader_options o;
+  twincache_loader *l = NULL;
+  twincache_batch *b;
+  twincache_loader_stats st;
+  twincache_loader_options_init(&o);
+  o.batch_size = a->batch;
+  o.epochs = a->epochs;
+  o.threads = threads;
+  o.slots = 2 * threads + 2;
+  memset(r, 0, sizeof *r);
+  r->threads = threads;
+  int rc = twincache_loader_open(a->cache, &o, NULL, &l);
+  if (rc != TWINCACHE_OK) return rc;
+  double cpu0 = process_cpu_seconds();
+  uint64_t t0 = tc_now_ns();
+  while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) twincache_loader_release(l, b);
+  uint64_t t1 = tc_now_ns();
+  r->cpu_seconds = process_cpu_seconds() - cpu0;
+  twincache_loader_get_stats(l, &st);
+  twincache_loader_close(l);
+  if (rc != TWINCACHE_END) return rc;
+  r->graphs = st.graphs;
+  r->batches = st.batches;
+  r->bytes = st.bytes_decoded;
+  r->corrupt = st.corrupt;
+  r->seconds = (double)(t1 - t0) * 1e-9;
+  r->graphs_per_s = (double)r->graphs / r->seconds;
+  r->batch_gb_per_s = (double)r->bytes / r->seconds * 1e-9;
+  r->graphs_per_cpu_s = r->cpu_seconds > 0 ? (double)r->graphs / r->cpu_seconds : 0;
+  return TWINCACHE_OK;
+}
+
+/* Finds the zstd frame inside a graph frame. FORMAT.md: a fixed header whose
+ * length is the u16 at byte 6 and whose u32 at byte 32 is the compressed
+ * size, then one zstd frame. Falls back to looking for the zstd magic. */
+static int zstd_part(const uint8_t *frame, size_t size, const uint8_t **z, size_t *zsize) {
+  if (size >= 40) {
+    size_t off = tc_load_u16(frame + 6), n = tc_load_u32(frame + 32);
+    if (off + 4 <= size && n <= size - off && tc_load_u32(frame + off) == ZSTD_MAGIC) {
+      *z = frame + off;
+      *zsize = n;
+      return 0;
+    }
+  }
+  for (size_t off = 0; off + 4 <= size; off++)
+    if (tc_load_u32(frame + off) == ZSTD_MAGIC) {
+      size_t n = ZSTD_findFrameCompressedSize(frame + off, size - off);
+      if (ZSTD_isError(n)) continue;
+      *z = frame + off;
+      *zsize = n;
+      return 0;
+    }
+  return -1;
+}
+
+typedef struct zstd_result {
+  uint64_t graphs;
+  double graphs_per_s, gb_per_s; /* decompressed bytes */
+  double graphs_per_cpu_s;
+  double compressed_bytes_per_graph, decompressed_bytes_per_graph;
+  double shuffled_graphs_per_s; /* the same loop in a shuffled order, as the loader reads */
+} zstd_result;
+
+/* Decompresses the zstd frames of (up to ZSTD_SAMPLE_GRAPHS) graphs in a
+ * tight loop on one thread, for at least MIN_TIMED_NS. */
+static int run_zstd(const char *path, zstd_result *res) {
+  twincache_cache *c = NULL;
+  uint8_t **frames = NULL, *dst = NULL;
+  size_t *sizes = NULL, max_out = 0, total_out = 0, total_in = 0;
+  ZSTD_DCtx *dctx = NULL;
+  uint64_t n = 0;
+  int rc = twincache_cache_open(path, &c);
+  if (rc != TWINCACHE_OK) return rc;
+  uint64_t count = twincache_cache_count(c);
+  uint64_t want = count < ZSTD_SAMPLE_GRAPHS ? count : ZSTD_SAMPLE_GRAPHS;
+  uint64_t step = count / (want ? want : 1);
+  frames = calloc(want ? want : 1, sizeof *frames);
+  sizes = calloc(want ? want : 1, sizeof *sizes);
+  dctx = ZSTD_createDCtx();
+  if (!frames || !sizes || !dctx) {
+    rc = TWINCACHE_ENOMEM;
+    goto cleanup;
+  }
+  for (uint64_t i = 0; i < want; i++) {
+    void *frame;
+    size_t size;
+    const uint8_t *z;
+    size_t zsize;
+    if ((rc = twincache_cache_read_frame(c, i * step, &frame, &size)) != TWINCACHE_OK) goto cleanup;
+    if (zstd_part(frame, size, &z, &zsize) != 0) {
+      free(frame);
+      rc = TWINCACHE_ECORRUPT;
+      goto cleanup;
+    }
+    unsigned long long out = ZSTD_getFrameContentSize(z, zsize);
+    if (out == ZSTD_CONTENTSIZE_ERROR || out == ZSTD_CONTENTSIZE_UNKNOWN) {
+      free(frame);
+      rc = TWINCACHE_ECORRUPT;
+      goto cleanup;
+    }
+    memmove(frame, z, zsize); /* keep only the zstd frame */
+    frames[n] = frame;
+    sizes[n] = zsize;
+    n++;
+    if (out > max_out) max_out = out;
+    total_out += out;
+    total_in += zsize;
+  }
+  dst = malloc(max_out ? max_out : 1);
+  if (!dst) {
+    rc = TWINCACHE_ENOMEM;
+    goto cleanup;
+  }
+  double cpu0 = process_cpu_seconds();
+  uint64_t rounds = 0, t0 = tc_now_ns(), t1;
+  do {
+    for (uint64_t i = 0; i < n; i++) {
+      size_t r = ZSTD_decompressDCtx(dctx, dst, max_out, frames[i], sizes[i]);
+      if (ZSTD_isError(r)) {
+        rc = TWINCACHE_EZSTD;
+        goto cleanup;
+      }
+    }
+    rounds++;
+    t1 = tc_now_ns();
+  } while (t1 - t0 < MIN_TIMED_NS && n > 0);
+  double seconds = (double)(t1 - t0) * 1e-9, cpu = process_cpu_seconds() - cpu0;
+  uint64_t shuffled_rounds = 0, s0 = tc_now_ns(), s1;
+  do {
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t j = tc_permute(i, n, shuffled_rounds + 1);
+      size_t r = ZSTD_decompressDCtx(dctx, dst, max_out, frames[j], sizes[j]);
+      if (ZSTD_isError(r)) {
+        rc = TWINCACHE_EZSTD;
+        goto cleanup;
+      }
+    }
+    shuffled_rounds++;
+    s1 = tc_now_ns();
+  } while (s1 - s0 < MIN_TIMED_NS && n > 0);
+  res->shuffled_graphs_per_s = n ? (double)(shuffled_rounds * n) / ((double)(s1 - s0) * 1e-9) : 0;
+  res->graphs = n;
+  res->graphs_per_cpu_s = cpu > 0 ? (double)(rounds * n) / cpu : 0;
+  res->graphs_per_s = n ? (double)(rounds * n) / seconds : 0;
+  res->gb_per_s = (double)rounds * (double)total_out / seconds * 1e-9;
+  res->compressed_bytes_per_graph = n ? (double)total_in / (double)n : 0;
+  res->decompressed_bytes_per_graph = n ? (double)total_out / (double)n : 0;
+  rc = TWINCACHE_OK;
+
+cleanup:
+  for (uint64_t i = 0; frames && i < n; i++) free(frames[i]);
+  free(frames);
+  free(sizes);
+  free(dst);
+  ZSTD_freeDCtx(dctx);
+  twincache_cache_close(c);
+  return rc;
+}
+
+/* memcpy of a slab-sized buffer, GB/s of bytes copied. */
+static double run_memcpy(size_t bytes) {
+  uint8_t *a = malloc(bytes), *b = malloc(bytes);
+  double gb_per_s = 0;
+  if (a && b) {
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    uint64_t rounds = 0, t0 = tc_now_ns(), t1;
+    do {
+      memcpy((rounds & 1) ? a : b, (rounds & 1) ? b : a, bytes);
+      rounds++;
+      t1 = tc_now_ns();
+    } while (t1 - t0 < MIN_TIMED_NS / 2);
+    gb_per_s = (double)rounds * (double)bytes / ((double)(t1 - t0) * 1e-9) * 1e-9;
+  }
+  free(a);
+  free(b);
+  return gb_per_s;
+}
+
+int main(int argc, char **argv) {
+  bench_args a;
+  parse_args(argc, argv, &a);
+
+  twincache_cache *c = NULL;
+  int rc = twincache_cache_open(a.cache, &c);
+  if (rc != TWINCACHE_OK) {
+    fprintf(stderr, "twincache-loader-bench: cannot open cache %s: %s\n", a.cache, twincache_strerror(rc));
+    return 1;
+  }
+  twincache_dims dims = *twincache_cache_dims(c);
+  uint64_t count = twincache_cache_count(c);
+  twincache_cache_close(c);
+  twincache_batch_layout layout;
+  twincache_batch_layout_init(&layout, a.batch, dims.max_nodes, dims.max_inter, dims.samples);
+
+  zstd_result z = {0};
+  if ((rc = run_zstd(a.cache, &z)) != TWINCACHE_OK) {
+    fprintf(stderr, "twincache-loader-bench: zstd baseline failed: %s\n", twincache_strerror(rc));
+    return 1;
+  }
+  double memcpy_gb_per_s = run_memcpy(layout.bytes);
+
+  uint32_t thread_list[2] = {1, 2}, runs = 2;
+  if (a.threads) {
+    thread_list[0] = a.threads;
+    runs = 1;
+  }
+  loader_run r[2];
+  for (uint32_t i = 0; i < runs; i++)
+    for (uint32_t k = 0; k < a.repeat; k++) {
+      loader_run one;
+      if ((rc = run_loader(&a, thread_list[i], &one)) != TWINCACHE_OK) {
+        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s\n", thread_list[i],
+                twincache_strerror(rc));
+        return 1;
+      }
+      if (k == 0 || one.seconds < r[i].seconds) r[i] = one;
+    }
+  double load[1] = {-1};
+  if (getloadavg(load, 1) != 1) load[0] = -1;
+
+  const loader_run *last = &r[runs - 1];
+  if (a.json) {
+    printf("{\"threads\": %u, \"graphs_per_s\": %.0f, \"batch_gb_per_s\": %.3f, "
+           "\"zstd_limit_gb_per_s\": %.3f, \"zstd_limit_graphs_per_s\": %.0f, "
+           "\"memcpy_gb_per_s\": %.3f, \"per_thread_vs_zstd\": %.3f, \"graphs_per_cpu_s\": %.0f, "
+           "\"zstd_limit_graphs_per_cpu_s\": %.0f, \"zstd_shuffled_graphs_per_s\": %.0f, "
+           "\"graphs\": %llu, \"batch\": %u, "
+           "\"slab_bytes\": %zu, \"repeat\": %u, \"load_avg\": %.2f, \"runs\": [",
+           last->threads, last->graphs_per_s, last->batch_gb_per_s, z.gb_per_s, z.graphs_per_s,
+           memcpy_gb_per_s, last->graphs_per_s / last->threads / z.graphs_per_s, last->graphs_per_cpu_s,
+           z.graphs_per_cpu_s, z.shuffled_graphs_per_s, (unsigned long long)count, a.batch, layout.bytes, a.repeat, load[0]);
+    for (uint32_t i = 0; i < runs; i++)
+      printf("%s{\"threads\": %u, \"graphs_per_s\": %.0f, \"batch_gb_per_s\": %.3f, \"seconds\": %.3f, "
+             "\"cpu_seconds\": %.3f, \"graphs_per_cpu_s\": %.0f}",
+             i ? ", " : "", r[i].threads, r[i].graphs_per_s, r[i].batch_gb_per_s, r[i].seconds,
+             r[i].cpu_seconds, r[i].graphs_per_cpu_s);
+    printf("]}\n");
+    return 0;
+  }
+  printf("cache %s: %llu graphs, N=%u K=%u S=%u, batch %u (slab %.2f MB), %u epoch(s), best of %u, load average %.2f\n",
+         a.cache, (unsigned long long)count, dims.max_nodes, dims.max_inter, dims.samples, a.batch,
+         (double)layout.bytes * 1e-6, a.epochs, a.repeat, load[0]);
+  printf("zstd limit, 1 thread: %.0f graphs/s (%.0f per CPU-s), %.2f GB/s decompressed "
+         "(%.0f -> %.0f bytes per graph, %llu graphs looped)\n",
+         z.graphs_per_s, z.graphs_per_cpu_s, z.gb_per_s, z.compressed_bytes_per_graph,
+         z.decompressed_bytes_per_graph, (unsigned long long)z.graphs);
+  printf("zstd, 1 thread, the same frames in a shuffled order (as the loader reads them): %.0f graphs/s\n",
+         z.shuffled_graphs_per_s);
+  printf("memcpy of one slab: %.2f GB/s\n\n", memcpy_gb_per_s);
+  printf("%8s %10s %11s %16s %9s %12s %15s\n", "threads", "graphs/s", "batch GB/s", "per-thread/zstd",
+         "speedup", "graphs/CPU-s", "per-CPU-s/zstd");
+  for (uint32_t i = 0; i < runs; i++)
+    printf("%8u %10.0f %11.2f %15.0f%% %8.2fx %12.0f %14.0f%%\n", r[i].threads, r[i].graphs_per_s,
+           r[i].batch_gb_per_s, 100.0 * r[i].graphs_per_s / r[i].threads / z.graphs_per_s,
+           r[i].graphs_per_s / r[0].graphs_per_s, r[i].graphs_per_cpu_s,
+           100.0 * r[i].graphs_per_cpu_s / z.graphs_per_cpu_s);
+  return 0;
+}
