@@ -1,0 +1,53 @@
+/* inspect_test.h — shared helpers of the twincache-inspect tests: run a
+ * program and capture its exit status, stdout and stderr; build a small cache
+ * with the real twincache-gen; remove a scratch directory; CHECK macros.
+ *
+ * Every test program is called as: test GEN INSPECT SCRATCH_DIR
+ * (ctest passes $<TARGET_FILE:...> and a directory unique to the test). */
+#ifndef TC_INSPECT_TEST_H
+#define TC_INSPECT_TEST_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+extern int tt_failures;
+
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+      tt_failures++;                                                  \
+    }                                                                 \
+  } while (0)
+
+typedef struct tt_result {
+  int status; /* exit code, or 128 + signal */
+  char *out;  /* stdout, NUL-terminated (malloc'd) */
+  char *err;  /* stderr, NUL-terminated (malloc'd) */
+  size_t out_len;
+} tt_result;
+
+/* Runs argv (NULL-terminated; argv[0] a path) with stdout/stderr captured
+ * through files in scratch. Returns 0, or -1 if it could not run at all. */
+int tt_run(char *const argv[], const char *scratch, tt_result *r);
+void tt_result_clear(tt_result *r);
+/* Number of '\n'-terminated lines in s. */
+size_t tt_count_lines(const char *s);
+/* Reads a whole file (NUL-terminated, malloc'd) or NULL. */
+char *tt_read_file(const char *path, size_t *size);
+/* rm -rf path (files and directories below it). */
+void tt_remove_tree(const char *path);
+/* mkdir -p scratch, empty. Returns 0 or -1. */
+int tt_scratch_init(const char *scratch);
+/* Generates the tests' small cache into dir (removed first):
+ * --graphs graphs --seed 1 --nodes 3:6 --samples 16 --chunk-graphs 16
+ * --quiet (several chunks, so chunk boundaries are exercised), then the
+ * NULL-terminated extra flags (may be NULL). Returns 0 or -1. */
+int tt_make_cache(const char *gen, const char *dir, const char *scratch, unsigned graphs,
+                  const char *const *extra);
+/* Copies the data file(s) of cache src (not lock.mdb) into a new directory dst. 0 or -1. */
+int tt_copy_cache(const char *src, const char *dst);
+
+#endif /* TC_INSPECT_TEST_H */

@@ -1,0 +1,97 @@
+/* test_inspect_cli.c — the command line's contract: --help (top level and
+ * per command) exits 0 listing its flags; a bad command, flag, value or index
+ * exits 2 with one line on stderr; a missing or non-cache directory exits 1
+ * with one line naming the path.
+ * usage: test_inspect_cli GEN INSPECT SCRATCH */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "inspect_test.h"
+
+/* Runs argv; checks exit status, stderr line count (when err_lines >= 0) and
+ * that `needle` (when not NULL) occurs in stdout+stderr. */
+static void expect(char **argv, const char *scratch, int status, int err_lines, const char *needle) {
+  tt_result r;
+  if (tt_run(argv, scratch, &r) != 0) {
+    CHECK(0, "could not run %s", argv[0]);
+    return;
+  }
+  char cmd[512] = "";
+  for (int i = 1; argv[i]; i++) {
+    strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
+    strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
+  }
+  CHECK(r.status == status, "'%s' exited %d, want %d; stderr: %s", cmd, r.status, status, r.err);
+  if (err_lines >= 0)
+    CHECK(tt_count_lines(r.err) == (size_t)err_lines, "'%s': %zu stderr lines, want %d: %s", cmd,
+          tt_count_lines(r.err), err_lines, r.err);
+  if (needle)
+    CHECK(strstr(r.out, needle) || strstr(r.err, needle), "'%s' output lacks '%s': %s%s", cmd,
+          needle, r.out, r.err);
+  tt_result_clear(&r);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
+    return 2;
+  }
+  const char *gen = argv[1], *scratch = argv[3];
+  char *in = argv[2];
+  char cache[4096], missing[4096], plain[4096];
+  snprintf(cache, sizeof cache, "%s/cache", scratch);
+  snprintf(missing, sizeof missing, "%s/no-such-cache", scratch);
+  snprintf(plain, sizeof plain, "%s/plain-dir", scratch);
+  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 5, NULL) != 0) {
+    fprintf(stderr, "could not create the test cache in %s\n", scratch);
+    return 1;
+  }
+  mkdir(plain, 0755);
+
+  /* help */
+  char *h0[] = {in, "--help", NULL};
+  expect(h0, scratch, 0, 0, "verify");
+  const char *cmds[][2] = {{"info", "--json"},   {"show", "--rows"},  {"verify", "--quiet"},
+                           {"stats", "--limit"}, {"export", "--force"}, {"dot", "DOT"}};
+  for (int i = 0; i < 6; i++) {
+    char *h[] = {in, (char *)cmds[i][0], "--help", NULL};
+    expect(h, scratch, 0, 0, cmds[i][1]);
+  }
+  /* usage errors: exit 2, one line */
+  char *u0[] = {in, NULL};
+  expect(u0, scratch, 2, -1, "usage");
+  char *u1[] = {in, "frobnicate", cache, NULL};
+  expect(u1, scratch, 2, 1, "frobnicate");
+  char *u2[] = {in, "info", cache, "--bogus", NULL};
+  expect(u2, scratch, 2, 1, "--bogus");
+  char *u3[] = {in, "info", NULL};
+  expect(u3, scratch, 2, 1, NULL);
+  char *u4[] = {in, "show", cache, "5", NULL};
+  expect(u4, scratch, 2, 1, "0..4");
+  char *u5[] = {in, "dot", cache, "x1", NULL};
+  expect(u5, scratch, 2, 1, "x1");
+  char *u6[] = {in, "stats", cache, "--limit", NULL};
+  expect(u6, scratch, 2, 1, "--limit");
+  char *u7[] = {in, "info", cache, "--json=yes", NULL};
+  expect(u7, scratch, 2, 1, "--json");
+  char *u8[] = {in, "verify", cache, "extra", NULL};
+  expect(u8, scratch, 2, 1, NULL);
+  /* runtime errors: exit 1, one line naming the path */
+  const char *per_cache[] = {"info", "verify", "stats"};
+  for (int i = 0; i < 3; i++) {
+    char *m[] = {in, (char *)per_cache[i], missing, NULL};
+    expect(m, scratch, 1, 1, missing);
+    char *p[] = {in, (char *)per_cache[i], plain, NULL};
+    expect(p, scratch, 1, 1, plain);
+  }
+  char *m2[] = {in, "show", missing, "0", NULL};
+  expect(m2, scratch, 1, 1, missing);
+  /* and the good path */
+  char *ok[] = {in, "verify", cache, NULL};
+  expect(ok, scratch, 0, 0, "all 5 graphs");
+
+  if (tt_failures == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tt_failures);
+  return tt_failures ? 1 : 0;
+}

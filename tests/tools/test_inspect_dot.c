@@ -1,0 +1,93 @@
+/* test_inspect_dot.c — `dot` prints exactly one "xi -> xj" line per
+ * adjacency 1 (and no other), for every graph of a small cache, and labels
+ * each edge of a linear graph with its weight ("%.3g").
+ * usage: test_inspect_dot GEN INSPECT SCRATCH */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect_test.h"
+#include "twincache_loader.h"
+
+static void check_dot(const char *dot, const twincache_graph *g) {
+  uint32_t n = g->n_nodes;
+  uint8_t seen[TWINCACHE_MAX_NODES * 8] = {0}; /* n <= 6 here */
+  size_t edge_lines = 0;
+  CHECK(strncmp(dot, "digraph ", 8) == 0, "starts with digraph");
+  for (const char *line = dot; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+    if (strstr(buf, "->")) {
+      unsigned a = 0, b = 0;
+      edge_lines++;
+      int got = sscanf(buf, " x%u -> x%u", &a, &b);
+      CHECK(got == 2 && a < n && b < n, "graph %llu: bad edge line '%s'",
+            (unsigned long long)g->index, buf);
+      if (got == 2 && a < n && b < n) {
+        CHECK(g->adj[a * g->ld_adj + b], "graph %llu: edge x%u -> x%u not in adj",
+              (unsigned long long)g->index, a, b);
+        CHECK(!seen[a * n + b], "graph %llu: edge x%u -> x%u twice", (unsigned long long)g->index, a, b);
+        seen[a * n + b] = 1;
+        if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+          char label[64];
+          snprintf(label, sizeof label, "[label=\"%.3g\"]", (double)g->weight[a * g->ld_adj + b]);
+          CHECK(strstr(buf, label) != NULL, "graph %llu: '%s' lacks %s", (unsigned long long)g->index,
+                buf, label);
+        }
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  size_t edges = 0;
+  for (uint32_t a = 0; a < n; a++)
+    for (uint32_t b = 0; b < n; b++) edges += g->adj[a * g->ld_adj + b] != 0;
+  CHECK(edge_lines == edges, "graph %llu: %zu edge lines, %zu edges", (unsigned long long)g->index,
+        edge_lines, edges);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
+    return 2;
+  }
+  const char *gen = argv[1], *scratch = argv[3];
+  char *inspect = argv[2];
+  char cache[4096];
+  snprintf(cache, sizeof cache, "%s/cache", scratch);
+  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 20, NULL) != 0) {
+    fprintf(stderr, "could not create the test cache in %s\n", scratch);
+    return 1;
+  }
+  twincache_cache *c = NULL;
+  twincache_dctx *d = twincache_dctx_create();
+  int rc = twincache_cache_open(cache, &c);
+  CHECK(rc == 0 && d, "open: %s", twincache_strerror(rc));
+  if (rc != 0 || !d) return 1;
+  const twincache_dims *dims = twincache_cache_dims(c);
+  twincache_graph *g = twincache_graph_alloc(dims->max_nodes, dims->samples,
+                                             dims->max_inter ? dims->max_inter : 1, dims->hidden);
+  size_t total_edges = 0;
+  for (uint64_t i = 0; g && i < twincache_cache_count(c); i++) {
+    char idx[32];
+    snprintf(idx, sizeof idx, "%llu", (unsigned long long)i);
+    rc = twincache_cache_read_graph(c, d, i, g);
+    CHECK(rc == 0, "read graph %llu: %s", (unsigned long long)i, twincache_strerror(rc));
+    char *a[] = {inspect, "dot", cache, idx, NULL};
+    tt_result r;
+    if (rc != 0 || tt_run(a, scratch, &r) != 0) continue;
+    CHECK(r.status == 0, "dot %s exited %d: %s", idx, r.status, r.err);
+    check_dot(r.out, g);
+    for (uint32_t x = 0; x < g->n_nodes; x++)
+      for (uint32_t y = 0; y < g->n_nodes; y++) total_edges += g->adj[x * g->ld_adj + y] != 0;
+    tt_result_clear(&r);
+  }
+  CHECK(total_edges > 0, "the test cache has edges at all");
+  twincache_graph_free(g);
+  twincache_dctx_free(d);
+  twincache_cache_close(c);
+  if (tt_failures == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tt_failures);
+  return tt_failures ? 1 : 0;
+}

@@ -1,0 +1,174 @@
+/* test_inspect_verify.c — `verify` exits 0 on good caches (linear/do and
+ * MLP/standardised/shift) and 1 naming the bad graph or chunk on damaged
+ * copies, each damaged through LMDB directly:
+ *   1. one byte of graph X's frame flipped inside its chunk  -> "graph X: ..."
+ *   2. chunk 0's record also filed under key 1 (every checksum fine, wrong
+ *      place)                                                  -> "chunk 1 (...) ..."
+ *   3. the last chunk deleted while meta still counts it       -> "chunk K (...) missing ..."
+ * usage: test_inspect_verify GEN INSPECT SCRATCH */
+#include <lmdb.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect_test.h"
+#include "tc_common.h"
+#include "twincache_loader.h"
+
+enum { DAMAGE_FLIP, DAMAGE_MISFILE, DAMAGE_DELETE };
+
+/* Applies one damage to chunk `chunk` of the cache at dir. FLIP flips a byte
+ * in the middle of slot a's frame; MISFILE overwrites the record of chunk
+ * `chunk` with the (valid) record of chunk a; DELETE removes the record. */
+static int damage_chunk(const char *dir, uint64_t chunk, int how, uint32_t a) {
+  MDB_env *env = NULL;
+  MDB_txn *txn = NULL;
+  MDB_dbi dbi;
+  uint8_t *copy = NULL;
+  int ok = 0, rc;
+  uint8_t key_bytes[8];
+  tc_store_be64(key_bytes, chunk);
+  MDB_val key = {sizeof key_bytes, key_bytes}, val;
+  if ((rc = mdb_env_create(&env)) || (rc = mdb_env_set_maxdbs(env, 8)) ||
+      (rc = mdb_env_open(env, dir, 0, 0644)) || (rc = mdb_txn_begin(env, NULL, 0, &txn)) ||
+      (rc = mdb_dbi_open(txn, "graphs", 0, &dbi))) {
+    fprintf(stderr, "lmdb: %s\n", mdb_strerror(rc));
+    goto cleanup;
+  }
+  if (how == DAMAGE_DELETE) {
+    rc = mdb_del(txn, dbi, &key, NULL);
+  } else if (how == DAMAGE_MISFILE) {
+    uint8_t from_bytes[8];
+    tc_store_be64(from_bytes, a);
+    MDB_val from = {sizeof from_bytes, from_bytes};
+    if ((rc = mdb_get(txn, dbi, &from, &val)) == 0) {
+      copy = malloc(val.mv_size);
+      if (!copy) goto cleanup;
+      memcpy(copy, val.mv_data, val.mv_size);
+      MDB_val out = {val.mv_size, copy};
+      rc = mdb_put(txn, dbi, &key, &out, 0);
+    }
+  } else if ((rc = mdb_get(txn, dbi, &key, &val)) == 0) {
+    copy = malloc(val.mv_size);
+    if (!copy) goto cleanup;
+    memcpy(copy, val.mv_data, val.mv_size);
+    twincache_chunk_view v;
+    if (twincache_chunk_parse(copy, val.mv_size, &v) != 0 || a >= v.count) {
+      fprintf(stderr, "chunk %llu does not parse or is too short\n", (unsigned long long)chunk);
+      goto cleanup;
+    }
+    const void *fa;
+    size_t na;
+    twincache_chunk_frame(&v, a, &fa, &na);
+    ((uint8_t *)fa)[na / 2] ^= 0x5a; /* fa points into copy */
+    MDB_val out = {val.mv_size, copy};
+    rc = mdb_put(txn, dbi, &key, &out, 0);
+  }
+  if (rc) {
+    fprintf(stderr, "lmdb: %s\n", mdb_strerror(rc));
+    goto cleanup;
+  }
+  rc = mdb_txn_commit(txn);
+  txn = NULL;
+  ok = rc == 0;
+cleanup:
+  free(copy);
+  if (txn) mdb_txn_abort(txn);
+  if (env) mdb_env_close(env);
+  return ok ? 0 : -1;
+}
+
+static void expect_verify(const char *inspect, const char *cache, const char *scratch,
+                          int want_status, const char *want_text) {
+  char *argv[] = {(char *)inspect, "verify", (char *)cache, NULL};
+  tt_result r;
+  if (tt_run(argv, scratch, &r) != 0) {
+    CHECK(0, "could not run %s", inspect);
+    return;
+  }
+  CHECK(r.status == want_status, "verify %s exited %d, want %d\nstdout: %s\nstderr: %s", cache,
+        r.status, want_status, r.out, r.err);
+  CHECK(strstr(r.out, want_text) != NULL, "verify %s output lacks '%s':\n%s", cache, want_text,
+        r.out);
+  tt_result_clear(&r);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
+    return 2;
+  }
+  const char *gen = argv[1], *inspect = argv[2], *scratch = argv[3];
+  char cache[4096], bad[4096];
+  snprintf(cache, sizeof cache, "%s/cache", scratch);
+  snprintf(bad, sizeof bad, "%s/bad", scratch);
+  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 50, NULL) != 0) {
+    fprintf(stderr, "could not create the test cache in %s\n", scratch);
+    return 1;
+  }
+  twincache_cache *c = NULL;
+  int rc = twincache_cache_open(cache, &c);
+  if (rc != 0) {
+    fprintf(stderr, "open %s: %s\n", cache, twincache_strerror(rc));
+    return 1;
+  }
+  uint64_t count = twincache_cache_count(c), per_chunk = twincache_cache_dims(c)->chunk_graphs;
+  twincache_cache_close(c);
+  CHECK(count == 50 && per_chunk > 0, "count %llu, chunk %llu", (unsigned long long)count,
+        (unsigned long long)per_chunk);
+  if (count != 50 || per_chunk == 0) return 1;
+
+  expect_verify(inspect, cache, scratch, 0, "all 50 graphs");
+  /* the other generator paths keep the invariants too */
+  const char *other[] = {"--mechanism", "mlp", "--standardize", "--intervention", "shift",
+                         "--noise", "uniform", "--graph", "ba", NULL};
+  if (tt_make_cache(gen, bad, scratch, 40, other) == 0)
+    expect_verify(inspect, bad, scratch, 0, "all 40 graphs");
+  else
+    CHECK(0, "could not create the MLP/standardised/shift cache");
+
+  /* 1: one flipped byte in graph 37's frame */
+  uint64_t x = 37;
+  char want[128];
+  snprintf(want, sizeof want, "graph %llu: ", (unsigned long long)x);
+  if (tt_copy_cache(cache, bad) == 0 &&
+      damage_chunk(bad, x / per_chunk, DAMAGE_FLIP, (uint32_t)(x % per_chunk)) == 0) {
+    expect_verify(inspect, bad, scratch, 1, want);
+    expect_verify(inspect, bad, scratch, 1, "1 of 50 graphs bad");
+  } else {
+    CHECK(0, "could not damage a copy of the cache (flip)");
+  }
+
+  /* 2: a valid chunk record filed under another chunk's key */
+  if (count > per_chunk && tt_copy_cache(cache, bad) == 0 &&
+      damage_chunk(bad, 1, DAMAGE_MISFILE, 0) == 0) {
+    snprintf(want, sizeof want, "chunk 1 (graphs %llu..%llu) missing or unreadable",
+             (unsigned long long)per_chunk,
+             (unsigned long long)((2 * per_chunk < count ? 2 * per_chunk : count) - 1));
+    expect_verify(inspect, bad, scratch, 1, want);
+  } else if (count > per_chunk) {
+    CHECK(0, "could not damage a copy of the cache (misfile)");
+  }
+
+  /* 3: the last chunk deleted */
+  uint64_t last = (count - 1) / per_chunk;
+  snprintf(want, sizeof want, "chunk %llu (graphs %llu..49) missing or unreadable", (unsigned long long)last,
+           (unsigned long long)(last * per_chunk));
+  if (tt_copy_cache(cache, bad) == 0 && damage_chunk(bad, last, DAMAGE_DELETE, 0) == 0)
+    expect_verify(inspect, bad, scratch, 1, want);
+  else
+    CHECK(0, "could not damage a copy of the cache (delete)");
+
+  /* --quiet: nothing on success */
+  {
+    char *a[] = {(char *)inspect, "verify", cache, "--quiet", NULL};
+    tt_result r;
+    if (tt_run(a, scratch, &r) == 0) {
+      CHECK(r.status == 0 && r.out_len == 0, "verify --quiet: status %d, out '%s'", r.status, r.out);
+      tt_result_clear(&r);
+    }
+  }
+  if (tt_failures == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tt_failures);
+  return tt_failures ? 1 : 0;
+}

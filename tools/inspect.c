@@ -1,0 +1,338 @@
+/* inspect.c — twincache-inspect: look inside a twincache cache.
+ * main() dispatches to one subcommand per file (inspect_<cmd>.c); this file
+ * also holds the helpers they share (see inspect.h). */
+#include "inspect.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_usage[] =
+    "usage: " TC_PROG " COMMAND CACHE [ARGS] [FLAGS]\n"
+    "Look inside a twincache cache (an LMDB directory written by twincache-gen).\n"
+    "\n"
+    "commands:\n"
+    "  info   CACHE [--json]                  config, counts, sizes, compression, histograms\n"
+    "  show   CACHE INDEX [--rows R] [--json] one graph, its interventions and samples\n"
+    "  verify CACHE [--quiet]                 decode every graph, check checksums and invariants\n"
+    "  stats  CACHE [--limit N] [--json]      per-node and per-world summary statistics\n"
+    "  export CACHE INDEX --format csv|npy --out PREFIX [--force]\n"
+    "                                         one graph's samples and adjacency as files\n"
+    "  dot    CACHE INDEX                     Graphviz DOT of one graph\n"
+    "\n"
+    "'" TC_PROG " COMMAND --help' lists a command's flags and their defaults.\n"
+    "Exit status: 0 ok, 1 runtime error (or verify found bad graphs), 2 usage error.\n";
+
+typedef struct tc_command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+} tc_command;
+
+static const tc_command k_commands[] = {
+    {"info", tc_cmd_info},     {"show", tc_cmd_show},     {"verify", tc_cmd_verify},
+    {"stats", tc_cmd_stats},   {"export", tc_cmd_export}, {"dot", tc_cmd_dot},
+};
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(k_usage, stderr);
+    return TC_EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    fputs(k_usage, stdout);
+    return TC_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("%s %s (format version %d)\n", TC_PROG, TWINCACHE_VERSION_STRING,
+           TWINCACHE_FORMAT_VERSION);
+    return TC_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+    if (!strcmp(argv[1], k_commands[i].name)) return k_commands[i].run(argc - 1, argv + 1);
+  if (argv[1][0] == '-')
+    fprintf(stderr, "%s: unknown flag '%s' (expected a command; see --help)\n", TC_PROG, argv[1]);
+  else
+    fprintf(stderr, "%s: unknown command '%s' (info, show, verify, stats, export, dot)\n",
+            TC_PROG, argv[1]);
+  return TC_EXIT_USAGE;
+}
+
+/* ---- command-line parsing ---------------------------------------------------- */
+int tc_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s %s: ", TC_PROG, cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return TC_EXIT_USAGE;
+}
+
+/* "-3" or "-0.5" is a (bad) positional value, not a flag. */
+static int looks_negative_number(const char *s) {
+  return s[0] == '-' && (isdigit((unsigned char)s[1]) || s[1] == '.');
+}
+
+int tc_args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_args *a) {
+  const char *cmd = argv[0];
+  int flags_done = 0;
+  memset(a, 0, sizeof *a);
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!flags_done && (!strcmp(arg, "--help") || !strcmp(arg, "-h"))) {
+      a->help = 1;
+      continue;
+    }
+    if (!flags_done && !strcmp(arg, "--")) {
+      flags_done = 1;
+      continue;
+    }
+    if (!flags_done && arg[0] == '-' && arg[1] != '\0' && !looks_negative_number(arg)) {
+      if (arg[1] != '-') return tc_usage_error(cmd, "unknown flag '%s' (see --help)", arg);
+      const char *name = arg + 2;
+      const char *eq = strchr(name, '=');
+      size_t len = eq ? (size_t)(eq - name) : strlen(name);
+      const tc_flag *f = NULL;
+      for (int k = 0; k < n_flags; k++)
+        if (strlen(flags[k].name) == len && !strncmp(flags[k].name, name, len)) f = &flags[k];
+      if (!f) return tc_usage_error(cmd, "unknown flag '%s' (see --help)", arg);
+      if (!f->takes_value) {
+        if (eq) return tc_usage_error(cmd, "flag --%s takes no value", f->name);
+        *f->value = "1";
+      } else if (eq) {
+        *f->value = eq + 1;
+      } else {
+        if (i + 1 >= argc) return tc_usage_error(cmd, "flag --%s needs a value", f->name);
+        *f->value = argv[++i];
+      }
+      continue;
+    }
+    if (a->n_positional >= TC_MAX_POSITIONAL)
+      return tc_usage_error(cmd, "unexpected argument '%s' (see --help)", arg);
+    a->positional[a->n_positional++] = arg;
+  }
+  return 0;
+}
+
+int tc_parse_u64(const char *s, uint64_t *out) {
+  if (!s || !isdigit((unsigned char)s[0])) return -1;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end != '\0') return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+/* ---- cache access ------------------------------------------------------------ */
+int tc_cache_open_or_report(const char *path, twincache_cache **out) {
+  int rc = twincache_cache_open(path, out);
+  if (rc != TWINCACHE_OK) {
+    *out = NULL;
+    fprintf(stderr, "%s: %s: %s%s\n", TC_PROG, path, twincache_strerror(rc),
+            rc == TWINCACHE_ENOTFOUND ? " (no such directory)" : "");
+    return TC_EXIT_FAIL;
+  }
+  return 0;
+}
+
+int tc_index_parse(const char *cmd, const char *s, const twincache_cache *c, uint64_t *index) {
+  uint64_t count = twincache_cache_count(c);
+  if (tc_parse_u64(s, index) != 0) {
+    if (count == 0) return tc_usage_error(cmd, "bad graph index '%s': the cache has no graphs", s);
+    return tc_usage_error(cmd, "bad graph index '%s': expected an integer in 0..%llu", s,
+                          (unsigned long long)(count - 1));
+  }
+  if (*index >= count) {
+    if (count == 0) return tc_usage_error(cmd, "graph index %s out of range: the cache has no graphs", s);
+    return tc_usage_error(cmd, "graph index %s out of range: the cache has %llu graphs (0..%llu)", s,
+                          (unsigned long long)count, (unsigned long long)(count - 1));
+  }
+  return 0;
+}
+
+twincache_graph *tc_graph_alloc_for(const twincache_cache *c) {
+  const twincache_dims *d = twincache_cache_dims(c);
+  uint32_t inter = d->max_inter ? d->max_inter : 1; /* alloc refuses 0 */
+  return twincache_graph_alloc(d->max_nodes, d->samples, inter, d->hidden);
+}
+
+int tc_graph_read_or_report(twincache_cache *c, twincache_dctx *d, uint64_t index,
+                            twincache_graph *g) {
+  int rc = twincache_cache_read_graph(c, d, index, g);
+  if (rc != TWINCACHE_OK) {
+    fprintf(stderr, "%s: graph %llu: %s\n", TC_PROG, (unsigned long long)index,
+            twincache_strerror(rc));
+    return TC_EXIT_FAIL;
+  }
+  return 0;
+}
+
+uint64_t tc_graph_edges(const twincache_graph *g) {
+  uint64_t e = 0;
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    for (uint32_t j = 0; j < g->n_nodes; j++) e += g->adj[(size_t)i * g->ld_adj + j] != 0;
+  return e;
+}
+
+const char *tc_mechanism_name(unsigned m) {
+  return m == TWINCACHE_MECH_LINEAR ? "linear" : m == TWINCACHE_MECH_MLP ? "mlp" : "unknown";
+}
+const char *tc_noise_name(unsigned n) {
+  switch (n) {
+  case TWINCACHE_NOISE_GAUSS: return "gauss";
+  case TWINCACHE_NOISE_LAPLACE: return "laplace";
+  case TWINCACHE_NOISE_UNIFORM: return "uniform";
+  default: return "unknown";
+  }
+}
+const char *tc_kind_name(unsigned k) {
+  return k == TWINCACHE_DO ? "do" : k == TWINCACHE_SHIFT ? "shift" : "unknown";
+}
+
+/* ---- JSON output ----------------------------------------------------------------- */
+void tc_json_float(FILE *f, float v) {
+  if (isfinite(v))
+    fprintf(f, "%.9g", (double)v);
+  else
+    fputs("null", f);
+}
+
+void tc_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", f);
+    else if (*p == '\t')
+      fputs("\\t", f);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+void tc_json_raw_object(FILE *f, const char *text) {
+  const char *p = text ? text : "";
+  while (isspace((unsigned char)*p)) p++;
+  size_t n = strlen(p);
+  while (n > 0 && isspace((unsigned char)p[n - 1])) n--;
+  if (n >= 2 && p[0] == '{' && p[n - 1] == '}')
+    fwrite(p, 1, n, f);
+  else
+    tc_json_string(f, text);
+}
+
+static void pretty_newline(FILE *f, int indent, int depth) {
+  fputc('\n', f);
+  for (int i = 0; i < indent + 2 * depth; i++) fputc(' ', f);
+}
+
+/* For p at '[': the matching ']' when the array holds no object or array,
+ * else NULL. */
+static const char *flat_array_end(const char *p) {
+  int in_string = 0, escaped = 0;
+  for (const char *q = p + 1; *q; q++) {
+    if (in_string) {
+      if (escaped)
+        escaped = 0;
+      else if (*q == '\\')
+        escaped = 1;
+      else if (*q == '"')
+        in_string = 0;
+    } else if (*q == '"') {
+      in_string = 1;
+    } else if (*q == '[' || *q == '{') {
+      return NULL;
+    } else if (*q == ']') {
+      return q;
+    }
+  }
+  return NULL;
+}
+
+void tc_json_pretty(FILE *f, const char *text, int indent) {
+  int depth = 0, in_string = 0, escaped = 0;
+  const char *p = text ? text : "";
+  for (int i = 0; i < indent; i++) fputc(' ', f);
+  for (; *p; p++) {
+    char ch = *p;
+    if (in_string) {
+      fputc(ch, f);
+      if (escaped)
+        escaped = 0;
+      else if (ch == '\\')
+        escaped = 1;
+      else if (ch == '"')
+        in_string = 0;
+      continue;
+    }
+    if (isspace((unsigned char)ch)) continue;
+    switch (ch) {
+    case '"':
+      in_string = 1;
+      fputc(ch, f);
+      break;
+    case '[':
+      if (flat_array_end(p)) {
+        /* an array of scalars stays on one line: [5, 10] */
+        const char *end = flat_array_end(p);
+        int quoted = 0, esc = 0;
+        for (const char *q = p; q <= end; q++) {
+          if (quoted) {
+            fputc(*q, f);
+            if (esc)
+              esc = 0;
+            else if (*q == '\\')
+              esc = 1;
+            else if (*q == '"')
+              quoted = 0;
+            continue;
+          }
+          if (isspace((unsigned char)*q)) continue;
+          fputc(*q, f);
+          if (*q == '"') quoted = 1;
+          if (*q == ',') fputc(' ', f);
+        }
+        p = end;
+        break;
+      }
+      /* fall through */
+    case '{': {
+      /* keep empty containers on one line */
+      const char *q = p + 1;
+      while (isspace((unsigned char)*q)) q++;
+      if (*q == (ch == '{' ? '}' : ']')) {
+        fputc(ch, f);
+        fputc(*q, f);
+        p = q;
+        break;
+      }
+      fputc(ch, f);
+      pretty_newline(f, indent, ++depth);
+      break;
+    }
+    case '}':
+    case ']':
+      pretty_newline(f, indent, depth > 0 ? --depth : 0);
+      fputc(ch, f);
+      break;
+    case ',':
+      fputc(ch, f);
+      pretty_newline(f, indent, depth);
+      break;
+    case ':':
+      fputs(": ", f);
+      break;
+    default:
+      fputc(ch, f);
+    }
+  }
+  fputc('\n', f);
+}

@@ -1,0 +1,86 @@
+/* inspect.h — shared pieces of twincache-inspect: one file per subcommand
+ * (inspect_<cmd>.c), each thin over libtwincache_loader and
+ * libtwincache_format; this header holds what they share (argument parsing,
+ * opening a cache, JSON output). Program-internal, not installed.
+ *
+ * Exit codes of every subcommand: 0 ok, 1 runtime error (bad cache, I/O,
+ * verify found bad graphs), 2 usage error (bad command, flag, value, index). */
+#ifndef TC_INSPECT_H
+#define TC_INSPECT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "twincache_format.h"
+#include "twincache_loader.h"
+
+#define TC_PROG "twincache-inspect"
+enum { TC_EXIT_OK = 0, TC_EXIT_FAIL = 1, TC_EXIT_USAGE = 2 };
+
+/* ---- command-line parsing --------------------------------------------------
+ * A subcommand declares its flags in a table; tc_args_parse fills the
+ * positional list and sets each flag's value. Accepts "--flag VALUE",
+ * "--flag=VALUE" and "--" (end of flags). */
+typedef struct tc_flag {
+  const char *name;  /* without the leading "--" */
+  int takes_value;   /* 1: needs a value; 0: a switch */
+  const char **value; /* set to the value, or to "1" for a switch */
+} tc_flag;
+
+#define TC_MAX_POSITIONAL 4
+typedef struct tc_args {
+  const char *positional[TC_MAX_POSITIONAL];
+  int n_positional;
+  int help; /* --help or -h was given */
+} tc_args;
+
+/* Parses argv[1..argc) of a subcommand (argv[0] is its name). On a bad flag,
+ * a missing value or too many arguments prints one line and returns
+ * TC_EXIT_USAGE; else 0. */
+int tc_args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_args *a);
+/* Prints "twincache-inspect CMD: MESSAGE" to stderr; returns TC_EXIT_USAGE. */
+int tc_usage_error(const char *cmd, const char *fmt, ...);
+/* Parses a non-negative decimal integer (the whole string). 0 ok, -1 bad. */
+int tc_parse_u64(const char *s, uint64_t *out);
+
+/* ---- cache access ---------------------------------------------------------- */
+/* Opens `path`; on error prints "twincache-inspect: PATH: REASON" and returns
+ * TC_EXIT_FAIL, else 0. */
+int tc_cache_open_or_report(const char *path, twincache_cache **out);
+/* Parses an INDEX argument and checks it against the committed count; prints
+ * one line saying the valid range and returns TC_EXIT_USAGE when bad. */
+int tc_index_parse(const char *cmd, const char *s, const twincache_cache *c, uint64_t *index);
+/* A graph sized for the cache's dims (caller frees with twincache_graph_free),
+ * or NULL (out of memory or dims beyond the format's limits). */
+twincache_graph *tc_graph_alloc_for(const twincache_cache *c);
+/* Reads graph `index`; on error prints one line naming the index and the
+ * reason and returns TC_EXIT_FAIL. */
+int tc_graph_read_or_report(twincache_cache *c, twincache_dctx *d, uint64_t index,
+                            twincache_graph *g);
+/* Edge count of a decoded graph. */
+uint64_t tc_graph_edges(const twincache_graph *g);
+
+const char *tc_mechanism_name(unsigned m);
+const char *tc_noise_name(unsigned n);
+const char *tc_kind_name(unsigned k);
+
+/* ---- JSON output -------------------------------------------------------------
+ * Floats as "%.9g" (round-trips a float32 exactly), non-finite ones as null. */
+void tc_json_float(FILE *f, float v);
+void tc_json_string(FILE *f, const char *s);
+/* Writes text that should be a JSON value: as-is when it looks like an
+ * object, else as a JSON string (so the output stays valid JSON). */
+void tc_json_raw_object(FILE *f, const char *text);
+/* Writes JSON text re-indented with two spaces per level, each line prefixed
+ * by `indent` spaces (for the text report of `info`). */
+void tc_json_pretty(FILE *f, const char *text, int indent);
+
+/* ---- the subcommands: each gets argv starting at its own name ---------------- */
+int tc_cmd_info(int argc, char **argv);
+int tc_cmd_show(int argc, char **argv);
+int tc_cmd_verify(int argc, char **argv);
+int tc_cmd_stats(int argc, char **argv);
+int tc_cmd_export(int argc, char **argv);
+int tc_cmd_dot(int argc, char **argv);
+
+#endif /* TC_INSPECT_H */

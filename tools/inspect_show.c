@@ -1,0 +1,243 @@
+/* inspect_show.c — `twincache-inspect show CACHE INDEX [--rows R] [--json]`:
+ * one graph in full: its DAG and SCM parameters, its interventions and the
+ * samples of the base world and of every twin world. The text form shows the
+ * first R rows of each world; --json prints every array in full, floats as
+ * "%.9g" so each parses back (strtof) to the identical float32. */
+#include "inspect.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_help[] =
+    "usage: " TC_PROG " show CACHE INDEX [--rows R] [--json]\n"
+    "Prints graph INDEX: adjacency and weights (or the MLP's parameter summary),\n"
+    "noise scales, standardisation, interventions (target, kind, value) and the\n"
+    "first R rows of the base world and of each twin world.\n"
+    "  --rows R   rows per world in the text form (default 5; 0 = none)\n"
+    "  --json     everything in full as one JSON object (ignores --rows):\n"
+    "             adjacency (N,N), weights (N,N), mlp (N, H*N+2H), noise_scale,\n"
+    "             norm_mean/norm_std, targets, kinds, values, base (S,N),\n"
+    "             inter (K,S,N); floats round-trip exactly as float32\n"
+    "  --help     this text\n";
+
+/* ---- JSON ---------------------------------------------------------------------- */
+static void json_floats(const float *v, uint32_t n) {
+  putchar('[');
+  for (uint32_t i = 0; i < n; i++) {
+    if (i) putchar(',');
+    tc_json_float(stdout, v[i]);
+  }
+  putchar(']');
+}
+
+/* rows x cols floats with leading dimension ld, as a list of lists */
+static void json_matrix(const float *m, uint32_t rows, uint32_t cols, uint32_t ld,
+                        const char *indent) {
+  putchar('[');
+  for (uint32_t r = 0; r < rows; r++) {
+    printf("%s\n%s  ", r ? "," : "", indent);
+    json_floats(m + (size_t)r * ld, cols);
+  }
+  printf("\n%s]", indent);
+}
+
+static void show_json(const twincache_graph *g) {
+  uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h = g->n_hidden;
+  int standardized = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
+  printf("{\n  \"index\": %llu,\n  \"n_nodes\": %u,\n  \"n_samples\": %u,\n  \"n_inter\": %u,\n"
+         "  \"n_hidden\": %u,\n",
+         (unsigned long long)g->index, n, s_n, k_n, h);
+  printf("  \"mechanism\": \"%s\",\n  \"noise\": \"%s\",\n  \"flags\": %u,\n"
+         "  \"standardized\": %s,\n",
+         tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
+         standardized ? "true" : "false");
+  printf("  \"adjacency\": [");
+  for (uint32_t i = 0; i < n; i++) {
+    printf("%s\n    [", i ? "," : "");
+    for (uint32_t j = 0; j < n; j++) printf("%s%u", j ? "," : "", g->adj[(size_t)i * g->ld_adj + j] ? 1u : 0u);
+    putchar(']');
+  }
+  printf("\n  ],\n  \"weights\": ");
+  json_matrix(g->weight, n, n, g->ld_adj, "  ");
+  printf(",\n  \"mlp\": ");
+  if (g->mechanism == TWINCACHE_MECH_MLP && h > 0) {
+    uint32_t stride = h * n + 2 * h;
+    json_matrix(g->mlp, n, stride, stride, "  ");
+  } else {
+    printf("null");
+  }
+  printf(",\n  \"noise_scale\": ");
+  json_floats(g->noise_scale, n);
+  printf(",\n  \"norm_mean\": ");
+  if (standardized)
+    json_floats(g->norm_mean, n);
+  else
+    printf("null");
+  printf(",\n  \"norm_std\": ");
+  if (standardized)
+    json_floats(g->norm_std, n);
+  else
+    printf("null");
+  printf(",\n  \"targets\": [");
+  for (uint32_t k = 0; k < k_n; k++) printf("%s%u", k ? "," : "", (unsigned)g->target[k]);
+  printf("],\n  \"kinds\": [");
+  for (uint32_t k = 0; k < k_n; k++) printf("%s\"%s\"", k ? "," : "", tc_kind_name(g->kind[k]));
+  printf("],\n  \"values\": ");
+  json_floats(g->value, k_n);
+  printf(",\n  \"base\": ");
+  json_matrix(g->base, s_n, n, g->ld, "  ");
+  printf(",\n  \"inter\": [");
+  for (uint32_t k = 0; k < k_n; k++) {
+    printf("%s\n    ", k ? "," : "");
+    json_matrix(g->inter + (size_t)k * s_n * g->ld, s_n, n, g->ld, "    ");
+  }
+  printf("%s]\n}\n", k_n ? "\n  " : "");
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+static void text_rows(const float *m, uint32_t rows_total, uint32_t rows, uint32_t n,
+                      uint32_t ld, const uint8_t *changed) {
+  if (rows > rows_total) rows = rows_total;
+  printf("      ");
+  for (uint32_t j = 0; j < n; j++) {
+    char name[16];
+    snprintf(name, sizeof name, "x%u%s", j, changed && changed[j] ? "*" : "");
+    printf(" %10s", name);
+  }
+  putchar('\n');
+  for (uint32_t r = 0; r < rows; r++) {
+    printf("  %4u", r);
+    for (uint32_t j = 0; j < n; j++) printf(" %10.4g", (double)m[(size_t)r * ld + j]);
+    putchar('\n');
+  }
+  if (rows < rows_total) printf("  ... %u more rows\n", rows_total - rows);
+}
+
+static void show_text(const twincache_graph *g, uint32_t rows) {
+  uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h = g->n_hidden;
+  int standardized = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
+  printf("graph %llu: %u nodes, %llu edges, %u samples per world, %u interventions\n",
+         (unsigned long long)g->index, n, (unsigned long long)tc_graph_edges(g), s_n, k_n);
+  printf("mechanism %s", tc_mechanism_name(g->mechanism));
+  if (g->mechanism == TWINCACHE_MECH_MLP) printf(" (%u hidden units)", h);
+  printf(", noise %s, %s\n", tc_noise_name(g->noise),
+         standardized ? "standardised per node" : "not standardised");
+
+  if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+    printf("\nedge weights (row i -> column j; '.' = no edge)\n      ");
+    for (uint32_t j = 0; j < n; j++) {
+      char name[16];
+      snprintf(name, sizeof name, "x%u", j);
+      printf(" %10s", name);
+    }
+    putchar('\n');
+    for (uint32_t i = 0; i < n; i++) {
+      printf("  x%-3u", i);
+      for (uint32_t j = 0; j < n; j++) {
+        size_t at = (size_t)i * g->ld_adj + j;
+        if (g->adj[at])
+          printf(" %10.4g", (double)g->weight[at]);
+        else
+          printf(" %10s", ".");
+      }
+      putchar('\n');
+    }
+  } else {
+    printf("\nadjacency (row i -> column j)\n");
+    for (uint32_t i = 0; i < n; i++) {
+      printf("  x%-3u", i);
+      for (uint32_t j = 0; j < n; j++) printf(" %c", g->adj[(size_t)i * g->ld_adj + j] ? '1' : '.');
+      putchar('\n');
+    }
+    uint32_t stride = h * n + 2 * h;
+    printf("MLP parameters per node (W1 (%u,%u), b1 (%u), w2 (%u)): max |W1|, max |b1|, max |w2|\n",
+           h, n, h, h);
+    for (uint32_t j = 0; j < n; j++) {
+      const float *p = g->mlp + (size_t)j * stride;
+      float m1 = 0, mb = 0, m2 = 0;
+      for (uint32_t q = 0; q < h * n; q++) m1 = fmaxf(m1, fabsf(p[q]));
+      for (uint32_t q = 0; q < h; q++) mb = fmaxf(mb, fabsf(p[h * n + q]));
+      for (uint32_t q = 0; q < h; q++) m2 = fmaxf(m2, fabsf(p[h * n + h + q]));
+      printf("  x%-3u %10.4g %10.4g %10.4g\n", j, (double)m1, (double)mb, (double)m2);
+    }
+  }
+
+  printf("\nnode   noise_scale");
+  if (standardized) printf("  norm_mean   norm_std");
+  putchar('\n');
+  for (uint32_t j = 0; j < n; j++) {
+    printf("  x%-3u %11.4g", j, (double)g->noise_scale[j]);
+    if (standardized) printf(" %10.4g %10.4g", (double)g->norm_mean[j], (double)g->norm_std[j]);
+    putchar('\n');
+  }
+
+  printf("\ninterventions (target, kind, value, changed nodes = target and descendants)\n");
+  uint8_t changed[TWINCACHE_MAX_NODES];
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t t = g->target[k];
+    uint32_t n_changed = t < n ? twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed) : 0;
+    printf("  %3u  x%-3u %-5s %10.4g  %u of %u\n", k, t, tc_kind_name(g->kind[k]),
+           (double)g->value[k], n_changed, n);
+  }
+
+  if (rows == 0) return;
+  printf("\nbase world (first %u of %u rows)\n", rows < s_n ? rows : s_n, s_n);
+  text_rows(g->base, s_n, rows, n, g->ld, NULL);
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t t = g->target[k];
+    if (t < n)
+      twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed);
+    else
+      memset(changed, 0, n);
+    printf("\ntwin world %u: %s(x%u %s %.4g) (first %u rows; * = changed column)\n", k,
+           tc_kind_name(g->kind[k]), t, g->kind[k] == TWINCACHE_DO ? "=" : "+=",
+           (double)g->value[k], rows < s_n ? rows : s_n);
+    text_rows(g->inter + (size_t)k * s_n * g->ld, s_n, rows, n, g->ld, changed);
+  }
+}
+
+int tc_cmd_show(int argc, char **argv) {
+  const char *json = NULL, *rows_arg = NULL;
+  const tc_flag flags[] = {{"json", 0, &json}, {"rows", 1, &rows_arg}};
+  tc_args a;
+  int rc = tc_args_parse(argc, argv, flags, 2, &a);
+  if (rc) return rc;
+  if (a.help) {
+    fputs(k_help, stdout);
+    return TC_EXIT_OK;
+  }
+  if (a.n_positional != 2) return tc_usage_error("show", "expected CACHE and INDEX (see --help)");
+  uint64_t rows = 5;
+  if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES))
+    return tc_usage_error("show", "bad value '%s' for --rows: expected an integer in 0..%d",
+                          rows_arg, TWINCACHE_MAX_SAMPLES);
+
+  twincache_cache *c = NULL;
+  twincache_dctx *d = NULL;
+  twincache_graph *g = NULL;
+  uint64_t index = 0;
+  int status = tc_cache_open_or_report(a.positional[0], &c);
+  if (status) goto cleanup;
+  status = tc_index_parse("show", a.positional[1], c, &index);
+  if (status) goto cleanup;
+  d = twincache_dctx_create();
+  g = tc_graph_alloc_for(c);
+  if (!d || !g) {
+    fprintf(stderr, "%s: %s: out of memory\n", TC_PROG, a.positional[0]);
+    status = TC_EXIT_FAIL;
+    goto cleanup;
+  }
+  status = tc_graph_read_or_report(c, d, index, g);
+  if (status) goto cleanup;
+  if (json)
+    show_json(g);
+  else
+    show_text(g, (uint32_t)rows);
+
+cleanup:
+  twincache_graph_free(g);
+  twincache_dctx_free(d);
+  twincache_cache_close(c);
+  return status;
+}
