@@ -1,0 +1,467 @@
+// kernels.cu — CUDA versions of the edge model's kernels. Each mirrors the
+// plain-C reference of the same name in features_cpu.c / mlp_cpu.c (same
+// loops, same clip and guard constants); tests/train/test_kernels_cuda
+// compares them on random inputs.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "twincache_kernels.h"
+#include "twincache_kernels_cuda.h"
+
+// Print file:line and return the error from the enclosing launcher.
+#define cudaCheck(call)                                                                     \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                \
+      fprintf(stderr, "%s:%d: CUDA error %s: %s\n", __FILE__, __LINE__, cudaGetErrorName(e_), \
+              cudaGetErrorString(e_));                                                      \
+      return (int)e_;                                                                       \
+    }                                                                                       \
+  } while (0)
+#define cublasCheck(call)                                                          \
+  do {                                                                             \
+    cublasStatus_t s_ = (call);                                                    \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                             \
+      fprintf(stderr, "%s:%d: cuBLAS error %d\n", __FILE__, __LINE__, (int)s_);    \
+      return 1000 + (int)s_;                                                       \
+    }                                                                              \
+  } while (0)
+
+static inline cudaStream_t tc_stream(void *s) { return (cudaStream_t)s; }
+static inline unsigned tc_blocks(size_t n, unsigned threads) {
+  return (unsigned)((n + threads - 1) / threads);
+}
+
+// ---- effects: one block per (g, t), threads over j --------------------------
+__global__ void effects_kernel(float *T, uint8_t *observed, const float *base,
+                               const float *inter, const uint8_t *target,
+                               const uint8_t *node_mask, const uint8_t *int_mask, int K, int S,
+                               int N) {
+  int g = blockIdx.x / N, t = blockIdx.x % N;
+  const float *bg = base + (size_t)g * S * N;
+  const uint8_t *nm = node_mask + (size_t)g * N;
+  float *row = T + ((size_t)g * N + t) * N;
+  // every thread computes den and count itself (cheap, avoids a reduction)
+  double den = 0.0;
+  int count = 0;
+  for (int k = 0; k < K; k++) {
+    if (!int_mask[(size_t)g * K + k]) continue;
+    const uint8_t *tk = target + ((size_t)g * K + k) * N;
+    int n_targets = 0, only = -1;
+    for (int j = 0; j < N; j++)
+      if (tk[j]) n_targets++, only = j;
+    if (n_targets != 1 || only != t) continue;
+    count++;
+    const float *ik = inter + ((size_t)g * K + k) * S * N;
+    for (int s = 0; s < S; s++) {
+      double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
+      den += dt * dt;
+    }
+  }
+  bool obs = nm[t] && count > 0 && den > TWINCACHE_EFFECT_EPS * S * count;
+  if (threadIdx.x == 0) observed[(size_t)g * N + t] = obs ? 1 : 0;
+  for (int j = threadIdx.x; j < N; j += blockDim.x) {
+    if (!obs || !nm[j]) {
+      row[j] = 0.0f;
+      continue;
+    }
+    if (j == t) {
+      row[j] = 1.0f;
+      continue;
+    }
+    double num = 0.0;
+    for (int k = 0; k < K; k++) {
+      if (!int_mask[(size_t)g * K + k]) continue;
+      const uint8_t *tk = target + ((size_t)g * K + k) * N;
+      int n_targets = 0, only = -1;
+      for (int q = 0; q < N; q++)
+        if (tk[q]) n_targets++, only = q;
+      if (n_targets != 1 || only != t) continue;
+      const float *ik = inter + ((size_t)g * K + k) * S * N;
+      for (int s = 0; s < S; s++) {
+        double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
+        num += dt * ((double)ik[(size_t)s * N + j] - (double)bg[(size_t)s * N + j]);
+      }
+    }
+    row[j] = (float)(num / den);
+  }
+}
+
+extern "C" int twincache_effects_cuda(float *T, uint8_t *observed, const float *base,
+                                      const float *inter, const uint8_t *target,
+                                      const uint8_t *node_mask, const uint8_t *int_mask, int G,
+                                      int K, int S, int N, void *stream) {
+  if (G <= 0 || N <= 0) return 0;
+  int threads = N < 32 ? 32 : (N < 256 ? ((N + 31) / 32) * 32 : 256);
+  effects_kernel<<<G * N, threads, 0, tc_stream(stream)>>>(T, observed, base, inter, target,
+                                                           node_mask, int_mask, K, S, N);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}
+
+// ---- correlation: one thread per (g, i, j) ----------------------------------
+__global__ void corr_kernel(float *C, const float *base, const uint8_t *node_mask, int G, int S,
+                            int N) {
+  size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  size_t nn = (size_t)N * N;
+  if (idx >= (size_t)G * nn) return;
+  int g = (int)(idx / nn), i = (int)(idx % nn) / N, j = (int)(idx % N);
+  const float *bg = base + (size_t)g * S * N;
+  const uint8_t *nm = node_mask + (size_t)g * N;
+  C[idx] = 0.0f;
+  if (!nm[i] || !nm[j]) return;
+  double mi = 0.0, mj = 0.0;
+  for (int s = 0; s < S; s++) mi += bg[(size_t)s * N + i], mj += bg[(size_t)s * N + j];
+  mi /= S, mj /= S;
+  double sij = 0.0, sii = 0.0, sjj = 0.0;
+  for (int s = 0; s < S; s++) {
+    double a = bg[(size_t)s * N + i] - mi, b = bg[(size_t)s * N + j] - mj;
+    sij += a * b, sii += a * a, sjj += b * b;
+  }
+  if (sii < 1e-12 * S || sjj < 1e-12 * S) return;
+  C[idx] = (i == j) ? 1.0f : (float)(sij / sqrt(sii * sjj));
+}
+
+extern "C" int twincache_corr_cuda(float *C, const float *base, const uint8_t *node_mask, int G,
+                                   int S, int N, void *stream) {
+  size_t n = (size_t)G * N * N;
+  if (n == 0) return 0;
+  corr_kernel<<<tc_blocks(n, 128), 128, 0, tc_stream(stream)>>>(C, base, node_mask, G, S, N);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}
+
+// ---- inverse features: one thread per graph (N is small), double scratch ----
+__device__ int tc_invert_dev(double *a, double *inv, int n) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) inv[i * n + j] = (i == j) ? 1.0 : 0.0;
+  for (int c = 0; c < n; c++) {
+    int p = c;
+    for (int r = c + 1; r < n; r++)
+      if (fabs(a[r * n + c]) > fabs(a[p * n + c])) p = r;
+    if (!(fabs(a[p * n + c]) > TWINCACHE_PIVOT_EPS)) return -1;
+    if (p != c) {
+      for (int j = 0; j < n; j++) {
+        double t = a[c * n + j];
+        a[c * n + j] = a[p * n + j], a[p * n + j] = t;
+        t = inv[c * n + j];
+        inv[c * n + j] = inv[p * n + j], inv[p * n + j] = t;
+      }
+    }
+    double d = 1.0 / a[c * n + c];
+    for (int j = 0; j < n; j++) a[c * n + j] *= d, inv[c * n + j] *= d;
+    for (int r = 0; r < n; r++) {
+      if (r == c) continue;
+      double f = a[r * n + c];
+      if (f == 0.0) continue;
+      for (int j = 0; j < n; j++) a[r * n + j] -= f * a[c * n + j], inv[r * n + j] -= f * inv[c * n + j];
+    }
+  }
+  return 0;
+}
+
+__global__ void inverse_kernel(float *W_hat, float *Pc, const float *T, const uint8_t *observed,
+                               const float *C, const uint8_t *node_mask, int G, int N,
+                               double *work) {
+  int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= G) return;
+  size_t nn = (size_t)N * N;
+  double *a = work + (size_t)g * 2 * nn, *inv = a + nn;
+  const uint8_t *nm = node_mask + (size_t)g * N, *ob = observed + (size_t)g * N;
+  const float *Tg = T + g * nn, *Cg = C + g * nn;
+  float *Wg = W_hat + g * nn, *Pg = Pc + g * nn;
+  for (size_t q = 0; q < nn; q++) Wg[q] = 0.0f, Pg[q] = 0.0f;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      double v = (i == j) ? 1.0 : 0.0;
+      if (i != j && nm[i] && nm[j] && ob[i]) v = Tg[i * N + j];
+      a[i * N + j] = v;
+    }
+  if (tc_invert_dev(a, inv, N) == 0) {
+    for (int i = 0; i < N; i++)
+      for (int j = 0; j < N; j++)
+        if (i != j && nm[i] && nm[j]) Wg[i * N + j] = (float)(-inv[i * N + j]);
+  }
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      double v = (i == j) ? 1.0 : 0.0;
+      if (nm[i] && nm[j]) v = Cg[i * N + j] + (i == j ? TWINCACHE_CORR_RIDGE : 0.0);
+      a[i * N + j] = v;
+    }
+  if (tc_invert_dev(a, inv, N) == 0) {
+    for (int i = 0; i < N; i++)
+      for (int j = 0; j < N; j++) {
+        if (i == j || !nm[i] || !nm[j]) continue;
+        double q = inv[i * N + i] * inv[j * N + j];
+        if (q > 0.0) Pg[i * N + j] = (float)(-inv[i * N + j] / sqrt(q));
+      }
+  }
+}
+
+extern "C" size_t twincache_inverse_cuda_work_bytes(int G, int N) {
+  return sizeof(double) * 2 * (size_t)G * N * N;
+}
+
+extern "C" int twincache_inverse_cuda(float *W_hat, float *Pc, const float *T,
+                                      const uint8_t *observed, const float *C,
+                                      const uint8_t *node_mask, int G, int N, void *work,
+                                      void *stream) {
+  if (G <= 0 || N <= 0) return 0;
+  inverse_kernel<<<tc_blocks((size_t)G, 64), 64, 0, tc_stream(stream)>>>(
+      W_hat, Pc, T, observed, C, node_mask, G, N, (double *)work);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}
+
+// ---- pair features: one thread per pair --------------------------------------
+__device__ float tc_clip_dev(float x) {
+  if (x > TWINCACHE_FEATURE_CLIP) return TWINCACHE_FEATURE_CLIP;
+  if (x < -TWINCACHE_FEATURE_CLIP) return -TWINCACHE_FEATURE_CLIP;
+  if (x != x) return 0.0f;
+  return x;
+}
+
+__global__ void pair_features_kernel(float *feat, float *pair_w, const float *T,
+                                     const uint8_t *observed, const float *C, const float *W_hat,
+                                     const float *Pc, const uint8_t *node_mask, int G, int N) {
+  const int F = TWINCACHE_FEATURES;
+  size_t nn = (size_t)N * N;
+  size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= (size_t)G * nn) return;
+  int g = (int)(p / nn), i = (int)(p % nn) / N, j = (int)(p % N);
+  const uint8_t *nm = node_mask + (size_t)g * N, *ob = observed + (size_t)g * N;
+  const float *Tg = T + g * nn, *Cg = C + g * nn, *Wg = W_hat + g * nn, *Pg = Pc + g * nn;
+  float *f = feat + p * F;
+  for (int q = 0; q < F; q++) f[q] = 0.0f;
+  pair_w[p] = 0.0f;
+  if (i == j || !nm[i] || !nm[j]) return;
+  pair_w[p] = 1.0f;
+  float row_max = 0.0f, col_max = 0.0f, wcol_max = 0.0f, wcol_sum = 0.0f;
+  for (int k = 0; k < N; k++) {
+    if (!nm[k]) continue;
+    if (k != i) row_max = fmaxf(row_max, fabsf(Tg[i * N + k]));
+    if (k != j) {
+      col_max = fmaxf(col_max, fabsf(Tg[k * N + j]));
+      wcol_max = fmaxf(wcol_max, fabsf(Wg[k * N + j]));
+      wcol_sum += fabsf(Wg[k * N + j]);
+    }
+  }
+  float tij = Tg[i * N + j], tji = Tg[j * N + i];
+  float wij = Wg[i * N + j], wji = Wg[j * N + i];
+  f[0] = tc_clip_dev(tij);
+  f[1] = tc_clip_dev(tji);
+  f[2] = tc_clip_dev(fabsf(tij));
+  f[3] = tc_clip_dev(wij);
+  f[4] = tc_clip_dev(wji);
+  f[5] = tc_clip_dev(fabsf(wij));
+  f[6] = Cg[i * N + j];
+  f[7] = fabsf(Cg[i * N + j]);
+  f[8] = Pg[i * N + j];
+  f[9] = fabsf(Pg[i * N + j]);
+  f[10] = (float)ob[i];
+  f[11] = (float)ob[j];
+  f[12] = tc_clip_dev(row_max);
+  f[13] = tc_clip_dev(col_max);
+  f[14] = tc_clip_dev(fabsf(wij) / (wcol_max + 1e-6f));
+  f[15] = tc_clip_dev(wcol_sum);
+}
+
+extern "C" int twincache_pair_features_cuda(float *feat, float *pair_w, const float *T,
+                                            const uint8_t *observed, const float *C,
+                                            const float *W_hat, const float *Pc,
+                                            const uint8_t *node_mask, int G, int N,
+                                            void *stream) {
+  size_t n = (size_t)G * N * N;
+  if (n == 0) return 0;
+  pair_features_kernel<<<tc_blocks(n, 128), 128, 0, tc_stream(stream)>>>(
+      feat, pair_w, T, observed, C, W_hat, Pc, node_mask, G, N);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}
+
+// ---- linear layers: cuBLAS sgemm on row-major data ---------------------------
+// A row-major (R,C) matrix is the column-major (C,R) matrix, its transpose, so
+// out(P,O) = in(P,I) w(O,I)^T becomes out^T = w^T-view^T in^T-view in cuBLAS terms.
+__global__ void add_bias_kernel(float *out, const float *b, int P, int O) {
+  size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (size_t)P * O) return;
+  out[idx] += b[idx % O];
+}
+
+// db[o] = sum_p dout[p][o]: one block per o, fixed-shape tree (deterministic)
+__global__ void bias_grad_kernel(float *db, const float *dout, int P, int O) {
+  __shared__ float part[256];
+  int o = blockIdx.x;
+  float acc = 0.0f;
+  for (int p = threadIdx.x; p < P; p += blockDim.x) acc += dout[(size_t)p * O + o];
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if ((int)threadIdx.x < stride) part[threadIdx.x] += part[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) db[o] = part[0];
+}
+
+extern "C" int twincache_linear_forward_cuda(float *out, const float *in, const float *w,
+                                             const float *b, int P, int I, int O, void *cublas,
+                                             void *stream) {
+  if (P <= 0) return 0;
+  cublasHandle_t h = (cublasHandle_t)cublas;
+  const float one = 1.0f, zero = 0.0f;
+  cublasCheck(cublasSetStream(h, tc_stream(stream)));
+  cublasCheck(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, O, P, I, &one, w, I, in, I, &zero, out, O));
+  if (b) {
+    size_t n = (size_t)P * O;
+    add_bias_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(out, b, P, O);
+    cudaCheck(cudaGetLastError());
+  }
+  return 0;
+}
+
+extern "C" int twincache_linear_backward_cuda(float *din, float *dw, float *db, const float *dout,
+                                              const float *in, const float *w, int P, int I,
+                                              int O, void *cublas, void *stream) {
+  cublasHandle_t h = (cublasHandle_t)cublas;
+  const float one = 1.0f, zero = 0.0f;
+  if (P <= 0) {
+    cudaCheck(cudaMemsetAsync(dw, 0, sizeof(float) * (size_t)O * I, tc_stream(stream)));
+    if (db) cudaCheck(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)O, tc_stream(stream)));
+    return 0;
+  }
+  cublasCheck(cublasSetStream(h, tc_stream(stream)));
+  if (din)  // din^T (I,P) = w-view (I,O) * dout-view (O,P)
+    cublasCheck(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, I, P, O, &one, w, I, dout, O, &zero,
+                            din, I));
+  // dw^T (I,O) = in-view (I,P) * (dout-view (O,P))^T
+  cublasCheck(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, I, O, P, &one, in, I, dout, O, &zero,
+                          dw, I));
+  if (db) {
+    bias_grad_kernel<<<O, 256, 0, tc_stream(stream)>>>(db, dout, P, O);
+    cudaCheck(cudaGetLastError());
+  }
+  return 0;
+}
+
+// ---- GELU ---------------------------------------------------------------------
+#define TC_GELU_K 0.7978845608028654f
+
+__global__ void gelu_forward_kernel(float *out, const float *in, size_t n) {
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = in[i];
+  out[i] = 0.5f * x * (1.0f + tanhf(TC_GELU_K * (x + 0.044715f * x * x * x)));
+}
+
+__global__ void gelu_backward_kernel(float *din, const float *in, const float *dout, size_t n) {
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float x = in[i];
+  float u = TC_GELU_K * (x + 0.044715f * x * x * x);
+  float th = tanhf(u);
+  float sech2 = 1.0f - th * th;
+  float grad = 0.5f * (1.0f + th) + 0.5f * x * sech2 * TC_GELU_K * (1.0f + 3.0f * 0.044715f * x * x);
+  din[i] = dout[i] * grad;
+}
+
+extern "C" int twincache_gelu_forward_cuda(float *out, const float *in, size_t n, void *stream) {
+  if (n == 0) return 0;
+  gelu_forward_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(out, in, n);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}
+
+extern "C" int twincache_gelu_backward_cuda(float *din, const float *in, const float *dout,
+                                            size_t n, void *stream) {
+  if (n == 0) return 0;
+  gelu_backward_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(din, in, dout, n);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}
+
+// ---- BCE: one block reduces (sum w, sum loss); then an elementwise gradient -
+__device__ double tc_softplus_dev(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+
+__global__ void bce_reduce_kernel(double *work, float *loss, const float *logit,
+                                  const uint8_t *adj, const float *pair_w, size_t P,
+                                  float pos_weight) {
+  __shared__ double sw[256], sl[256];
+  double aw = 0.0, al = 0.0;
+  for (size_t p = threadIdx.x; p < P; p += blockDim.x) {
+    double w = pair_w[p];
+    if (w == 0.0) continue;
+    double z = logit[p];
+    aw += w;
+    al += adj[p] ? w * pos_weight * tc_softplus_dev(-z) : w * tc_softplus_dev(z);
+  }
+  sw[threadIdx.x] = aw, sl[threadIdx.x] = al;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if ((int)threadIdx.x < stride) {
+      sw[threadIdx.x] += sw[threadIdx.x + stride];
+      sl[threadIdx.x] += sl[threadIdx.x + stride];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    work[0] = sw[0];
+    work[1] = sl[0];
+    *loss = sw[0] > 0.0 ? (float)(sl[0] / sw[0]) : 0.0f;
+  }
+}
+
+__global__ void bce_grad_kernel(float *dlogit, const double *work, const float *logit,
+                                const uint8_t *adj, const float *pair_w, size_t P,
+                                float pos_weight) {
+  size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= P) return;
+  double wsum = work[0], w = pair_w[p];
+  if (wsum <= 0.0 || w == 0.0) {
+    dlogit[p] = 0.0f;
+    return;
+  }
+  double sig = 1.0 / (1.0 + exp(-(double)logit[p]));
+  double scale = w / wsum;
+  dlogit[p] = (float)(adj[p] ? scale * pos_weight * (sig - 1.0) : scale * sig);
+}
+
+extern "C" int twincache_bce_cuda(float *dlogit, float *loss, const float *logit,
+                                  const uint8_t *adj, const float *pair_w, size_t P,
+                                  float pos_weight, void *work, void *stream) {
+  bce_reduce_kernel<<<1, 256, 0, tc_stream(stream)>>>((double *)work, loss, logit, adj, pair_w,
+                                                      P, pos_weight);
+  cudaCheck(cudaGetLastError());
+  if (dlogit && P > 0) {
+    bce_grad_kernel<<<tc_blocks(P, 256), 256, 0, tc_stream(stream)>>>(
+        dlogit, (const double *)work, logit, adj, pair_w, P, pos_weight);
+    cudaCheck(cudaGetLastError());
+  }
+  return 0;
+}
+
+// ---- AdamW ---------------------------------------------------------------------
+__global__ void adamw_kernel(float *param, const float *grad, float *m, float *v, size_t n,
+                             float lr, float beta1, float beta2, float eps, float wd, float c1,
+                             float c2) {
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float g = grad[i];
+  float mi = beta1 * m[i] + (1.0f - beta1) * g;
+  float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+  m[i] = mi, v[i] = vi;
+  float mhat = mi / c1, vhat = vi / c2;
+  param[i] -= lr * (mhat / (sqrtf(vhat) + eps) + wd * param[i]);
+}
+
+extern "C" int twincache_adamw_cuda(float *param, const float *grad, float *m, float *v,
+                                    size_t n, float lr, float beta1, float beta2, float eps,
+                                    float weight_decay, int t, void *stream) {
+  if (n == 0) return 0;
+  float c1 = 1.0f - powf(beta1, (float)t), c2 = 1.0f - powf(beta2, (float)t);
+  adamw_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(param, grad, m, v, n, lr, beta1,
+                                                                  beta2, eps, weight_decay, c1, c2);
+  cudaCheck(cudaGetLastError());
+  return 0;
+}

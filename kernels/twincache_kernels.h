@@ -1,0 +1,123 @@
+/* twincache_kernels.h — the edge model's kernels, plain-C reference versions.
+ *
+ * Every function here has a CUDA twin in twincache_kernels_cuda.h with the
+ * same arguments (device pointers plus a stream); tests compare the two. The
+ * CPU backend of twincache-train runs a whole training step with these.
+ *
+ * Nothing of twincache is included: arguments are raw pointers and sizes.
+ * Shapes are given as (dims) row-major; G graphs, K interventions, S samples,
+ * N nodes, P = G*N*N ordered node pairs (pair p = (g*N + i)*N + j is the
+ * candidate edge i -> j of graph g), F features, H hidden units.
+ *
+ * All functions are deterministic: one fixed summation order, no threads, so
+ * results do not depend on anything but the inputs. Thread-safe (no state).
+ * train/MODEL.md explains the model and every feature.
+ */
+#ifndef TWINCACHE_KERNELS_H
+#define TWINCACHE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Features per ordered pair (see twincache_pair_features_cpu). */
+#define TWINCACHE_FEATURES 16
+/* |value| clip of the unbounded features (T, W_hat, row sums). */
+#define TWINCACHE_FEATURE_CLIP 10.0f
+/* An intervention's target counts as moved when sum_s d_t^2 > this * S. */
+#define TWINCACHE_EFFECT_EPS 1e-8
+/* Ridge added to C's diagonal before the precision matrix. */
+#define TWINCACHE_CORR_RIDGE 1e-3
+/* A Gauss-Jordan pivot below this marks the matrix singular. */
+#define TWINCACHE_PIVOT_EPS 1e-10
+
+/* ---- features (forward only: they have no parameters) -------------------- */
+
+/* Normalised total effects from the twin pairs. For every graph g and node t,
+ * pooling every intervention k of g whose only target is t (int_mask[k] = 1):
+ *   d[s][j] = inter[g][k][s][j] - base[g][s][j]          (exact twin pairs)
+ *   T[g][t][j] = sum_{k,s} d[s][t]*d[s][j] / sum_{k,s} d[s][t]^2
+ * (the least-squares slope of d_j on d_t; equals mean_s d_j / mean_s d_t for a
+ * shift, and the total causal effect t -> j in a linear SCM either way).
+ * observed[g][t] = 1 when t was moved (denominator > EFFECT_EPS * S * count);
+ * rows of unobserved nodes and padding (node_mask 0) are all 0, and so are
+ * columns of padding nodes. T[g][t][t] = 1 for observed t.
+ *   base (G,S,N) f32, inter (G,K,S,N) f32, target (G,K,N) u8,
+ *   node_mask (G,N) u8, int_mask (G,K) u8 -> T (G,N,N) f32, observed (G,N) u8 */
+void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const float *inter,
+                           const uint8_t *target, const uint8_t *node_mask,
+                           const uint8_t *int_mask, int G, int K, int S, int N);
+
+/* Pearson correlation of the base world over the S samples, per graph.
+ * C[g][i][j] for real i, j (C[i][i] = 1; 0 when a variance is < 1e-12);
+ * 0 wherever i or j is padding.
+ *   base (G,S,N) f32, node_mask (G,N) u8 -> C (G,N,N) f32 */
+void twincache_corr_cpu(float *C, const float *base, const uint8_t *node_mask, int G, int S,
+                        int N);
+
+/* Matrix-inverse features, per graph, in double precision (Gauss-Jordan with
+ * partial pivoting; N is small):
+ *   W_hat = I - T_full^{-1}, T_full = T with 1 on the diagonal and identity
+ *     rows for unobserved and padding nodes. With every node intervened in a
+ *     linear SCM, T_full = (I - W)^{-1}, so W_hat = W: the direct edges.
+ *   Pc = partial correlation from the precision matrix (C + ridge*I)^{-1}
+ *     (identity rows/columns for padding): Pc_ij = -P_ij / sqrt(P_ii P_jj).
+ * Diagonals and padding entries are 0. A singular matrix gives all-0 output
+ * for that graph.
+ *   T (G,N,N), observed (G,N), C (G,N,N), node_mask (G,N)
+ *   -> W_hat (G,N,N) f32, Pc (G,N,N) f32 */
+void twincache_inverse_cpu(float *W_hat, float *Pc, const float *T, const uint8_t *observed,
+                           const float *C, const uint8_t *node_mask, int G, int N);
+
+/* Feature vector of every ordered pair p = (g,i,j) (TWINCACHE_FEATURES
+ * floats; the list is in MODEL.md) and its loss weight: pair_w[p] = 1 when
+ * i != j and both are real nodes, else 0 (and the features are 0).
+ *   T, C, W_hat, Pc (G,N,N) f32, observed (G,N) u8, node_mask (G,N) u8
+ *   -> feat (G*N*N, F) f32, pair_w (G*N*N) f32 */
+void twincache_pair_features_cpu(float *feat, float *pair_w, const float *T,
+                                 const uint8_t *observed, const float *C, const float *W_hat,
+                                 const float *Pc, const uint8_t *node_mask, int G, int N);
+
+/* ---- the MLP --------------------------------------------------------------- */
+
+/* out = in * w^T + b.  in (P,I), w (O,I), b (O) -> out (P,O). */
+void twincache_linear_forward_cpu(float *out, const float *in, const float *w, const float *b,
+                                  int P, int I, int O);
+
+/* Gradients of linear_forward given dout (P,O):
+ *   din (P,I) = dout * w        (skipped when din is NULL)
+ *   dw  (O,I) = dout^T * in     (overwritten, not accumulated)
+ *   db  (O)   = column sums of dout (overwritten) */
+void twincache_linear_backward_cpu(float *din, float *dw, float *db, const float *dout,
+                                   const float *in, const float *w, int P, int I, int O);
+
+/* GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+ * n elements; backward: din = dout * gelu'(in). */
+void twincache_gelu_forward_cpu(float *out, const float *in, size_t n);
+void twincache_gelu_backward_cpu(float *din, const float *in, const float *dout, size_t n);
+
+/* Masked binary cross-entropy with logits. Label y_p = adj[p] (0/1), weight
+ * w_p = pair_w[p]. With W = sum_p w_p (if 0, loss and dlogit are 0):
+ *   loss = (1/W) sum_p w_p [pos_weight y log(1+e^-z) + (1-y) log(1+e^z)]
+ *   dlogit[p] = (w_p/W) [pos_weight y (sigmoid(z)-1) + (1-y) sigmoid(z)]
+ * Summed in double in index order. Returns the loss.
+ *   logit (P), adj (P) u8, pair_w (P) -> dlogit (P) (may be NULL) */
+float twincache_bce_cpu(float *dlogit, const float *logit, const uint8_t *adj,
+                        const float *pair_w, size_t P, float pos_weight);
+
+/* ---- the optimiser --------------------------------------------------------- */
+
+/* One AdamW step (decoupled weight decay) on n parameters, step t >= 1:
+ *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+ *   p -= lr * ( (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) + wd p ) */
+void twincache_adamw_cpu(float *param, const float *grad, float *m, float *v, size_t n,
+                         float lr, float beta1, float beta2, float eps, float weight_decay,
+                         int t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TWINCACHE_KERNELS_H */

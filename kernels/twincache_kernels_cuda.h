@@ -1,0 +1,64 @@
+/* twincache_kernels_cuda.h — CUDA twins of twincache_kernels.h.
+ *
+ * Same arguments as the CPU reference of the same name (all pointers are
+ * DEVICE pointers), plus the stream to launch on (a cudaStream_t passed as
+ * void* so this header needs no CUDA include) and, where a kernel needs
+ * scratch memory or cuBLAS, a workspace / handle argument.
+ *
+ * Every function launches asynchronously on `stream`, checks the launch
+ * (cudaGetLastError) and every CUDA/cuBLAS call, prints "file:line: error" on
+ * stderr and returns non-zero on failure, 0 on success. None synchronises.
+ * Only built when nvcc is found (library twincache_kernels_cuda).
+ */
+#ifndef TWINCACHE_KERNELS_CUDA_H
+#define TWINCACHE_KERNELS_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int twincache_effects_cuda(float *T, uint8_t *observed, const float *base, const float *inter,
+                           const uint8_t *target, const uint8_t *node_mask,
+                           const uint8_t *int_mask, int G, int K, int S, int N, void *stream);
+
+int twincache_corr_cuda(float *C, const float *base, const uint8_t *node_mask, int G, int S,
+                        int N, void *stream);
+
+/* work: device scratch of twincache_inverse_cuda_work_bytes(G, N) bytes. */
+size_t twincache_inverse_cuda_work_bytes(int G, int N);
+int twincache_inverse_cuda(float *W_hat, float *Pc, const float *T, const uint8_t *observed,
+                           const float *C, const uint8_t *node_mask, int G, int N, void *work,
+                           void *stream);
+
+int twincache_pair_features_cuda(float *feat, float *pair_w, const float *T,
+                                 const uint8_t *observed, const float *C, const float *W_hat,
+                                 const float *Pc, const uint8_t *node_mask, int G, int N,
+                                 void *stream);
+
+/* cublas: a cublasHandle_t passed as void*; its stream is set to `stream`. */
+int twincache_linear_forward_cuda(float *out, const float *in, const float *w, const float *b,
+                                  int P, int I, int O, void *cublas, void *stream);
+int twincache_linear_backward_cuda(float *din, float *dw, float *db, const float *dout,
+                                   const float *in, const float *w, int P, int I, int O,
+                                   void *cublas, void *stream);
+
+int twincache_gelu_forward_cuda(float *out, const float *in, size_t n, void *stream);
+int twincache_gelu_backward_cuda(float *din, const float *in, const float *dout, size_t n,
+                                 void *stream);
+
+/* loss: device float receiving the loss; work: device scratch of 2 doubles. */
+int twincache_bce_cuda(float *dlogit, float *loss, const float *logit, const uint8_t *adj,
+                       const float *pair_w, size_t P, float pos_weight, void *work,
+                       void *stream);
+
+int twincache_adamw_cuda(float *param, const float *grad, float *m, float *v, size_t n,
+                         float lr, float beta1, float beta2, float eps, float weight_decay,
+                         int t, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TWINCACHE_KERNELS_CUDA_H */

@@ -1,0 +1,201 @@
+// test_kernels_cuda: every CUDA kernel of kernels/ against its CPU reference
+// on random inputs redrawn each run (seed from the clock, printed; pass a
+// seed as argv[1] to replay). Each kernel gets the SAME inputs on both sides
+// (the CPU outputs of the previous stage), so an error is the kernel's own.
+// Bound: max |cuda - cpu| / (1 + |cpu|) <= 1e-4 for every output (the
+// float sums run in another order on the GPU; features use double on both).
+// Exits 77 (skipped) when no CUDA device is usable.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tc_synth.h"
+#include "twincache_kernels.h"
+#include "twincache_kernels_cuda.h"
+
+#define cudaCheck(call)                                                                    \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "%s:%d: CUDA error %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+
+static const double kBound = 1e-4;
+static int failures = 0;
+
+static void *up(const void *host, size_t bytes) {
+  void *d = NULL;
+  cudaCheck(cudaMalloc(&d, bytes ? bytes : 1));
+  if (host) cudaCheck(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+static void compare_f(const char *what, const float *dev, const float *ref, size_t n) {
+  float *h = (float *)malloc(sizeof(float) * (n ? n : 1));
+  cudaCheck(cudaDeviceSynchronize());
+  cudaCheck(cudaMemcpy(h, dev, sizeof(float) * n, cudaMemcpyDeviceToHost));
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)h[i] - (double)ref[i]) / (1.0 + fabs((double)ref[i]));
+    if (!(e <= worst)) worst = e, at = i; // NaN counts as worst
+  }
+  int ok = worst <= kBound;
+  printf("%-22s n=%-8zu max rel err %.3g %s\n", what, n, worst, ok ? "ok" : "FAIL");
+  if (!ok) {
+    fprintf(stderr, "  at %zu: cuda %.9g cpu %.9g\n", at, h[at], ref[at]);
+    failures++;
+  }
+  free(h);
+}
+
+static void compare_u8(const char *what, const uint8_t *dev, const uint8_t *ref, size_t n) {
+  uint8_t *h = (uint8_t *)malloc(n ? n : 1);
+  cudaCheck(cudaDeviceSynchronize());
+  cudaCheck(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad += h[i] != ref[i];
+  printf("%-22s n=%-8zu mismatches %zu %s\n", what, n, bad, bad ? "FAIL" : "ok");
+  if (bad) failures++;
+  free(h);
+}
+
+#define KCHECK(call)                                            \
+  do {                                                          \
+    if ((call) != 0) {                                          \
+      fprintf(stderr, "%s:%d: launcher failed\n", __FILE__, __LINE__); \
+      exit(1);                                                  \
+    }                                                           \
+  } while (0)
+
+int main(int argc, char **argv) {
+  int n_dev = 0;
+  if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
+    printf("test_kernels_cuda: no usable CUDA device, skipped\n");
+    return 77;
+  }
+  void *probe = NULL;
+  if (cudaMalloc(&probe, 1 << 20) != cudaSuccess) {
+    printf("test_kernels_cuda: CUDA test allocation failed, skipped\n");
+    return 77;
+  }
+  cudaFree(probe);
+  uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : tc_now_ns();
+  printf("test_kernels_cuda: seed %llu (bound: max |cuda-cpu|/(1+|cpu|) <= %g)\n",
+         (unsigned long long)seed, kBound);
+  tc_rng r;
+  tc_rng_init(&r, seed, 0);
+  const int G = 6 + (int)tc_rng_below(&r, 10), N = 4 + (int)tc_rng_below(&r, 9);
+  const int S = 8 + (int)tc_rng_below(&r, 40), K = N, F = TWINCACHE_FEATURES, H = 64;
+  printf("G=%d N=%d S=%d\n", G, N, S);
+  tc_synth y;
+  if (tc_synth_make(&y, G, N, S, 2, 0.4, (int)tc_rng_below(&r, 2), seed) != 0) return 1;
+  const twincache_batch_layout *l = &y.layout;
+  uint8_t *s8 = (uint8_t *)y.slab;
+  uint8_t *dslab = (uint8_t *)up(y.slab, l->bytes);
+  cudaStream_t st;
+  cudaCheck(cudaStreamCreate(&st));
+  cublasHandle_t cb;
+  if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 1;
+  size_t gnn = (size_t)G * N * N, P = gnn;
+  // CPU reference chain
+  float *T = (float *)malloc(4 * gnn), *C = (float *)malloc(4 * gnn), *W = (float *)malloc(4 * gnn);
+  float *Pc = (float *)malloc(4 * gnn), *feat = (float *)malloc(4 * gnn * F), *pw = (float *)malloc(4 * gnn);
+  uint8_t *ob = (uint8_t *)malloc((size_t)G * N);
+  const float *base = (const float *)(s8 + l->base), *inter = (const float *)(s8 + l->inter_off);
+  twincache_effects_cpu(T, ob, base, inter, s8 + l->target, s8 + l->node_mask, s8 + l->int_mask, G, K, S, N);
+  twincache_corr_cpu(C, base, s8 + l->node_mask, G, S, N);
+  twincache_inverse_cpu(W, Pc, T, ob, C, s8 + l->node_mask, G, N);
+  twincache_pair_features_cpu(feat, pw, T, ob, C, W, Pc, s8 + l->node_mask, G, N);
+  // device: each kernel from the same inputs
+  float *dT = (float *)up(NULL, 4 * gnn), *dC = (float *)up(NULL, 4 * gnn);
+  uint8_t *dob = (uint8_t *)up(NULL, (size_t)G * N);
+  KCHECK(twincache_effects_cuda(dT, dob, (const float *)(dslab + l->base), (const float *)(dslab + l->inter_off),
+                                dslab + l->target, dslab + l->node_mask, dslab + l->int_mask, G, K, S, N, st));
+  compare_f("effects T", dT, T, gnn);
+  compare_u8("effects observed", dob, ob, (size_t)G * N);
+  KCHECK(twincache_corr_cuda(dC, (const float *)(dslab + l->base), dslab + l->node_mask, G, S, N, st));
+  compare_f("corr C", dC, C, gnn);
+  float *dTin = (float *)up(T, 4 * gnn), *dCin = (float *)up(C, 4 * gnn);
+  uint8_t *dobin = (uint8_t *)up(ob, (size_t)G * N);
+  float *dW = (float *)up(NULL, 4 * gnn), *dPc = (float *)up(NULL, 4 * gnn);
+  void *work = up(NULL, twincache_inverse_cuda_work_bytes(G, N));
+  KCHECK(twincache_inverse_cuda(dW, dPc, dTin, dobin, dCin, dslab + l->node_mask, G, N, work, st));
+  compare_f("inverse W_hat", dW, W, gnn);
+  compare_f("inverse Pc", dPc, Pc, gnn);
+  float *dWin = (float *)up(W, 4 * gnn), *dPcin = (float *)up(Pc, 4 * gnn);
+  float *dfeat = (float *)up(NULL, 4 * gnn * F), *dpw = (float *)up(NULL, 4 * gnn);
+  KCHECK(twincache_pair_features_cuda(dfeat, dpw, dTin, dobin, dCin, dWin, dPcin, dslab + l->node_mask, G, N, st));
+  compare_f("pair features", dfeat, feat, gnn * F);
+  compare_f("pair weights", dpw, pw, gnn);
+  // MLP layer F -> H, GELU, H -> 1, BCE, backward, AdamW on random weights
+  float *w1 = (float *)malloc(4 * H * F), *b1 = (float *)malloc(4 * H), *h1 = (float *)malloc(4 * P * H);
+  float *g1 = (float *)malloc(4 * P * H), *dh = (float *)malloc(4 * P * H), *din = (float *)malloc(4 * P * F);
+  float *dw1 = (float *)malloc(4 * H * F), *db1 = (float *)malloc(4 * H);
+  for (int i = 0; i < H * F; i++) w1[i] = (float)tc_rng_range(&r, -0.3, 0.3);
+  for (int i = 0; i < H; i++) b1[i] = (float)tc_rng_range(&r, -0.1, 0.1);
+  for (size_t i = 0; i < P * H; i++) dh[i] = (float)tc_rng_range(&r, -1, 1);
+  twincache_linear_forward_cpu(h1, feat, w1, b1, (int)P, F, H);
+  float *dw1d = (float *)up(w1, 4 * H * F), *db1d = (float *)up(b1, 4 * H), *dh1 = (float *)up(NULL, 4 * P * H);
+  float *dfeatin = (float *)up(feat, 4 * gnn * F);
+  KCHECK(twincache_linear_forward_cuda(dh1, dfeatin, dw1d, db1d, (int)P, F, H, cb, st));
+  compare_f("linear forward", dh1, h1, P * H);
+  twincache_gelu_forward_cpu(g1, h1, P * H);
+  float *dh1in = (float *)up(h1, 4 * P * H), *dg1 = (float *)up(NULL, 4 * P * H);
+  KCHECK(twincache_gelu_forward_cuda(dg1, dh1in, P * H, st));
+  compare_f("gelu forward", dg1, g1, P * H);
+  float *gb = (float *)malloc(4 * P * H);
+  twincache_gelu_backward_cpu(gb, h1, dh, P * H);
+  float *ddh = (float *)up(dh, 4 * P * H), *dgb = (float *)up(NULL, 4 * P * H);
+  KCHECK(twincache_gelu_backward_cuda(dgb, dh1in, ddh, P * H, st));
+  compare_f("gelu backward", dgb, gb, P * H);
+  twincache_linear_backward_cpu(din, dw1, db1, dh, feat, w1, (int)P, F, H);
+  float *ddin = (float *)up(NULL, 4 * P * F), *ddw = (float *)up(NULL, 4 * H * F), *ddb = (float *)up(NULL, 4 * H);
+  KCHECK(twincache_linear_backward_cuda(ddin, ddw, ddb, ddh, dfeatin, dw1d, (int)P, F, H, cb, st));
+  compare_f("linear backward din", ddin, din, P * F);
+  compare_f("linear backward dw", ddw, dw1, (size_t)H * F);
+  compare_f("linear backward db", ddb, db1, H);
+  // BCE on random logits against the batch's adjacency
+  float *logit = (float *)malloc(4 * P), *dl = (float *)malloc(4 * P);
+  for (size_t i = 0; i < P; i++) logit[i] = (float)tc_rng_range(&r, -4, 4);
+  float loss = twincache_bce_cpu(dl, logit, s8 + l->adj, pw, P, 1.7f);
+  float *dlogit_in = (float *)up(logit, 4 * P), *ddl = (float *)up(NULL, 4 * P), *dloss = (float *)up(NULL, 4);
+  void *bwork = up(NULL, 2 * sizeof(double));
+  float *dpwin = (float *)up(pw, 4 * P);
+  KCHECK(twincache_bce_cuda(ddl, dloss, dlogit_in, dslab + l->adj, dpwin, P, 1.7f, bwork, st));
+  compare_f("bce loss", dloss, &loss, 1);
+  compare_f("bce dlogit", ddl, dl, P);
+  // AdamW, step t drawn at random
+  size_t n = 1000 + tc_rng_below(&r, 5000);
+  int t = 1 + (int)tc_rng_below(&r, 100);
+  float *p = (float *)malloc(4 * n), *g = (float *)malloc(4 * n), *m = (float *)malloc(4 * n), *v = (float *)malloc(4 * n);
+  for (size_t i = 0; i < n; i++) {
+    p[i] = (float)tc_rng_range(&r, -1, 1), g[i] = (float)tc_rng_range(&r, -1, 1);
+    m[i] = (float)tc_rng_range(&r, -0.1, 0.1), v[i] = (float)tc_rng_range(&r, 0, 0.01);
+  }
+  float *dp = (float *)up(p, 4 * n), *dg = (float *)up(g, 4 * n), *dm = (float *)up(m, 4 * n), *dv = (float *)up(v, 4 * n);
+  twincache_adamw_cpu(p, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, t);
+  KCHECK(twincache_adamw_cuda(dp, dg, dm, dv, n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, t, st));
+  compare_f("adamw param", dp, p, n);
+  compare_f("adamw m", dm, m, n);
+  compare_f("adamw v", dv, v, n);
+  cudaCheck(cudaStreamSynchronize(st));
+  cudaCheck(cudaGetLastError());
+  // the test process exits right after: device memory is released with the context
+  cublasDestroy(cb);
+  cudaStreamDestroy(st);
+  free(T), free(C), free(W), free(Pc), free(feat), free(pw), free(ob), free(w1), free(b1), free(h1);
+  free(g1), free(dh), free(din), free(dw1), free(db1), free(gb), free(logit), free(dl);
+  free(p), free(g), free(m), free(v);
+  tc_synth_free(&y);
+  if (failures) {
+    fprintf(stderr, "%d comparison(s) out of bound (seed %llu)\n", failures, (unsigned long long)seed);
+    return 1;
+  }
+  printf("all CUDA kernels match their CPU references\n");
+  return 0;
+}

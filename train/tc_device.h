@@ -1,0 +1,83 @@
+/* tc_device.h — the CUDA backend of twincache-train behind one plain-C
+ * header. Built from tc_device_cuda.cu when nvcc is found, else from
+ * tc_device_none.c whose functions report "built without CUDA" — so call
+ * sites carry no #ifdef (llm.c style).
+ *
+ * Data path: two device slab buffers (0 and 1). tc_cuda_copy enqueues ONE
+ * cudaMemcpyAsync of a whole pinned host slab into a buffer on the copy
+ * stream, after the compute that last read that buffer (event); tc_cuda_step
+ * makes the compute stream wait for that buffer's copy (event) and enqueues a
+ * whole training step (features, MLP forward/backward, BCE, AdamW). The
+ * caller releases a loader slot only after tc_cuda_copy_wait on its buffer.
+ *
+ * Every function returns 0 on success, non-zero after printing one line
+ * naming file:line and the CUDA error (or the missing build) on stderr.
+ * Not thread-safe: one host thread drives a context. */
+#ifndef TC_DEVICE_H
+#define TC_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tc_model.h"
+#include "twincache_loader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tc_cuda tc_cuda;
+
+/* 1 when a usable GPU exists (a device is visible and a test allocation
+ * works); otherwise 0 with the reason in why[cap]. Never fails otherwise. */
+int tc_cuda_usable(char *why, size_t cap);
+/* Device name of device 0 into name[cap] (empty without CUDA). */
+void tc_cuda_device_name(char *name, size_t cap);
+
+/* Pinned host memory for the loader's slots (the loader's alloc/free
+ * callbacks). Returns NULL on failure. */
+void *tc_cuda_host_alloc(size_t bytes, void *user);
+void tc_cuda_host_free(void *ptr, void *user);
+
+/* Creates the context for batches of layout l and uploads the model's
+ * params and AdamW moments. */
+int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_model *m);
+void tc_cuda_free(tc_cuda *c); /* accepts NULL; synchronises first */
+
+/* Enqueues the copy of host_slab (pinned, l->bytes) into buffer buf. */
+int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab);
+/* Blocks until buffer buf's last copy has completed. */
+int tc_cuda_copy_wait(tc_cuda *c, int buf);
+/* Enqueues one training step on buffer buf with learning rate lr, AdamW
+ * step t (>= 1). */
+int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t);
+/* Blocks until the last step on buf has finished; returns its loss and adds
+ * its event timings to the totals. */
+int tc_cuda_step_result(tc_cuda *c, int buf, float *loss);
+
+/* Forward pass only on a host slab (copied synchronously into a third
+ * buffer); writes the loss and copies the logits, T and pair weights (each
+ * G*N*N floats) to host arrays. */
+int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight, float *loss, float *logit,
+                 float *T, float *pair_w);
+
+/* Copies params and AdamW moments back into m (for checkpoints). */
+int tc_cuda_download(tc_cuda *c, tc_model *m);
+
+/* Event-timed totals since create. */
+typedef struct tc_cuda_timing {
+  double copy_ms;      /* copy-stream time of the H2D slab copies */
+  double copy_wait_ms; /* compute stream stalled waiting for a copy */
+  double step_ms;      /* compute-stream time of the steps */
+  uint64_t copies, copy_bytes, steps;
+} tc_cuda_timing;
+void tc_cuda_get_timing(const tc_cuda *c, tc_cuda_timing *t);
+
+/* Plain pinned cudaMemcpy H2D of `bytes`, `reps` times after a warm-up;
+ * sets the bandwidth in GB/s (1e9 bytes/s). */
+int tc_cuda_bench_h2d(size_t bytes, int reps, double *gb_per_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TC_DEVICE_H */

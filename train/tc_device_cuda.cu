@@ -1,0 +1,364 @@
+// tc_device_cuda.cu — the CUDA backend of twincache-train (contract in
+// tc_device.h): device copies of the model, two slab buffers fed by a copy
+// stream, one compute stream running the kernels of twincache_kernels_cuda.h,
+// and the events that order the two streams and time them.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_device.h"
+#include "twincache_kernels_cuda.h"
+
+// Every CUDA call is checked: print file:line and fail the enclosing function.
+#define cudaCheck(call)                                                                  \
+  do {                                                                                   \
+    cudaError_t e_ = (call);                                                             \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "twincache-train: %s:%d: CUDA error %s: %s\n", __FILE__, __LINE__, \
+              cudaGetErrorName(e_), cudaGetErrorString(e_));                             \
+      return 1;                                                                          \
+    }                                                                                    \
+  } while (0)
+#define cublasCheck(call)                                                                      \
+  do {                                                                                         \
+    cublasStatus_t s_ = (call);                                                                \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+      fprintf(stderr, "twincache-train: %s:%d: cuBLAS error %d\n", __FILE__, __LINE__, (int)s_); \
+      return 1;                                                                                \
+    }                                                                                          \
+  } while (0)
+// A kernel launcher of kernels/ already printed the error: just fail.
+#define kernelCheck(call) \
+  do {                    \
+    if ((call) != 0) return 1; \
+  } while (0)
+
+#define TC_EVAL_BUF 2
+
+struct tc_cuda {
+  twincache_batch_layout layout;
+  int G, K, S, N;
+  size_t P; // G*N*N pairs
+  cudaStream_t copy_stream, compute_stream;
+  cublasHandle_t cublas;
+  void *slab[3]; // train buffers 0 and 1, eval buffer 2
+  cudaEvent_t copy_start[2], copy_done[2], wait_begin[2], wait_end[2], compute_done[2];
+  int events_made;
+  int copy_pending[2], step_pending[2], compute_used[2];
+  float *loss_host; // pinned (3)
+  // model on the device: one array each, tensors at off[]
+  size_t n_params, off[TC_MODEL_TENSORS], len[TC_MODEL_TENSORS];
+  int decay[TC_MODEL_TENSORS];
+  float *params, *grads, *m, *v;
+  // features and activations (see tc_cpu in tc_model.h for the shapes)
+  float *T, *C, *W_hat, *Pc, *feat, *pair_w, *h1pre, *h1, *h2pre, *h2, *logit, *dlogit, *dh2,
+      *dh1, *loss_dev;
+  uint8_t *observed;
+  void *inv_work, *bce_work;
+  tc_cuda_timing timing;
+};
+
+extern "C" int tc_cuda_usable(char *why, size_t cap) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n <= 0) {
+    if (cap)
+      snprintf(why, cap, "no usable CUDA device (%s)",
+               e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    return 0;
+  }
+  void *p = NULL;
+  e = cudaMalloc(&p, 1 << 20);
+  if (e != cudaSuccess) {
+    if (cap) snprintf(why, cap, "CUDA test allocation failed (%s)", cudaGetErrorString(e));
+    return 0;
+  }
+  cudaFree(p);
+  return 1;
+}
+
+extern "C" void tc_cuda_device_name(char *name, size_t cap) {
+  cudaDeviceProp prop;
+  if (!cap) return;
+  name[0] = '\0';
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) snprintf(name, cap, "%s", prop.name);
+}
+
+extern "C" void *tc_cuda_host_alloc(size_t bytes, void *user) {
+  void *p = NULL;
+  cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "twincache-train: %s:%d: cudaHostAlloc of %zu bytes: %s\n", __FILE__,
+            __LINE__, bytes, cudaGetErrorString(e));
+    return NULL;
+  }
+  return p; // page-aligned, so 64-byte aligned
+}
+
+extern "C" void tc_cuda_host_free(void *ptr, void *user) {
+  if (ptr) cudaFreeHost(ptr);
+}
+
+static int tc_dev_alloc(void **p, size_t bytes) {
+  cudaCheck(cudaMalloc(p, bytes ? bytes : 1));
+  return 0;
+}
+
+static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_model *m) {
+  c->layout = *l;
+  c->G = (int)l->graphs, c->K = (int)l->inter, c->S = (int)l->samples, c->N = (int)l->nodes;
+  c->P = (size_t)c->G * c->N * c->N;
+  size_t P = c->P, H = TC_MODEL_H, F = TC_MODEL_F;
+  cudaCheck(cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking));
+  cudaCheck(cudaStreamCreateWithFlags(&c->compute_stream, cudaStreamNonBlocking));
+  cublasCheck(cublasCreate(&c->cublas));
+  for (int b = 0; b < 2; b++) {
+    cudaCheck(cudaEventCreate(&c->copy_start[b]));
+    cudaCheck(cudaEventCreate(&c->copy_done[b]));
+    cudaCheck(cudaEventCreate(&c->wait_begin[b]));
+    cudaCheck(cudaEventCreate(&c->wait_end[b]));
+    cudaCheck(cudaEventCreate(&c->compute_done[b]));
+    c->events_made = b + 1;
+  }
+  cudaCheck(cudaHostAlloc((void **)&c->loss_host, 3 * sizeof(float), cudaHostAllocDefault));
+  for (int b = 0; b < 3; b++) {
+    if (tc_dev_alloc(&c->slab[b], l->bytes)) return 1;
+    cudaCheck(cudaMemset(c->slab[b], 0, l->bytes));
+  }
+  c->n_params = m->n_params;
+  memcpy(c->off, m->off, sizeof c->off);
+  memcpy(c->len, m->len, sizeof c->len);
+  memcpy(c->decay, m->decay, sizeof c->decay);
+  size_t pb = sizeof(float) * m->n_params;
+  if (tc_dev_alloc((void **)&c->params, pb) || tc_dev_alloc((void **)&c->grads, pb) ||
+      tc_dev_alloc((void **)&c->m, pb) || tc_dev_alloc((void **)&c->v, pb))
+    return 1;
+  cudaCheck(cudaMemcpy(c->params, m->params, pb, cudaMemcpyHostToDevice));
+  cudaCheck(cudaMemcpy(c->m, m->m, pb, cudaMemcpyHostToDevice));
+  cudaCheck(cudaMemcpy(c->v, m->v, pb, cudaMemcpyHostToDevice));
+  cudaCheck(cudaMemset(c->grads, 0, pb));
+  float **pf[] = {&c->T, &c->C, &c->W_hat, &c->Pc, &c->pair_w, &c->logit, &c->dlogit};
+  for (size_t i = 0; i < sizeof pf / sizeof pf[0]; i++)
+    if (tc_dev_alloc((void **)pf[i], sizeof(float) * P)) return 1;
+  float **ph[] = {&c->h1pre, &c->h1, &c->h2pre, &c->h2, &c->dh2, &c->dh1};
+  for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++)
+    if (tc_dev_alloc((void **)ph[i], sizeof(float) * P * H)) return 1;
+  if (tc_dev_alloc((void **)&c->feat, sizeof(float) * P * F) ||
+      tc_dev_alloc((void **)&c->loss_dev, sizeof(float) * 3) ||
+      tc_dev_alloc((void **)&c->observed, (size_t)c->G * c->N) ||
+      tc_dev_alloc(&c->inv_work, twincache_inverse_cuda_work_bytes(c->G, c->N)) ||
+      tc_dev_alloc(&c->bce_work, 2 * sizeof(double)))
+    return 1;
+  cudaCheck(cudaDeviceSynchronize());
+  return 0;
+}
+
+extern "C" int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_model *m) {
+  *out = NULL;
+  tc_cuda *c = (tc_cuda *)calloc(1, sizeof *c);
+  if (!c) {
+    fprintf(stderr, "twincache-train: out of memory\n");
+    return 1;
+  }
+  if (tc_cuda_init(c, l, m) != 0) {
+    tc_cuda_free(c);
+    return 1;
+  }
+  *out = c;
+  return 0;
+}
+
+extern "C" void tc_cuda_free(tc_cuda *c) {
+  if (!c) return;
+  // errors while tearing down are reported but cannot be acted upon
+  if (c->compute_stream) cudaStreamSynchronize(c->compute_stream);
+  if (c->copy_stream) cudaStreamSynchronize(c->copy_stream);
+  void *dev[] = {c->slab[0], c->slab[1], c->slab[2], c->params, c->grads, c->m, c->v,
+                 c->T, c->C, c->W_hat, c->Pc, c->feat, c->pair_w, c->h1pre, c->h1, c->h2pre,
+                 c->h2, c->logit, c->dlogit, c->dh2, c->dh1, c->loss_dev, c->observed,
+                 c->inv_work, c->bce_work};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) cudaFree(dev[i]);
+  if (c->loss_host) cudaFreeHost(c->loss_host);
+  for (int b = 0; b < c->events_made; b++) {
+    cudaEventDestroy(c->copy_start[b]);
+    cudaEventDestroy(c->copy_done[b]);
+    cudaEventDestroy(c->wait_begin[b]);
+    cudaEventDestroy(c->wait_end[b]);
+    cudaEventDestroy(c->compute_done[b]);
+  }
+  if (c->cublas) cublasDestroy(c->cublas);
+  if (c->copy_stream) cudaStreamDestroy(c->copy_stream);
+  if (c->compute_stream) cudaStreamDestroy(c->compute_stream);
+  free(c);
+}
+
+// Adds the timing of buffer buf's finished copy to the totals.
+static int tc_collect_copy(tc_cuda *c, int buf) {
+  if (!c->copy_pending[buf]) return 0;
+  cudaCheck(cudaEventSynchronize(c->copy_done[buf]));
+  float ms = 0.0f;
+  cudaCheck(cudaEventElapsedTime(&ms, c->copy_start[buf], c->copy_done[buf]));
+  c->timing.copy_ms += ms;
+  c->timing.copies++;
+  c->timing.copy_bytes += c->layout.bytes;
+  c->copy_pending[buf] = 0;
+  return 0;
+}
+
+extern "C" int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab) {
+  if (tc_collect_copy(c, buf)) return 1;
+  // never overwrite a buffer the compute stream may still be reading
+  if (c->compute_used[buf]) cudaCheck(cudaStreamWaitEvent(c->copy_stream, c->compute_done[buf], 0));
+  cudaCheck(cudaEventRecord(c->copy_start[buf], c->copy_stream));
+  cudaCheck(cudaMemcpyAsync(c->slab[buf], host_slab, c->layout.bytes, cudaMemcpyHostToDevice,
+                            c->copy_stream));
+  cudaCheck(cudaEventRecord(c->copy_done[buf], c->copy_stream));
+  c->copy_pending[buf] = 1;
+  return 0;
+}
+
+extern "C" int tc_cuda_copy_wait(tc_cuda *c, int buf) {
+  cudaCheck(cudaEventSynchronize(c->copy_done[buf]));
+  return tc_collect_copy(c, buf);
+}
+
+// Features and MLP forward (and backward with grad) of the slab at `slab`
+// on the compute stream; the loss lands in loss_dev[slot].
+static int tc_forward(tc_cuda *c, const void *slab, float pos_weight, int grad, int slot) {
+  const int F = TC_MODEL_F, H = TC_MODEL_H, G = c->G, N = c->N, P = (int)c->P;
+  void *s = (void *)c->compute_stream, *h = (void *)c->cublas;
+  float *p = c->params, *g = c->grads;
+  const size_t *o = c->off;
+  tc_batch_view b;
+  tc_batch_view_init(&b, &c->layout, slab);
+  kernelCheck(twincache_effects_cuda(c->T, c->observed, b.base, b.inter, b.target, b.node_mask,
+                                     b.int_mask, G, b.K, b.S, N, s));
+  kernelCheck(twincache_corr_cuda(c->C, b.base, b.node_mask, G, b.S, N, s));
+  kernelCheck(twincache_inverse_cuda(c->W_hat, c->Pc, c->T, c->observed, c->C, b.node_mask, G,
+                                     N, c->inv_work, s));
+  kernelCheck(twincache_pair_features_cuda(c->feat, c->pair_w, c->T, c->observed, c->C,
+                                           c->W_hat, c->Pc, b.node_mask, G, N, s));
+  kernelCheck(twincache_linear_forward_cuda(c->h1pre, c->feat, p + o[0], p + o[1], P, F, H, h, s));
+  kernelCheck(twincache_gelu_forward_cuda(c->h1, c->h1pre, (size_t)P * H, s));
+  kernelCheck(twincache_linear_forward_cuda(c->h2pre, c->h1, p + o[2], p + o[3], P, H, H, h, s));
+  kernelCheck(twincache_gelu_forward_cuda(c->h2, c->h2pre, (size_t)P * H, s));
+  kernelCheck(twincache_linear_forward_cuda(c->logit, c->h2, p + o[4], p + o[5], P, H, 1, h, s));
+  kernelCheck(twincache_bce_cuda(grad ? c->dlogit : NULL, c->loss_dev + slot, c->logit, b.adj,
+                                 c->pair_w, (size_t)P, pos_weight, c->bce_work, s));
+  if (!grad) return 0;
+  kernelCheck(twincache_linear_backward_cuda(c->dh2, g + o[4], g + o[5], c->dlogit, c->h2,
+                                             p + o[4], P, H, 1, h, s));
+  kernelCheck(twincache_gelu_backward_cuda(c->dh2, c->h2pre, c->dh2, (size_t)P * H, s));
+  kernelCheck(twincache_linear_backward_cuda(c->dh1, g + o[2], g + o[3], c->dh2, c->h1,
+                                             p + o[2], P, H, H, h, s));
+  kernelCheck(twincache_gelu_backward_cuda(c->dh1, c->h1pre, c->dh1, (size_t)P * H, s));
+  kernelCheck(twincache_linear_backward_cuda(NULL, g + o[0], g + o[1], c->dh1, c->feat, p + o[0],
+                                             P, F, H, h, s));
+  return 0;
+}
+
+extern "C" int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) {
+  cudaStream_t s = c->compute_stream;
+  // the events around the wait time how long compute stalled on this copy
+  cudaCheck(cudaEventRecord(c->wait_begin[buf], s));
+  cudaCheck(cudaStreamWaitEvent(s, c->copy_done[buf], 0));
+  cudaCheck(cudaEventRecord(c->wait_end[buf], s));
+  if (tc_forward(c, c->slab[buf], o->pos_weight, 1, buf)) return 1;
+  for (int k = 0; k < TC_MODEL_TENSORS; k++)
+    kernelCheck(twincache_adamw_cuda(c->params + c->off[k], c->grads + c->off[k],
+                                     c->m + c->off[k], c->v + c->off[k], c->len[k], lr, o->beta1,
+                                     o->beta2, o->eps, c->decay[k] ? o->weight_decay : 0.0f, t,
+                                     (void *)s));
+  cudaCheck(cudaMemcpyAsync(c->loss_host + buf, c->loss_dev + buf, sizeof(float),
+                            cudaMemcpyDeviceToHost, s));
+  cudaCheck(cudaEventRecord(c->compute_done[buf], s));
+  c->compute_used[buf] = 1;
+  c->step_pending[buf] = 1;
+  return 0;
+}
+
+extern "C" int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) {
+  cudaCheck(cudaEventSynchronize(c->compute_done[buf]));
+  *loss = c->loss_host[buf];
+  if (c->step_pending[buf]) {
+    float wait_ms = 0.0f, step_ms = 0.0f;
+    cudaCheck(cudaEventElapsedTime(&wait_ms, c->wait_begin[buf], c->wait_end[buf]));
+    cudaCheck(cudaEventElapsedTime(&step_ms, c->wait_end[buf], c->compute_done[buf]));
+    c->timing.copy_wait_ms += wait_ms;
+    c->timing.step_ms += step_ms;
+    c->timing.steps++;
+    c->step_pending[buf] = 0;
+  }
+  return 0;
+}
+
+extern "C" int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight, float *loss,
+                            float *logit, float *T, float *pair_w) {
+  cudaStream_t s = c->compute_stream;
+  size_t pb = sizeof(float) * c->P;
+  cudaCheck(cudaMemcpyAsync(c->slab[TC_EVAL_BUF], host_slab, c->layout.bytes,
+                            cudaMemcpyHostToDevice, s));
+  if (tc_forward(c, c->slab[TC_EVAL_BUF], pos_weight, 0, TC_EVAL_BUF)) return 1;
+  cudaCheck(cudaMemcpyAsync(c->loss_host + TC_EVAL_BUF, c->loss_dev + TC_EVAL_BUF, sizeof(float),
+                            cudaMemcpyDeviceToHost, s));
+  cudaCheck(cudaMemcpyAsync(logit, c->logit, pb, cudaMemcpyDeviceToHost, s));
+  cudaCheck(cudaMemcpyAsync(T, c->T, pb, cudaMemcpyDeviceToHost, s));
+  cudaCheck(cudaMemcpyAsync(pair_w, c->pair_w, pb, cudaMemcpyDeviceToHost, s));
+  cudaCheck(cudaStreamSynchronize(s));
+  *loss = c->loss_host[TC_EVAL_BUF];
+  return 0;
+}
+
+extern "C" int tc_cuda_download(tc_cuda *c, tc_model *m) {
+  size_t pb = sizeof(float) * c->n_params;
+  cudaCheck(cudaStreamSynchronize(c->compute_stream));
+  cudaCheck(cudaMemcpy(m->params, c->params, pb, cudaMemcpyDeviceToHost));
+  cudaCheck(cudaMemcpy(m->m, c->m, pb, cudaMemcpyDeviceToHost));
+  cudaCheck(cudaMemcpy(m->v, c->v, pb, cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+extern "C" void tc_cuda_get_timing(const tc_cuda *c, tc_cuda_timing *t) { *t = c->timing; }
+
+static int tc_bench_run(void *host, void *dev, size_t bytes, int reps, double *gb_per_s) {
+  cudaEvent_t a = NULL, b = NULL;
+  int rc = 1;
+  float ms = 0.0f;
+  if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) goto cleanup;
+  if (cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess) goto cleanup; // warm-up
+  if (cudaEventRecord(a, 0) != cudaSuccess) goto cleanup;
+  for (int i = 0; i < reps; i++)
+    if (cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess) goto cleanup;
+  if (cudaEventRecord(b, 0) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess ||
+      cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
+    goto cleanup;
+  *gb_per_s = ms > 0 ? (double)bytes * reps / (ms * 1e-3) / 1e9 : 0.0;
+  rc = 0;
+cleanup:
+  if (rc) fprintf(stderr, "twincache-train: %s:%d: CUDA error in the H2D benchmark: %s\n",
+                  __FILE__, __LINE__, cudaGetErrorString(cudaGetLastError()));
+  if (a) cudaEventDestroy(a);
+  if (b) cudaEventDestroy(b);
+  return rc;
+}
+
+extern "C" int tc_cuda_bench_h2d(size_t bytes, int reps, double *gb_per_s) {
+  void *host = NULL, *dev = NULL;
+  int rc = 1;
+  *gb_per_s = 0.0;
+  if (cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess ||
+      cudaMalloc(&dev, bytes) != cudaSuccess) {
+    fprintf(stderr, "twincache-train: %s:%d: cannot allocate %zu bytes for the H2D benchmark\n",
+            __FILE__, __LINE__, bytes);
+    goto cleanup;
+  }
+  memset(host, 1, bytes);
+  rc = tc_bench_run(host, dev, bytes, reps, gb_per_s);
+cleanup:
+  if (host) cudaFreeHost(host);
+  if (dev) cudaFree(dev);
+  return rc;
+}

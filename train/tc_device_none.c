@@ -1,0 +1,40 @@
+/* tc_device_none.c — tc_device.h when twincache was built without CUDA:
+ * no GPU is ever usable, and every entry point fails with one clear line. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tc_device.h"
+
+static int tc_no_cuda(void) {
+  fprintf(stderr, "twincache-train: built without CUDA (nvcc was not found at configure time)\n");
+  return 1;
+}
+
+int tc_cuda_usable(char *why, size_t cap) {
+  if (cap) snprintf(why, cap, "built without CUDA");
+  return 0;
+}
+void tc_cuda_device_name(char *name, size_t cap) {
+  if (cap) name[0] = '\0';
+}
+void *tc_cuda_host_alloc(size_t bytes, void *user) { return NULL; }
+void tc_cuda_host_free(void *ptr, void *user) {}
+int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_model *m) {
+  *out = NULL;
+  return tc_no_cuda();
+}
+void tc_cuda_free(tc_cuda *c) {}
+int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab) { return tc_no_cuda(); }
+int tc_cuda_copy_wait(tc_cuda *c, int buf) { return tc_no_cuda(); }
+int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) { return tc_no_cuda(); }
+int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) { return tc_no_cuda(); }
+int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight, float *loss, float *logit,
+                 float *T, float *pair_w) {
+  return tc_no_cuda();
+}
+int tc_cuda_download(tc_cuda *c, tc_model *m) { return tc_no_cuda(); }
+void tc_cuda_get_timing(const tc_cuda *c, tc_cuda_timing *t) {
+  tc_cuda_timing z = {0};
+  *t = z;
+}
+int tc_cuda_bench_h2d(size_t bytes, int reps, double *gb_per_s) { return tc_no_cuda(); }
