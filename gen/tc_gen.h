@@ -1,0 +1,124 @@
+/* tc_gen.h — internal API of the twincache generator engine
+ * (libtwincache_gen_core, used by twincache-gen and twincache-gen-bench).
+ *
+ * Graph i of a cache is a pure function of (seed, i, config): its structure
+ * comes from igraph (seeded from (seed, i) under one global lock, because
+ * Debian's igraph is not thread-safe), everything else from tc_rng streams
+ * keyed by (seed, i * TC_STREAMS_PER_GRAPH + purpose). */
+#ifndef TC_GEN_H
+#define TC_GEN_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "twincache_format.h"
+
+#ifndef TC_STREAMS_PER_GRAPH
+#define TC_STREAMS_PER_GRAPH 8
+#endif
+/* Purposes of the per-graph RNG streams. */
+enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_STREAM_INTER = 3 };
+
+enum tc_gen_model { TC_MODEL_ER = 0, TC_MODEL_BA = 1, TC_MODEL_WS = 2 };
+enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
+
+/* Every generator option. The fields from `model` to `chunk_graphs` make the
+ * cache's identity (the "config" meta entry); the others are how to run. */
+typedef struct tc_gen_config {
+  /* --- identity ------------------------------------------------------- */
+  int model;                /* enum tc_gen_model */
+  double edge_prob;         /* ER: edge probability */
+  double expected_degree;   /* ER: > 0 overrides edge_prob with D/(n-1) */
+  uint32_t ba_m;            /* BA: edges per new node */
+  uint32_t ws_k;            /* WS: ring neighbours on each side */
+  double ws_p;              /* WS: rewiring probability */
+  uint32_t nodes_min, nodes_max;
+  uint32_t samples;         /* S, shared by every world */
+  int mechanism;            /* enum twincache_mechanism */
+  double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
+  uint32_t mlp_hidden;      /* H */
+  int noise;                /* enum twincache_noise */
+  double noise_scale_min, noise_scale_max;
+  int standardize;          /* 0/1 */
+  int intervention;         /* enum twincache_inter_kind */
+  uint32_t targets;         /* 0 = every node, else K random distinct nodes */
+  int value_dist;           /* enum tc_gen_value_dist */
+  double value_min, value_max;
+  uint64_t seed;
+  int zstd_level;
+  uint32_t chunk_graphs;    /* C; 0 = choose from the config (~1 MiB chunks) */
+  /* --- how to run ------------------------------------------------------ */
+  const char *out_dir;
+  uint64_t graphs;          /* target graph count */
+  uint32_t threads;         /* worker threads */
+  uint64_t map_size_bytes;  /* initial LMDB map size (grows by doubling) */
+  int progress;             /* print a \r progress line on stderr */
+  int quiet;                /* no summary either */
+} tc_gen_config;
+
+/* Fills the defaults (the common workload). threads = online cores. */
+void tc_gen_config_default(tc_gen_config *c);
+/* Checks ranges; on error returns TWINCACHE_EINVAL and writes the name of the
+ * offending flag to *flag (a static string). */
+int tc_gen_config_check(const tc_gen_config *c, const char **flag);
+/* C chosen from the config so one chunk is ~1 MiB (when chunk_graphs == 0). */
+uint32_t tc_gen_chunk_graphs(const tc_gen_config *c);
+/* K of the batch: largest intervention count of any graph. */
+uint32_t tc_gen_max_inter(const tc_gen_config *c);
+/* Canonical JSON of the identity fields (chunk_graphs resolved) into
+ * buf[0..cap); returns the length (excluding NUL) or 0 when it did not fit. */
+size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap);
+/* Compares two canonical config JSON texts key by key; writes a readable list
+ * of differences ("seed: cache 1, now 2; ...") into out. Returns the number of
+ * differing keys. */
+int tc_gen_config_diff(const char *cache_json, size_t cache_len, const char *now_json,
+                       char *out, size_t out_cap);
+
+/* ---- one graph -------------------------------------------------------------- */
+typedef struct tc_gen_worker tc_gen_worker; /* per-thread scratch */
+
+tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c);
+void tc_gen_worker_free(tc_gen_worker *w);
+/* Generates graph `index` into the worker's graph (returned through *out,
+ * valid until the next call). Takes the global igraph lock for the structure
+ * only. igraph_ns/sample_ns accumulate the time spent (lock wait included in
+ * igraph_ns). Returns 0 or a negative status. */
+int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
+                 uint64_t *igraph_ns, uint64_t *sample_ns);
+/* Tells the worker it will next be asked for graphs [first, end) in order, so
+ * it can make their igraph structures in batches under one lock. Optional. */
+void tc_gen_worker_plan(tc_gen_worker *w, uint64_t first, uint64_t end);
+/* Time spent under the igraph lock, summed over all threads (ns). */
+uint64_t tc_gen_igraph_locked_ns(void);
+
+/* ---- the engine ------------------------------------------------------------- */
+typedef struct tc_gen_result {
+  uint64_t graphs_total;     /* committed graphs in the cache at the end */
+  uint64_t graphs_new;       /* graphs generated by this run */
+  uint64_t resumed_from;     /* committed graphs found at start */
+  uint64_t frame_bytes_new;  /* encoded bytes produced by this run */
+  uint64_t raw_bytes_new;    /* raw float32 bytes of the graphs of this run */
+  twincache_stats stats;     /* the cache's totals at the end */
+  uint32_t chunk_graphs;
+  double seconds;
+  int interrupted;           /* a stop request ended the run early */
+  /* time (ns) summed over worker threads */
+  uint64_t sample_ns, encode_ns, igraph_ns, igraph_locked_ns, wait_ns;
+  uint64_t lmdb_ns;          /* writer: puts + commits (wall) */
+  uint64_t writer_cpu_ns;    /* writer thread CPU time (copies, puts, commits) */
+  uint64_t commits;          /* write transactions */
+  uint64_t map_grows;        /* times the map was doubled */
+  char message[512];         /* on error: one line naming the problem */
+} tc_gen_result;
+
+/* Runs the generator: creates or resumes the cache at c->out_dir and fills it
+ * up to c->graphs graphs. stop_flag (may be NULL) is polled: when it becomes
+ * non-zero the run commits what is done and returns with r->interrupted = 1.
+ * Returns 0, TWINCACHE_EMISMATCH (different config; r->message says which
+ * fields), TWINCACHE_EFULL (disk full), or another negative status with
+ * r->message set. */
+int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag,
+               tc_gen_result *r);
+
+#endif /* TC_GEN_H */

@@ -1,0 +1,200 @@
+/* tc_gen_config.c — generator defaults, checks, canonical config JSON. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tc_gen.h"
+
+void tc_gen_config_default(tc_gen_config *c) {
+  memset(c, 0, sizeof *c);
+  c->model = TC_MODEL_ER;
+  c->edge_prob = 0.3;
+  c->expected_degree = 0.0;
+  c->ba_m = 2;
+  c->ws_k = 2;
+  c->ws_p = 0.1;
+  c->nodes_min = 5;
+  c->nodes_max = 10;
+  c->samples = 64;
+  c->mechanism = TWINCACHE_MECH_LINEAR;
+  c->weight_min = 0.5;
+  c->weight_max = 2.0;
+  c->mlp_hidden = 8;
+  c->noise = TWINCACHE_NOISE_GAUSS;
+  c->noise_scale_min = 0.5;
+  c->noise_scale_max = 1.5;
+  c->standardize = 0;
+  c->intervention = TWINCACHE_DO;
+  c->targets = 0;
+  c->value_dist = TC_VALUES_SIGNED;
+  c->value_min = 1.0;
+  c->value_max = 3.0;
+  c->seed = 0;
+  c->zstd_level = 1;
+  c->chunk_graphs = 0;
+  c->out_dir = NULL;
+  c->graphs = 1000;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  c->threads = cores > 0 ? (uint32_t)cores : 1;
+  c->map_size_bytes = (uint64_t)1 << 30;
+  c->progress = 0;
+  c->quiet = 0;
+}
+
+int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
+#define BAD(f)     \
+  do {             \
+    *flag = f;     \
+    return TWINCACHE_EINVAL; \
+  } while (0)
+  if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
+    BAD("--nodes");
+  if (c->samples < 1 || c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
+  if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) BAD("--edge-prob");
+  if (!(c->expected_degree >= 0.0 && c->expected_degree <= TWINCACHE_MAX_NODES))
+    BAD("--expected-degree");
+  if (c->model == TC_MODEL_BA && (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES)) BAD("--ba-m");
+  if (c->model == TC_MODEL_WS) {
+    if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) BAD("--ws-k");
+    if (2 * c->ws_k >= c->nodes_min) BAD("--ws-k"); /* igraph needs 2k < n */
+  }
+  if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) BAD("--ws-p");
+  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
+    BAD("--weights");
+  if (c->mechanism == TWINCACHE_MECH_MLP && (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN))
+    BAD("--mlp-hidden");
+  if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
+        c->noise_scale_max < 1e6))
+    BAD("--noise-scale");
+  if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
+  /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
+  if ((double)c->samples * c->nodes_max * (1.0 + tc_gen_max_inter(c)) * 4.0 > (double)(1u << 30))
+    BAD("--samples (one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB)");
+  if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
+  if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0) BAD("--values");
+  if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
+  if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs");
+  if (c->threads < 1 || c->threads > 1024) BAD("--threads");
+  if (c->map_size_bytes < 65536) BAD("--map-size");
+  return TWINCACHE_OK;
+#undef BAD
+}
+
+uint32_t tc_gen_max_inter(const tc_gen_config *c) {
+  if (c->targets == 0 || c->targets > c->nodes_max) return c->nodes_max;
+  return c->targets;
+}
+
+uint32_t tc_gen_chunk_graphs(const tc_gen_config *c) {
+  if (c->chunk_graphs) return c->chunk_graphs;
+  /* Estimate the average frame as 0.3x the raw float32 bytes (the sparse twin
+   * encoding measures 0.26-0.27 on the default workload) and fill ~1 MiB. */
+  double n = 0.5 * (c->nodes_min + c->nodes_max);
+  double k = c->targets == 0 ? n : (c->targets < n ? c->targets : n);
+  double raw = (double)c->samples * n * (1.0 + k) * 4.0;
+  double frame = 0.3 * raw + 64.0 + n * n * 5.0;
+  double per = (1024.0 * 1024.0) / frame;
+  if (per < 1) per = 1;
+  if (per > 4096) per = 4096;
+  return (uint32_t)per;
+}
+
+static const char *model_name(int m) { return m == TC_MODEL_BA ? "ba" : m == TC_MODEL_WS ? "ws" : "er"; }
+static const char *noise_name(int n) {
+  return n == TWINCACHE_NOISE_LAPLACE ? "laplace" : n == TWINCACHE_NOISE_UNIFORM ? "uniform" : "gauss";
+}
+
+size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
+  /* Flat object, fixed key order, numbers with %.17g: the same options give
+   * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
+  int n = snprintf(
+      buf, cap,
+      "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
+      "\"edge_prob\":%.17g,\"expected_degree\":%.17g,\"ba_m\":%u,\"ws_k\":%u,\"ws_p\":%.17g,"
+      "\"nodes_min\":%u,\"nodes_max\":%u,\"samples\":%u,\"mechanism\":\"%s\","
+      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
+      "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
+      "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
+      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"chunk_graphs\":%u}",
+      TWINCACHE_FORMAT_VERSION, model_name(c->model), c->edge_prob, c->expected_degree, c->ba_m,
+      c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
+      c->mechanism == TWINCACHE_MECH_MLP ? "mlp" : "linear", c->weight_min, c->weight_max,
+      c->mlp_hidden, noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
+      c->standardize ? "true" : "false", c->intervention == TWINCACHE_SHIFT ? "shift" : "do",
+      c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
+      c->value_max, (unsigned long long)c->seed, c->zstd_level, tc_gen_chunk_graphs(c));
+  if (n < 0 || (size_t)n >= cap) return 0;
+  return (size_t)n;
+}
+
+/* Finds "key":value in a flat JSON object; returns the value's start and length. */
+typedef struct { const char *key, *val; size_t key_len, val_len; } kv;
+
+static int split_json(const char *s, size_t len, kv *out, int cap) {
+  int n = 0;
+  size_t i = 0;
+  while (i < len && s[i] != '{') i++;
+  i++;
+  while (i < len && n < cap) {
+    while (i < len && (s[i] == ' ' || s[i] == ',')) i++;
+    if (i >= len || s[i] != '"') break;
+    size_t k0 = ++i;
+    while (i < len && s[i] != '"') i++;
+    if (i >= len) break;
+    out[n].key = s + k0;
+    out[n].key_len = i - k0;
+    i++;
+    if (i >= len || s[i] != ':') break;
+    size_t v0 = ++i;
+    while (i < len && s[i] != ',' && s[i] != '}') i++;
+    out[n].val = s + v0;
+    out[n].val_len = i - v0;
+    n++;
+  }
+  return n;
+}
+
+int tc_gen_config_diff(const char *cache_json, size_t cache_len, const char *now_json,
+                       char *out, size_t out_cap) {
+  kv a[64], b[64];
+  int na = split_json(cache_json, cache_len, a, 64);
+  int nb = split_json(now_json, strlen(now_json), b, 64);
+  int diffs = 0;
+  size_t used = 0;
+  if (out_cap) out[0] = 0;
+#define APPEND(...)                                                             \
+  do {                                                                          \
+    if (used < out_cap) {                                                       \
+      int w_ = snprintf(out + used, out_cap - used, __VA_ARGS__);               \
+      if (w_ > 0) used += (size_t)w_ < out_cap - used ? (size_t)w_ : out_cap - used - 1; \
+    }                                                                           \
+  } while (0)
+  for (int j = 0; j < nb; j++) {
+    int found = -1;
+    for (int i = 0; i < na; i++)
+      if (a[i].key_len == b[j].key_len && !memcmp(a[i].key, b[j].key, a[i].key_len)) found = i;
+    if (found < 0) {
+      APPEND("%s%.*s: not in cache", diffs ? "; " : "", (int)b[j].key_len, b[j].key);
+      diffs++;
+    } else if (a[found].val_len != b[j].val_len || memcmp(a[found].val, b[j].val, b[j].val_len)) {
+      APPEND("%s%.*s: cache %.*s, now %.*s", diffs ? "; " : "", (int)b[j].key_len, b[j].key,
+             (int)a[found].val_len, a[found].val, (int)b[j].val_len, b[j].val);
+      diffs++;
+    }
+  }
+  for (int i = 0; i < na; i++) {
+    int found = 0;
+    for (int j = 0; j < nb; j++)
+      if (a[i].key_len == b[j].key_len && !memcmp(a[i].key, b[j].key, a[i].key_len)) found = 1;
+    if (!found) {
+      APPEND("%s%.*s: only in cache", diffs ? "; " : "", (int)a[i].key_len, a[i].key);
+      diffs++;
+    }
+  }
+  if (diffs == 0 && (na == 0 || nb == 0)) {
+    APPEND("config unreadable");
+    diffs = 1;
+  }
+#undef APPEND
+  return diffs;
+}

@@ -1,0 +1,680 @@
+/* tc_gen_engine.c — the generator's thread pool and LMDB writer.
+ *
+ * Unit of work = one chunk (C consecutive graphs). Workers claim chunk
+ * indices in order and encode into the builder of slot (chunk % nslots);
+ * a worker may only claim chunk c < next_take + nslots, so at most nslots
+ * (2 x threads + 40, ~1 MiB each) chunks are in memory whatever the graph
+ * count. The 40 spare slots keep workers busy while the writer sits in a
+ * commit's fdatasync (with 2 x threads slots, workers waited ~25% of a run). ONE writer
+ * thread takes chunks in index order, copies them into its pending batch and
+ * frees the slot; every ~0.15 s (or 64 MiB) it writes the batch in one LMDB
+ * transaction (MDB_APPEND) together with meta committed/stats/dims, so the
+ * committed count and the chunks can never disagree. On MDB_MAP_FULL the
+ * batch is replayed after doubling the map, which is why the writer keeps its
+ * own copy of the uncommitted chunks. */
+#include <errno.h>
+#include <lmdb.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "tc_common.h"
+#include "tc_gen.h"
+
+#define TC_COMMIT_INTERVAL_NS 150000000ull
+#define TC_COMMIT_MAX_BYTES ((size_t)64 << 20)
+
+enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_READY = 2 };
+
+typedef struct tc_slot {
+  int state;
+  uint64_t chunk;
+  twincache_chunk_builder *b;
+  const void *data; /* finished chunk record, owned by b */
+  size_t size;
+  uint32_t count;
+  twincache_stats st; /* graphs of this run only (index >= resumed_from) */
+} tc_slot;
+
+typedef struct tc_counters {
+  uint64_t sample_ns, encode_ns, igraph_ns, wait_ns;
+} tc_counters;
+
+typedef struct tc_pending { /* one chunk copied by the writer, not yet committed */
+  uint64_t chunk;
+  size_t offset, size;
+  uint64_t end_index; /* index after its last graph */
+} tc_pending;
+
+typedef struct tc_engine {
+  const tc_gen_config *cfg;
+  const volatile sig_atomic_t *stop_flag;
+  uint32_t C;
+  uint64_t target, resumed_from, first_chunk, end_chunk, append_from;
+  /* shared state, guarded by mu */
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work, cv_writer, cv_main;
+  tc_slot *slots;
+  uint32_t nslots, busy;
+  uint64_t next_claim, next_take;
+  int stop, error, writer_done;
+  char msg[512];
+  uint64_t done_graphs, done_frame_bytes, done_raw_bytes; /* encoded by this run */
+  /* writer-owned */
+  MDB_env *env;
+  MDB_dbi dbi_graphs, dbi_meta;
+  uint64_t map_size;
+  twincache_stats stats; /* committed totals */
+  twincache_dims dims;
+  uint64_t committed;
+  uint8_t *pend_buf;
+  size_t pend_bytes, pend_cap;
+  tc_pending *pend;
+  size_t pend_n, pend_capn;
+  twincache_stats pend_stats;
+  uint64_t lmdb_ns, commits, map_grows, writer_cpu_ns;
+  tc_counters *counters; /* (threads) */
+} tc_engine;
+
+typedef struct tc_worker_arg {
+  tc_engine *e;
+  uint32_t id;
+} tc_worker_arg;
+
+static void fail_locked(tc_engine *e, int code, const char *fmt, const char *a, const char *b) {
+  if (!e->error) {
+    e->error = code;
+    snprintf(e->msg, sizeof e->msg, fmt, a, b);
+  }
+  pthread_cond_broadcast(&e->cv_work);
+  pthread_cond_broadcast(&e->cv_writer);
+  pthread_cond_broadcast(&e->cv_main);
+}
+
+/* ---- workers ------------------------------------------------------------- */
+static int build_chunk(tc_engine *e, tc_gen_worker *gw, twincache_cctx *cc, tc_slot *sl,
+                       tc_counters *ct) {
+  uint64_t first = sl->chunk * e->C;
+  uint64_t last = first + e->C < e->target ? first + e->C : e->target;
+  memset(&sl->st, 0, sizeof sl->st);
+  twincache_chunk_builder_reset(sl->b, first);
+  tc_gen_worker_plan(gw, first, last);
+  for (uint64_t i = first; i < last; i++) {
+    const twincache_graph *g;
+    int rc = tc_gen_graph(gw, i, &g, &ct->igraph_ns, &ct->sample_ns);
+    if (rc) return rc;
+    uint64_t t0 = tc_now_ns();
+    rc = twincache_chunk_builder_add(sl->b, cc, g); /* encodes in place, no extra copy */
+    ct->encode_ns += tc_now_ns() - t0;
+    if (rc) return rc;
+    if (i >= e->resumed_from) {
+      uint32_t n = g->n_nodes, edges = 0;
+      for (size_t k = 0; k < (size_t)n * n; k++) edges += g->adj[k];
+      sl->st.raw_bytes += twincache_graph_raw_bytes(g);
+      sl->st.edges += edges;
+      sl->st.nodes += n;
+    }
+  }
+  sl->count = (uint32_t)(last - first);
+  uint64_t t0 = tc_now_ns();
+  int rc = twincache_chunk_builder_finish(sl->b, &sl->data, &sl->size);
+  /* frame sizes of this run's graphs, from the offset table */
+  twincache_chunk_view v;
+  if (!rc) rc = twincache_chunk_parse(sl->data, sl->size, &v);
+  for (uint32_t s = 0; !rc && s < v.count; s++) {
+    const void *f;
+    size_t fs;
+    rc = twincache_chunk_frame(&v, s, &f, &fs);
+    if (!rc && first + s >= e->resumed_from) sl->st.frame_bytes += fs;
+  }
+  ct->encode_ns += tc_now_ns() - t0;
+  return rc;
+}
+
+static void *worker_main(void *arg) {
+  tc_worker_arg *wa = arg;
+  tc_engine *e = wa->e;
+  tc_counters *ct = &e->counters[wa->id];
+  const tc_gen_config *c = e->cfg;
+  tc_gen_worker *gw = tc_gen_worker_create(c);
+  twincache_cctx *cc = twincache_cctx_create(c->zstd_level);
+  pthread_mutex_lock(&e->mu);
+  if (!gw || !cc) {
+    fail_locked(e, TWINCACHE_ENOMEM, "out of memory creating a worker%s%s", "", "");
+    goto done;
+  }
+  for (;;) {
+    uint64_t t0 = tc_now_ns();
+    while (!e->stop && !e->error && e->next_claim < e->end_chunk &&
+           e->next_claim >= e->next_take + e->nslots)
+      pthread_cond_wait(&e->cv_work, &e->mu);
+    ct->wait_ns += tc_now_ns() - t0;
+    if (e->stop || e->error || e->next_claim >= e->end_chunk) break;
+    uint64_t chunk = e->next_claim++;
+    tc_slot *sl = &e->slots[chunk % e->nslots];
+    sl->state = SLOT_BUSY;
+    sl->chunk = chunk;
+    e->busy++;
+    pthread_mutex_unlock(&e->mu);
+    int rc = build_chunk(e, gw, cc, sl, ct);
+    pthread_mutex_lock(&e->mu);
+    e->busy--;
+    if (rc) {
+      sl->state = SLOT_FREE;
+      char num[32];
+      snprintf(num, sizeof num, "%llu", (unsigned long long)(chunk * e->C));
+      fail_locked(e, rc, "encoding the chunk starting at graph %s failed: %s", num,
+                  twincache_strerror(rc));
+      break;
+    }
+    sl->state = SLOT_READY;
+    e->done_graphs += sl->count - (sl->chunk * e->C < e->resumed_from ? e->resumed_from - sl->chunk * e->C : 0);
+    e->done_frame_bytes += sl->st.frame_bytes;
+    e->done_raw_bytes += sl->st.raw_bytes;
+    pthread_cond_broadcast(&e->cv_writer);
+  }
+done:
+  pthread_cond_broadcast(&e->cv_writer);
+  pthread_mutex_unlock(&e->mu);
+  twincache_cctx_free(cc);
+  tc_gen_worker_free(gw);
+  return NULL;
+}
+
+/* ---- LMDB ------------------------------------------------------------------- */
+static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *val, size_t size) {
+  MDB_val k = {strlen(key), (void *)key}, v = {size, (void *)val};
+  return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+static int put_progress_meta(tc_engine *e, MDB_txn *txn, uint64_t committed, const twincache_stats *st) {
+  uint8_t dims[TWINCACHE_DIMS_BYTES], stats[TWINCACHE_STATS_BYTES], cnt[8];
+  twincache_dims_encode(&e->dims, dims);
+  twincache_stats_encode(st, stats);
+  tc_store_u64(cnt, committed);
+  int rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_DIMS, dims, sizeof dims);
+  if (!rc) rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_COMMITTED, cnt, sizeof cnt);
+  if (!rc) rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_STATS, stats, sizeof stats);
+  return rc;
+}
+
+/* Doubles the map; only the writer holds transactions, and none is open. */
+static int grow_map(tc_engine *e) {
+  e->map_size *= 2;
+  e->map_grows++;
+  return mdb_env_set_mapsize(e->env, (size_t)e->map_size);
+}
+
+/* Writes the pending chunks and the meta in one transaction; replays it after
+ * growing the map when LMDB reports MDB_MAP_FULL. Returns an LMDB/errno code. */
+static int flush_pending(tc_engine *e) {
+  if (e->pend_n == 0) return 0;
+  uint64_t t0 = tc_now_ns();
+  int rc;
+  for (;;) {
+    MDB_txn *txn = NULL;
+    rc = mdb_txn_begin(e->env, NULL, 0, &txn);
+    if (rc == MDB_MAP_RESIZED) rc = mdb_env_set_mapsize(e->env, 0), rc = rc ? rc : MDB_MAP_RESIZED;
+    if (rc == MDB_MAP_RESIZED) continue;
+    if (rc) break;
+    for (size_t p = 0; p < e->pend_n && !rc; p++) {
+      uint8_t key[8];
+      tc_store_be64(key, e->pend[p].chunk);
+      MDB_val k = {8, key}, v = {e->pend[p].size, e->pend_buf + e->pend[p].offset};
+      rc = mdb_put(txn, e->dbi_graphs, &k, &v, e->pend[p].chunk >= e->append_from ? MDB_APPEND : 0);
+    }
+    twincache_stats st = e->stats;
+    st.raw_bytes += e->pend_stats.raw_bytes;
+    st.frame_bytes += e->pend_stats.frame_bytes;
+    st.edges += e->pend_stats.edges;
+    st.nodes += e->pend_stats.nodes;
+    uint64_t committed = e->pend[e->pend_n - 1].end_index;
+    if (!rc) rc = put_progress_meta(e, txn, committed, &st);
+    if (rc) {
+      mdb_txn_abort(txn);
+    } else {
+      rc = mdb_txn_commit(txn);
+    }
+    if (rc == MDB_MAP_FULL) {
+      rc = grow_map(e);
+      if (rc) break;
+      continue;
+    }
+    if (rc) break;
+    e->stats = st;
+    e->committed = committed;
+    e->commits++;
+    break;
+  }
+  e->lmdb_ns += tc_now_ns() - t0;
+  if (rc == 0) {
+    e->pend_n = 0;
+    e->pend_bytes = 0;
+    memset(&e->pend_stats, 0, sizeof e->pend_stats);
+  }
+  return rc;
+}
+
+static int pending_add(tc_engine *e, const tc_slot *sl) {
+  if (e->pend_bytes + sl->size > e->pend_cap) {
+    size_t cap = e->pend_cap ? e->pend_cap : ((size_t)4 << 20);
+    while (cap < e->pend_bytes + sl->size) cap *= 2;
+    uint8_t *nb = realloc(e->pend_buf, cap);
+    if (!nb) return TWINCACHE_ENOMEM;
+    e->pend_buf = nb;
+    e->pend_cap = cap;
+  }
+  if (e->pend_n == e->pend_capn) {
+    size_t capn = e->pend_capn ? 2 * e->pend_capn : 64;
+    tc_pending *np = realloc(e->pend, capn * sizeof *np);
+    if (!np) return TWINCACHE_ENOMEM;
+    e->pend = np;
+    e->pend_capn = capn;
+  }
+  memcpy(e->pend_buf + e->pend_bytes, sl->data, sl->size);
+  tc_pending *p = &e->pend[e->pend_n++];
+  p->chunk = sl->chunk;
+  p->offset = e->pend_bytes;
+  p->size = sl->size;
+  p->end_index = sl->chunk * e->C + sl->count;
+  e->pend_bytes += sl->size;
+  e->pend_stats.raw_bytes += sl->st.raw_bytes;
+  e->pend_stats.frame_bytes += sl->st.frame_bytes;
+  e->pend_stats.edges += sl->st.edges;
+  e->pend_stats.nodes += sl->st.nodes;
+  return 0;
+}
+
+static void lmdb_fail(tc_engine *e, int rc) {
+  char num[32];
+  snprintf(num, sizeof num, "%llu", (unsigned long long)e->committed);
+  pthread_mutex_lock(&e->mu);
+  /* LMDB turns a short write into EIO: a full disk shows as EIO or ENOSPC. */
+  int full = rc == ENOSPC || rc == EDQUOT;
+  struct statvfs fs;
+  if (rc == EIO && statvfs(e->cfg->out_dir, &fs) == 0 &&
+      (uint64_t)fs.f_bavail * fs.f_frsize < (uint64_t)e->pend_bytes + ((uint64_t)8 << 20))
+    full = 1;
+  if (full) {
+    fail_locked(e, TWINCACHE_EFULL,
+                "disk full writing the cache (it stays valid with %s graphs; free space and "
+                "rerun to resume)%s",
+                num, "");
+  } else if (rc == TWINCACHE_ENOMEM) {
+    fail_locked(e, TWINCACHE_ENOMEM, "out of memory in the writer (cache valid with %s graphs)%s", num, "");
+  } else {
+    char what[200];
+    snprintf(what, sizeof what, "%s", mdb_strerror(rc));
+    fail_locked(e, TWINCACHE_ELMDB, "LMDB write failed: %s (cache valid with %s graphs)", what, num);
+  }
+  pthread_mutex_unlock(&e->mu);
+}
+
+static struct timespec deadline_in(uint64_t ns) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t t = (uint64_t)ts.tv_nsec + ns;
+  ts.tv_sec += (time_t)(t / 1000000000ull);
+  ts.tv_nsec = (long)(t % 1000000000ull);
+  return ts;
+}
+
+static void *writer_main(void *arg) {
+  tc_engine *e = arg;
+  uint64_t batch_deadline = 0;
+  enum { TAKE, FLUSH, FINAL, QUIT } action;
+  for (;;) {
+    pthread_mutex_lock(&e->mu);
+    tc_slot *sl = NULL;
+    for (;;) {
+      sl = &e->slots[e->next_take % e->nslots];
+      if (e->next_take < e->end_chunk && sl->state == SLOT_READY && sl->chunk == e->next_take) {
+        action = TAKE;
+        break;
+      }
+      if (e->error) { action = QUIT; break; }
+      if (e->next_take >= e->end_chunk || (e->stop && e->busy == 0)) { action = FINAL; break; }
+      if (e->pend_n && tc_now_ns() >= batch_deadline) { action = FLUSH; break; }
+      if (e->pend_n) {
+        struct timespec ts = deadline_in(batch_deadline - tc_now_ns());
+        pthread_cond_timedwait(&e->cv_writer, &e->mu, &ts);
+      } else {
+        pthread_cond_wait(&e->cv_writer, &e->mu);
+      }
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (action == TAKE) {
+      /* The slot stays READY (no worker may claim it) until next_take moves. */
+      int rc = pending_add(e, sl);
+      if (rc) {
+        lmdb_fail(e, rc);
+        break;
+      }
+      if (e->pend_n == 1) batch_deadline = tc_now_ns() + TC_COMMIT_INTERVAL_NS;
+      pthread_mutex_lock(&e->mu);
+      sl->state = SLOT_FREE;
+      e->next_take++;
+      pthread_cond_broadcast(&e->cv_work);
+      pthread_mutex_unlock(&e->mu);
+      if (e->pend_bytes >= TC_COMMIT_MAX_BYTES) action = FLUSH;
+      else continue;
+    }
+    /* FLUSH, FINAL and QUIT all commit what is pending: those chunks are valid. */
+    int rc = flush_pending(e);
+    if (rc) {
+      lmdb_fail(e, rc);
+      break;
+    }
+    if (action == FINAL || action == QUIT) break;
+  }
+  {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    e->writer_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  }
+  pthread_mutex_lock(&e->mu);
+  e->writer_done = 1;
+  e->stop = 1; /* release workers waiting for a slot after a writer error */
+  pthread_cond_broadcast(&e->cv_work);
+  pthread_cond_broadcast(&e->cv_main);
+  pthread_mutex_unlock(&e->mu);
+  return NULL;
+}
+
+/* ---- opening or creating the cache ------------------------------------------ */
+static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *v) {
+  MDB_val k = {strlen(key), (void *)key};
+  return mdb_get(txn, dbi, &k, v);
+}
+
+/* Opens c->out_dir, creating the cache or checking that it was built with the
+ * same config. Fills committed/stats/dims. */
+static int open_cache(tc_engine *e, const char *config_json, tc_gen_result *r) {
+  const tc_gen_config *c = e->cfg;
+  const char *dir = c->out_dir;
+  struct stat st;
+  int rc = 0;
+  MDB_txn *txn = NULL;
+  if (stat(dir, &st) != 0) {
+    if (mkdir(dir, 0755) != 0) {
+      snprintf(r->message, sizeof r->message, "cannot create %s: %s", dir, strerror(errno));
+      return TWINCACHE_EIO;
+    }
+  } else if (!S_ISDIR(st.st_mode)) {
+    snprintf(r->message, sizeof r->message, "%s exists and is not a directory", dir);
+    return TWINCACHE_EIO;
+  }
+  if ((rc = mdb_env_create(&e->env)) || (rc = mdb_env_set_maxdbs(e->env, 4)) ||
+      (rc = mdb_env_set_mapsize(e->env, (size_t)c->map_size_bytes)) ||
+      (rc = mdb_env_open(e->env, dir, MDB_NOMETASYNC, 0644))) {
+    snprintf(r->message, sizeof r->message, "cannot open the LMDB environment %s: %s", dir,
+             mdb_strerror(rc));
+    return rc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+  }
+  MDB_envinfo info;
+  mdb_env_info(e->env, &info);
+  e->map_size = info.me_mapsize;
+
+  if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) goto lmdb_error;
+  MDB_dbi main_dbi;
+  MDB_stat ms;
+  if ((rc = mdb_dbi_open(txn, NULL, 0, &main_dbi)) || (rc = mdb_stat(txn, main_dbi, &ms))) goto lmdb_error;
+  if (ms.ms_entries == 0) { /* a new cache (or one killed before its first commit) */
+    if ((rc = mdb_dbi_open(txn, "graphs", MDB_CREATE, &e->dbi_graphs)) ||
+        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &e->dbi_meta)))
+      goto lmdb_error;
+    uint8_t ver[4];
+    tc_store_u32(ver, TWINCACHE_FORMAT_VERSION);
+    const char *lib = "twincache-gen " TWINCACHE_VERSION_STRING;
+    memset(&e->stats, 0, sizeof e->stats);
+    e->committed = 0;
+    if ((rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_VERSION, ver, 4)) ||
+        (rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_CONFIG, config_json, strlen(config_json))) ||
+        (rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_LIBRARY, lib, strlen(lib))) ||
+        (rc = put_progress_meta(e, txn, 0, &e->stats)))
+      goto lmdb_error;
+    rc = mdb_txn_commit(txn);
+    txn = NULL;
+    if (rc) goto lmdb_error;
+    return 0;
+  }
+  if (mdb_dbi_open(txn, "meta", 0, &e->dbi_meta) || mdb_dbi_open(txn, "graphs", 0, &e->dbi_graphs)) {
+    snprintf(r->message, sizeof r->message, "%s is an LMDB environment but not a twincache cache", dir);
+    mdb_txn_abort(txn);
+    return TWINCACHE_ENOTCACHE;
+  }
+  MDB_val v;
+  if (get_meta(txn, e->dbi_meta, TWINCACHE_META_VERSION, &v) || v.mv_size != 4 ||
+      get_meta(txn, e->dbi_meta, TWINCACHE_META_COMMITTED, &v) || v.mv_size != 8) {
+    snprintf(r->message, sizeof r->message, "%s is not a twincache cache (meta incomplete)", dir);
+    mdb_txn_abort(txn);
+    return TWINCACHE_ENOTCACHE;
+  }
+  e->committed = tc_load_u64(v.mv_data);
+  get_meta(txn, e->dbi_meta, TWINCACHE_META_VERSION, &v);
+  if (tc_load_u32(v.mv_data) != TWINCACHE_FORMAT_VERSION) {
+    snprintf(r->message, sizeof r->message, "%s was written with format version %u, this is %u", dir,
+             tc_load_u32(v.mv_data), TWINCACHE_FORMAT_VERSION);
+    mdb_txn_abort(txn);
+    return TWINCACHE_EVERSION;
+  }
+  if (get_meta(txn, e->dbi_meta, TWINCACHE_META_CONFIG, &v)) {
+    snprintf(r->message, sizeof r->message, "%s is not a twincache cache (no config)", dir);
+    mdb_txn_abort(txn);
+    return TWINCACHE_ENOTCACHE;
+  }
+  if (v.mv_size != strlen(config_json) || memcmp(v.mv_data, config_json, v.mv_size)) {
+    char diff[400];
+    tc_gen_config_diff(v.mv_data, v.mv_size, config_json, diff, sizeof diff);
+    snprintf(r->message, sizeof r->message,
+             "%s was built with another config (%s); use another --out or the cache's options", dir, diff);
+    mdb_txn_abort(txn);
+    return TWINCACHE_EMISMATCH;
+  }
+  if (get_meta(txn, e->dbi_meta, TWINCACHE_META_STATS, &v) ||
+      twincache_stats_decode(v.mv_data, v.mv_size, &e->stats)) {
+    snprintf(r->message, sizeof r->message, "%s: meta stats unreadable", dir);
+    mdb_txn_abort(txn);
+    return TWINCACHE_ECORRUPT;
+  }
+  /* commit (not abort): DBI handles opened in an aborted txn are closed */
+  rc = mdb_txn_commit(txn);
+  txn = NULL;
+  if (rc) goto lmdb_error;
+  return 0;
+lmdb_error:
+  if (txn) mdb_txn_abort(txn);
+  snprintf(r->message, sizeof r->message, "LMDB error on %s: %s", dir, mdb_strerror(rc));
+  return rc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+}
+
+/* ---- the run -------------------------------------------------------------------- */
+static void print_progress(const tc_engine *e, uint64_t start_ns, int final) {
+  double sec = (tc_now_ns() - start_ns) * 1e-9;
+  uint64_t done = e->resumed_from + e->done_graphs;
+  double rate = sec > 0 ? e->done_graphs / sec : 0.0;
+  double eta = rate > 0 ? (double)(e->target - (done < e->target ? done : e->target)) / rate : 0.0;
+  double ratio = e->done_raw_bytes ? (double)e->done_frame_bytes / e->done_raw_bytes : 0.0;
+  fprintf(stderr, "\r%llu/%llu graphs  %.0f graphs/s  %.1f MB  %.3fx raw  ETA %.0fs   %s",
+          (unsigned long long)done, (unsigned long long)e->target, rate, e->done_frame_bytes / 1e6,
+          ratio, eta, final ? "\n" : "");
+  fflush(stderr);
+}
+
+/* LMDB mallocs every dirty overflow run (one ~1 MiB chunk record each) and
+ * frees it after the commit; with glibc's defaults those blocks go back to the
+ * kernel and every put page-faults fresh zeroed memory (~10% of a 1-thread
+ * run). Keeping them in the heap removes that. Called once per process. */
+static void tune_malloc(void) {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+static pthread_once_t g_malloc_once = PTHREAD_ONCE_INIT;
+
+int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, tc_gen_result *r) {
+  memset(r, 0, sizeof *r);
+  pthread_once(&g_malloc_once, tune_malloc);
+  tc_engine E, *e = &E;
+  memset(e, 0, sizeof E);
+  pthread_t writer, *workers = NULL;
+  tc_worker_arg *args = NULL;
+  uint32_t started = 0;
+  int writer_started = 0, rc = 0;
+  char config_json[4096];
+  const char *flag;
+  uint64_t t_start = tc_now_ns();
+  uint64_t igraph_locked0 = tc_gen_igraph_locked_ns();
+
+  if (tc_gen_config_check(c, &flag)) {
+    snprintf(r->message, sizeof r->message, "invalid value for %s", flag);
+    return TWINCACHE_EINVAL;
+  }
+  if (!c->out_dir) {
+    snprintf(r->message, sizeof r->message, "no output directory (--out)");
+    return TWINCACHE_EINVAL;
+  }
+  e->cfg = c;
+  e->stop_flag = stop_flag;
+  e->C = tc_gen_chunk_graphs(c);
+  e->target = c->graphs;
+  if (!tc_gen_config_json(c, config_json, sizeof config_json)) {
+    snprintf(r->message, sizeof r->message, "config too long");
+    return TWINCACHE_EINVAL;
+  }
+  e->dims.graphs = c->graphs;
+  e->dims.chunk_graphs = e->C;
+  e->dims.max_nodes = c->nodes_max;
+  e->dims.max_inter = tc_gen_max_inter(c);
+  e->dims.samples = c->samples;
+  e->dims.hidden = c->mechanism == TWINCACHE_MECH_MLP ? c->mlp_hidden : 0;
+
+  pthread_mutex_init(&e->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&e->cv_work, NULL);
+  pthread_cond_init(&e->cv_writer, &ca);
+  pthread_cond_init(&e->cv_main, &ca);
+  pthread_condattr_destroy(&ca);
+
+  rc = open_cache(e, config_json, r);
+  if (rc) goto cleanup;
+  r->chunk_graphs = e->C;
+  e->resumed_from = e->committed;
+  r->resumed_from = e->committed;
+  if (e->committed >= e->target) { /* nothing to do */
+    r->graphs_total = e->committed;
+    r->stats = e->stats;
+    goto cleanup;
+  }
+  e->first_chunk = e->committed / e->C;
+  e->end_chunk = (e->target + e->C - 1) / e->C;
+  e->append_from = (e->committed + e->C - 1) / e->C; /* chunks already in the DB */
+  e->next_claim = e->next_take = e->first_chunk;
+  e->nslots = 2 * c->threads + 40; /* + 40: covers production during a slow commit */
+  e->slots = calloc(e->nslots, sizeof *e->slots);
+  e->counters = calloc(c->threads, sizeof *e->counters);
+  workers = calloc(c->threads, sizeof *workers);
+  args = calloc(c->threads, sizeof *args);
+  if (!e->slots || !e->counters || !workers || !args) {
+    rc = TWINCACHE_ENOMEM;
+    snprintf(r->message, sizeof r->message, "out of memory");
+    goto cleanup;
+  }
+  for (uint32_t s = 0; s < e->nslots; s++) {
+    e->slots[s].b = twincache_chunk_builder_create();
+    if (!e->slots[s].b) {
+      rc = TWINCACHE_ENOMEM;
+      snprintf(r->message, sizeof r->message, "out of memory");
+      goto cleanup;
+    }
+  }
+  if (pthread_create(&writer, NULL, writer_main, e)) {
+    rc = TWINCACHE_ETHREAD;
+    snprintf(r->message, sizeof r->message, "cannot start the writer thread");
+    goto cleanup;
+  }
+  writer_started = 1;
+  for (; started < c->threads; started++) {
+    args[started].e = e;
+    args[started].id = started;
+    if (pthread_create(&workers[started], NULL, worker_main, &args[started])) {
+      pthread_mutex_lock(&e->mu);
+      fail_locked(e, TWINCACHE_ETHREAD, "cannot start worker threads%s%s", "", "");
+      pthread_mutex_unlock(&e->mu);
+      break;
+    }
+  }
+  /* The calling thread watches the stop flag and draws the progress line. */
+  uint64_t last_print = 0;
+  pthread_mutex_lock(&e->mu);
+  while (!e->writer_done) {
+    struct timespec ts = deadline_in(50000000ull);
+    pthread_cond_timedwait(&e->cv_main, &e->mu, &ts);
+    if (stop_flag && *stop_flag && !e->stop) {
+      e->stop = 1;
+      r->interrupted = 1;
+      pthread_cond_broadcast(&e->cv_work);
+      pthread_cond_broadcast(&e->cv_writer);
+    }
+    if (c->progress && !c->quiet && tc_now_ns() - last_print >= 200000000ull) {
+      print_progress(e, t_start, 0);
+      last_print = tc_now_ns();
+    }
+  }
+  pthread_mutex_unlock(&e->mu);
+  if (c->progress && !c->quiet) print_progress(e, t_start, 1);
+
+cleanup:
+  for (uint32_t t = 0; t < started; t++) pthread_join(workers[t], NULL);
+  if (writer_started) pthread_join(writer, NULL);
+  if (!rc && e->error) {
+    rc = e->error;
+    memcpy(r->message, e->msg, sizeof r->message); /* same size, NUL-terminated */
+  }
+  if (e->counters) {
+    for (uint32_t t = 0; t < c->threads; t++) {
+      r->sample_ns += e->counters[t].sample_ns;
+      r->encode_ns += e->counters[t].encode_ns;
+      r->igraph_ns += e->counters[t].igraph_ns;
+      r->wait_ns += e->counters[t].wait_ns;
+    }
+  }
+  if (e->slots)
+    for (uint32_t s = 0; s < e->nslots; s++) twincache_chunk_builder_free(e->slots[s].b);
+  if (writer_started || e->committed) {
+    r->graphs_total = e->committed;
+    r->stats = e->stats;
+    r->graphs_new = e->committed - e->resumed_from;
+  }
+  r->frame_bytes_new = e->stats.frame_bytes;
+  r->raw_bytes_new = e->stats.raw_bytes;
+  if (writer_started) { /* this run's share of the totals */
+    r->frame_bytes_new = e->done_frame_bytes;
+    r->raw_bytes_new = e->done_raw_bytes;
+  }
+  r->igraph_locked_ns = tc_gen_igraph_locked_ns() - igraph_locked0;
+  r->lmdb_ns = e->lmdb_ns;
+  r->writer_cpu_ns = e->writer_cpu_ns;
+  r->commits = e->commits;
+  r->map_grows = e->map_grows;
+  if (e->env) mdb_env_close(e->env);
+  free(e->pend_buf);
+  free(e->pend);
+  free(e->slots);
+  free(e->counters);
+  free(workers);
+  free(args);
+  pthread_cond_destroy(&e->cv_work);
+  pthread_cond_destroy(&e->cv_writer);
+  pthread_cond_destroy(&e->cv_main);
+  pthread_mutex_destroy(&e->mu);
+  r->seconds = (tc_now_ns() - t_start) * 1e-9;
+  if (!r->interrupted && stop_flag && *stop_flag && r->graphs_total < c->graphs) r->interrupted = 1;
+  return rc;
+}

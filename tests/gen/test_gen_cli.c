@@ -1,0 +1,175 @@
+/* test_gen_cli — the command line's contract: --help lists every flag with a
+ * default; a bad flag or value exits 2 with one line naming it; a different
+ * config against an existing cache exits 1 naming the differing fields; an
+ * output path that is a file exits 1; a tiny --map-size grows and the cache is
+ * the same as with the default map; an LMDB env that is not a cache is refused.
+ * usage: test_gen_cli TWINCACHE_GEN TMPDIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "gen_test_util.h"
+
+static const char *gen;
+
+static void expect(int want_rc, const char *must_contain, const char *const *args) {
+  char err[8192];
+  int rc = tg_run(gen, args, err, sizeof err);
+  CHECK(rc == want_rc, "args starting '%s %s': exit %d, expected %d; stderr: %s", args[0],
+        args[1] ? args[1] : "", rc, want_rc, err);
+  if (must_contain) CHECK(strstr(err, must_contain) != NULL, "stderr lacks '%s': %s", must_contain, err);
+  if (want_rc == 2) {
+    char *nl = strchr(err, '\n');
+    CHECK(nl && nl[1] == 0, "usage error is not exactly one line: %s", err);
+  }
+}
+
+int main(int argc, char **argv) {
+  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  gen = argv[1];
+  char root[4096], a[4600], b[4600], file[4600], help[16384];
+  snprintf(root, sizeof root, "%s/gen_cli", argv[2]);
+  snprintf(a, sizeof a, "%s/a", root);
+  snprintf(b, sizeof b, "%s/b", root);
+  snprintf(file, sizeof file, "%s/plain-file", root);
+  tg_rmrf(a);
+  tg_rmrf(b);
+  unlink(file);
+  CHECK(tg_mkdir(root), "mkdir");
+
+  /* --help: exit 0 and every flag with a default */
+  {
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      execl(gen, gen, "--help", (char *)NULL);
+      _exit(127);
+    }
+    close(fds[1]);
+    size_t used = 0;
+    ssize_t got;
+    while ((got = read(fds[0], help + used, sizeof help - 1 - used)) > 0) used += (size_t)got;
+    help[used] = 0;
+    close(fds[0]);
+    CHECK(tg_wait(pid) == 0, "--help exit");
+    const char *flags[] = {"--out", "--graphs", "--seed", "--threads", "--nodes", "--samples",
+                           "--graph", "--edge-prob", "--expected-degree", "--ba-m", "--ws-k",
+                           "--ws-p", "--mechanism", "--weights", "--mlp-hidden", "--noise",
+                           "--noise-scale", "--standardize", "--intervention", "--targets",
+                           "--values", "--value-dist", "--zstd-level", "--chunk-graphs",
+                           "--map-size", "--quiet", "--help", NULL};
+    for (int i = 0; flags[i]; i++) CHECK(strstr(help, flags[i]) != NULL, "--help lacks %s", flags[i]);
+    CHECK(strstr(help, "default 5:10") && strstr(help, "default 0.3") && strstr(help, "default 64"),
+          "--help lacks defaults");
+  }
+
+  /* usage errors: exit 2, one line, naming the flag */
+  { const char *x[] = {"--graphs", "10", NULL}; expect(2, "--out", x); }
+  { const char *x[] = {"--out", a, "--bogus", "1", NULL}; expect(2, "--bogus", x); }
+  { const char *x[] = {"--out", a, "--graphs", "ten", NULL}; expect(2, "--graphs", x); }
+  { const char *x[] = {"--out", a, "--graphs", "-5", NULL}; expect(2, "--graphs", x); }
+  { const char *x[] = {"--out", a, "--nodes", "10:5", NULL}; expect(2, "--nodes", x); }
+  { const char *x[] = {"--out", a, "--nodes", "0:5", NULL}; expect(2, "--nodes", x); }
+  { const char *x[] = {"--out", a, "--nodes", "5", NULL}; expect(2, "--nodes", x); }
+  { const char *x[] = {"--out", a, "--nodes", "5:300", NULL}; expect(2, "--nodes", x); }
+  { const char *x[] = {"--out", a, "--edge-prob", "1.5", NULL}; expect(2, "--edge-prob", x); }
+  { const char *x[] = {"--out", a, "--noise", "cauchy", NULL}; expect(2, "--noise", x); }
+  { const char *x[] = {"--out", a, "--mechanism", "gp", NULL}; expect(2, "--mechanism", x); }
+  { const char *x[] = {"--out", a, "--targets", "none", NULL}; expect(2, "--targets", x); }
+  { const char *x[] = {"--out", a, "--zstd-level", "99", NULL}; expect(2, "--zstd-level", x); }
+  { const char *x[] = {"--out", a, "--threads", "0", NULL}; expect(2, "--threads", x); }
+  { const char *x[] = {"--out", a, "--samples", "0", NULL}; expect(2, "--samples", x); }
+  { const char *x[] = {"--out", a, "--weights", "2:1", NULL}; expect(2, "--weights", x); }
+  { const char *x[] = {"--out", a, "--map-size", "100", NULL}; expect(2, "--map-size", x); }
+  { const char *x[] = {"--out", a, "--seed", NULL}; expect(2, "--seed", x); }
+  { const char *x[] = {"--out", a, "--graph", "ws", "--ws-k", "3", "--nodes", "5:10", NULL}; expect(2, "--ws-k", x); }
+  { const char *x[] = {"--out", a, "--graph", "er", "--ba-m", "3", NULL}; expect(2, "--ba-m", x); }
+  { const char *x[] = {"--out", a, "extra", NULL}; expect(2, "extra", x); }
+
+  /* a cache, then a different config against it */
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", "--quiet", NULL}; expect(0, NULL, x); }
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", "--seed", "3", NULL};
+    expect(1, "seed", x); }
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", "--samples", "32", NULL};
+    expect(1, "samples", x); }
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "4", NULL};
+    expect(1, "chunk_graphs", x); }
+  CHECK(tg_committed(a) == 40, "refused runs changed the cache");
+  /* same config again: nothing to do, success; fewer graphs: success, untouched */
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", NULL}; expect(0, NULL, x); }
+  { const char *x[] = {"--out", a, "--graphs", "10", "--chunk-graphs", "8", NULL}; expect(0, "already holds 40", x); }
+  CHECK(tg_committed(a) == 40, "committed changed");
+
+  /* --out is a plain file */
+  FILE *f = fopen(file, "w");
+  CHECK(f != NULL, "create %s", file);
+  fputs("not a cache\n", f);
+  fclose(f);
+  { const char *x[] = {"--out", file, "--graphs", "4", NULL}; expect(1, "not a directory", x); }
+
+  /* an LMDB environment holding something else */
+  {
+    char c[4600];
+    snprintf(c, sizeof c, "%s/other-lmdb", root);
+    tg_rmrf(c);
+    CHECK(tg_mkdir(c), "mkdir");
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    CHECK(mdb_env_create(&env) == 0 && mdb_env_open(env, c, 0, 0644) == 0, "lmdb open");
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn) == 0 && mdb_dbi_open(txn, NULL, 0, &dbi) == 0, "txn");
+    MDB_val k = {3, "key"}, v = {5, "value"};
+    CHECK(mdb_put(txn, dbi, &k, &v, 0) == 0 && mdb_txn_commit(txn) == 0, "put");
+    mdb_env_close(env);
+    const char *x[] = {"--out", c, "--graphs", "4", NULL};
+    expect(1, "not a twincache cache", x);
+    tg_rmrf(c);
+  }
+
+  /* map growth: a 64 KiB map must grow (many times) and give the same cache */
+  tg_rmrf(a);
+  { const char *x[] = {"--out", a, "--graphs", "600", "--chunk-graphs", "16", "--quiet", NULL}; expect(0, NULL, x); }
+  { const char *x[] = {"--out", b, "--graphs", "600", "--chunk-graphs", "16", "--quiet", "--map-size",
+                       "65536", NULL};
+    expect(0, NULL, x); }
+  char why[512];
+  CHECK(tg_cache_compare(a, b, why, sizeof why) == 0, "map growth changed the cache: %s", why);
+  CHECK(tg_committed(b) == 600, "map growth run committed %llu", (unsigned long long)tg_committed(b));
+
+  /* the meta entries a reader needs */
+  size_t n;
+  char *cfg = tg_meta(a, TWINCACHE_META_CONFIG, &n);
+  CHECK(cfg && strstr(cfg, "\"seed\":0") && strstr(cfg, "\"chunk_graphs\":16"), "config: %s", cfg ? cfg : "(none)");
+  free(cfg);
+  char *dims_raw = tg_meta(a, TWINCACHE_META_DIMS, &n);
+  twincache_dims dims;
+  CHECK(dims_raw && twincache_dims_decode(dims_raw, n, &dims) == 0, "dims");
+  CHECK(dims.graphs == 600 && dims.chunk_graphs == 16 && dims.max_nodes == 10 && dims.max_inter == 10 &&
+            dims.samples == 64 && dims.hidden == 0,
+        "dims %llu %u %u %u %u %u", (unsigned long long)dims.graphs, dims.chunk_graphs, dims.max_nodes,
+        dims.max_inter, dims.samples, dims.hidden);
+  free(dims_raw);
+  char *stats_raw = tg_meta(a, TWINCACHE_META_STATS, &n);
+  twincache_stats st;
+  CHECK(stats_raw && twincache_stats_decode(stats_raw, n, &st) == 0, "stats");
+  CHECK(st.nodes >= 600 * 5 && st.nodes <= 600 * 10 && st.frame_bytes > 0 &&
+            st.frame_bytes < st.raw_bytes && st.raw_bytes >= st.nodes * 64 * 4,
+        "stats implausible");
+  free(stats_raw);
+  char *lib = tg_meta(a, TWINCACHE_META_LIBRARY, &n);
+  CHECK(lib && strstr(lib, TWINCACHE_VERSION_STRING), "library");
+  free(lib);
+
+  tg_rmrf(a);
+  tg_rmrf(b);
+  unlink(file);
+  tg_rmrf(root);
+  printf("test_gen_cli: ok\n");
+  return 0;
+}

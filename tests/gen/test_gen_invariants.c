@@ -1,0 +1,141 @@
+/* test_gen_invariants — decode every graph of caches built with each graph
+ * model, mechanism, noise, intervention kind and target mode, and check:
+ *  - dimensions within the options, distinct targets, a DAG;
+ *  - twin property: every column outside the target's descendants is
+ *    bit-identical to base; a DO target column equals its value bit for bit;
+ *  - linear SCMs: every twin row reuses the base row's noise, i.e. the
+ *    residual x_j - sum_i W[i][j] x_i of a changed non-target node equals the
+ *    base residual (and a SHIFT target's residual is the base's plus value);
+ *  - standardised caches: base columns have mean 0 and std 1.
+ * usage: test_gen_invariants TWINCACHE_GEN TMPDIR */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_test_util.h"
+
+typedef struct {
+  uint32_t nodes_min, nodes_max, targets; /* targets 0 = all */
+  int kind, standardized, linear;
+  uint64_t graphs, changed_cols, edges;
+} ctx;
+
+static double residual(const twincache_graph *g, const float *row, uint32_t j) {
+  double r = row[j];
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (g->adj[i * g->ld_adj + j]) r -= (double)g->weight[i * g->ld_adj + j] * row[i];
+  return r;
+}
+
+static void check_graph(const twincache_graph *g, const twincache_dims *dims, void *user) {
+  ctx *cx = user;
+  uint32_t n = g->n_nodes, S = g->n_samples, K = g->n_inter;
+  unsigned long long id = (unsigned long long)g->index;
+  CHECK(n >= cx->nodes_min && n <= cx->nodes_max, "graph %llu: %u nodes", id, n);
+  CHECK(S == dims->samples && n <= dims->max_nodes && K <= dims->max_inter, "graph %llu: dims", id);
+  CHECK(K == (cx->targets == 0 || cx->targets > n ? n : cx->targets), "graph %llu: K=%u", id, K);
+  CHECK(twincache_graph_is_dag(g->adj, n, g->ld_adj), "graph %llu is not a DAG", id);
+  CHECK(!!(g->flags & TWINCACHE_GRAPH_STANDARDIZED) == cx->standardized, "graph %llu: flags", id);
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) {
+      cx->edges += g->adj[i * g->ld_adj + j];
+      if (cx->linear && g->adj[i * g->ld_adj + j])
+        CHECK(g->weight[i * g->ld_adj + j] != 0.0f, "graph %llu: zero weight on an edge", id);
+    }
+  uint8_t seen[TWINCACHE_MAX_NODES] = {0}, desc[TWINCACHE_MAX_NODES];
+  for (uint32_t k = 0; k < K; k++) {
+    uint32_t t = g->target[k];
+    CHECK(t < n && !seen[t], "graph %llu: target %u repeated or out of range", id, t);
+    seen[t] = 1;
+    CHECK(g->kind[k] == cx->kind, "graph %llu: kind", id);
+    twincache_graph_descendants(g->adj, n, g->ld_adj, t, desc);
+    for (uint32_t s = 0; s < S; s++) {
+      const float *b = g->base + (size_t)s * g->ld;
+      const float *x = g->inter + ((size_t)k * S + s) * g->ld;
+      for (uint32_t j = 0; j < n; j++) {
+        if (!desc[j]) {
+          CHECK(!memcmp(&x[j], &b[j], sizeof(float)), "graph %llu inter %u row %u: non-descendant %u differs", id,
+                k, s, j);
+        } else if (j == t && g->kind[k] == TWINCACHE_DO) {
+          CHECK(!memcmp(&x[j], &g->value[k], sizeof(float)), "graph %llu inter %u: do column %u != value", id, k, j);
+        } else if (cx->linear && !cx->standardized) {
+          double rb = residual(g, b, j), rx = residual(g, x, j);
+          double want = j == t ? rb + g->value[k] : rb;
+          double scale = 1.0 + fabs(x[j]) + fabs(b[j]);
+          for (uint32_t i = 0; i < n; i++)
+            if (g->adj[i * g->ld_adj + j]) scale += fabs(g->weight[i * g->ld_adj + j]) * (fabs(x[i]) + fabs(b[i]));
+          CHECK(fabs(rx - want) <= 1e-5 * scale, "graph %llu inter %u row %u node %u: noise not shared (%g vs %g)",
+                id, k, s, j, rx, want);
+        }
+      }
+    }
+    for (uint32_t j = 0; j < n; j++) cx->changed_cols += desc[j];
+  }
+  if (cx->standardized) {
+    for (uint32_t j = 0; j < n; j++) {
+      double m = 0, v = 0;
+      for (uint32_t s = 0; s < S; s++) m += g->base[(size_t)s * g->ld + j];
+      m /= S;
+      for (uint32_t s = 0; s < S; s++) {
+        double d = g->base[(size_t)s * g->ld + j] - m;
+        v += d * d;
+      }
+      double sd = sqrt(v / S);
+      CHECK(fabs(m) < 1e-4, "graph %llu node %u: standardised mean %g", id, j, m);
+      CHECK(fabs(sd - 1.0) < 1e-3 || g->norm_std[j] == 1.0f, "graph %llu node %u: standardised std %g", id, j, sd);
+    }
+  }
+  cx->graphs++;
+}
+
+static void run_case(const char *gen, const char *dir, const char *graphs, const char *const *opts, ctx cx) {
+  char err[8192];
+  const char *args[64] = {"--out", dir, "--graphs", graphs, "--quiet", "--chunk-graphs", "32"};
+  int n = 7;
+  for (int i = 0; opts[i]; i++) args[n++] = opts[i];
+  args[n] = NULL;
+  tg_rmrf(dir);
+  int rc = tg_run(gen, args, err, sizeof err);
+  CHECK(rc == 0, "generator exit %d: %s", rc, err);
+  uint64_t want = strtoull(graphs, NULL, 10);
+  uint64_t got = tg_for_each_graph(dir, check_graph, &cx);
+  CHECK(got == want && cx.graphs == want, "visited %llu of %llu graphs", (unsigned long long)got,
+        (unsigned long long)want);
+  CHECK(cx.edges > 0, "no edges at all");
+  printf("%-60s %llu graphs, %llu edges, %llu changed columns: ok\n", opts[0] ? opts[0] : "(defaults)",
+         (unsigned long long)cx.graphs, (unsigned long long)cx.edges, (unsigned long long)cx.changed_cols);
+  tg_rmrf(dir);
+}
+
+int main(int argc, char **argv) {
+  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  const char *gen = argv[1];
+  char dir[4600];
+  snprintf(dir, sizeof dir, "%s/gen_invariants", argv[2]);
+
+  const char *def[] = {NULL};
+  run_case(gen, dir, "400", def, (ctx){5, 10, 0, TWINCACHE_DO, 0, 1, 0, 0, 0});
+
+  const char *mlp[] = {"--mechanism", "mlp", "--standardize", "--mlp-hidden", "6", NULL};
+  run_case(gen, dir, "150", mlp, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
+
+  const char *shift[] = {"--intervention", "shift", "--targets", "3", "--graph", "ba", "--ba-m", "2", NULL};
+  run_case(gen, dir, "300", shift, (ctx){5, 10, 3, TWINCACHE_SHIFT, 0, 1, 0, 0, 0});
+
+  const char *ws[] = {"--graph", "ws", "--ws-k", "2", "--ws-p", "0.5", "--noise", "laplace",
+                      "--standardize", NULL};
+  run_case(gen, dir, "200", ws, (ctx){5, 10, 0, TWINCACHE_DO, 1, 1, 0, 0, 0});
+
+  const char *er[] = {"--expected-degree", "2", "--noise", "uniform", "--value-dist", "uniform",
+                      "--values", "-1:1", "--nodes", "1:4", "--targets", "2", NULL};
+  run_case(gen, dir, "300", er, (ctx){1, 4, 2, TWINCACHE_DO, 0, 1, 0, 0, 0});
+
+  const char *mlp_shift[] = {"--mechanism", "mlp", "--intervention", "shift", "--nodes", "12:20",
+                             "--samples", "16", "--edge-prob", "0.5", NULL};
+  run_case(gen, dir, "100", mlp_shift, (ctx){12, 20, 0, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
+
+  tg_rmrf(dir);
+  printf("test_gen_invariants: ok\n");
+  return 0;
+}
