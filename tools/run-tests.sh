@@ -23,7 +23,7 @@ configure_and_build() {
 }
 mkdir -p build
 
-configure_and_build build/release
+configure_and_build build/release -DTWINCACHE_TESTS=ON
 echo "== tests: release"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 
