@@ -117,6 +117,20 @@ int tc_args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_a
   return 0;
 }
 
+int tc_args_begin(int argc, char **argv, const tc_flag *flags, int n_flags, const char *help,
+                  int n_positional, tc_args *a) {
+  int rc = tc_args_parse(argc, argv, flags, n_flags, a);
+  if (rc) return rc;
+  if (a->help) {
+    fputs(help, stdout);
+    return TC_EXIT_OK;
+  }
+  if (a->n_positional != n_positional)
+    return tc_usage_error(argv[0], n_positional == 1 ? "expected one CACHE argument (see --help)"
+                                                     : "expected CACHE and INDEX (see --help)");
+  return TC_ARGS_GO;
+}
+
 int tc_parse_u64(const char *s, uint64_t *out) {
   if (!s || !isdigit((unsigned char)s[0])) return -1;
   errno = 0;
@@ -169,6 +183,41 @@ int tc_graph_read_or_report(twincache_cache *c, twincache_dctx *d, uint64_t inde
     return TC_EXIT_FAIL;
   }
   return 0;
+}
+
+/* The dctx and graph of an opened og; prints one line when out of memory. */
+static int one_graph_alloc(const char *path, tc_one_graph *og) {
+  og->dctx = twincache_dctx_create();
+  og->graph = tc_graph_alloc_for(og->cache);
+  if (!og->dctx || !og->graph) {
+    fprintf(stderr, "%s: %s: out of memory\n", TC_PROG, path);
+    return TC_EXIT_FAIL;
+  }
+  return 0;
+}
+
+int tc_cache_graph_open(const char *path, tc_one_graph *og) {
+  memset(og, 0, sizeof *og);
+  int status = tc_cache_open_or_report(path, &og->cache);
+  if (status == 0) status = one_graph_alloc(path, og);
+  return status;
+}
+
+int tc_one_graph_open(const char *cmd, const char *path, const char *index_text,
+                      tc_one_graph *og) {
+  memset(og, 0, sizeof *og);
+  int status = tc_cache_open_or_report(path, &og->cache);
+  if (status == 0) status = tc_index_parse(cmd, index_text, og->cache, &og->index);
+  if (status == 0) status = one_graph_alloc(path, og);
+  if (status == 0) status = tc_graph_read_or_report(og->cache, og->dctx, og->index, og->graph);
+  return status;
+}
+
+void tc_one_graph_close(tc_one_graph *og) {
+  twincache_graph_free(og->graph);
+  twincache_dctx_free(og->dctx);
+  twincache_cache_close(og->cache);
+  memset(og, 0, sizeof *og);
 }
 
 uint64_t tc_graph_edges(const twincache_graph *g) {

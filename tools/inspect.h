@@ -38,6 +38,13 @@ typedef struct tc_args {
  * a missing value or too many arguments prints one line and returns
  * TC_EXIT_USAGE; else 0. */
 int tc_args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_args *a);
+/* The start of every subcommand: tc_args_parse, then --help prints `help`
+ * to stdout, then checks there are n_positional arguments (1: CACHE;
+ * 2: CACHE and INDEX). Returns TC_ARGS_GO to go on, else the status the
+ * command returns now (TC_EXIT_OK after --help, TC_EXIT_USAGE after one line). */
+enum { TC_ARGS_GO = -1 };
+int tc_args_begin(int argc, char **argv, const tc_flag *flags, int n_flags, const char *help,
+                  int n_positional, tc_args *a);
 /* Prints "twincache-inspect CMD: MESSAGE" to stderr; returns TC_EXIT_USAGE. */
 int tc_usage_error(const char *cmd, const char *fmt, ...);
 /* Parses a non-negative decimal integer (the whole string). 0 ok, -1 bad. */
@@ -57,6 +64,27 @@ twincache_graph *tc_graph_alloc_for(const twincache_cache *c);
  * reason and returns TC_EXIT_FAIL. */
 int tc_graph_read_or_report(twincache_cache *c, twincache_dctx *d, uint64_t index,
                             twincache_graph *g);
+/* What a command that looks at graphs holds: the open cache, a dctx and a
+ * graph sized for the cache's dims. Zero-initialise it before opening;
+ * tc_one_graph_close frees whatever is set, so it suits one cleanup path. */
+typedef struct tc_one_graph {
+  twincache_cache *cache;
+  twincache_dctx *dctx;
+  twincache_graph *graph;
+  uint64_t index; /* the graph tc_one_graph_open read */
+} tc_one_graph;
+/* Opens `path` and makes the dctx and the graph (whole-cache commands).
+ * Returns 0, or TC_EXIT_FAIL after printing one line ("PATH: REASON" or
+ * "PATH: out of memory"). */
+int tc_cache_graph_open(const char *path, tc_one_graph *og);
+/* tc_cache_graph_open, then parses index_text as cmd's INDEX argument
+ * (TC_EXIT_USAGE when bad, before anything is allocated) and reads that
+ * graph into og->graph (TC_EXIT_FAIL when unreadable). Each error prints one
+ * line. */
+int tc_one_graph_open(const char *cmd, const char *path, const char *index_text,
+                      tc_one_graph *og);
+/* Frees what og holds (any of it may be NULL) and zeroes it. */
+void tc_one_graph_close(tc_one_graph *og);
 /* Edge count of a decoded graph. */
 uint64_t tc_graph_edges(const twincache_graph *g);
 

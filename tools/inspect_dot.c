@@ -11,31 +11,14 @@ static const char k_help[] =
 
 int tc_cmd_dot(int argc, char **argv) {
   tc_args a;
-  int rc = tc_args_parse(argc, argv, NULL, 0, &a);
-  if (rc) return rc;
-  if (a.help) {
-    fputs(k_help, stdout);
-    return TC_EXIT_OK;
-  }
-  if (a.n_positional != 2) return tc_usage_error("dot", "expected CACHE and INDEX (see --help)");
+  int rc = tc_args_begin(argc, argv, NULL, 0, k_help, 2, &a);
+  if (rc != TC_ARGS_GO) return rc;
 
-  twincache_cache *c = NULL;
-  twincache_dctx *d = NULL;
-  twincache_graph *g = NULL;
-  uint64_t index = 0;
-  int status = tc_cache_open_or_report(a.positional[0], &c);
+  tc_one_graph og;
+  int status = tc_one_graph_open("dot", a.positional[0], a.positional[1], &og);
   if (status) goto cleanup;
-  status = tc_index_parse("dot", a.positional[1], c, &index);
-  if (status) goto cleanup;
-  d = twincache_dctx_create();
-  g = tc_graph_alloc_for(c);
-  if (!d || !g) {
-    fprintf(stderr, "%s: out of memory\n", TC_PROG);
-    status = TC_EXIT_FAIL;
-    goto cleanup;
-  }
-  status = tc_graph_read_or_report(c, d, index, g);
-  if (status) goto cleanup;
+  const twincache_graph *g = og.graph;
+  uint64_t index = og.index;
 
   printf("digraph graph_%llu {\n", (unsigned long long)index);
   printf("  label=\"graph %llu: %u nodes, %s mechanism\";\n  node [shape=circle];\n",
@@ -53,8 +36,6 @@ int tc_cmd_dot(int argc, char **argv) {
   printf("}\n");
 
 cleanup:
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tc_one_graph_close(&og);
   return status;
 }

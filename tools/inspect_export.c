@@ -140,13 +140,8 @@ int tc_cmd_export(int argc, char **argv) {
   const char *format = NULL, *prefix = NULL, *force = NULL;
   const tc_flag flags[] = {{"format", 1, &format}, {"out", 1, &prefix}, {"force", 0, &force}};
   tc_args a;
-  int rc = tc_args_parse(argc, argv, flags, 3, &a);
-  if (rc) return rc;
-  if (a.help) {
-    fputs(k_help, stdout);
-    return TC_EXIT_OK;
-  }
-  if (a.n_positional != 2) return tc_usage_error("export", "expected CACHE and INDEX (see --help)");
+  int rc = tc_args_begin(argc, argv, flags, 3, k_help, 2, &a);
+  if (rc != TC_ARGS_GO) return rc;
   if (!format) return tc_usage_error("export", "missing --format (csv or npy)");
   int npy = !strcmp(format, "npy");
   if (!npy && strcmp(format, "csv") != 0)
@@ -157,30 +152,21 @@ int tc_cmd_export(int argc, char **argv) {
   int n_parts = npy ? (int)(sizeof k_npy_parts / sizeof *parts) : (int)(sizeof k_csv_parts / sizeof *parts);
   out_file out[PART_MAX];
   memset(out, 0, sizeof out);
-  twincache_cache *c = NULL;
-  twincache_dctx *d = NULL;
-  twincache_graph *g = NULL;
-  uint64_t index = 0;
-  int status = tc_cache_open_or_report(a.positional[0], &c);
+  tc_one_graph og;
+  int status = tc_one_graph_open("export", a.positional[0], a.positional[1], &og);
   if (status) goto cleanup;
-  status = tc_index_parse("export", a.positional[1], c, &index);
-  if (status) goto cleanup;
-  d = twincache_dctx_create();
-  g = tc_graph_alloc_for(c);
+  const twincache_graph *g = og.graph;
+  uint64_t index = og.index;
   for (int p = 0; p < n_parts; p++) {
     size_t len = strlen(prefix) + strlen(parts[p]) + 8;
     out[p].path = malloc(len);
-    if (out[p].path) snprintf(out[p].path, len, "%s_%s.%s", prefix, parts[p], npy ? "npy" : "csv");
+    if (!out[p].path) {
+      fprintf(stderr, "%s: out of memory\n", TC_PROG);
+      status = TC_EXIT_FAIL;
+      goto cleanup;
+    }
+    snprintf(out[p].path, len, "%s_%s.%s", prefix, parts[p], npy ? "npy" : "csv");
   }
-  int oom = !d || !g;
-  for (int p = 0; p < n_parts; p++) oom |= !out[p].path;
-  if (oom) {
-    fprintf(stderr, "%s: out of memory\n", TC_PROG);
-    status = TC_EXIT_FAIL;
-    goto cleanup;
-  }
-  status = tc_graph_read_or_report(c, d, index, g);
-  if (status) goto cleanup;
 
   /* Refuse before writing anything, so a refusal leaves no partial export. */
   for (int p = 0; p < n_parts && !force; p++)
@@ -219,8 +205,6 @@ cleanup:
     if (out[p].f) fclose(out[p].f);
     free(out[p].path);
   }
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tc_one_graph_close(&og);
   return status;
 }

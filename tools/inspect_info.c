@@ -89,32 +89,25 @@ int tc_cmd_info(int argc, char **argv) {
   const char *json = NULL;
   const tc_flag flags[] = {{"json", 0, &json}};
   tc_args a;
-  int rc = tc_args_parse(argc, argv, flags, 1, &a);
-  if (rc) return rc;
-  if (a.help) {
-    fputs(k_help, stdout);
-    return TC_EXIT_OK;
-  }
-  if (a.n_positional != 1) return tc_usage_error("info", "expected one CACHE argument (see --help)");
+  int rc = tc_args_begin(argc, argv, flags, 1, k_help, 1, &a);
+  if (rc != TC_ARGS_GO) return rc;
   const char *path = a.positional[0];
 
-  twincache_cache *c = NULL;
-  twincache_dctx *d = NULL;
-  twincache_graph *g = NULL;
   uint64_t *node_counts = NULL, *edge_counts = NULL;
-  int status = tc_cache_open_or_report(path, &c);
+  tc_one_graph og;
+  int status = tc_cache_graph_open(path, &og);
   if (status) goto cleanup;
+  twincache_cache *c = og.cache;
+  twincache_dctx *d = og.dctx;
 
   const twincache_dims *dims = twincache_cache_dims(c);
   const twincache_stats *st = twincache_cache_stats(c);
   uint64_t count = twincache_cache_count(c);
   uint64_t disk_bytes = twincache_cache_disk_bytes(c);
   uint64_t max_edges = (uint64_t)dims->max_nodes * (dims->max_nodes ? dims->max_nodes - 1 : 0) / 2;
-  d = twincache_dctx_create();
-  g = tc_graph_alloc_for(c);
   node_counts = calloc((size_t)dims->max_nodes + 1, sizeof *node_counts);
   edge_counts = calloc((size_t)max_edges + 1, sizeof *edge_counts);
-  if (!d || !g || !node_counts || !edge_counts) {
+  if (!node_counts || !edge_counts) {
     fprintf(stderr, "%s: %s: out of memory (dims: %u nodes, %u samples, %u interventions)\n",
             TC_PROG, path, dims->max_nodes, dims->samples, dims->max_inter);
     status = TC_EXIT_FAIL;
@@ -122,7 +115,7 @@ int tc_cmd_info(int argc, char **argv) {
   }
 
   /* Decode every graph, skipping the sample copies: only adj is needed. */
-  twincache_graph view = *g;
+  twincache_graph view = *og.graph;
   view.weight = view.mlp = view.noise_scale = view.norm_mean = view.norm_std = NULL;
   view.value = view.base = view.inter = NULL;
   view.target = NULL;
@@ -220,8 +213,6 @@ int tc_cmd_info(int argc, char **argv) {
 cleanup:
   free(edge_counts);
   free(node_counts);
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tc_one_graph_close(&og);
   return status;
 }

@@ -201,43 +201,23 @@ int tc_cmd_show(int argc, char **argv) {
   const char *json = NULL, *rows_arg = NULL;
   const tc_flag flags[] = {{"json", 0, &json}, {"rows", 1, &rows_arg}};
   tc_args a;
-  int rc = tc_args_parse(argc, argv, flags, 2, &a);
-  if (rc) return rc;
-  if (a.help) {
-    fputs(k_help, stdout);
-    return TC_EXIT_OK;
-  }
-  if (a.n_positional != 2) return tc_usage_error("show", "expected CACHE and INDEX (see --help)");
+  int rc = tc_args_begin(argc, argv, flags, 2, k_help, 2, &a);
+  if (rc != TC_ARGS_GO) return rc;
   uint64_t rows = 5;
   if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES))
     return tc_usage_error("show", "bad value '%s' for --rows: expected an integer in 0..%d",
                           rows_arg, TWINCACHE_MAX_SAMPLES);
 
-  twincache_cache *c = NULL;
-  twincache_dctx *d = NULL;
-  twincache_graph *g = NULL;
-  uint64_t index = 0;
-  int status = tc_cache_open_or_report(a.positional[0], &c);
+  tc_one_graph og;
+  int status = tc_one_graph_open("show", a.positional[0], a.positional[1], &og);
   if (status) goto cleanup;
-  status = tc_index_parse("show", a.positional[1], c, &index);
-  if (status) goto cleanup;
-  d = twincache_dctx_create();
-  g = tc_graph_alloc_for(c);
-  if (!d || !g) {
-    fprintf(stderr, "%s: %s: out of memory\n", TC_PROG, a.positional[0]);
-    status = TC_EXIT_FAIL;
-    goto cleanup;
-  }
-  status = tc_graph_read_or_report(c, d, index, g);
-  if (status) goto cleanup;
+  const twincache_graph *g = og.graph;
   if (json)
     show_json(g);
   else
     show_text(g, (uint32_t)rows);
 
 cleanup:
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tc_one_graph_close(&og);
   return status;
 }

@@ -164,32 +164,26 @@ int tc_cmd_stats(int argc, char **argv) {
   const char *json = NULL, *limit_arg = NULL;
   const tc_flag flags[] = {{"json", 0, &json}, {"limit", 1, &limit_arg}};
   tc_args a;
-  int rc = tc_args_parse(argc, argv, flags, 2, &a);
-  if (rc) return rc;
-  if (a.help) {
-    fputs(k_help, stdout);
-    return TC_EXIT_OK;
-  }
-  if (a.n_positional != 1) return tc_usage_error("stats", "expected one CACHE argument (see --help)");
+  int rc = tc_args_begin(argc, argv, flags, 2, k_help, 1, &a);
+  if (rc != TC_ARGS_GO) return rc;
   uint64_t limit = 0;
   if (limit_arg && tc_parse_u64(limit_arg, &limit) != 0)
     return tc_usage_error("stats", "bad value '%s' for --limit: expected a non-negative integer",
                           limit_arg);
   const char *path = a.positional[0];
 
-  twincache_cache *c = NULL;
-  twincache_dctx *d = NULL;
-  twincache_graph *g = NULL;
   node_stats *per_node = NULL;
-  int status = tc_cache_open_or_report(path, &c);
+  tc_one_graph og;
+  int status = tc_cache_graph_open(path, &og);
   if (status) goto cleanup;
+  twincache_cache *c = og.cache;
+  twincache_dctx *d = og.dctx;
+  twincache_graph *g = og.graph;
   const twincache_dims *dims = twincache_cache_dims(c);
   uint64_t committed = twincache_cache_count(c);
   uint64_t count = limit && limit < committed ? limit : committed;
-  d = twincache_dctx_create();
-  g = tc_graph_alloc_for(c);
   per_node = calloc((size_t)dims->max_nodes + 1, sizeof *per_node);
-  if (!d || !g || !per_node) {
+  if (!per_node) {
     fprintf(stderr, "%s: %s: out of memory\n", TC_PROG, path);
     status = TC_EXIT_FAIL;
     goto cleanup;
@@ -224,8 +218,6 @@ int tc_cmd_stats(int argc, char **argv) {
 
 cleanup:
   free(per_node);
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tc_one_graph_close(&og);
   return status;
 }

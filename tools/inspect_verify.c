@@ -96,31 +96,20 @@ int tc_cmd_verify(int argc, char **argv) {
   const char *quiet = NULL;
   const tc_flag flags[] = {{"quiet", 0, &quiet}};
   tc_args a;
-  int rc = tc_args_parse(argc, argv, flags, 1, &a);
-  if (rc) return rc;
-  if (a.help) {
-    fputs(k_help, stdout);
-    return TC_EXIT_OK;
-  }
-  if (a.n_positional != 1) return tc_usage_error("verify", "expected one CACHE argument (see --help)");
+  int rc = tc_args_begin(argc, argv, flags, 1, k_help, 1, &a);
+  if (rc != TC_ARGS_GO) return rc;
   const char *path = a.positional[0];
 
-  twincache_cache *c = NULL;
-  twincache_dctx *d = NULL;
-  twincache_graph *g = NULL;
-  int status = tc_cache_open_or_report(path, &c);
+  tc_one_graph og;
+  int status = tc_cache_graph_open(path, &og);
   if (status) goto cleanup;
+  twincache_cache *c = og.cache;
+  twincache_dctx *d = og.dctx;
+  twincache_graph *g = og.graph;
   const twincache_dims *dims = twincache_cache_dims(c);
   const twincache_stats *st = twincache_cache_stats(c);
   uint64_t count = twincache_cache_count(c);
   uint64_t per_chunk = dims->chunk_graphs;
-  d = twincache_dctx_create();
-  g = tc_graph_alloc_for(c);
-  if (!d || !g) {
-    fprintf(stderr, "%s: %s: out of memory\n", TC_PROG, path);
-    status = TC_EXIT_FAIL;
-    goto cleanup;
-  }
   if (per_chunk == 0 || per_chunk > TWINCACHE_MAX_CHUNK_GRAPHS) {
     fprintf(stderr, "%s: %s: meta says %llu graphs per chunk\n", TC_PROG, path,
             (unsigned long long)per_chunk);
@@ -195,8 +184,6 @@ int tc_cmd_verify(int argc, char **argv) {
   }
 
 cleanup:
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tc_one_graph_close(&og);
   return status;
 }

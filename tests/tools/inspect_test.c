@@ -151,3 +151,40 @@ int tt_copy_cache(const char *src, const char *dst) {
   closedir(dir);
   return rc;
 }
+
+int tt_begin(int argc, char **argv, unsigned graphs, char *cache, size_t cache_cap) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
+    return 2;
+  }
+  const char *gen = argv[1], *scratch = argv[3];
+  snprintf(cache, cache_cap, "%s/cache", scratch);
+  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, graphs, NULL) != 0) {
+    fprintf(stderr, "could not create the test cache in %s\n", scratch);
+    return 1;
+  }
+  return 0;
+}
+
+int tt_reader_open(const char *cache, tt_reader *r) {
+  memset(r, 0, sizeof *r);
+  int rc = twincache_cache_open(cache, &r->cache);
+  if (rc == TWINCACHE_OK) {
+    const twincache_dims *dims = twincache_cache_dims(r->cache);
+    r->dctx = twincache_dctx_create();
+    r->graph = twincache_graph_alloc(dims->max_nodes, dims->samples,
+                                     dims->max_inter ? dims->max_inter : 1, dims->hidden);
+    if (!r->dctx || !r->graph) rc = TWINCACHE_ENOMEM;
+  } else {
+    r->cache = NULL;
+  }
+  if (rc != TWINCACHE_OK) tt_reader_close(r);
+  return rc;
+}
+
+void tt_reader_close(tt_reader *r) {
+  twincache_graph_free(r->graph);
+  twincache_dctx_free(r->dctx);
+  twincache_cache_close(r->cache);
+  memset(r, 0, sizeof *r);
+}

@@ -1,6 +1,7 @@
 /* inspect_test.h — shared helpers of the twincache-inspect tests: run a
  * program and capture its exit status, stdout and stderr; build a small cache
- * with the real twincache-gen; remove a scratch directory; CHECK macros.
+ * with the real twincache-gen; remove a scratch directory; read the truth
+ * through the library; CHECK macros.
  *
  * Every test program is called as: test GEN INSPECT SCRATCH_DIR
  * (ctest passes $<TARGET_FILE:...> and a directory unique to the test). */
@@ -9,6 +10,9 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "twincache_format.h"
+#include "twincache_loader.h"
 
 extern int tt_failures;
 
@@ -49,5 +53,25 @@ int tt_make_cache(const char *gen, const char *dir, const char *scratch, unsigne
                   const char *const *extra);
 /* Copies the data file(s) of cache src (not lock.mdb) into a new directory dst. 0 or -1. */
 int tt_copy_cache(const char *src, const char *dst);
+
+
+/* The start of every test's main: checks that argv is GEN INSPECT SCRATCH,
+ * empties SCRATCH and generates the test cache (tt_make_cache, no extra
+ * flags) into SCRATCH/cache, whose path goes to cache. Returns 0, or, after
+ * printing one line, the status main should exit with (2 usage, 1 no cache). */
+int tt_begin(int argc, char **argv, unsigned graphs, char *cache, size_t cache_cap);
+
+/* The library's view of a cache: the truth the tests compare output with. */
+typedef struct tt_reader {
+  twincache_cache *cache;
+  twincache_dctx *dctx;
+  twincache_graph *graph; /* sized for the cache's dims */
+} tt_reader;
+/* Opens cache with a dctx and a graph. Returns a twincache status
+ * (TWINCACHE_ENOMEM when the dctx or graph cannot be made); on error r holds
+ * nothing. */
+int tt_reader_open(const char *cache, tt_reader *r);
+/* Frees what r holds (any of it may be NULL). */
+void tt_reader_close(tt_reader *r);
 
 #endif /* TC_INSPECT_TEST_H */

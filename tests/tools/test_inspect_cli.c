@@ -33,20 +33,13 @@ static void expect(char **argv, const char *scratch, int status, int err_lines, 
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
-    return 2;
-  }
-  const char *gen = argv[1], *scratch = argv[3];
-  char *in = argv[2];
   char cache[4096], missing[4096], plain[4096];
-  snprintf(cache, sizeof cache, "%s/cache", scratch);
+  int rc = tt_begin(argc, argv, 5, cache, sizeof cache);
+  if (rc) return rc;
+  const char *scratch = argv[3];
+  char *in = argv[2];
   snprintf(missing, sizeof missing, "%s/no-such-cache", scratch);
   snprintf(plain, sizeof plain, "%s/plain-dir", scratch);
-  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 5, NULL) != 0) {
-    fprintf(stderr, "could not create the test cache in %s\n", scratch);
-    return 1;
-  }
   mkdir(plain, 0755);
 
   /* help */

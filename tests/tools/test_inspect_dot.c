@@ -48,31 +48,21 @@ static void check_dot(const char *dot, const twincache_graph *g) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
-    return 2;
-  }
-  const char *gen = argv[1], *scratch = argv[3];
-  char *inspect = argv[2];
   char cache[4096];
-  snprintf(cache, sizeof cache, "%s/cache", scratch);
-  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 20, NULL) != 0) {
-    fprintf(stderr, "could not create the test cache in %s\n", scratch);
-    return 1;
-  }
-  twincache_cache *c = NULL;
-  twincache_dctx *d = twincache_dctx_create();
-  int rc = twincache_cache_open(cache, &c);
-  CHECK(rc == 0 && d, "open: %s", twincache_strerror(rc));
-  if (rc != 0 || !d) return 1;
-  const twincache_dims *dims = twincache_cache_dims(c);
-  twincache_graph *g = twincache_graph_alloc(dims->max_nodes, dims->samples,
-                                             dims->max_inter ? dims->max_inter : 1, dims->hidden);
+  int rc = tt_begin(argc, argv, 20, cache, sizeof cache);
+  if (rc) return rc;
+  const char *scratch = argv[3];
+  char *inspect = argv[2];
+  tt_reader lib;
+  rc = tt_reader_open(cache, &lib);
+  CHECK(rc == 0, "open: %s", twincache_strerror(rc));
+  if (rc != 0) return 1;
+  twincache_graph *g = lib.graph;
   size_t total_edges = 0;
-  for (uint64_t i = 0; g && i < twincache_cache_count(c); i++) {
+  for (uint64_t i = 0; i < twincache_cache_count(lib.cache); i++) {
     char idx[32];
     snprintf(idx, sizeof idx, "%llu", (unsigned long long)i);
-    rc = twincache_cache_read_graph(c, d, i, g);
+    rc = twincache_cache_read_graph(lib.cache, lib.dctx, i, g);
     CHECK(rc == 0, "read graph %llu: %s", (unsigned long long)i, twincache_strerror(rc));
     char *a[] = {inspect, "dot", cache, idx, NULL};
     tt_result r;
@@ -84,9 +74,7 @@ int main(int argc, char **argv) {
     tt_result_clear(&r);
   }
   CHECK(total_edges > 0, "the test cache has edges at all");
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tt_reader_close(&lib);
   if (tt_failures == 0) tt_remove_tree(scratch);
   printf("%s: %d failures\n", argv[0], tt_failures);
   return tt_failures ? 1 : 0;

@@ -91,28 +91,18 @@ static void check_npy(const char *path, const char *descr, const char *shape, co
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
-    return 2;
-  }
-  const char *gen = argv[1], *scratch = argv[3];
-  char *inspect = argv[2];
   char cache[4096], prefix[4096], path[4200];
-  snprintf(cache, sizeof cache, "%s/cache", scratch);
+  int rc = tt_begin(argc, argv, 20, cache, sizeof cache);
+  if (rc) return rc;
+  const char *scratch = argv[3];
+  char *inspect = argv[2];
   snprintf(prefix, sizeof prefix, "%s/g9", scratch);
-  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 20, NULL) != 0) {
-    fprintf(stderr, "could not create the test cache in %s\n", scratch);
-    return 1;
-  }
-  twincache_cache *c = NULL;
-  twincache_dctx *d = twincache_dctx_create();
-  int rc = twincache_cache_open(cache, &c);
-  CHECK(rc == 0 && d, "open: %s", twincache_strerror(rc));
-  if (rc != 0 || !d) return 1;
-  const twincache_dims *dims = twincache_cache_dims(c);
-  twincache_graph *g = twincache_graph_alloc(dims->max_nodes, dims->samples,
-                                             dims->max_inter ? dims->max_inter : 1, dims->hidden);
-  rc = g ? twincache_cache_read_graph(c, d, 9, g) : -1;
+  tt_reader lib;
+  rc = tt_reader_open(cache, &lib);
+  CHECK(rc == 0, "open: %s", twincache_strerror(rc));
+  if (rc != 0) return 1;
+  twincache_graph *g = lib.graph;
+  rc = twincache_cache_read_graph(lib.cache, lib.dctx, 9, g);
   CHECK(rc == 0, "read graph 9");
   if (rc != 0) return 1;
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
@@ -162,9 +152,7 @@ int main(int argc, char **argv) {
   char *no_out[] = {inspect, "export", cache, "9", "--format", "csv", NULL};
   CHECK(run_status(no_out, scratch, NULL) == 2, "missing --out exits 2");
 
-  twincache_graph_free(g);
-  twincache_dctx_free(d);
-  twincache_cache_close(c);
+  tt_reader_close(&lib);
   if (tt_failures == 0) tt_remove_tree(scratch);
   printf("%s: %d failures\n", argv[0], tt_failures);
   return tt_failures ? 1 : 0;

@@ -43,32 +43,22 @@ static void check_hist(const char *what, const tj_value *h, const uint64_t *coun
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
-    return 2;
-  }
-  const char *gen = argv[1], *scratch = argv[3];
-  char *inspect = argv[2];
   char cache[4096];
-  snprintf(cache, sizeof cache, "%s/cache", scratch);
-  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 50, NULL) != 0) {
-    fprintf(stderr, "could not create the test cache in %s\n", scratch);
-    return 1;
-  }
+  int status = tt_begin(argc, argv, 50, cache, sizeof cache);
+  if (status) return status;
+  const char *scratch = argv[3];
+  char *inspect = argv[2];
 
   /* the truth, from the library */
   uint64_t node_counts[8] = {0}, edge_counts[16] = {0}, edges_total = 0;
   {
-    twincache_cache *c = NULL;
-    twincache_dctx *d = twincache_dctx_create();
-    int rc = twincache_cache_open(cache, &c);
-    CHECK(rc == 0 && d, "open: %s", twincache_strerror(rc));
-    if (rc != 0 || !d) return 1;
-    const twincache_dims *dims = twincache_cache_dims(c);
-    twincache_graph *g = twincache_graph_alloc(dims->max_nodes, dims->samples,
-                                               dims->max_inter ? dims->max_inter : 1, dims->hidden);
-    for (uint64_t i = 0; g && i < twincache_cache_count(c); i++) {
-      if (twincache_cache_read_graph(c, d, i, g) != 0 || g->n_nodes > 6) {
+    tt_reader lib;
+    int rc = tt_reader_open(cache, &lib);
+    CHECK(rc == 0, "open: %s", twincache_strerror(rc));
+    if (rc != 0) return 1;
+    twincache_graph *g = lib.graph;
+    for (uint64_t i = 0; i < twincache_cache_count(lib.cache); i++) {
+      if (twincache_cache_read_graph(lib.cache, lib.dctx, i, g) != 0 || g->n_nodes > 6) {
         CHECK(0, "graph %llu unreadable or too big", (unsigned long long)i);
         continue;
       }
@@ -79,9 +69,7 @@ int main(int argc, char **argv) {
       if (e < 16) edge_counts[e]++;
       edges_total += e;
     }
-    twincache_graph_free(g);
-    twincache_dctx_free(d);
-    twincache_cache_close(c);
+    tt_reader_close(&lib);
   }
 
   char *info[] = {inspect, "info", cache, "--json", NULL};

@@ -106,20 +106,17 @@ static void check_show_json(const tj_value *o, const twincache_graph *g) {
 }
 
 static void check_cache(const char *inspect, const char *cache, const char *scratch) {
-  twincache_cache *c = NULL;
-  twincache_dctx *d = twincache_dctx_create();
-  int rc = twincache_cache_open(cache, &c);
+  tt_reader lib;
+  int rc = tt_reader_open(cache, &lib);
   CHECK(rc == 0, "open %s: %s", cache, twincache_strerror(rc));
-  if (rc != 0 || !d) goto cleanup;
-  const twincache_dims *dims = twincache_cache_dims(c);
-  twincache_graph *g = twincache_graph_alloc(dims->max_nodes, dims->samples,
-                                             dims->max_inter ? dims->max_inter : 1, dims->hidden);
-  uint64_t count = twincache_cache_count(c);
+  if (rc != 0) return;
+  twincache_graph *g = lib.graph;
+  uint64_t count = twincache_cache_count(lib.cache);
   uint64_t picks[] = {0, 1, count / 3, count - 1};
-  for (size_t p = 0; g && p < sizeof picks / sizeof picks[0]; p++) {
+  for (size_t p = 0; p < sizeof picks / sizeof picks[0]; p++) {
     char idx[32];
     snprintf(idx, sizeof idx, "%llu", (unsigned long long)picks[p]);
-    rc = twincache_cache_read_graph(c, d, picks[p], g);
+    rc = twincache_cache_read_graph(lib.cache, lib.dctx, picks[p], g);
     CHECK(rc == 0, "read graph %s: %s", idx, twincache_strerror(rc));
     char *argv[] = {(char *)inspect, "show", (char *)cache, idx, "--json", NULL};
     tt_result r;
@@ -132,24 +129,14 @@ static void check_cache(const char *inspect, const char *cache, const char *scra
     tj_free(o);
     tt_result_clear(&r);
   }
-  twincache_graph_free(g);
-cleanup:
-  twincache_cache_close(c);
-  twincache_dctx_free(d);
+  tt_reader_close(&lib);
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
-    return 2;
-  }
-  const char *gen = argv[1], *inspect = argv[2], *scratch = argv[3];
   char cache[4096];
-  snprintf(cache, sizeof cache, "%s/cache", scratch);
-  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 50, NULL) != 0) {
-    fprintf(stderr, "could not create the test cache in %s\n", scratch);
-    return 1;
-  }
+  int rc = tt_begin(argc, argv, 50, cache, sizeof cache);
+  if (rc) return rc;
+  const char *gen = argv[1], *inspect = argv[2], *scratch = argv[3];
   check_cache(inspect, cache, scratch);
   /* the other encoder paths: MLP parameters, standardisation, shifts */
   const char *other[] = {"--mechanism", "mlp", "--standardize", "--intervention", "shift",

@@ -94,20 +94,13 @@ static void expect_verify(const char *inspect, const char *cache, const char *sc
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s GEN INSPECT SCRATCH\n", argv[0]);
-    return 2;
-  }
-  const char *gen = argv[1], *inspect = argv[2], *scratch = argv[3];
   char cache[4096], bad[4096];
-  snprintf(cache, sizeof cache, "%s/cache", scratch);
+  int rc = tt_begin(argc, argv, 50, cache, sizeof cache);
+  if (rc) return rc;
+  const char *gen = argv[1], *inspect = argv[2], *scratch = argv[3];
   snprintf(bad, sizeof bad, "%s/bad", scratch);
-  if (tt_scratch_init(scratch) != 0 || tt_make_cache(gen, cache, scratch, 50, NULL) != 0) {
-    fprintf(stderr, "could not create the test cache in %s\n", scratch);
-    return 1;
-  }
   twincache_cache *c = NULL;
-  int rc = twincache_cache_open(cache, &c);
+  rc = twincache_cache_open(cache, &c);
   if (rc != 0) {
     fprintf(stderr, "open %s: %s\n", cache, twincache_strerror(rc));
     return 1;
