@@ -162,13 +162,20 @@ static void planes_join(uint8_t *dst, const uint8_t *src, size_t n_floats) {
 
 static uint32_t popcount_set(const uint64_t *set, uint32_t n) {
   uint32_t c = 0;
-  for (uint32_t q = 0; q < (n + 63) / 64; q++) c += (uint32_t)__builtin_popcountll(set[q]);
+  for (uint32_t q = 0; q < (n + 63) / 64; q++) c += tc_popcount64(set[q]);
   return c;
 }
 
 /* Byte b of a bitset, in the packed little-endian bit order of the format. */
 static uint8_t set_byte(const uint64_t *set, uint32_t b) {
   return (uint8_t)(set[b >> 3] >> (8 * (b & 7)));
+}
+
+/* The first nbytes (<= 8) bytes at p as one little-endian word. */
+static uint64_t load_bits(const uint8_t *p, uint32_t nbytes) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < nbytes; b++) v |= (uint64_t)p[b] << (8 * b);
+  return v;
 }
 
 /* ---- encoder --------------------------------------------------------------- */
@@ -340,6 +347,12 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
 }
 
 /* ---- decoder --------------------------------------------------------------- */
+static float get_f32(const uint8_t *p) {
+  float v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
 twincache_dctx *twincache_dctx_create(void) {
   twincache_dctx *d = calloc(1, sizeof *d);
   if (!d) return NULL;
@@ -357,12 +370,6 @@ void twincache_dctx_free(twincache_dctx *d) {
   free(d->buf);
   free(d->tmp);
   free(d);
-}
-
-static float get_f32(const uint8_t *p) {
-  float v;
-  memcpy(&v, p, 4);
-  return v;
 }
 
 /* The payload's sections, located and validated. */
@@ -390,9 +397,13 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   x->edges = 0;
   for (uint32_t i = 0; i < n; i++) {
     const uint8_t *row = adj + (size_t)i * rb;
-    memset(w->child[i], 0, sizeof w->child[i]);
     if (row[rb - 1] & ~last_mask) return TWINCACHE_ECORRUPT; /* bits past node N-1 */
-    for (uint32_t b = 0; b < rb; b++) w->child[i][b >> 3] |= (uint64_t)row[b] << (8 * (b & 7));
+    if (n <= 64) { /* one word per set: tc_dag_close reads no other */
+      w->child[i][0] = load_bits(row, rb);
+    } else {
+      memset(w->child[i], 0, sizeof w->child[i]);
+      for (uint32_t b = 0; b < rb; b++) w->child[i][b >> 3] |= (uint64_t)row[b] << (8 * (b & 7));
+    }
     x->edges += popcount_set(w->child[i], n);
   }
   if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
@@ -410,8 +421,12 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     const uint8_t *r = x->rec + 8 * (size_t)k;
     uint32_t t = tc_load_u16(r);
     if (t >= n || r[2] > TWINCACHE_SHIFT || r[3] != 0) return TWINCACHE_ECORRUPT;
-    for (uint32_t b = 0; b < rb; b++)
-      if (masks[(size_t)k * rb + b] != set_byte(w->desc[t], b)) return TWINCACHE_ECORRUPT;
+    if (n <= 64) {
+      if (load_bits(masks + (size_t)k * rb, rb) != w->desc[t][0]) return TWINCACHE_ECORRUPT;
+    } else {
+      for (uint32_t b = 0; b < rb; b++)
+        if (masks[(size_t)k * rb + b] != set_byte(w->desc[t], b)) return TWINCACHE_ECORRUPT;
+    }
     d->ncols[k] = popcount_set(w->desc[t], n) - (r[2] == TWINCACHE_DO ? 1u : 0u);
     cols_total += d->ncols[k];
   }
@@ -421,13 +436,37 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   return q == end ? TWINCACHE_OK : TWINCACHE_ECORRUPT;
 }
 
+/* Column j of a world block (S, ld): S floats from a stored column (which
+ * need not be 4-byte aligned in the payload). Unrolled: this is the inner
+ * loop of every decode. */
+static void col_put(float *restrict dst, size_t ld, const uint8_t *restrict col, uint32_t s_n) {
+  uint32_t s = 0;
+  for (; s + 4 <= s_n; s += 4, col += 16, dst += 4 * ld) {
+    float v0 = get_f32(col), v1 = get_f32(col + 4), v2 = get_f32(col + 8), v3 = get_f32(col + 12);
+    dst[0] = v0;
+    dst[ld] = v1;
+    dst[2 * ld] = v2;
+    dst[3 * ld] = v3;
+  }
+  for (; s < s_n; s++, col += 4, dst += ld) dst[0] = get_f32(col);
+}
+
+/* Column j of a world block (S, ld) set to v. */
+static void col_fill(float *dst, size_t ld, float v, uint32_t s_n) {
+  uint32_t s = 0;
+  for (; s + 4 <= s_n; s += 4, dst += 4 * ld) {
+    dst[0] = v;
+    dst[ld] = v;
+    dst[2 * ld] = v;
+    dst[3 * ld] = v;
+  }
+  for (; s < s_n; s++, dst += ld) dst[0] = v;
+}
+
 /* Rows of one world block (S, ld) from the column-major base (N, S). */
 static void base_transpose(float *dst, uint32_t ld, const uint8_t *cols, uint32_t n, uint32_t s_n) {
-  for (uint32_t s = 0; s < s_n; s++) {
-    float *row = dst + (size_t)s * ld;
-    for (uint32_t j = 0; j < n; j++) memcpy(row + j, cols + 4 * ((size_t)j * s_n + s), 4);
-    for (uint32_t j = n; j < ld; j++) row[j] = 0.0f;
-  }
+  for (uint32_t j = n; j < ld; j++) col_fill(dst + j, ld, 0.0f, s_n); /* padding columns */
+  for (uint32_t j = 0; j < n; j++) col_put(dst + j, ld, cols + 4 * (size_t)j * s_n, s_n);
 }
 
 static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sections *x,
@@ -442,10 +481,17 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   g->mechanism = h->mechanism;
   g->noise = h->noise;
   g->flags = h->flags;
-  if (g->adj)
+  if (g->adj && n <= 64) { /* one word per set; bits past node N-1 are zero */
+    for (uint32_t i = 0; i < n; i++) {
+      uint64_t m = w->child[i][0];
+      uint8_t *row = g->adj + (size_t)i * g->ld_adj;
+      for (uint32_t j = 0; j < g->ld_adj; j++) row[j] = (uint8_t)(j < 64 && ((m >> j) & 1u));
+    }
+  } else if (g->adj) {
     for (uint32_t i = 0; i < n; i++)
       for (uint32_t j = 0; j < g->ld_adj; j++)
         g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
+  }
   if (g->weight) {
     const uint8_t *p = x->weight;
     for (uint32_t i = 0; i < n; i++)
@@ -488,9 +534,9 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     for (uint32_t j = 0; j < n; j++) {
       if (!tc_bit_get(w->desc[t], j)) continue;
       if (is_do && j == t) {
-        for (uint32_t s = 0; s < s_n; s++) blk[(size_t)s * ld + j] = value;
+        col_fill(blk + j, ld, value, s_n);
       } else {
-        for (uint32_t s = 0; s < s_n; s++) memcpy(blk + (size_t)s * ld + j, col + 4 * (size_t)s, 4);
+        col_put(blk + j, ld, col, s_n);
         col += 4 * (size_t)s_n;
       }
     }

@@ -102,9 +102,35 @@ int twincache_graph_is_dag(const uint8_t *adj, uint32_t n, uint32_t ld_adj) {
   return tail == n; /* a self-loop keeps its node's in-degree above 0 */
 }
 
+/* tc_dag_close for n <= 64: one word per set (the common, per-frame case). */
+static int dag_close_small(tc_dag *w, uint32_t n) {
+  uint32_t head = 0, tail = 0;
+  for (uint32_t j = 0; j < n; j++) w->indeg[j] = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint64_t m = w->child[i][0]; m; m &= m - 1) w->indeg[__builtin_ctzll(m)]++;
+  for (uint32_t j = 0; j < n; j++)
+    if (w->indeg[j] == 0) w->order[tail++] = (uint16_t)j;
+  while (head < tail) {
+    uint32_t i = w->order[head++];
+    for (uint64_t m = w->child[i][0]; m; m &= m - 1) {
+      uint32_t j = (uint32_t)__builtin_ctzll(m);
+      if (--w->indeg[j] == 0) w->order[tail++] = (uint16_t)j;
+    }
+  }
+  if (tail != n) return -1;
+  for (uint32_t t = n; t-- > 0;) {
+    uint32_t i = w->order[t];
+    uint64_t d = (uint64_t)1 << i;
+    for (uint64_t m = w->child[i][0]; m; m &= m - 1) d |= w->desc[__builtin_ctzll(m)][0];
+    w->desc[i][0] = d;
+  }
+  return 0;
+}
+
 /* Kahn's order on bitsets, then descendants in reverse topological order.
  * Walks set bits only: this runs once per decoded frame. */
 int tc_dag_close(tc_dag *w, uint32_t n) {
+  if (n <= 64) return dag_close_small(w, n);
   uint32_t words = (n + 63) / 64, head = 0, tail = 0;
   for (uint32_t j = 0; j < n; j++) w->indeg[j] = 0;
   for (uint32_t i = 0; i < n; i++)

@@ -31,8 +31,18 @@ typedef struct tc_dag {
 } tc_dag;
 
 /* Fills w->desc from w->child (n nodes). Returns 0, or -1 when the graph has
- * a cycle or a self-loop. */
+ * a cycle or a self-loop. For n <= 64 only word 0 of child[i] is read and only
+ * word 0 of desc[i] is written. */
 int tc_dag_close(tc_dag *w, uint32_t n);
+
+/* Set bits of x; portable (no libgcc call on baseline x86-64, which lacks
+ * the popcnt instruction). */
+static inline uint32_t tc_popcount64(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
 
 static inline int tc_bit_get(const uint64_t *set, uint32_t i) {
   return (int)((set[i >> 6] >> (i & 63)) & 1u);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tc_cache_internal.h"
 #include "tc_common.h"
@@ -31,7 +32,10 @@
  * ring, so a generator writing the same cache can still reuse pages. */
 #define TC_TXN_NS 1000000000ull
 #define TC_WAIT_TXN_NS 100000000ull /* a wait this long ends the txn */
-#define TC_PREFETCH_BYTES 4096        /* of the next graph's frame */
+#define TC_PREFETCH_BYTES 8192        /* of the next graph's frame: all of a default one */
+/* With a CPU to spare, next() sleeps this many times without asking to be
+ * woken (see twincache_loader_next) before it asks a decode thread to. */
+#define TC_TIMED_WAITS 4
 
 enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_HELD };
 
@@ -40,6 +44,7 @@ typedef struct tc_slot {
   int state;            /* SLOT_*, under the loader's mutex */
   int status;           /* result of the fill, valid when READY */
   uint64_t seq;         /* the batch it holds when FILLING/READY/HELD */
+  uint64_t start_ns;    /* when its fill began, valid when FILLING */
   uint32_t *hi_inter;   /* (G) intervention blocks [0, hi) that may be non-zero */
   uint8_t *base_dirty;  /* (G) 1 when the base rows may be non-zero */
 } tc_slot;
@@ -81,6 +86,8 @@ struct twincache_loader {
   uint64_t claim_end;         /* claims stop here (total, or after a failure) */
   uint64_t next_seq;          /* next batch next() returns */
   uint64_t consumer_waits_for; /* seq next() sleeps on, UINT64_MAX = none */
+  uint64_t fill_ns;           /* recent time to fill one batch, 0 = unknown */
+  uint32_t timed_waits;       /* TC_TIMED_WAITS, or 0 when the decode threads fill every CPU */
   int stop;
   int failed;                 /* status that made the loader unusable, or 0 */
   twincache_loader_stats stats;
@@ -307,9 +314,10 @@ static void *worker_main(void *arg) {
     s = &l->slots[seq % l->n_slots];
     s->state = SLOT_FILLING;
     s->seq = seq;
+    uint64_t corrupt = 0, start_ns = tc_now_ns();
+    s->start_ns = start_ns;
     pthread_mutex_unlock(&l->mu);
 
-    uint64_t corrupt = 0, start_ns = tc_now_ns();
     int rc = fill_batch(w, s, seq, &corrupt);
     uint64_t busy_ns = tc_now_ns() - start_ns;
 
@@ -325,6 +333,7 @@ static void *worker_main(void *arg) {
       pthread_cond_broadcast(&l->cv_free);
     }
     if (w->id < TC_STATS_THREADS) l->stats.thread_busy_ns[w->id] += busy_ns;
+    l->fill_ns = l->fill_ns ? l->fill_ns - l->fill_ns / 8 + busy_ns / 8 : busy_ns;
     if (l->consumer_waits_for == seq) pthread_cond_signal(&l->cv_ready);
   }
   pthread_mutex_unlock(&l->mu);
@@ -415,6 +424,8 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
   l->claim_end = l->total;
   l->consumer_waits_for = UINT64_MAX;
   l->stats.threads = o->threads;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  l->timed_waits = cpus > 0 && o->threads < (unsigned long)cpus ? TC_TIMED_WAITS : 0;
 
   /* slots: every slab zeroed once here; later only stale parts are cleared */
   l->n_slots = o->slots;
@@ -505,7 +516,12 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     rc = fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
     goto cleanup;
   }
-  if (pthread_cond_init(&l->cv_ready, NULL) != 0) {
+  if ((cv_rc = pthread_condattr_init(&attr)) == 0) {
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* tc_now_ns's clock, for next()'s timed wait */
+    cv_rc = pthread_cond_init(&l->cv_ready, &attr);
+    pthread_condattr_destroy(&attr);
+  }
+  if (cv_rc != 0) {
     pthread_cond_destroy(&l->cv_free);
     pthread_mutex_destroy(&l->mu);
     rc = fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
@@ -586,9 +602,31 @@ int twincache_loader_next(twincache_loader *l, twincache_batch **batch) {
     goto cleanup;
   }
   uint64_t t0 = 0;
+  uint32_t timed = 0;
   while (!(s->state == SLOT_READY && s->seq == l->next_seq) && !l->stop) {
     if (!t0) t0 = tc_now_ns();
-    l->consumer_waits_for = l->next_seq; /* the only completion worth a wake-up */
+    /* Waking a sleeping thread costs the waker a syscall: on a VM tens of
+     * microseconds of decode time per batch. When a CPU is left for the
+     * consumer, a batch is being filled and a fill's duration is known,
+     * sleep until it should be done instead, and only then ask its decode
+     * thread for a wake-up. (With every CPU decoding, the timer wake-ups
+     * measured slower than the signal.) */
+    if (timed < l->timed_waits && l->fill_ns && s->state == SLOT_FILLING && s->seq == l->next_seq) {
+      /* aim a little late: one wake-up per batch, and the ring absorbs the delay */
+      uint64_t now_ns = tc_now_ns(), due_ns = s->start_ns + l->fill_ns + l->fill_ns / 8;
+      uint64_t until_ns = due_ns > now_ns ? due_ns : now_ns + l->fill_ns / 8 + 1;
+      struct timespec ts = {(time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull)};
+      timed++;
+      pthread_cond_timedwait(&l->cv_ready, &l->mu, &ts);
+      continue;
+    }
+    /* the only completion worth a wake-up; when the batch after it is being
+     * filled too, wait for that one: one wake-up (and the context switch it
+     * forces on a busy CPU) then serves two batches. If it completes first,
+     * the next round waits for next_seq itself. */
+    const tc_slot *after = &l->slots[(l->next_seq + 1) % l->n_slots];
+    l->consumer_waits_for =
+        after->state == SLOT_FILLING && after->seq == l->next_seq + 1 ? l->next_seq + 1 : l->next_seq;
     pthread_cond_wait(&l->cv_ready, &l->mu);
   }
   l->consumer_waits_for = UINT64_MAX;
