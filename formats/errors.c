@@ -20,6 +20,7 @@ const char *twincache_strerror(int code) {
   case TWINCACHE_ETHREAD: return "a thread could not be created";
   case TWINCACHE_ECLOSED: return "the object is closing or failed earlier";
   case TWINCACHE_EFULL: return "the disk or the LMDB map is full";
+  case TWINCACHE_EBUSY: return "another process is writing the cache";
   default: return "unknown twincache error";
   }
 }

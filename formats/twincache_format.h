@@ -55,6 +55,7 @@ enum {
   TWINCACHE_ETHREAD = -13,     /* a thread could not be created */
   TWINCACHE_ECLOSED = -14,     /* the object is closing or failed earlier */
   TWINCACHE_EFULL = -15,       /* the disk or the LMDB map is full */
+  TWINCACHE_EBUSY = -16,       /* another process is writing the cache */
 };
 
 /* Returns a static, human-readable string for any twincache status code

@@ -13,15 +13,18 @@
  * batch is replayed after doubling the map, which is why the writer keeps its
  * own copy of the uncommitted chunks. */
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tc_common.h"
 #include "tc_gen.h"
@@ -65,6 +68,7 @@ typedef struct tc_engine {
   int stop, error, writer_done;
   char msg[512];
   uint64_t done_graphs, done_frame_bytes, done_raw_bytes; /* encoded by this run */
+  int lock_fd; /* DIR/twincache-gen.lock, flock'ed for the whole run; -1 = none */
   /* writer-owned */
   MDB_env *env;
   MDB_dbi dbi_graphs, dbi_meta;
@@ -409,6 +413,22 @@ static int open_cache(tc_engine *e, const char *config_json, tc_gen_result *r) {
     snprintf(r->message, sizeof r->message, "%s exists and is not a directory", dir);
     return TWINCACHE_EIO;
   }
+  /* One generator per cache: a second one would race the first for the same
+   * chunk keys. The kernel drops the lock when its holder dies (kill -9), so
+   * resuming needs no clean-up. */
+  char lock_path[4096];
+  snprintf(lock_path, sizeof lock_path, "%s/twincache-gen.lock", dir);
+  e->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (e->lock_fd < 0 || flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int busy = e->lock_fd >= 0 && errno == EWOULDBLOCK;
+    if (busy)
+      snprintf(r->message, sizeof r->message,
+               "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
+    else
+      snprintf(r->message, sizeof r->message, "cannot lock %.400s/twincache-gen.lock: %s", dir,
+               strerror(errno));
+    return busy ? TWINCACHE_EBUSY : TWINCACHE_EIO;
+  }
   if ((rc = mdb_env_create(&e->env)) || (rc = mdb_env_set_maxdbs(e->env, 4)) ||
       (rc = mdb_env_set_mapsize(e->env, (size_t)c->map_size_bytes)) ||
       (rc = mdb_env_open(e->env, dir, MDB_NOMETASYNC, 0644))) {
@@ -521,6 +541,7 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   pthread_once(&g_malloc_once, tune_malloc);
   tc_engine E, *e = &E;
   memset(e, 0, sizeof E);
+  e->lock_fd = -1;
   pthread_t writer, *workers = NULL;
   tc_worker_arg *args = NULL;
   uint32_t started = 0;
@@ -664,6 +685,7 @@ cleanup:
   r->commits = e->commits;
   r->map_grows = e->map_grows;
   if (e->env) mdb_env_close(e->env);
+  if (e->lock_fd >= 0) close(e->lock_fd); /* releases the flock */
   free(e->pend_buf);
   free(e->pend);
   free(e->slots);

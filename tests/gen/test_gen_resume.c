@@ -72,6 +72,32 @@ static void interrupted_then_resumed(const char *dir, const char *ref, int sig) 
   CHECK(tg_cache_compare(ref, dir, why, sizeof why) == 0, "resumed cache differs: %s", why);
 }
 
+/* A second generator on a cache that one is writing is refused with one line
+ * (exit 1) and leaves the first one's work intact. */
+static void second_writer_refused(const char *dir) {
+  const char *big[] = {"--out", dir, "--graphs", "50000000", "--threads", "1", "--samples", "16",
+                       "--nodes", "3:6", "--chunk-graphs", "50", "--quiet", NULL};
+  char err[8192];
+  tg_rmrf(dir);
+  pid_t pid = tg_spawn(gen, big);
+  CHECK(pid > 0, "spawn");
+  wait_committed(pid, dir); /* it holds the writer lock from before its first commit */
+  const char *second[] = {"--out", dir, "--graphs", "50000000", "--threads", "1", "--samples", "16",
+                          "--nodes", "3:6", "--chunk-graphs", "50", NULL};
+  int rc = tg_run(gen, second, err, sizeof err);
+  CHECK(rc == 1, "second writer exit %d, expected 1: %s", rc, err);
+  CHECK(strstr(err, "another twincache-gen is writing") != NULL, "unclear refusal: %s", err);
+  CHECK(strchr(err, '\n') == strrchr(err, '\n'), "refusal is more than one line: %s", err);
+  kill(pid, SIGKILL);
+  tg_wait(pid);
+  /* the lock dies with its holder: the same command resumes at once */
+  const char *small[] = {"--out", dir, "--graphs", "200", "--threads", "1", "--samples", "16",
+                         "--nodes", "3:6", "--chunk-graphs", "50", "--quiet", NULL};
+  rc = tg_run(gen, small, err, sizeof err);
+  CHECK(rc == 0, "run after the killed writer: exit %d: %s", rc, err);
+  tg_rmrf(dir);
+}
+
 int main(int argc, char **argv) {
   CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
   gen = argv[1];
@@ -93,6 +119,7 @@ int main(int argc, char **argv) {
 
   interrupted_then_resumed(killed, ref, SIGKILL);
   interrupted_then_resumed(interrupted, ref, SIGINT);
+  second_writer_refused(killed);
 
   /* SIGINT message says how to resume */
   tg_rmrf(interrupted);
