@@ -117,7 +117,7 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->shuffle = 1;
   o->world_size = 1;
   o->threads = 2;
-  o->slots = 2 * o->threads + 2;
+  o->slots = 0; /* auto: 2*threads+2 of the threads given at open */
   o->corrupt_policy = TWINCACHE_CORRUPT_FAIL;
 }
 

@@ -112,8 +112,8 @@ typedef struct twincache_loader_options {
   uint32_t rank;        /* default 0 */
   uint32_t world_size;  /* default 1: rank r takes every world_size-th batch */
   uint32_t threads;     /* decode threads, default 2 */
-  uint32_t slots;       /* ring depth (batches in memory), default 2*threads+2;
-                         * 0 = 2*threads+2 of the threads given */
+  uint32_t slots;       /* ring depth (batches in memory), default 0 = auto:
+                         * 2*threads+2 of the threads given at open */
   int drop_last;        /* drop the last partial batch of an epoch, default 0 */
   uint64_t index_begin; /* graph range [begin, end) read; end 0 = all committed */
   uint64_t index_end;

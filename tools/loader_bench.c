@@ -122,7 +122,6 @@ static int run_loader(const bench_args *a, uint32_t threads, loader_run *r) {
   o.batch_size = a->batch;
   o.epochs = a->epochs;
   o.threads = threads;
-  o.slots = 2 * threads + 2;
   memset(r, 0, sizeof *r);
   r->threads = threads;
   int rc = twincache_loader_open(a->cache, &o, NULL, &l);

@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
   /* --- bad options ---------------------------------------------------------- */
   twincache_loader_options_init(&o);
   TL_CHECK(o.batch_size == 32 && o.epochs == 1 && o.shuffle == 1 && o.world_size == 1);
-  TL_CHECK(o.threads == 2 && o.slots == 6 && o.corrupt_policy == TWINCACHE_CORRUPT_FAIL);
+  TL_CHECK(o.threads == 2 && o.slots == 0 && o.corrupt_policy == TWINCACHE_CORRUPT_FAIL);
 #define BAD(field, val, word)                                                          \
   do {                                                                                 \
     twincache_loader_options_init(&o);                                                 \
@@ -119,6 +119,25 @@ int main(int argc, char **argv) {
   o.alloc = fail_alloc;
   TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_ENOMEM);
   TL_CHECK(l == NULL);
+
+  /* auto ring depth follows the thread count set after init: 2*5+2 = 12
+   * slots, counted by the allocator and by how many batches can be held */
+  twincache_loader_options_init(&o);
+  o.batch_size = 4;
+  o.epochs = 0;
+  o.threads = 5;
+  o.alloc = count_alloc;
+  o.free = count_free;
+  o.alloc_user = &ca;
+  ca.total = 0;
+  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  if (l) {
+    TL_CHECK(ca.live == 12 && ca.total == 12);
+    for (int i = 0; i < 12; i++) TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EINVAL); /* all 12 held */
+    twincache_loader_close(l);
+  }
+  TL_CHECK(ca.live == 0);
 
   /* NULL options: the defaults */
   TL_CHECK_RC(twincache_loader_open(cache, NULL, NULL, &l), TWINCACHE_OK);
