@@ -609,6 +609,14 @@ int main(int argc, char **argv) {
   double gps = (double)ls.graphs / train_s;
   double ms_step = ls.steps ? train_s * 1e3 / (double)ls.steps : 0;
   double host_wait = (double)ls.wait_ns / (double)train_ns;
+  /* the decode threads: their rate while busy, and how busy they were */
+  twincache_loader_stats lst;
+  twincache_loader_get_stats(tl, &lst);
+  uint64_t busy_ns = 0, decoded = 0;
+  for (uint32_t t = 0; t < lst.threads && t < 64; t++)
+    busy_ns += lst.thread_busy_ns[t], decoded += lst.thread_graphs[t];
+  double decode_per_thread_s = busy_ns ? (double)decoded / ((double)busy_ns * 1e-9) : 0;
+  double decode_busy = lst.threads ? (double)busy_ns / ((double)wall_ns * lst.threads) : 0;
   tc_cuda_timing tm = {0};
   double copy_wait = 0, h2d_gbs = 0;
   if (r->cuda) {
@@ -622,6 +630,8 @@ int main(int argc, char **argv) {
             "%.2f ms/step, host waited in the loader %.1f%% of the time\n",
             r->cuda ? "cuda" : "cpu", ls.steps, train_s, (double)r->eval_ns * 1e-9, gps,
             ms_step, 100 * host_wait);
+    fprintf(r->text, "loader: %u decode threads, %.0f graphs/s per busy thread, busy %.0f%% of "
+            "the time\n", lst.threads, decode_per_thread_s, 100 * decode_busy);
     if (r->cuda)
       fprintf(r->text, "data path (%s): compute stream waited on copies %.2f%% of the time "
               "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies, compute %.2f ms/step\n",
@@ -636,9 +646,11 @@ int main(int argc, char **argv) {
   if (o->json) {
     printf("{\"device\": \"%s\", \"steps\": %" PRIu64 ", \"batch\": %u, \"graphs_per_s\": %.2f, "
            "\"ms_per_step\": %.4f, \"host_wait_fraction\": %.6f, \"copy_wait_fraction\": %.6f, "
-           "\"h2d_gb_per_s\": %.3f, \"sync_copies\": %s, ",
+           "\"h2d_gb_per_s\": %.3f, \"copy_wait_ms\": %.3f, \"compute_ms_per_step\": %.4f, "
+           "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, ",
            r->cuda ? "cuda" : "cpu", o->steps, o->batch, gps, ms_step, host_wait, copy_wait,
-           h2d_gbs, o->sync_copies ? "true" : "false");
+           h2d_gbs, tm.copy_wait_ms, tm.steps ? tm.step_ms / (double)tm.steps : 0.0,
+           decode_per_thread_s, decode_busy, o->sync_copies ? "true" : "false");
     const char *keys[] = {"val_loss", "val_auroc", "val_auprc", "val_shd", "baseline_auroc",
                           "baseline_auprc", "baseline_shd"};
     double vals[] = {v->loss, v->auroc, v->auprc, v->shd, v->base_auroc, v->base_auprc,
