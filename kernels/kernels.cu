@@ -133,75 +133,102 @@ extern "C" int twincache_corr_cuda(float *C, const float *base, const uint8_t *n
   return 0;
 }
 
-// ---- inverse features: one thread per graph (N is small), double scratch ----
-__device__ int tc_invert_dev(double *a, double *inv, int n) {
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) inv[i * n + j] = (i == j) ? 1.0 : 0.0;
+// ---- inverse features: one block per graph ----------------------------------
+// Gauss-Jordan with partial pivoting, parallel over the block: the pivot is
+// chosen by thread 0 with the reference's rule (first strictly larger), each
+// element gets the reference's updates in the reference's order, and the
+// column of factors is read before the elimination writes it. a and inv are
+// (n,n) row-major doubles, f (n) scratch; all in shared or global memory.
+// Returns -1 (on every thread) when a pivot is below TWINCACHE_PIVOT_EPS.
+__device__ int tc_invert_block(double *a, double *inv, double *f, int n) {
+  __shared__ int pivot;
+  const int tid = threadIdx.x, nt = blockDim.x, nn = n * n;
+  for (int q = tid; q < nn; q += nt) inv[q] = (q / n == q % n) ? 1.0 : 0.0;
+  __syncthreads();
   for (int c = 0; c < n; c++) {
-    int p = c;
-    for (int r = c + 1; r < n; r++)
-      if (fabs(a[r * n + c]) > fabs(a[p * n + c])) p = r;
-    if (!(fabs(a[p * n + c]) > TWINCACHE_PIVOT_EPS)) return -1;
-    if (p != c) {
-      for (int j = 0; j < n; j++) {
+    if (tid == 0) {
+      int p = c;
+      for (int r = c + 1; r < n; r++)
+        if (fabs(a[r * n + c]) > fabs(a[p * n + c])) p = r;
+      pivot = fabs(a[p * n + c]) > TWINCACHE_PIVOT_EPS ? p : -1;
+    }
+    __syncthreads();
+    const int p = pivot;
+    if (p < 0) return -1; // the same value on every thread: the block leaves together
+    if (p != c)
+      for (int j = tid; j < n; j += nt) {
         double t = a[c * n + j];
         a[c * n + j] = a[p * n + j], a[p * n + j] = t;
         t = inv[c * n + j];
         inv[c * n + j] = inv[p * n + j], inv[p * n + j] = t;
       }
+    __syncthreads();
+    const double d = 1.0 / a[c * n + c];
+    __syncthreads(); // every thread has d before row c changes
+    for (int j = tid; j < n; j += nt) a[c * n + j] *= d, inv[c * n + j] *= d;
+    for (int r = tid; r < n; r += nt) f[r] = a[r * n + c]; // row c: its own entry, 1
+    __syncthreads();
+    for (int q = tid; q < nn; q += nt) {
+      int r = q / n, j = q % n;
+      if (r == c || f[r] == 0.0) continue;
+      a[q] -= f[r] * a[c * n + j], inv[q] -= f[r] * inv[c * n + j];
     }
-    double d = 1.0 / a[c * n + c];
-    for (int j = 0; j < n; j++) a[c * n + j] *= d, inv[c * n + j] *= d;
-    for (int r = 0; r < n; r++) {
-      if (r == c) continue;
-      double f = a[r * n + c];
-      if (f == 0.0) continue;
-      for (int j = 0; j < n; j++) a[r * n + j] -= f * a[c * n + j], inv[r * n + j] -= f * inv[c * n + j];
-    }
+    __syncthreads();
   }
   return 0;
 }
 
+// smem != 0: a, inv and f live in dynamic shared memory, else in work.
 __global__ void inverse_kernel(float *W_hat, float *Pc, const float *T, const uint8_t *observed,
-                               const float *C, const uint8_t *node_mask, int G, int N,
-                               double *work) {
-  int g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= G) return;
-  size_t nn = (size_t)N * N;
-  double *a = work + (size_t)g * 2 * nn, *inv = a + nn;
+                               const float *C, const uint8_t *node_mask, int N, double *work,
+                               int smem) {
+  extern __shared__ double shared[];
+  const int g = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
+  const size_t nn = (size_t)N * N;
+  double *a = smem ? shared : work + (size_t)g * (2 * nn + N);
+  double *inv = a + nn, *f = inv + nn;
   const uint8_t *nm = node_mask + (size_t)g * N, *ob = observed + (size_t)g * N;
   const float *Tg = T + g * nn, *Cg = C + g * nn;
   float *Wg = W_hat + g * nn, *Pg = Pc + g * nn;
-  for (size_t q = 0; q < nn; q++) Wg[q] = 0.0f, Pg[q] = 0.0f;
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++) {
-      double v = (i == j) ? 1.0 : 0.0;
-      if (i != j && nm[i] && nm[j] && ob[i]) v = Tg[i * N + j];
-      a[i * N + j] = v;
-    }
-  if (tc_invert_dev(a, inv, N) == 0) {
-    for (int i = 0; i < N; i++)
-      for (int j = 0; j < N; j++)
-        if (i != j && nm[i] && nm[j]) Wg[i * N + j] = (float)(-inv[i * N + j]);
+  for (int q = tid; q < (int)nn; q += nt) {
+    int i = q / N, j = q % N;
+    Wg[q] = 0.0f, Pg[q] = 0.0f;
+    double v = (i == j) ? 1.0 : 0.0;
+    if (i != j && nm[i] && nm[j] && ob[i]) v = Tg[q];
+    a[q] = v;
   }
-  for (int i = 0; i < N; i++)
-    for (int j = 0; j < N; j++) {
-      double v = (i == j) ? 1.0 : 0.0;
-      if (nm[i] && nm[j]) v = Cg[i * N + j] + (i == j ? TWINCACHE_CORR_RIDGE : 0.0);
-      a[i * N + j] = v;
+  __syncthreads();
+  if (tc_invert_block(a, inv, f, N) == 0)
+    for (int q = tid; q < (int)nn; q += nt) {
+      int i = q / N, j = q % N;
+      if (i != j && nm[i] && nm[j]) Wg[q] = (float)(-inv[q]);
     }
-  if (tc_invert_dev(a, inv, N) == 0) {
-    for (int i = 0; i < N; i++)
-      for (int j = 0; j < N; j++) {
-        if (i == j || !nm[i] || !nm[j]) continue;
-        double q = inv[i * N + i] * inv[j * N + j];
-        if (q > 0.0) Pg[i * N + j] = (float)(-inv[i * N + j] / sqrt(q));
-      }
+  __syncthreads();
+  for (int q = tid; q < (int)nn; q += nt) {
+    int i = q / N, j = q % N;
+    double v = (i == j) ? 1.0 : 0.0;
+    if (nm[i] && nm[j]) v = Cg[q] + (i == j ? TWINCACHE_CORR_RIDGE : 0.0);
+    a[q] = v;
   }
+  __syncthreads();
+  if (tc_invert_block(a, inv, f, N) == 0)
+    for (int q = tid; q < (int)nn; q += nt) {
+      int i = q / N, j = q % N;
+      if (i == j || !nm[i] || !nm[j]) continue;
+      double d = inv[i * N + i] * inv[j * N + j];
+      if (d > 0.0) Pg[q] = (float)(-inv[q] / sqrt(d));
+    }
 }
 
+// (2 N^2 + N) doubles per graph; in shared memory when they fit the default 48 KB
+static size_t tc_inverse_graph_bytes(int N) {
+  return sizeof(double) * (2 * (size_t)N * N + (size_t)N);
+}
+#define TC_INVERSE_SMEM_MAX (48u << 10)
+
 extern "C" size_t twincache_inverse_cuda_work_bytes(int G, int N) {
-  return sizeof(double) * 2 * (size_t)G * N * N;
+  size_t per = tc_inverse_graph_bytes(N);
+  return per <= TC_INVERSE_SMEM_MAX ? 0 : (size_t)G * per;
 }
 
 extern "C" int twincache_inverse_cuda(float *W_hat, float *Pc, const float *T,
@@ -209,8 +236,12 @@ extern "C" int twincache_inverse_cuda(float *W_hat, float *Pc, const float *T,
                                       const uint8_t *node_mask, int G, int N, void *work,
                                       void *stream) {
   if (G <= 0 || N <= 0) return 0;
-  inverse_kernel<<<tc_blocks((size_t)G, 64), 64, 0, tc_stream(stream)>>>(
-      W_hat, Pc, T, observed, C, node_mask, G, N, (double *)work);
+  size_t per = tc_inverse_graph_bytes(N);
+  int smem = per <= TC_INVERSE_SMEM_MAX;
+  // threads: about one per matrix element, whole warps, at most 256
+  int threads = N * N < 256 ? ((N * N + 31) / 32) * 32 : 256;
+  inverse_kernel<<<G, threads, smem ? per : 0, tc_stream(stream)>>>(
+      W_hat, Pc, T, observed, C, node_mask, N, (double *)work, smem);
   cudaCheck(cudaGetLastError());
   return 0;
 }
@@ -381,15 +412,36 @@ extern "C" int twincache_gelu_backward_cuda(float *din, const float *in, const f
   return 0;
 }
 
-// ---- BCE: one block reduces (sum w, sum loss); then an elementwise gradient -
+// ---- BCE: block partials, one block sums them, then an elementwise gradient --
+// Fixed reduction shapes (the partial count depends on P only), so the loss
+// is the same on every run. work: [sum w, sum loss] then 2 per partial block.
+#define TC_BCE_THREADS 256
+#define TC_BCE_MAX_BLOCKS 256
+static unsigned tc_bce_blocks(size_t P) {
+  size_t b = (P + 4 * TC_BCE_THREADS - 1) / (4 * TC_BCE_THREADS); // ~4 pairs a thread
+  return (unsigned)(b < 1 ? 1 : (b > TC_BCE_MAX_BLOCKS ? TC_BCE_MAX_BLOCKS : b));
+}
+
 __device__ double tc_softplus_dev(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 
-__global__ void bce_reduce_kernel(double *work, float *loss, const float *logit,
-                                  const uint8_t *adj, const float *pair_w, size_t P,
-                                  float pos_weight) {
-  __shared__ double sw[256], sl[256];
+// Tree sum of sw and sl over the block (blockDim.x == TC_BCE_THREADS).
+__device__ void tc_block_sum2(double *sw, double *sl) {
+  for (int stride = TC_BCE_THREADS / 2; stride > 0; stride /= 2) {
+    __syncthreads();
+    if ((int)threadIdx.x < stride) {
+      sw[threadIdx.x] += sw[threadIdx.x + stride];
+      sl[threadIdx.x] += sl[threadIdx.x + stride];
+    }
+  }
+  __syncthreads();
+}
+
+__global__ void bce_partial_kernel(double *work, const float *logit, const uint8_t *adj,
+                                   const float *pair_w, size_t P, float pos_weight) {
+  __shared__ double sw[TC_BCE_THREADS], sl[TC_BCE_THREADS];
   double aw = 0.0, al = 0.0;
-  for (size_t p = threadIdx.x; p < P; p += blockDim.x) {
+  for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < P;
+       p += (size_t)gridDim.x * blockDim.x) {
     double w = pair_w[p];
     if (w == 0.0) continue;
     double z = logit[p];
@@ -397,17 +449,18 @@ __global__ void bce_reduce_kernel(double *work, float *loss, const float *logit,
     al += adj[p] ? w * pos_weight * tc_softplus_dev(-z) : w * tc_softplus_dev(z);
   }
   sw[threadIdx.x] = aw, sl[threadIdx.x] = al;
-  __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if ((int)threadIdx.x < stride) {
-      sw[threadIdx.x] += sw[threadIdx.x + stride];
-      sl[threadIdx.x] += sl[threadIdx.x + stride];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    work[0] = sw[0];
-    work[1] = sl[0];
+  tc_block_sum2(sw, sl);
+  if (threadIdx.x == 0) work[2 + 2 * blockIdx.x] = sw[0], work[3 + 2 * blockIdx.x] = sl[0];
+}
+
+__global__ void bce_finish_kernel(double *work, float *loss, unsigned blocks) {
+  __shared__ double sw[TC_BCE_THREADS], sl[TC_BCE_THREADS];
+  unsigned t = threadIdx.x;
+  sw[t] = t < blocks ? work[2 + 2 * t] : 0.0;
+  sl[t] = t < blocks ? work[3 + 2 * t] : 0.0;
+  tc_block_sum2(sw, sl);
+  if (t == 0) {
+    work[0] = sw[0], work[1] = sl[0];
     *loss = sw[0] > 0.0 ? (float)(sl[0] / sw[0]) : 0.0f;
   }
 }
@@ -427,11 +480,18 @@ __global__ void bce_grad_kernel(float *dlogit, const double *work, const float *
   dlogit[p] = (float)(adj[p] ? scale * pos_weight * (sig - 1.0) : scale * sig);
 }
 
+extern "C" size_t twincache_bce_cuda_work_bytes(size_t P) {
+  return sizeof(double) * (2 + 2 * (size_t)tc_bce_blocks(P));
+}
+
 extern "C" int twincache_bce_cuda(float *dlogit, float *loss, const float *logit,
                                   const uint8_t *adj, const float *pair_w, size_t P,
                                   float pos_weight, void *work, void *stream) {
-  bce_reduce_kernel<<<1, 256, 0, tc_stream(stream)>>>((double *)work, loss, logit, adj, pair_w,
-                                                      P, pos_weight);
+  unsigned blocks = tc_bce_blocks(P);
+  bce_partial_kernel<<<blocks, TC_BCE_THREADS, 0, tc_stream(stream)>>>(
+      (double *)work, logit, adj, pair_w, P, pos_weight);
+  cudaCheck(cudaGetLastError());
+  bce_finish_kernel<<<1, TC_BCE_THREADS, 0, tc_stream(stream)>>>((double *)work, loss, blocks);
   cudaCheck(cudaGetLastError());
   if (dlogit && P > 0) {
     bce_grad_kernel<<<tc_blocks(P, 256), 256, 0, tc_stream(stream)>>>(

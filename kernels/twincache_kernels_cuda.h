@@ -27,7 +27,8 @@ int twincache_effects_cuda(float *T, uint8_t *observed, const float *base, const
 int twincache_corr_cuda(float *C, const float *base, const uint8_t *node_mask, int G, int S,
                         int N, void *stream);
 
-/* work: device scratch of twincache_inverse_cuda_work_bytes(G, N) bytes. */
+/* work: device scratch of twincache_inverse_cuda_work_bytes(G, N) bytes (0,
+ * and work may be NULL, when a graph's matrices fit in shared memory). */
 size_t twincache_inverse_cuda_work_bytes(int G, int N);
 int twincache_inverse_cuda(float *W_hat, float *Pc, const float *T, const uint8_t *observed,
                            const float *C, const uint8_t *node_mask, int G, int N, void *work,
@@ -49,7 +50,9 @@ int twincache_gelu_forward_cuda(float *out, const float *in, size_t n, void *str
 int twincache_gelu_backward_cuda(float *din, const float *in, const float *dout, size_t n,
                                  void *stream);
 
-/* loss: device float receiving the loss; work: device scratch of 2 doubles. */
+/* loss: device float receiving the loss; work: device scratch of
+ * twincache_bce_cuda_work_bytes(P) bytes. */
+size_t twincache_bce_cuda_work_bytes(size_t P);
 int twincache_bce_cuda(float *dlogit, float *loss, const float *logit, const uint8_t *adj,
                        const float *pair_w, size_t P, float pos_weight, void *work,
                        void *stream);

@@ -127,6 +127,34 @@ int main(int argc, char **argv) {
   KCHECK(twincache_inverse_cuda(dW, dPc, dTin, dobin, dCin, dslab + l->node_mask, G, N, work, st));
   compare_f("inverse W_hat", dW, W, gnn);
   compare_f("inverse Pc", dPc, Pc, gnn);
+  {
+    // large N: the inverse's matrices no longer fit in shared memory
+    const int G2 = 3, N2 = 56 + (int)tc_rng_below(&r, 16);
+    size_t n2 = (size_t)G2 * N2 * N2;
+    float *T2 = (float *)malloc(4 * n2), *C2 = (float *)malloc(4 * n2);
+    float *W2 = (float *)malloc(4 * n2), *P2 = (float *)malloc(4 * n2);
+    uint8_t *ob2 = (uint8_t *)malloc((size_t)G2 * N2), *nm2 = (uint8_t *)malloc((size_t)G2 * N2);
+    for (int q = 0; q < G2 * N2; q++) ob2[q] = tc_rng_below(&r, 8) != 0, nm2[q] = q % N2 < N2 - 3;
+    for (size_t q = 0; q < n2; q++) {
+      int i = (int)(q / N2 % N2), j = (int)(q % N2);
+      T2[q] = i == j ? 1.0f : (float)tc_rng_range(&r, -0.05, 0.05);
+      C2[q] = i == j ? 1.0f : 0.0f;
+    }
+    for (size_t q = 0; q < n2; q++) { // symmetric, diagonally dominant: a valid correlation
+      int g = (int)(q / ((size_t)N2 * N2)), i = (int)(q / N2 % N2), j = (int)(q % N2);
+      if (i < j) C2[q] = C2[(size_t)g * N2 * N2 + (size_t)j * N2 + i] = (float)tc_rng_range(&r, -0.01, 0.01);
+    }
+    twincache_inverse_cpu(W2, P2, T2, ob2, C2, nm2, G2, N2);
+    float *dT2 = (float *)up(T2, 4 * n2), *dC2 = (float *)up(C2, 4 * n2);
+    float *dW2 = (float *)up(NULL, 4 * n2), *dP2 = (float *)up(NULL, 4 * n2);
+    uint8_t *dob2 = (uint8_t *)up(ob2, (size_t)G2 * N2), *dnm2 = (uint8_t *)up(nm2, (size_t)G2 * N2);
+    void *work2 = up(NULL, twincache_inverse_cuda_work_bytes(G2, N2));
+    KCHECK(twincache_inverse_cuda(dW2, dP2, dT2, dob2, dC2, dnm2, G2, N2, work2, st));
+    printf("inverse at N=%d (global scratch of %zu bytes)\n", N2, twincache_inverse_cuda_work_bytes(G2, N2));
+    compare_f("inverse W_hat, big N", dW2, W2, n2);
+    compare_f("inverse Pc, big N", dP2, P2, n2);
+    free(T2), free(C2), free(W2), free(P2), free(ob2), free(nm2);
+  }
   float *dWin = (float *)up(W, 4 * gnn), *dPcin = (float *)up(Pc, 4 * gnn);
   float *dfeat = (float *)up(NULL, 4 * gnn * F), *dpw = (float *)up(NULL, 4 * gnn);
   KCHECK(twincache_pair_features_cuda(dfeat, dpw, dTin, dobin, dCin, dWin, dPcin, dslab + l->node_mask, G, N, st));
@@ -164,11 +192,30 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < P; i++) logit[i] = (float)tc_rng_range(&r, -4, 4);
   float loss = twincache_bce_cpu(dl, logit, s8 + l->adj, pw, P, 1.7f);
   float *dlogit_in = (float *)up(logit, 4 * P), *ddl = (float *)up(NULL, 4 * P), *dloss = (float *)up(NULL, 4);
-  void *bwork = up(NULL, 2 * sizeof(double));
+  void *bwork = up(NULL, twincache_bce_cuda_work_bytes(P));
   float *dpwin = (float *)up(pw, 4 * P);
   KCHECK(twincache_bce_cuda(ddl, dloss, dlogit_in, dslab + l->adj, dpwin, P, 1.7f, bwork, st));
   compare_f("bce loss", dloss, &loss, 1);
   compare_f("bce dlogit", ddl, dl, P);
+  {
+    // many pairs: more partial blocks than the finishing block has threads
+    size_t P2 = 300000 + tc_rng_below(&r, 100000);
+    float *lg2 = (float *)malloc(4 * P2), *pw2 = (float *)malloc(4 * P2), *dl2 = (float *)malloc(4 * P2);
+    uint8_t *adj2 = (uint8_t *)malloc(P2);
+    for (size_t i = 0; i < P2; i++) {
+      lg2[i] = (float)tc_rng_range(&r, -6, 6);
+      pw2[i] = tc_rng_below(&r, 5) ? 1.0f : 0.0f;
+      adj2[i] = tc_rng_below(&r, 3) == 0;
+    }
+    float loss2 = twincache_bce_cpu(dl2, lg2, adj2, pw2, P2, 0.8f);
+    float *dlg2 = (float *)up(lg2, 4 * P2), *dpw2 = (float *)up(pw2, 4 * P2), *ddl2 = (float *)up(NULL, 4 * P2);
+    uint8_t *dadj2 = (uint8_t *)up(adj2, P2);
+    void *bwork2 = up(NULL, twincache_bce_cuda_work_bytes(P2));
+    KCHECK(twincache_bce_cuda(ddl2, dloss, dlg2, dadj2, dpw2, P2, 0.8f, bwork2, st));
+    compare_f("bce loss, many pairs", dloss, &loss2, 1);
+    compare_f("bce dlogit, many", ddl2, dl2, P2);
+    free(lg2), free(pw2), free(dl2), free(adj2);
+  }
   // AdamW, step t drawn at random
   size_t n = 1000 + tc_rng_below(&r, 5000);
   int t = 1 + (int)tc_rng_below(&r, 100);
