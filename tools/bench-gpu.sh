@@ -2,6 +2,7 @@
 # The trainer's GPU numbers in one run (needs a usable CUDA GPU and a build
 # with CUDA, e.g. build/release made by run-tests.sh or run-demo.sh):
 #   1. the CUDA kernels against their CPU references (ctest train_kernels_cuda)
+#      and the GPU time of each stage of a step (bench_kernels_cuda)
 #   2. a default-workload cache and a random-MLP cache (twincache-gen)
 #   3. plain pinned cudaMemcpy of one batch slab (--bench-h2d): the limit
 #   4. training, double-buffered and --sync-copies, at batch 32 and 256:
@@ -40,6 +41,11 @@ rc=${PIPESTATUS[0]}
 set -e
 if [ "$rc" -eq 77 ]; then echo "bench-gpu: no usable CUDA GPU" >&2; exit 1; fi
 [ "$rc" -eq 0 ] || { echo "bench-gpu: CUDA kernels differ from their references" >&2; exit 1; }
+
+echo "== 1b. GPU time per stage of one training step (synthetic batches)"
+for g in 32 256; do
+  "$bin/tests/train/bench_kernels_cuda" "$g" 10 64 200 | tee -a "$log" >"$work/kernels-$g.txt"
+done
 
 echo "== 2. caches ($GRAPHS default graphs, 20000 MLP graphs; $cores generator threads)"
 "$bin/gen/twincache-gen" --out "$work/linear" --graphs "$GRAPHS" --seed 7 --threads "$cores" --quiet
@@ -83,6 +89,8 @@ for t in $loader_threads; do
   cat "$work/loader-$t.json" >>"$log"
 done
 
+echo
+cat "$work/kernels-32.txt" "$work/kernels-256.txt"
 echo
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown), $cores CPU cores"
 echo

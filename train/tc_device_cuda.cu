@@ -149,7 +149,7 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
       tc_dev_alloc((void **)&c->loss_dev, sizeof(float) * 3) ||
       tc_dev_alloc((void **)&c->observed, (size_t)c->G * c->N) ||
       tc_dev_alloc(&c->inv_work, twincache_inverse_cuda_work_bytes(c->G, c->N)) ||
-      tc_dev_alloc(&c->bce_work, 2 * sizeof(double)))
+      tc_dev_alloc(&c->bce_work, twincache_bce_cuda_work_bytes(P)))
     return 1;
   cudaCheck(cudaDeviceSynchronize());
   return 0;

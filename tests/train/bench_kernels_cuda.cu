@@ -1,0 +1,189 @@
+// bench_kernels_cuda — where a training step's GPU time goes: each kernel of
+// the step (features, MLP forward/backward, BCE, AdamW) timed alone with
+// events on a synthetic batch, median of R runs, next to the whole step run
+// back to back. A program, not a test; exits 77 without a usable GPU.
+//
+// usage: bench_kernels_cuda [G [N [S [R]]]]   (default 256 10 64 200)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tc_model.h"
+#include "tc_synth.h"
+#include "twincache_kernels_cuda.h"
+
+#define cudaCheck(call)                                                                     \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                \
+      fprintf(stderr, "%s:%d: CUDA error %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      exit(1);                                                                              \
+    }                                                                                       \
+  } while (0)
+#define KCHECK(call)                                                     \
+  do {                                                                   \
+    if ((call) != 0) {                                                   \
+      fprintf(stderr, "%s:%d: launcher failed\n", __FILE__, __LINE__);   \
+      exit(1);                                                           \
+    }                                                                    \
+  } while (0)
+
+enum { ST_EFFECTS, ST_CORR, ST_INVERSE, ST_PAIRS, ST_FWD, ST_BCE, ST_BWD, ST_ADAMW, ST_COUNT };
+static const char *kStageName[ST_COUNT] = {"effects T",         "correlation C",
+                                           "inverse W_hat, Pc", "pair features",
+                                           "MLP forward (3 gemm+bias, 2 gelu)",
+                                           "BCE loss + dlogit", "MLP backward (5 gemm, 2 gelu)",
+                                           "AdamW (6 tensors)"};
+
+typedef struct dev {
+  int G, K, S, N, P;
+  tc_batch_view b;
+  cublasHandle_t cublas;
+  cudaStream_t s;
+  float *params, *grads, *m, *v, *T, *C, *W, *Pc, *feat, *pw, *h1pre, *h1, *h2pre, *h2, *logit,
+      *dlogit, *dh1, *dh2, *loss;
+  uint8_t *observed;
+  void *inv_work, *bce_work;
+  size_t off[TC_MODEL_TENSORS], len[TC_MODEL_TENSORS];
+} dev;
+
+static float *fbuf(size_t n) {
+  float *p = NULL;
+  cudaCheck(cudaMalloc(&p, sizeof(float) * (n ? n : 1)));
+  cudaCheck(cudaMemset(p, 0, sizeof(float) * (n ? n : 1)));
+  return p;
+}
+
+// Enqueues stage st of one training step (the order of tc_device_cuda.cu).
+static void run_stage(dev *d, int st) {
+  const int F = TC_MODEL_F, H = TC_MODEL_H, G = d->G, N = d->N, P = d->P;
+  float *p = d->params, *g = d->grads;
+  const size_t *o = d->off;
+  void *s = (void *)d->s, *h = (void *)d->cublas;
+  const tc_batch_view *b = &d->b;
+  switch (st) {
+  case ST_EFFECTS:
+    KCHECK(twincache_effects_cuda(d->T, d->observed, b->base, b->inter, b->target, b->node_mask,
+                                  b->int_mask, G, b->K, b->S, N, s));
+    break;
+  case ST_CORR: KCHECK(twincache_corr_cuda(d->C, b->base, b->node_mask, G, b->S, N, s)); break;
+  case ST_INVERSE:
+    KCHECK(twincache_inverse_cuda(d->W, d->Pc, d->T, d->observed, d->C, b->node_mask, G, N,
+                                  d->inv_work, s));
+    break;
+  case ST_PAIRS:
+    KCHECK(twincache_pair_features_cuda(d->feat, d->pw, d->T, d->observed, d->C, d->W, d->Pc,
+                                        b->node_mask, G, N, s));
+    break;
+  case ST_FWD:
+    KCHECK(twincache_linear_forward_cuda(d->h1pre, d->feat, p + o[0], p + o[1], P, F, H, h, s));
+    KCHECK(twincache_gelu_forward_cuda(d->h1, d->h1pre, (size_t)P * H, s));
+    KCHECK(twincache_linear_forward_cuda(d->h2pre, d->h1, p + o[2], p + o[3], P, H, H, h, s));
+    KCHECK(twincache_gelu_forward_cuda(d->h2, d->h2pre, (size_t)P * H, s));
+    KCHECK(twincache_linear_forward_cuda(d->logit, d->h2, p + o[4], p + o[5], P, H, 1, h, s));
+    break;
+  case ST_BCE:
+    KCHECK(twincache_bce_cuda(d->dlogit, d->loss, d->logit, b->adj, d->pw, (size_t)P, 1.0f,
+                              d->bce_work, s));
+    break;
+  case ST_BWD:
+    KCHECK(twincache_linear_backward_cuda(d->dh2, g + o[4], g + o[5], d->dlogit, d->h2, p + o[4],
+                                          P, H, 1, h, s));
+    KCHECK(twincache_gelu_backward_cuda(d->dh2, d->h2pre, d->dh2, (size_t)P * H, s));
+    KCHECK(twincache_linear_backward_cuda(d->dh1, g + o[2], g + o[3], d->dh2, d->h1, p + o[2], P,
+                                          H, H, h, s));
+    KCHECK(twincache_gelu_backward_cuda(d->dh1, d->h1pre, d->dh1, (size_t)P * H, s));
+    KCHECK(twincache_linear_backward_cuda(NULL, g + o[0], g + o[1], d->dh1, d->feat, p + o[0], P,
+                                          F, H, h, s));
+    break;
+  case ST_ADAMW:
+    for (int k = 0; k < TC_MODEL_TENSORS; k++)
+      KCHECK(twincache_adamw_cuda(p + o[k], g + o[k], d->m + o[k], d->v + o[k], d->len[k], 1e-3f,
+                                  0.9f, 0.999f, 1e-8f, 1e-4f, 1 + k, s));
+    break;
+  }
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+// Median event time (ms) of R runs of stages [first, last].
+static float time_stages(dev *d, int first, int last, int R, float *scratch) {
+  cudaEvent_t a, z;
+  cudaCheck(cudaEventCreate(&a));
+  cudaCheck(cudaEventCreate(&z));
+  for (int w = 0; w < 3; w++) // warm-up: module load, cuBLAS heuristics
+    for (int st = first; st <= last; st++) run_stage(d, st);
+  for (int r = 0; r < R; r++) {
+    cudaCheck(cudaEventRecord(a, d->s));
+    for (int st = first; st <= last; st++) run_stage(d, st);
+    cudaCheck(cudaEventRecord(z, d->s));
+    cudaCheck(cudaEventSynchronize(z));
+    cudaCheck(cudaEventElapsedTime(&scratch[r], a, z));
+  }
+  cudaCheck(cudaEventDestroy(a));
+  cudaCheck(cudaEventDestroy(z));
+  qsort(scratch, (size_t)R, sizeof(float), cmp_float);
+  return scratch[R / 2];
+}
+
+int main(int argc, char **argv) {
+  int G = argc > 1 ? atoi(argv[1]) : 256, N = argc > 2 ? atoi(argv[2]) : 10;
+  int S = argc > 3 ? atoi(argv[3]) : 64, R = argc > 4 ? atoi(argv[4]) : 200;
+  if (G < 1 || G > 65536 || N < 2 || N > 256 || S < 2 || S > 100000 || R < 1 || R > 100000) {
+    fprintf(stderr, "usage: bench_kernels_cuda [G [N [S [R]]]] (1<=G<=65536, 2<=N<=256, "
+                    "2<=S, 1<=R)\n");
+    return 2;
+  }
+  int n_dev = 0;
+  if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
+    printf("bench_kernels_cuda: no usable CUDA device, skipped\n");
+    return 77;
+  }
+  tc_synth y;
+  if (tc_synth_make(&y, G, N, S, N / 2 > 2 ? N / 2 : 2, 0.3, 0, 7) != 0) return 1;
+  dev d = {0};
+  d.G = G, d.K = N, d.S = S, d.N = N, d.P = G * N * N;
+  void *slab = NULL;
+  cudaCheck(cudaMalloc(&slab, y.layout.bytes));
+  cudaCheck(cudaMemcpy(slab, y.slab, y.layout.bytes, cudaMemcpyHostToDevice));
+  tc_batch_view_init(&d.b, &y.layout, slab);
+  tc_model *m = tc_model_create(1);
+  if (!m) return 1;
+  for (int k = 0; k < TC_MODEL_TENSORS; k++) d.off[k] = m->off[k], d.len[k] = m->len[k];
+  d.params = fbuf(m->n_params), d.grads = fbuf(m->n_params);
+  d.m = fbuf(m->n_params), d.v = fbuf(m->n_params);
+  cudaCheck(cudaMemcpy(d.params, m->params, sizeof(float) * m->n_params, cudaMemcpyHostToDevice));
+  size_t P = (size_t)d.P, PH = P * TC_MODEL_H;
+  d.T = fbuf(P), d.C = fbuf(P), d.W = fbuf(P), d.Pc = fbuf(P), d.pw = fbuf(P);
+  d.logit = fbuf(P), d.dlogit = fbuf(P), d.feat = fbuf(P * TC_MODEL_F), d.loss = fbuf(1);
+  d.h1pre = fbuf(PH), d.h1 = fbuf(PH), d.h2pre = fbuf(PH), d.h2 = fbuf(PH);
+  d.dh1 = fbuf(PH), d.dh2 = fbuf(PH);
+  cudaCheck(cudaMalloc(&d.observed, (size_t)G * N));
+  cudaCheck(cudaMalloc(&d.inv_work, twincache_inverse_cuda_work_bytes(G, N)));
+  cudaCheck(cudaMalloc(&d.bce_work, twincache_bce_cuda_work_bytes(P)));
+  cudaCheck(cudaStreamCreate(&d.s));
+  if (cublasCreate(&d.cublas) != CUBLAS_STATUS_SUCCESS) return 1;
+  float *scratch = (float *)malloc(sizeof(float) * R);
+
+  cudaDeviceProp prop;
+  cudaCheck(cudaGetDeviceProperties(&prop, 0));
+  printf("%s: G=%d graphs, N=%d nodes, K=%d, S=%d samples, %d pairs; median of %d runs\n",
+         prop.name, G, N, N, S, d.P, R);
+  float stage_ms[ST_COUNT], sum = 0;
+  for (int st = 0; st < ST_COUNT; st++) sum += stage_ms[st] = time_stages(&d, st, st, R, scratch);
+  float whole = time_stages(&d, 0, ST_COUNT - 1, R, scratch);
+  printf("%-36s %10s %8s\n", "stage", "us", "share");
+  for (int st = 0; st < ST_COUNT; st++)
+    printf("%-36s %10.1f %7.1f%%\n", kStageName[st], 1e3 * stage_ms[st], 100 * stage_ms[st] / sum);
+  printf("%-36s %10.1f\n", "sum of the stages timed alone", 1e3 * sum);
+  printf("%-36s %10.1f   (%.0f graphs/s if nothing else bound it)\n",
+         "whole step back to back", 1e3 * whole, G / (whole * 1e-3));
+  free(scratch);
+  tc_model_free(m);
+  tc_synth_free(&y);
+  return 0;
+}
