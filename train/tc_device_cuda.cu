@@ -36,6 +36,8 @@
   } while (0)
 
 #define TC_EVAL_BUF 2
+// cuBLAS gets a fixed workspace, so nothing is allocated while a graph is captured
+#define TC_CUBLAS_WORK_BYTES (32u << 20)
 
 struct tc_cuda {
   twincache_batch_layout layout;
@@ -56,7 +58,12 @@ struct tc_cuda {
   float *T, *C, *W_hat, *Pc, *feat, *pair_w, *h1pre, *h1, *h2pre, *h2, *logit, *dlogit, *dh2,
       *dh1, *loss_dev;
   uint8_t *observed;
-  void *inv_work, *bce_work;
+  void *inv_work, *bce_work, *cublas_work;
+  // the forward/backward of a step on buffer b, captured once and replayed:
+  // one launch instead of ~30 (the step is launch-bound at small batches)
+  cudaGraph_t graph[2];
+  cudaGraphExec_t graph_exec[2];
+  float graph_pos_weight[2];
   tc_cuda_timing timing;
 };
 
@@ -114,6 +121,8 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
   cudaCheck(cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking));
   cudaCheck(cudaStreamCreateWithFlags(&c->compute_stream, cudaStreamNonBlocking));
   cublasCheck(cublasCreate(&c->cublas));
+  if (tc_dev_alloc(&c->cublas_work, TC_CUBLAS_WORK_BYTES)) return 1;
+  cublasCheck(cublasSetWorkspace(c->cublas, c->cublas_work, TC_CUBLAS_WORK_BYTES));
   for (int b = 0; b < 2; b++) {
     cudaCheck(cudaEventCreate(&c->copy_start[b]));
     cudaCheck(cudaEventCreate(&c->copy_done[b]));
@@ -178,9 +187,13 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
   void *dev[] = {c->slab[0], c->slab[1], c->slab[2], c->params, c->grads, c->m, c->v,
                  c->T, c->C, c->W_hat, c->Pc, c->feat, c->pair_w, c->h1pre, c->h1, c->h2pre,
                  c->h2, c->logit, c->dlogit, c->dh2, c->dh1, c->loss_dev, c->observed,
-                 c->inv_work, c->bce_work};
+                 c->inv_work, c->bce_work, c->cublas_work};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i]) cudaFree(dev[i]);
+  for (int b = 0; b < 2; b++) {
+    if (c->graph_exec[b]) cudaGraphExecDestroy(c->graph_exec[b]);
+    if (c->graph[b]) cudaGraphDestroy(c->graph[b]);
+  }
   if (c->loss_host) cudaFreeHost(c->loss_host);
   for (int b = 0; b < c->events_made; b++) {
     cudaEventDestroy(c->copy_start[b]);
@@ -260,13 +273,38 @@ static int tc_forward(tc_cuda *c, const void *slab, float pos_weight, int grad, 
   return 0;
 }
 
+// Captures the forward/backward on buffer buf into a graph (once, and again
+// if pos_weight changes: it is a kernel argument). Parameters, gradients and
+// activations sit at fixed addresses, so a replay reads the current values.
+static int tc_capture_step(tc_cuda *c, int buf, float pos_weight) {
+  if (c->graph_exec[buf] && c->graph_pos_weight[buf] == pos_weight) return 0;
+  if (c->graph_exec[buf]) cudaCheck(cudaGraphExecDestroy(c->graph_exec[buf]));
+  if (c->graph[buf]) cudaCheck(cudaGraphDestroy(c->graph[buf]));
+  c->graph_exec[buf] = NULL, c->graph[buf] = NULL;
+  cudaStream_t s = c->compute_stream;
+  cudaCheck(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  int rc = tc_forward(c, c->slab[buf], pos_weight, 1, buf);
+  cudaGraph_t g = NULL;
+  cudaError_t e = cudaStreamEndCapture(s, &g); // always end: the stream must leave capture
+  if (rc) {
+    if (g) cudaGraphDestroy(g);
+    return 1;
+  }
+  cudaCheck(e);
+  c->graph[buf] = g;
+  cudaCheck(cudaGraphInstantiate(&c->graph_exec[buf], g, 0));
+  c->graph_pos_weight[buf] = pos_weight;
+  return 0;
+}
+
 extern "C" int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) {
   cudaStream_t s = c->compute_stream;
+  if (tc_capture_step(c, buf, o->pos_weight)) return 1;
   // the events around the wait time how long compute stalled on this copy
   cudaCheck(cudaEventRecord(c->wait_begin[buf], s));
   cudaCheck(cudaStreamWaitEvent(s, c->copy_done[buf], 0));
   cudaCheck(cudaEventRecord(c->wait_end[buf], s));
-  if (tc_forward(c, c->slab[buf], o->pos_weight, 1, buf)) return 1;
+  cudaCheck(cudaGraphLaunch(c->graph_exec[buf], s));
   for (int k = 0; k < TC_MODEL_TENSORS; k++)
     kernelCheck(twincache_adamw_cuda(c->params + c->off[k], c->grads + c->off[k],
                                      c->m + c->off[k], c->v + c->off[k], c->len[k], lr, o->beta1,

@@ -1,7 +1,8 @@
 // bench_kernels_cuda — where a training step's GPU time goes: each kernel of
 // the step (features, MLP forward/backward, BCE, AdamW) timed alone with
 // events on a synthetic batch, median of R runs, next to the whole step run
-// back to back. A program, not a test; exits 77 without a usable GPU.
+// back to back and replayed as one CUDA graph. A program, not a test; exits
+// 77 without a usable GPU.
 //
 // usage: bench_kernels_cuda [G [N [S [R]]]]   (default 256 10 64 200)
 #include <cublas_v2.h>
@@ -130,6 +131,34 @@ static float time_stages(dev *d, int first, int last, int R, float *scratch) {
   return scratch[R / 2];
 }
 
+// Median time (ms) of R replays of the whole step captured as one CUDA graph
+// (what twincache-train launches, AdamW aside).
+static float time_graph(dev *d, int R, float *scratch) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  cudaCheck(cudaStreamBeginCapture(d->s, cudaStreamCaptureModeThreadLocal));
+  for (int st = 0; st < ST_COUNT; st++) run_stage(d, st);
+  cudaCheck(cudaStreamEndCapture(d->s, &g));
+  cudaCheck(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t a, z;
+  cudaCheck(cudaEventCreate(&a));
+  cudaCheck(cudaEventCreate(&z));
+  for (int w = 0; w < 3; w++) cudaCheck(cudaGraphLaunch(ge, d->s));
+  for (int r = 0; r < R; r++) {
+    cudaCheck(cudaEventRecord(a, d->s));
+    cudaCheck(cudaGraphLaunch(ge, d->s));
+    cudaCheck(cudaEventRecord(z, d->s));
+    cudaCheck(cudaEventSynchronize(z));
+    cudaCheck(cudaEventElapsedTime(&scratch[r], a, z));
+  }
+  cudaCheck(cudaEventDestroy(a));
+  cudaCheck(cudaEventDestroy(z));
+  cudaCheck(cudaGraphExecDestroy(ge));
+  cudaCheck(cudaGraphDestroy(g));
+  qsort(scratch, (size_t)R, sizeof(float), cmp_float);
+  return scratch[R / 2];
+}
+
 int main(int argc, char **argv) {
   int G = argc > 1 ? atoi(argv[1]) : 256, N = argc > 2 ? atoi(argv[2]) : 10;
   int S = argc > 3 ? atoi(argv[3]) : 64, R = argc > 4 ? atoi(argv[4]) : 200;
@@ -166,7 +195,11 @@ int main(int argc, char **argv) {
   cudaCheck(cudaMalloc(&d.inv_work, twincache_inverse_cuda_work_bytes(G, N)));
   cudaCheck(cudaMalloc(&d.bce_work, twincache_bce_cuda_work_bytes(P)));
   cudaCheck(cudaStreamCreate(&d.s));
-  if (cublasCreate(&d.cublas) != CUBLAS_STATUS_SUCCESS) return 1;
+  void *cublas_work = NULL; // fixed workspace: nothing allocated during graph capture
+  cudaCheck(cudaMalloc(&cublas_work, 32u << 20));
+  if (cublasCreate(&d.cublas) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(d.cublas, cublas_work, 32u << 20) != CUBLAS_STATUS_SUCCESS)
+    return 1;
   float *scratch = (float *)malloc(sizeof(float) * R);
 
   cudaDeviceProp prop;
@@ -176,12 +209,15 @@ int main(int argc, char **argv) {
   float stage_ms[ST_COUNT], sum = 0;
   for (int st = 0; st < ST_COUNT; st++) sum += stage_ms[st] = time_stages(&d, st, st, R, scratch);
   float whole = time_stages(&d, 0, ST_COUNT - 1, R, scratch);
+  float graph = time_graph(&d, R, scratch);
   printf("%-36s %10s %8s\n", "stage", "us", "share");
   for (int st = 0; st < ST_COUNT; st++)
     printf("%-36s %10.1f %7.1f%%\n", kStageName[st], 1e3 * stage_ms[st], 100 * stage_ms[st] / sum);
   printf("%-36s %10.1f\n", "sum of the stages timed alone", 1e3 * sum);
   printf("%-36s %10.1f   (%.0f graphs/s if nothing else bound it)\n",
          "whole step back to back", 1e3 * whole, G / (whole * 1e-3));
+  printf("%-36s %10.1f   (%.0f graphs/s)\n", "whole step as one CUDA graph", 1e3 * graph,
+         G / (graph * 1e-3));
   free(scratch);
   tc_model_free(m);
   tc_synth_free(&y);
