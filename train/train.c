@@ -616,7 +616,9 @@ int main(int argc, char **argv) {
   for (uint32_t t = 0; t < lst.threads && t < 64; t++)
     busy_ns += lst.thread_busy_ns[t], decoded += lst.thread_graphs[t];
   double decode_per_thread_s = busy_ns ? (double)decoded / ((double)busy_ns * 1e-9) : 0;
-  double decode_busy = lst.threads ? (double)busy_ns / ((double)wall_ns * lst.threads) : 0;
+  /* of the training time: evaluations pause the stream once the ring is full */
+  double decode_busy = lst.threads ? (double)busy_ns / ((double)train_ns * lst.threads) : 0;
+  if (decode_busy > 1) decode_busy = 1;
   tc_cuda_timing tm = {0};
   double copy_wait = 0, h2d_gbs = 0;
   if (r->cuda) {
@@ -630,8 +632,8 @@ int main(int argc, char **argv) {
             "%.2f ms/step, host waited in the loader %.1f%% of the time\n",
             r->cuda ? "cuda" : "cpu", ls.steps, train_s, (double)r->eval_ns * 1e-9, gps,
             ms_step, 100 * host_wait);
-    fprintf(r->text, "loader: %u decode threads, %.0f graphs/s per busy thread, busy %.0f%% of "
-            "the time\n", lst.threads, decode_per_thread_s, 100 * decode_busy);
+    fprintf(r->text, "loader: %u decode threads, %.0f graphs/s per busy thread, busy %.0f%% of the "
+            "training time\n", lst.threads, decode_per_thread_s, 100 * decode_busy);
     if (r->cuda)
       fprintf(r->text, "data path (%s): compute stream waited on copies %.2f%% of the time "
               "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies, compute %.2f ms/step\n",
