@@ -11,24 +11,9 @@
 #include <stdlib.h>
 
 #include "tc_model.h"
+#include "tc_cuda_check.h"
 #include "tc_synth.h"
 #include "twincache_kernels_cuda.h"
-
-#define cudaCheck(call)                                                                     \
-  do {                                                                                      \
-    cudaError_t e_ = (call);                                                                \
-    if (e_ != cudaSuccess) {                                                                \
-      fprintf(stderr, "%s:%d: CUDA error %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1);                                                                              \
-    }                                                                                       \
-  } while (0)
-#define KCHECK(call)                                                     \
-  do {                                                                   \
-    if ((call) != 0) {                                                   \
-      fprintf(stderr, "%s:%d: launcher failed\n", __FILE__, __LINE__);   \
-      exit(1);                                                           \
-    }                                                                    \
-  } while (0)
 
 enum { ST_EFFECTS, ST_CORR, ST_INVERSE, ST_PAIRS, ST_FWD, ST_BCE, ST_BWD, ST_ADAMW, ST_COUNT };
 static const char *kStageName[ST_COUNT] = {"effects T",         "correlation C",

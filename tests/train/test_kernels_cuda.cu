@@ -11,18 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tc_cuda_check.h"
 #include "tc_synth.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"
-
-#define cudaCheck(call)                                                                    \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "%s:%d: CUDA error %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
 
 static const double kBound = 1e-4;
 static int failures = 0;
@@ -63,14 +55,6 @@ static void compare_u8(const char *what, const uint8_t *dev, const uint8_t *ref,
   if (bad) failures++;
   free(h);
 }
-
-#define KCHECK(call)                                            \
-  do {                                                          \
-    if ((call) != 0) {                                          \
-      fprintf(stderr, "%s:%d: launcher failed\n", __FILE__, __LINE__); \
-      exit(1);                                                  \
-    }                                                           \
-  } while (0)
 
 int main(int argc, char **argv) {
   int n_dev = 0;
