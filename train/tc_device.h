@@ -7,7 +7,8 @@
  * cudaMemcpyAsync of a whole pinned host slab into a buffer on the copy
  * stream, after the compute that last read that buffer (event); tc_cuda_step
  * makes the compute stream wait for that buffer's copy (event) and enqueues a
- * whole training step (features, MLP forward/backward, BCE, AdamW). The
+ * whole training step (features, MLP forward/backward, BCE: one CUDA graph
+ * per buffer, captured at its first step; then AdamW). The
  * caller releases a loader slot only after tc_cuda_copy_wait on its buffer.
  *
  * Every function returns 0 on success, non-zero after printing one line
