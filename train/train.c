@@ -613,7 +613,7 @@ int main(int argc, char **argv) {
   twincache_loader_stats lst;
   twincache_loader_get_stats(tl, &lst);
   uint64_t busy_ns = 0, decoded = 0;
-  for (uint32_t t = 0; t < lst.threads && t < 64; t++)
+  for (uint32_t t = 0; t < lst.threads && t < sizeof lst.thread_busy_ns / sizeof lst.thread_busy_ns[0]; t++)
     busy_ns += lst.thread_busy_ns[t], decoded += lst.thread_graphs[t];
   double decode_per_thread_s = busy_ns ? (double)decoded / ((double)busy_ns * 1e-9) : 0;
   /* of the training time: evaluations pause the stream once the ring is full */
