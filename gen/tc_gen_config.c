@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_checked.h"
 #include "tc_gen.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
@@ -68,14 +69,26 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
     BAD("--noise-scale");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
-  if ((double)c->samples * c->nodes_max * (1.0 + tc_gen_max_inter(c)) * 4.0 > (double)(1u << 30))
+  uint64_t worlds_bytes;
+  if (tc_mul3_u64_overflow(c->samples, c->nodes_max, 1 + (uint64_t)tc_gen_max_inter(c), &worlds_bytes) ||
+      tc_mul_u64_overflow(worlds_bytes, sizeof(float), &worlds_bytes) || worlds_bytes > (UINT64_C(1) << 30))
     BAD("--samples (one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB)");
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0) BAD("--values");
   if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
   if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs");
   if (c->threads < 1 || c->threads > 1024) BAD("--threads");
-  if (c->map_size_bytes < 65536) BAD("--map-size");
+  /* the graph count: its RNG streams and chunk keys must not wrap */
+  uint64_t streams, last_graph_end;
+  if (c->graphs > TC_GEN_MAX_GRAPHS || tc_mul_u64_overflow(c->graphs, TC_STREAMS_PER_GRAPH, &streams) ||
+      tc_add_u64_overflow(c->graphs, tc_gen_chunk_graphs(c), &last_graph_end))
+    BAD("--graphs (an integer in [0, 1152921504606846976], 2^60)");
+  /* the map: a size_t the kernel can map, and room to double it */
+  uint64_t doubled;
+  size_t map_bytes;
+  if (c->map_size_bytes < TC_GEN_MIN_MAP_BYTES || c->map_size_bytes > TC_GEN_MAX_MAP_BYTES ||
+      tc_mul_u64_overflow(c->map_size_bytes, 2, &doubled) || tc_u64_to_size_overflow(doubled, &map_bytes))
+    BAD("--map-size (an integer in [65536, 70368744177664], 64 KiB to 2^46)");
   return TWINCACHE_OK;
 #undef BAD
 }
