@@ -181,13 +181,31 @@ static tc_args_status fail(tc_args_error *err, tc_args_status st, const tc_opt *
   return st;
 }
 
-tc_args_status tc_args_parse(int argc, char *const *argv, const tc_opt *opts, size_t n,
-                             tc_args_error *err) {
+static int looks_negative_number(const char *a) {
+  return a[0] == '-' && ((a[1] >= '0' && a[1] <= '9') || a[1] == '.');
+}
+
+tc_args_status tc_args_parse_pos(int argc, char *const *argv, const tc_opt *opts, size_t n,
+                                 const char **pos, int max_pos, int *n_pos, tc_args_error *err) {
+  int flags_done = 0, n_given = 0;
   memset(err, 0, sizeof *err);
+  if (n_pos) *n_pos = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    if (!flags_done && max_pos > 0 && !strcmp(a, "--")) {
+      flags_done = 1;
+      continue;
+    }
+    int is_flag = !flags_done && a[0] == '-' && a[1] != '\0' && !looks_negative_number(a);
+    if (max_pos == 0) is_flag = strncmp(a, "--", 2) == 0 || !strcmp(a, "-h");
+    if (!is_flag) {
+      if (n_given >= max_pos) return fail(err, TC_ARGS_POSITIONAL, NULL, a, strlen(a), NULL);
+      pos[n_given++] = a;
+      if (n_pos) *n_pos = n_given;
+      continue;
+    }
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return err->status = TC_ARGS_HELP;
-    if (strncmp(a, "--", 2) != 0) return fail(err, TC_ARGS_POSITIONAL, NULL, a, strlen(a), NULL);
+    if (a[1] != '-') return fail(err, TC_ARGS_UNKNOWN, NULL, a, strlen(a), NULL);
     const char *eq = strchr(a, '=');
     size_t len = eq ? (size_t)(eq - a) : strlen(a);
     const tc_opt *o = NULL;
@@ -208,6 +226,11 @@ tc_args_status tc_args_parse(int argc, char *const *argv, const tc_opt *opts, si
     if (o->seen) *o->seen = i;
   }
   return TC_ARGS_OK;
+}
+
+tc_args_status tc_args_parse(int argc, char *const *argv, const tc_opt *opts, size_t n,
+                             tc_args_error *err) {
+  return tc_args_parse_pos(argc, argv, opts, n, NULL, 0, NULL, err);
 }
 
 /* ---- --help ------------------------------------------------------------------- */

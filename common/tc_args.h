@@ -66,7 +66,7 @@ typedef enum tc_args_status {
   TC_ARGS_OK = 0,
   TC_ARGS_HELP,         /* --help or -h: print usage, exit 0 */
   TC_ARGS_UNKNOWN,      /* name: a flag that is not in the table */
-  TC_ARGS_POSITIONAL,   /* name: an argument that is not a flag */
+  TC_ARGS_POSITIONAL,   /* name: an argument that is not a flag (one too many) */
   TC_ARGS_NO_VALUE,     /* opt: the last argument, and it needs a value */
   TC_ARGS_SWITCH_VALUE, /* opt: --switch=value */
   TC_ARGS_BAD_VALUE     /* opt, value, expect */
@@ -86,6 +86,15 @@ typedef struct tc_args_error {
  * destination is set. Destinations of flags not given are untouched. */
 tc_args_status tc_args_parse(int argc, char *const *argv, const tc_opt *opts, size_t n,
                              tc_args_error *err);
+
+/* The same for commands with positional arguments (twincache-inspect's
+ * CACHE INDEX): up to max_pos of them are collected into pos[], *n_pos
+ * counts them. An argument is positional when it does not start with '-',
+ * is "-" alone, looks like a negative number ("-3", "-.5"), or follows
+ * "--" (end of flags). One more than max_pos is TC_ARGS_POSITIONAL; a
+ * single-dash word ("-x") is TC_ARGS_UNKNOWN. */
+tc_args_status tc_args_parse_pos(int argc, char *const *argv, const tc_opt *opts, size_t n,
+                                 const char **pos, int max_pos, int *n_pos, tc_args_error *err);
 
 /* Writes the flag list: "  --name META" padded to `column`, then the help
  * text with "{}" replaced by the default (o->def, else the destination's
