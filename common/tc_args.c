@@ -128,6 +128,7 @@ static int set_value(const tc_opt *o, const char *v) {
     *(const char **)o->dst = v;
     return 0;
   case TC_OPT_U32:
+    if (o->hi > UINT32_MAX) return -1; /* a table error: refuse rather than truncate */
     return tc_parse_u32_in(v, (uint32_t)o->lo, (uint32_t)o->hi, (uint32_t *)o->dst);
   case TC_OPT_U64:
     return tc_parse_u64_in(v, o->lo, o->hi, (uint64_t *)o->dst);
@@ -141,6 +142,7 @@ static int set_value(const tc_opt *o, const char *v) {
     return tc_parse_f64_in(v, o->flo, o->fhi, o->open, (double *)o->dst);
   case TC_OPT_U32_PAIR: {
     uint32_t x, y;
+    if (o->hi > UINT32_MAX) return -1;
     if (split_pair(v, a, sizeof a, &b) || tc_parse_u32_in(a, (uint32_t)o->lo, (uint32_t)o->hi, &x) ||
         tc_parse_u32_in(b, (uint32_t)o->lo, (uint32_t)o->hi, &y) || y < x)
       return -1;

@@ -50,7 +50,7 @@ struct tc_opt {
   const char *meta;  /* "N" as shown in --help; NULL for a switch */
   tc_opt_kind kind;
   void *dst, *dst2;
-  uint64_t lo, hi;   /* integer kinds */
+  uint64_t lo, hi;   /* integer kinds (hi <= UINT32_MAX for the U32 kinds) */
   double flo, fhi;   /* number kinds */
   int open;          /* TC_OPEN_LO | TC_OPEN_HI for number kinds */
   const char *const *choices;                     /* CHOICE: NULL-terminated */
