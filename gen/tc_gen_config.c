@@ -57,7 +57,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->model == TC_MODEL_BA && (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES)) BAD("--ba-m");
   if (c->model == TC_MODEL_WS) {
     if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) BAD("--ws-k");
-    if (2 * c->ws_k >= c->nodes_min) BAD("--ws-k"); /* igraph needs 2k < n */
+    if (2 * c->ws_k >= c->nodes_min) /* igraph needs 2k < n */
+      BAD("--ws-k (2 x K must stay below the smallest node count of --nodes)");
   }
   if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) BAD("--ws-p");
   if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
@@ -74,7 +75,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
       tc_mul_u64_overflow(worlds_bytes, sizeof(float), &worlds_bytes) || worlds_bytes > (UINT64_C(1) << 30))
     BAD("--samples (one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB)");
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
-  if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0) BAD("--values");
+  if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
+    BAD("--values (LO >= 0 with --value-dist signed: the sign is drawn)");
   if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
   if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs");
   if (c->threads < 1 || c->threads > 1024) BAD("--threads");
