@@ -306,7 +306,10 @@ int main(int argc, char **argv) {
   uint64_t count = twincache_cache_count(c);
   twincache_cache_close(c);
   twincache_batch_layout layout;
-  twincache_batch_layout_init(&layout, a.batch, dims.max_nodes, dims.max_inter, dims.samples);
+  if (twincache_batch_layout_init(&layout, a.batch, dims.max_nodes, dims.max_inter, dims.samples) != 0) {
+    fprintf(stderr, "twincache-loader-bench: --batch %u makes a batch slab too large for %s\n", a.batch, a.cache);
+    return 1;
+  }
 
   zstd_result z = {0};
   if ((rc = run_zstd(a.cache, &z)) != TWINCACHE_OK) {
@@ -325,8 +328,8 @@ int main(int argc, char **argv) {
     for (uint32_t k = 0; k < a.repeat; k++) {
       loader_run one;
       if ((rc = run_loader(&a, thread_list[i], &one)) != TWINCACHE_OK) {
-        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s\n", thread_list[i],
-                twincache_strerror(rc));
+        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s (%s)\n", thread_list[i],
+                twincache_strerror(rc), twincache_loader_last_error());
         return 1;
       }
       if (k == 0 || one.seconds < r[i].seconds) r[i] = one;

@@ -209,8 +209,8 @@ static int evaluate(run *r, val_result *out) {
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
   int st = twincache_loader_open(r->o.cache, &lo, NULL, &vl);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the validation range of %s: %s\n", r->o.cache,
-            twincache_strerror(st));
+    fprintf(stderr, PROG ": cannot open the validation range of %s: %s (%s)\n", r->o.cache,
+            twincache_strerror(st), twincache_loader_last_error());
     goto cleanup;
   }
   int N = (int)r->layout.nodes;
@@ -455,7 +455,11 @@ static int bench_h2d(const opts *o) {
   }
   const twincache_dims *d = twincache_cache_dims(c);
   twincache_batch_layout l;
-  twincache_batch_layout_init(&l, o->batch, d->max_nodes, d->max_inter, d->samples);
+  if (twincache_batch_layout_init(&l, o->batch, d->max_nodes, d->max_inter, d->samples) != 0) {
+    fprintf(stderr, PROG ": --batch %u makes a batch slab too large for %s\n", o->batch, o->cache);
+    twincache_cache_close(c);
+    return 1;
+  }
   twincache_cache_close(c);
   if (!tc_cuda_usable(why, sizeof why)) {
     fprintf(stderr, PROG ": --bench-h2d needs a GPU: %s\n", why);
@@ -508,8 +512,11 @@ int main(int argc, char **argv) {
   }
   r->count = twincache_cache_count(cache);
   const twincache_dims *dims = twincache_cache_dims(cache);
-  twincache_batch_layout_init(&r->layout, o->batch, dims->max_nodes, dims->max_inter,
-                              dims->samples);
+  if (twincache_batch_layout_init(&r->layout, o->batch, dims->max_nodes, dims->max_inter,
+                                  dims->samples) != 0) {
+    fprintf(stderr, PROG ": --batch %u makes a batch slab too large for %s\n", o->batch, o->cache);
+    goto cleanup;
+  }
   twincache_cache_close(cache);
   cache = NULL;
   r->train_end = (uint64_t)floor((1.0 - o->val_split) * (double)r->count);
@@ -587,8 +594,8 @@ int main(int argc, char **argv) {
   twincache_loader_state resume_state = {.seed = r->loader_seed, .next_seq = r->seq0};
   st = twincache_loader_open(o->cache, &lo, o->resume ? &resume_state : NULL, &tl);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", o->cache,
-            twincache_strerror(st));
+    fprintf(stderr, PROG ": cannot open the training range of %s: %s (%s)\n", o->cache,
+            twincache_strerror(st), twincache_loader_last_error());
     goto cleanup;
   }
   if (!o->quiet)
