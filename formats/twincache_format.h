@@ -56,6 +56,10 @@ enum {
   TWINCACHE_ECLOSED = -14,     /* the object is closing or failed earlier */
   TWINCACHE_EFULL = -15,       /* the disk or the LMDB map is full */
   TWINCACHE_EBUSY = -16,       /* another process is writing the cache */
+  TWINCACHE_EAGAIN = -17,      /* nothing ready within the timeout; try again */
+  TWINCACHE_EDEADLK = -18,     /* next() would wait forever: the batch slot it
+                                  needs is held and cannot be released */
+  TWINCACHE_ESTALE = -19,      /* a batch handle that is no longer current */
 };
 
 /* Returns a static, human-readable string for any twincache status code

@@ -129,8 +129,8 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_state resume_state = {.seed = r->loader_seed, .next_seq = r->seq0};
   int st = twincache_loader_open(o->cache, &lo, o->resume ? &resume_state : NULL, tl);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", o->cache,
-            twincache_strerror(st));
+    fprintf(stderr, PROG ": cannot open the training range of %s: %s (%s)\n", o->cache,
+            twincache_strerror(st), twincache_loader_last_error());
     return 1;
   }
   r->layout = *twincache_loader_layout(*tl);
