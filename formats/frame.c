@@ -15,6 +15,8 @@
 
 struct twincache_cctx {
   ZSTD_CCtx *z;
+  int level;       /* zstd level of the SMALL encoding */
+  int encoding;    /* enum twincache_encoding */
   int shuffle;     /* store sample floats as byte planes */
   uint8_t *buf;    /* payload scratch, grown to the largest payload seen */
   size_t buf_cap;
@@ -179,19 +181,35 @@ static uint64_t load_bits(const uint8_t *p, uint32_t nbytes) {
 }
 
 /* ---- encoder --------------------------------------------------------------- */
+/* zstd level of the FAST encoding: a negative level, at which zstd stores
+ * literals raw (no Huffman stage) and still finds the repeats. Chosen by
+ * tests/format/bench_frames (BENCHMARKS.md, "Frame encodings"). */
+#define TC_FAST_ZSTD_LEVEL (-1)
+
 twincache_cctx *twincache_cctx_create(int level) {
   twincache_cctx *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   if (level < 1) level = 1;
   if (level > 19) level = 19;
+  c->level = level;
   c->z = ZSTD_createCCtx();
-  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_contentSizeFlag, 1))) {
+  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_contentSizeFlag, 1)) ||
+      twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_FAST) != TWINCACHE_OK) {
     twincache_cctx_free(c);
     return NULL;
   }
   return c;
+}
+
+int twincache_cctx_set_encoding(twincache_cctx *c, int encoding) {
+  if (!c || (encoding != TWINCACHE_ENCODING_FAST && encoding != TWINCACHE_ENCODING_SMALL))
+    return TWINCACHE_EINVAL;
+  int level = encoding == TWINCACHE_ENCODING_FAST ? TC_FAST_ZSTD_LEVEL : c->level;
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)))
+    return TWINCACHE_EZSTD;
+  c->encoding = encoding;
+  return TWINCACHE_OK;
 }
 
 void twincache_cctx_free(twincache_cctx *c) {
