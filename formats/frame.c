@@ -499,28 +499,38 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   g->mechanism = h->mechanism;
   g->noise = h->noise;
   g->flags = h->flags;
-  if (g->adj && n <= 64) { /* one word per set; bits past node N-1 are zero */
+  if (n <= 64) { /* one word per set; bits past node N-1 are zero: walk set bits only */
+    const uint8_t *p = x->weight;
     for (uint32_t i = 0; i < n; i++) {
       uint64_t m = w->child[i][0];
-      uint8_t *row = g->adj + (size_t)i * g->ld_adj;
-      for (uint32_t j = 0; j < g->ld_adj; j++) row[j] = (uint8_t)(j < 64 && ((m >> j) & 1u));
-    }
-  } else if (g->adj) {
-    for (uint32_t i = 0; i < n; i++)
-      for (uint32_t j = 0; j < g->ld_adj; j++)
-        g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
-  }
-  if (g->weight) {
-    const uint8_t *p = x->weight;
-    for (uint32_t i = 0; i < n; i++)
-      for (uint32_t j = 0; j < g->ld_adj; j++) {
-        float v = 0.0f;
-        if (j < n && tc_bit_get(w->child[i], j)) {
-          v = get_f32(p);
-          p += 4;
-        }
-        g->weight[(size_t)i * g->ld_adj + j] = v;
+      uint8_t *arow = g->adj ? g->adj + (size_t)i * g->ld_adj : NULL;
+      float *wrow = g->weight ? g->weight + (size_t)i * g->ld_adj : NULL;
+      if (arow) memset(arow, 0, g->ld_adj);
+      if (wrow) memset(wrow, 0, sizeof(float) * g->ld_adj);
+      for (; m; m &= m - 1) {
+        uint32_t j = (uint32_t)__builtin_ctzll(m);
+        if (arow) arow[j] = 1;
+        if (wrow) wrow[j] = get_f32(p);
+        p += 4;
       }
+    }
+  } else {
+    if (g->adj)
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < g->ld_adj; j++)
+          g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
+    if (g->weight) {
+      const uint8_t *p = x->weight;
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < g->ld_adj; j++) {
+          float v = 0.0f;
+          if (j < n && tc_bit_get(w->child[i], j)) {
+            v = get_f32(p);
+            p += 4;
+          }
+          g->weight[(size_t)i * g->ld_adj + j] = v;
+        }
+    }
   }
   if (g->mlp && x->mlp) memcpy(g->mlp, x->mlp, 4 * (size_t)n * ((size_t)h->h * n + 2 * (size_t)h->h));
   if (g->noise_scale) memcpy(g->noise_scale, x->noise, 4 * (size_t)n);
@@ -549,15 +559,16 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
       memcpy(blk, g->base, block * sizeof(float));
     else
       base_transpose(blk, ld, x->base, n, s_n);
-    for (uint32_t j = 0; j < n; j++) {
-      if (!tc_bit_get(w->desc[t], j)) continue;
-      if (is_do && j == t) {
-        col_fill(blk + j, ld, value, s_n);
-      } else {
-        col_put(blk + j, ld, col, s_n);
-        col += 4 * (size_t)s_n;
+    for (uint32_t q = 0; q < (n + 63) / 64; q++) /* set bits of the mask, ascending */
+      for (uint64_t m = w->desc[t][q]; m; m &= m - 1) {
+        uint32_t j = q * 64 + (uint32_t)__builtin_ctzll(m);
+        if (is_do && j == t) {
+          col_fill(blk + j, ld, value, s_n);
+        } else {
+          col_put(blk + j, ld, col, s_n);
+          col += 4 * (size_t)s_n;
+        }
       }
-    }
   }
 }
 
