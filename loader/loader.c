@@ -140,7 +140,7 @@ static uint64_t loader_fnv1a64(const void *data, size_t n) {
 }
 static uint64_t loader_cache_tag(const twincache_cache *c) {
   const char *config = twincache_cache_config(c);
-  return loader_fnv1a64(config, strlen(config));
+  return loader_fnv1a64(config, config ? strlen(config) : 0);
 }
 
 /* ---- options ------------------------------------------------------------- */
