@@ -31,6 +31,7 @@
 
 #include "tc_cache_internal.h"
 #include "tc_common.h"
+#include "tc_loader_internal.h"
 
 #define TC_MAX_THREADS 100 /* below LMDB's default 126 reader slots */
 #define TC_MAX_SLOTS 4096
@@ -139,7 +140,7 @@ static uint64_t loader_fnv1a64(const void *data, size_t n) {
 }
 static uint64_t loader_cache_tag(const twincache_cache *c) {
   const char *config = twincache_cache_config(c);
-  return loader_fnv1a64(config, strlen(config));
+  return loader_fnv1a64(config, config ? strlen(config) : 0);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -770,6 +771,13 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
   if (l->stop) pthread_cond_broadcast(&l->cv_free); /* close() waits for in_next == 0 */
   pthread_mutex_unlock(&l->mu);
   return rc;
+}
+
+uint32_t tc_loader_calls_in_next(twincache_loader *l) {
+  pthread_mutex_lock(&l->mu);
+  uint32_t n = l->in_next;
+  pthread_mutex_unlock(&l->mu);
+  return n;
 }
 
 int twincache_loader_next(twincache_loader *l, twincache_batch **batch) {

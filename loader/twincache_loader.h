@@ -196,7 +196,8 @@ typedef struct twincache_loader_state {
 void twincache_loader_state_encode(const twincache_loader_state *s,
                                    uint8_t buf[TWINCACHE_LOADER_STATE_BYTES]);
 /* Reads a state written by _encode. Returns 0, or TWINCACHE_EINVAL when the
- * magic, version or reserved byte is wrong (*s is then zeroed). */
+ * magic, version or reserved byte is wrong (*s is then zeroed); the other
+ * fields are checked by twincache_loader_open. Thread-safe. */
 int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],
                                   twincache_loader_state *s);
 
