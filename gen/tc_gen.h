@@ -55,7 +55,8 @@ typedef struct tc_gen_config {
   int value_dist;           /* enum tc_gen_value_dist */
   double value_min, value_max;
   uint64_t seed;
-  int zstd_level;
+  int zstd_level;            /* used by the SMALL encoding only */
+  int encoding;             /* enum twincache_encoding: FAST (default) or SMALL */
   uint32_t chunk_graphs;    /* C; 0 = choose from the config (~1 MiB chunks) */
   /* --- how to run ------------------------------------------------------ */
   const char *out_dir;

@@ -32,6 +32,7 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->value_max = 3.0;
   c->seed = 0;
   c->zstd_level = 1;
+  c->encoding = TWINCACHE_ENCODING_FAST;
   c->chunk_graphs = 0;
   c->out_dir = NULL;
   c->graphs = 1000;
@@ -78,6 +79,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
     BAD("--values (LO >= 0 with --value-dist signed: the sign is drawn)");
   if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
+  if (c->encoding != TWINCACHE_ENCODING_FAST && c->encoding != TWINCACHE_ENCODING_SMALL)
+    BAD("--encoding");
   if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs");
   if (c->threads < 1 || c->threads > 1024) BAD("--threads");
   /* the graph count: its RNG streams and chunk keys must not wrap */
@@ -130,14 +133,15 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
-      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"chunk_graphs\":%u}",
+      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u}",
       TWINCACHE_FORMAT_VERSION, model_name(c->model), c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       c->mechanism == TWINCACHE_MECH_MLP ? "mlp" : "linear", c->weight_min, c->weight_max,
       c->mlp_hidden, noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", c->intervention == TWINCACHE_SHIFT ? "shift" : "do",
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
-      c->value_max, (unsigned long long)c->seed, c->zstd_level, tc_gen_chunk_graphs(c));
+      c->value_max, (unsigned long long)c->seed, c->zstd_level,
+      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c));
   if (n < 0 || (size_t)n >= cap) return 0;
   return (size_t)n;
 }

@@ -27,12 +27,16 @@ static void remove_dir(const char *dir) {
 }
 
 /* Every flag, once: parsing and --help. */
-static size_t bench_opts(uint64_t *graphs, int *level, int *json, tc_opt *o) {
+static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
+
+static size_t bench_opts(uint64_t *graphs, int *level, int *encoding, int *json, tc_opt *o) {
   const tc_opt t[] = {
       {.name = "--graphs", .meta = "N", .kind = TC_OPT_U64, .dst = graphs, .lo = 1, .hi = TC_GEN_MAX_GRAPHS,
        .help = "graphs per run (default {})"},
       {.name = "--zstd-level", .meta = "L", .kind = TC_OPT_INT, .dst = level, .lo = 1, .hi = 19,
-       .def = "twincache-gen's default, 1", .help = "zstd level (default: {})"},
+       .def = "twincache-gen's default, 1", .help = "zstd level of the small encoding (default: {})"},
+      {.name = "--encoding", .meta = "fast|small", .kind = TC_OPT_CHOICE, .dst = encoding,
+       .choices = k_encodings, .def = "fast", .help = "frame encoding (default {})"},
       {.name = "--json", .kind = TC_OPT_SWITCH, .dst = json, .help = "one JSON object instead of the table"},
       {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
   };
@@ -41,7 +45,7 @@ static size_t bench_opts(uint64_t *graphs, int *level, int *json, tc_opt *o) {
 }
 
 static void usage(FILE *f, const tc_opt *o, size_t n) {
-  fprintf(f, "usage: twincache-gen-bench [--graphs N] [--zstd-level L] [--json]\n");
+  fprintf(f, "usage: twincache-gen-bench [--graphs N] [--zstd-level L] [--encoding fast|small] [--json]\n");
   tc_args_help(f, o, n, 19);
   fprintf(f,
           "Runs the default workload (5-10 nodes, ER p=0.3, 64 samples, do() on every node)\n"
@@ -51,10 +55,10 @@ static void usage(FILE *f, const tc_opt *o, size_t n) {
 
 int main(int argc, char **argv) {
   uint64_t graphs = 200000;
-  int json = 0, level = 0;
-  tc_opt opts[4];
+  int json = 0, level = 0, encoding = TWINCACHE_ENCODING_FAST;
+  tc_opt opts[8]; /* >= the rows of bench_opts */
   tc_args_error e;
-  size_t n_opts = bench_opts(&graphs, &level, &json, opts);
+  size_t n_opts = bench_opts(&graphs, &level, &encoding, &json, opts);
   switch (tc_args_parse(argc, argv, opts, n_opts, &e)) {
   case TC_ARGS_OK: break;
   case TC_ARGS_HELP: usage(stdout, opts, n_opts); return 0;
@@ -85,6 +89,7 @@ int main(int argc, char **argv) {
     c.threads = thread_counts[run];
     c.quiet = 1;
     if (level) c.zstd_level = level;
+    c.encoding = encoding;
     int rc = tc_gen_run(&c, NULL, &res[run]);
     remove_dir(dir);
     if (rc) {
