@@ -22,6 +22,7 @@
 
 #include "tc_cache_internal.h"
 #include "tc_common.h"
+#include "twincache_loader.h"
 
 #define TC_MAX_THREADS 100 /* below LMDB's default 126 reader slots */
 #define TC_MAX_SLOTS 4096
@@ -55,7 +56,7 @@ typedef struct tc_worker {
   pthread_t thread;
   int started;
   twincache_dctx *dctx;
-  MDB_txn *txn;         /* live across batches, see TC_TXN_NS */
+  tc_cache_txn *txn;    /* live across batches, see TC_TXN_NS */
   int txn_live;
   uint64_t txn_start_ns;
   tc_chunk_cache cc;    /* chunk views of the live txn */
@@ -224,7 +225,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
 /* Ends the decode thread's read txn (its chunk views go stale with it). */
 static void txn_end(tc_worker *w) {
   if (!w->txn_live) return;
-  mdb_txn_reset(w->txn);
+  tc_cache_txn_reset(w->txn);
   w->txn_live = 0;
 }
 
@@ -253,7 +254,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt)
   int rc;
 
   if (!w->txn_live) {
-    if ((rc = mdb_txn_renew(w->txn)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    if ((rc = tc_cache_txn_renew(w->txn)) != TWINCACHE_OK) return rc;
     w->txn_live = 1;
     w->txn_start_ns = tc_now_ns();
     w->cc.gen++; /* views of the previous txn are stale */
@@ -481,13 +482,10 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
       rc = fail_with(TWINCACHE_ENOMEM, "out of memory");
       goto cleanup;
     }
-    int mrc = mdb_txn_begin(l->cache->env, NULL, MDB_RDONLY, &w->txn);
-    if (mrc != MDB_SUCCESS) {
-      w->txn = NULL;
-      rc = fail_with(tc_status_from_mdb(mrc), "cannot begin a read transaction: %s", mdb_strerror(mrc));
+    if ((rc = tc_cache_txn_create(l->cache, &w->txn)) != TWINCACHE_OK) {
+      rc = fail_with(rc, "cannot begin a read transaction: %s", twincache_strerror(rc));
       goto cleanup;
     }
-    mdb_txn_reset(w->txn);
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
@@ -557,7 +555,7 @@ void twincache_loader_close(twincache_loader *l) {
     if (l->workers[i].started) pthread_join(l->workers[i].thread, NULL);
   for (uint32_t i = 0; l->workers && i < l->n_workers; i++) {
     tc_worker *w = &l->workers[i];
-    if (w->txn) mdb_txn_abort(w->txn);
+    tc_cache_txn_free(w->txn);
     twincache_dctx_free(w->dctx);
     free(w->cc.entries);
     free(w->target);

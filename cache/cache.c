@@ -1,5 +1,6 @@
 /* cache.c — the cache reader: open an LMDB cache read-only, read its meta,
- * look graphs up by index and decode them. */
+ * look graphs up by index and decode them; the per-thread read handles of
+ * the loader. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,8 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tc_cache_internal.h"
-#include "tc_common.h"
+#include "tc_cache_lmdb.h"
 
 #define TC_READER_MAP_BYTES (256ull << 30) /* 256 GiB of address space */
 
@@ -20,7 +20,9 @@ int tc_status_from_mdb(int rc) {
   case MDB_VERSION_MISMATCH: return TWINCACHE_ENOTCACHE;
   case MDB_CORRUPTED:
   case MDB_PAGE_NOTFOUND: return TWINCACHE_ECORRUPT;
-  case MDB_MAP_FULL: return TWINCACHE_EFULL;
+  case MDB_MAP_FULL:
+  case ENOSPC:
+  case EDQUOT: return TWINCACHE_EFULL;
   case ENOMEM: return TWINCACHE_ENOMEM;
   default: return TWINCACHE_ELMDB;
   }
@@ -28,8 +30,8 @@ int tc_status_from_mdb(int rc) {
 
 /* Copies meta value `key` into a fresh NUL-terminated string ("" if absent). */
 static int meta_get_text(MDB_txn *txn, MDB_dbi dbi, const char *key, char **out) {
-  MDB_val k = {strlen(key), (void *)key}, v = {0, NULL};
-  int rc = mdb_get(txn, dbi, &k, &v);
+  MDB_val v = {0, NULL};
+  int rc = tc_meta_get(txn, dbi, key, &v);
   if (rc == MDB_NOTFOUND) v.mv_size = 0;
   else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
   char *s = malloc(v.mv_size + 1);
@@ -42,12 +44,10 @@ static int meta_get_text(MDB_txn *txn, MDB_dbi dbi, const char *key, char **out)
 
 /* Reads every meta entry into c. */
 static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
-  MDB_val k, v;
+  MDB_val v;
   int rc;
 
-  k.mv_data = (void *)TWINCACHE_META_VERSION;
-  k.mv_size = strlen(TWINCACHE_META_VERSION);
-  rc = mdb_get(txn, meta, &k, &v);
+  rc = tc_meta_get(txn, meta, TWINCACHE_META_VERSION, &v);
   if (rc == MDB_NOTFOUND) return TWINCACHE_ENOTCACHE;
   if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
   if (v.mv_size != 4) return TWINCACHE_ECORRUPT;
@@ -55,9 +55,7 @@ static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
   if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
   if (version == 0) return TWINCACHE_ECORRUPT;
 
-  k.mv_data = (void *)TWINCACHE_META_DIMS;
-  k.mv_size = strlen(TWINCACHE_META_DIMS);
-  rc = mdb_get(txn, meta, &k, &v);
+  rc = tc_meta_get(txn, meta, TWINCACHE_META_DIMS, &v);
   if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT;
   if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
   rc = twincache_dims_decode(v.mv_data, v.mv_size, &c->dims);
@@ -70,17 +68,13 @@ static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
     return TWINCACHE_ECORRUPT;
 
   /* committed is written with the first chunks; a cache without it has none */
-  k.mv_data = (void *)TWINCACHE_META_COMMITTED;
-  k.mv_size = strlen(TWINCACHE_META_COMMITTED);
-  rc = mdb_get(txn, meta, &k, &v);
+  rc = tc_meta_get(txn, meta, TWINCACHE_META_COMMITTED, &v);
   if (rc == MDB_NOTFOUND) c->count = 0;
   else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
   else if (v.mv_size != 8) return TWINCACHE_ECORRUPT;
   else c->count = tc_load_u64(v.mv_data);
 
-  k.mv_data = (void *)TWINCACHE_META_STATS;
-  k.mv_size = strlen(TWINCACHE_META_STATS);
-  rc = mdb_get(txn, meta, &k, &v);
+  rc = tc_meta_get(txn, meta, TWINCACHE_META_STATS, &v);
   if (rc == MDB_NOTFOUND) memset(&c->stats, 0, sizeof c->stats);
   else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
   else if ((rc = twincache_stats_decode(v.mv_data, v.mv_size, &c->stats)) != TWINCACHE_OK) return rc;
@@ -118,7 +112,7 @@ static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
   for (int attempt = 0; attempt < 2; attempt++) {
     MDB_env *env;
     if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
-    mdb_env_set_maxdbs(env, 4);
+    mdb_env_set_maxdbs(env, TC_MAX_DBS);
     mdb_env_set_mapsize(env, (size_t)map_bytes);
     /* Keep the lock file: a generator may be writing. NOTLS lets each
      * decode thread own a read txn. */
@@ -211,7 +205,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   }
   /* dbi handles are opened once per env, under tc_envs_mu as LMDB asks */
   if (!e->have_meta) {
-    rc = mdb_dbi_open(txn, "meta", 0, &e->meta);
+    rc = mdb_dbi_open(txn, TC_DB_META, 0, &e->meta);
     if (rc != MDB_SUCCESS) {
       /* MDB_NOTFOUND: no such sub-DB; MDB_INCOMPATIBLE: the key is plain data */
       rc = rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE ? TWINCACHE_ENOTCACHE : tc_status_from_mdb(rc);
@@ -220,7 +214,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   }
   if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) goto cleanup;
   if (!e->have_graphs) {
-    rc = mdb_dbi_open(txn, "graphs", 0, &e->graphs);
+    rc = mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &e->graphs);
     if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
       /* no chunk yet: fine only for an empty cache (no lookups happen) */
       if (c->count != 0) {
@@ -279,8 +273,9 @@ const char *twincache_cache_config(const twincache_cache *c) { return c->config;
 const char *twincache_cache_library(const twincache_cache *c) { return c->library; }
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
 
-int tc_cache_find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
-                        const void **frame, size_t *size) {
+/* Finds graph `index` in txn (see tc_cache_find_frame). */
+static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
+                      const void **frame, size_t *size) {
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   uint64_t chunk = index / c->dims.chunk_graphs;
   uint32_t slot = (uint32_t)(index % c->dims.chunk_graphs);
@@ -290,8 +285,7 @@ int tc_cache_find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *
     v = &e->view;
   } else {
     uint8_t key_bytes[8];
-    tc_store_be64(key_bytes, chunk);
-    MDB_val k = {8, key_bytes}, val;
+    MDB_val k = tc_chunk_key(key_bytes, chunk), val;
     int rc = mdb_get(txn, c->dbi_graphs, &k, &val);
     if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT; /* committed, so it must exist */
     if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
@@ -328,7 +322,7 @@ int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t i
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   int rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
-  if ((rc = tc_cache_find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
   if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
   if (g->index != index) rc = TWINCACHE_ECORRUPT; /* a frame filed under the wrong key */
 
@@ -347,7 +341,7 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   int rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
-  if ((rc = tc_cache_find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
   void *copy = malloc(n ? n : 1);
   if (!copy) {
     rc = TWINCACHE_ENOMEM;
@@ -360,4 +354,48 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
 cleanup:
   mdb_txn_abort(txn);
   return rc;
+}
+
+int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc,
+                        uint64_t index, const void **frame, size_t *size) {
+  if (!c || !t || !t->live) return TWINCACHE_EINVAL;
+  return find_frame(c, t->txn, cc, index, frame, size);
+}
+
+/* ---- per-thread read handles ------------------------------------------- */
+int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
+  if (!c || !out) return TWINCACHE_EINVAL;
+  *out = NULL;
+  tc_cache_txn *t = calloc(1, sizeof *t);
+  if (!t) return TWINCACHE_ENOMEM;
+  int rc = txn_begin(c, &t->txn);
+  if (rc != TWINCACHE_OK) {
+    free(t);
+    return rc;
+  }
+  mdb_txn_reset(t->txn); /* idle until renewed: holds no snapshot */
+  t->c = c;
+  *out = t;
+  return TWINCACHE_OK;
+}
+
+int tc_cache_txn_renew(tc_cache_txn *t) {
+  if (!t) return TWINCACHE_EINVAL;
+  if (t->live) return TWINCACHE_OK;
+  int rc = mdb_txn_renew(t->txn);
+  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  t->live = 1;
+  return TWINCACHE_OK;
+}
+
+void tc_cache_txn_reset(tc_cache_txn *t) {
+  if (!t || !t->live) return;
+  mdb_txn_reset(t->txn);
+  t->live = 0;
+}
+
+void tc_cache_txn_free(tc_cache_txn *t) {
+  if (!t) return;
+  mdb_txn_abort(t->txn);
+  free(t);
 }

@@ -1,0 +1,279 @@
+/* writer.c — the writing side of a cache: directory, lock, LMDB environment,
+ * meta and batched, appending chunk transactions with map growth. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "tc_cache_lmdb.h"
+#include "tc_cache_writer.h"
+
+struct tc_cache_writer {
+  char *dir;
+  int lock_fd; /* DIR/twincache-gen.lock, flock'ed for the writer's life; -1 = none */
+  MDB_env *env;
+  MDB_dbi dbi_graphs, dbi_meta;
+  uint64_t map_size;
+  twincache_dims dims;
+  uint64_t committed;
+  twincache_stats stats;
+  uint64_t append_from; /* chunks >= this were not in the DB at open: MDB_APPEND */
+  uint64_t map_grows;
+  char *config;
+  size_t config_len;
+  char error[256];
+};
+
+/* Writes dims, committed and stats. */
+static int put_progress_meta(tc_cache_writer *w, MDB_txn *txn, uint64_t committed,
+                             const twincache_stats *st) {
+  uint8_t dims[TWINCACHE_DIMS_BYTES], stats[TWINCACHE_STATS_BYTES], cnt[8];
+  twincache_dims_encode(&w->dims, dims);
+  twincache_stats_encode(st, stats);
+  tc_store_u64(cnt, committed);
+  int rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_DIMS, dims, sizeof dims);
+  if (!rc) rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_COMMITTED, cnt, sizeof cnt);
+  if (!rc) rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_STATS, stats, sizeof stats);
+  return rc;
+}
+
+/* Creates the directory if needed and takes the writer's lock. */
+static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    if (mkdir(dir, 0755) != 0) {
+      snprintf(msg, cap, "cannot create %s: %s", dir, strerror(errno));
+      return TWINCACHE_EIO;
+    }
+  } else if (!S_ISDIR(st.st_mode)) {
+    snprintf(msg, cap, "%s exists and is not a directory", dir);
+    return TWINCACHE_EIO;
+  }
+  /* One generator per cache: a second one would race the first for the same
+   * chunk keys. The kernel drops the lock when its holder dies (kill -9), so
+   * resuming needs no clean-up. */
+  char lock_path[4096];
+  snprintf(lock_path, sizeof lock_path, "%s/twincache-gen.lock", dir);
+  w->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int busy = w->lock_fd >= 0 && errno == EWOULDBLOCK;
+    if (busy)
+      snprintf(msg, cap, "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
+    else
+      snprintf(msg, cap, "cannot lock %.400s/twincache-gen.lock: %s", dir, strerror(errno));
+    return busy ? TWINCACHE_EBUSY : TWINCACHE_EIO;
+  }
+  return TWINCACHE_OK;
+}
+
+/* Writes the meta of a new cache inside txn. */
+static int create_meta(tc_cache_writer *w, MDB_txn *txn, const char *config_json,
+                       const char *library) {
+  uint8_t ver[4];
+  tc_store_u32(ver, TWINCACHE_FORMAT_VERSION);
+  int rc;
+  if ((rc = mdb_dbi_open(txn, TC_DB_GRAPHS, MDB_CREATE, &w->dbi_graphs)) ||
+      (rc = mdb_dbi_open(txn, TC_DB_META, MDB_CREATE, &w->dbi_meta)))
+    return rc;
+  memset(&w->stats, 0, sizeof w->stats);
+  w->committed = 0;
+  if ((rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_VERSION, ver, 4)) ||
+      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_CONFIG, config_json, strlen(config_json))) ||
+      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_LIBRARY, library, strlen(library))) ||
+      (rc = put_progress_meta(w, txn, 0, &w->stats)))
+    return rc;
+  return MDB_SUCCESS;
+}
+
+/* Reads the meta of an existing cache inside txn; a status, message in msg. */
+static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir, char *msg, size_t cap) {
+  if (mdb_dbi_open(txn, TC_DB_META, 0, &w->dbi_meta) ||
+      mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &w->dbi_graphs)) {
+    snprintf(msg, cap, "%s is an LMDB environment but not a twincache cache", dir);
+    return TWINCACHE_ENOTCACHE;
+  }
+  MDB_val v;
+  if (tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_VERSION, &v) || v.mv_size != 4 ||
+      tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_COMMITTED, &v) || v.mv_size != 8) {
+    snprintf(msg, cap, "%s is not a twincache cache (meta incomplete)", dir);
+    return TWINCACHE_ENOTCACHE;
+  }
+  w->committed = tc_load_u64(v.mv_data);
+  tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_VERSION, &v);
+  /* readers accept 1..current; the writer extends only its own version, so a
+   * cache never mixes chunk layouts */
+  uint32_t version = tc_load_u32(v.mv_data);
+  if (version != TWINCACHE_FORMAT_VERSION) {
+    snprintf(msg, cap,
+             "%s was written with format version %u, this is %u; it can be read but not "
+             "extended: generate into another --out",
+             dir, version, TWINCACHE_FORMAT_VERSION);
+    return TWINCACHE_EVERSION;
+  }
+  if (tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_CONFIG, &v)) {
+    snprintf(msg, cap, "%s is not a twincache cache (no config)", dir);
+    return TWINCACHE_ENOTCACHE;
+  }
+  w->config = malloc(v.mv_size + 1);
+  if (!w->config) {
+    snprintf(msg, cap, "out of memory");
+    return TWINCACHE_ENOMEM;
+  }
+  memcpy(w->config, v.mv_data, v.mv_size);
+  w->config[v.mv_size] = '\0';
+  w->config_len = v.mv_size;
+  if (tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_STATS, &v) ||
+      twincache_stats_decode(v.mv_data, v.mv_size, &w->stats)) {
+    snprintf(msg, cap, "%s: meta stats unreadable", dir);
+    return TWINCACHE_ECORRUPT;
+  }
+  return TWINCACHE_OK;
+}
+
+int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char *config_json,
+                         const char *library, uint64_t map_size_bytes, tc_cache_writer **out,
+                         char *msg, size_t msg_cap) {
+  tc_cache_writer *w = NULL;
+  MDB_txn *txn = NULL;
+  int rc, mrc = MDB_SUCCESS;
+  if (!dir || !dims || !config_json || !library || !out || !msg || msg_cap == 0)
+    return TWINCACHE_EINVAL;
+  *out = NULL;
+  msg[0] = '\0';
+  if (map_size_bytes == 0 || map_size_bytes > SIZE_MAX) {
+    snprintf(msg, msg_cap, "map size %llu bytes is out of range", (unsigned long long)map_size_bytes);
+    return TWINCACHE_EINVAL;
+  }
+  w = calloc(1, sizeof *w);
+  if (!w || !(w->dir = strdup(dir))) {
+    free(w);
+    snprintf(msg, msg_cap, "out of memory");
+    return TWINCACHE_ENOMEM;
+  }
+  w->lock_fd = -1;
+  w->dims = *dims;
+  if ((rc = dir_lock(w, dir, msg, msg_cap)) != TWINCACHE_OK) goto cleanup;
+  if ((mrc = mdb_env_create(&w->env)) || (mrc = mdb_env_set_maxdbs(w->env, TC_MAX_DBS)) ||
+      (mrc = mdb_env_set_mapsize(w->env, (size_t)map_size_bytes)) ||
+      (mrc = mdb_env_open(w->env, dir, MDB_NOMETASYNC, 0644))) {
+    snprintf(msg, msg_cap, "cannot open the LMDB environment %s: %s", dir, mdb_strerror(mrc));
+    rc = mrc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+    goto cleanup;
+  }
+  MDB_envinfo info;
+  mdb_env_info(w->env, &info);
+  w->map_size = info.me_mapsize;
+
+  MDB_dbi main_dbi;
+  MDB_stat ms;
+  if ((mrc = mdb_txn_begin(w->env, NULL, 0, &txn)) || (mrc = mdb_dbi_open(txn, NULL, 0, &main_dbi)) ||
+      (mrc = mdb_stat(txn, main_dbi, &ms)))
+    goto lmdb_error;
+  if (ms.ms_entries == 0) { /* a new cache (or one killed before its first commit) */
+    if ((mrc = create_meta(w, txn, config_json, library))) goto lmdb_error;
+    if (!(w->config = strdup(config_json))) {
+      snprintf(msg, msg_cap, "out of memory");
+      rc = TWINCACHE_ENOMEM;
+      goto cleanup;
+    }
+    w->config_len = strlen(config_json);
+  } else if ((rc = read_meta(w, txn, dir, msg, msg_cap)) != TWINCACHE_OK) {
+    goto cleanup;
+  }
+  /* commit (not abort): DBI handles opened in an aborted txn are closed */
+  mrc = mdb_txn_commit(txn);
+  txn = NULL;
+  if (mrc) goto lmdb_error;
+  w->append_from = (w->committed + dims->chunk_graphs - 1) / dims->chunk_graphs;
+  *out = w;
+  w = NULL;
+  rc = TWINCACHE_OK;
+  goto cleanup;
+
+lmdb_error:
+  snprintf(msg, msg_cap, "LMDB error on %s: %s", dir, mdb_strerror(mrc));
+  rc = mrc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+cleanup:
+  if (txn) mdb_txn_abort(txn);
+  tc_cache_writer_close(w);
+  return rc;
+}
+
+const char *tc_cache_writer_config(const tc_cache_writer *w, size_t *len) {
+  *len = w->config_len;
+  return w->config;
+}
+uint64_t tc_cache_writer_committed(const tc_cache_writer *w) { return w->committed; }
+const twincache_stats *tc_cache_writer_stats(const tc_cache_writer *w) { return &w->stats; }
+uint64_t tc_cache_writer_map_grows(const tc_cache_writer *w) { return w->map_grows; }
+const char *tc_cache_writer_error(const tc_cache_writer *w) { return w->error; }
+
+/* Doubles the map; only the writer holds transactions, and none is open. */
+static int grow_map(tc_cache_writer *w) {
+  w->map_size *= 2;
+  w->map_grows++;
+  return mdb_env_set_mapsize(w->env, (size_t)w->map_size);
+}
+
+/* The status of a failed put: LMDB turns a short write into EIO, so a full
+ * disk shows as EIO or ENOSPC. */
+static int put_status(tc_cache_writer *w, int mrc, size_t bytes) {
+  snprintf(w->error, sizeof w->error, "%s", mdb_strerror(mrc));
+  if (mrc == ENOSPC || mrc == EDQUOT) return TWINCACHE_EFULL;
+  struct statvfs fs;
+  if (mrc == EIO && statvfs(w->dir, &fs) == 0 &&
+      (uint64_t)fs.f_bavail * fs.f_frsize < (uint64_t)bytes + ((uint64_t)8 << 20))
+    return TWINCACHE_EFULL;
+  return mrc == ENOMEM ? TWINCACHE_ENOMEM : TWINCACHE_ELMDB;
+}
+
+int tc_cache_writer_put(tc_cache_writer *w, const tc_cache_chunk *chunks, size_t n,
+                        uint64_t committed, const twincache_stats *stats) {
+  if (!w || (n && !chunks) || !stats) return TWINCACHE_EINVAL;
+  w->error[0] = '\0';
+  size_t bytes = 0;
+  for (size_t p = 0; p < n; p++) bytes += chunks[p].size;
+  int rc;
+  for (;;) {
+    MDB_txn *txn = NULL;
+    rc = mdb_txn_begin(w->env, NULL, 0, &txn);
+    if (rc == MDB_MAP_RESIZED) rc = mdb_env_set_mapsize(w->env, 0), rc = rc ? rc : MDB_MAP_RESIZED;
+    if (rc == MDB_MAP_RESIZED) continue;
+    if (rc) break;
+    for (size_t p = 0; p < n && !rc; p++) {
+      uint8_t key[8];
+      MDB_val k = tc_chunk_key(key, chunks[p].chunk), v = {chunks[p].size, (void *)chunks[p].data};
+      rc = mdb_put(txn, w->dbi_graphs, &k, &v, chunks[p].chunk >= w->append_from ? MDB_APPEND : 0);
+    }
+    if (!rc) rc = put_progress_meta(w, txn, committed, stats);
+    if (rc) {
+      mdb_txn_abort(txn);
+    } else {
+      rc = mdb_txn_commit(txn);
+    }
+    if (rc == MDB_MAP_FULL) {
+      rc = grow_map(w);
+      if (rc) break;
+      continue;
+    }
+    if (rc) break;
+    w->stats = *stats;
+    w->committed = committed;
+    break;
+  }
+  return rc ? put_status(w, rc, bytes) : TWINCACHE_OK;
+}
+
+void tc_cache_writer_close(tc_cache_writer *w) {
+  if (!w) return;
+  if (w->env) mdb_env_close(w->env);
+  if (w->lock_fd >= 0) close(w->lock_fd); /* releases the flock */
+  free(w->config);
+  free(w->dir);
+  free(w);
+}
