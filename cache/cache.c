@@ -28,6 +28,35 @@ int tc_status_from_mdb(int rc) {
   }
 }
 
+int tc_env_check_size(MDB_env *env) {
+  MDB_envinfo info;
+  MDB_stat ms;
+  struct stat fs;
+  int fd;
+  if (mdb_env_info(env, &info) || mdb_env_stat(env, &ms) || mdb_env_get_fd(env, &fd) ||
+      fstat(fd, &fs) != 0)
+    return TWINCACHE_EIO;
+  uint64_t need_bytes = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+  return (uint64_t)fs.st_size < need_bytes ? TWINCACHE_ETRUNCATED : TWINCACHE_OK;
+}
+
+/* A data file too short to hold LMDB's two meta pages: LMDB itself calls it
+ * "invalid" (or, empty, tries to create it). Empty, or starting with LMDB's
+ * meta page magic, it is a truncated cache. */
+#define TC_LMDB_MAGIC 0xBEEFC0DEu  /* mm_magic, after the 16-byte page header */
+#define TC_MIN_DATA_BYTES 8192u     /* two meta pages of the smallest page size */
+int tc_data_check_short(const char *data_path, uint64_t size_bytes) {
+  if (size_bytes >= TC_MIN_DATA_BYTES) return TWINCACHE_OK;
+  if (size_bytes == 0) return TWINCACHE_ETRUNCATED;
+  uint8_t head[20];
+  FILE *f = fopen(data_path, "rb");
+  if (!f) return TWINCACHE_OK; /* mdb_env_open reports it */
+  size_t got = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return got == sizeof head && tc_load_u32(head + 16) == TC_LMDB_MAGIC ? TWINCACHE_ETRUNCATED
+                                                                          : TWINCACHE_OK;
+}
+
 /* Copies meta value `key` into a fresh NUL-terminated string ("" if absent). */
 static int meta_get_text(MDB_txn *txn, MDB_dbi dbi, const char *key, char **out) {
   MDB_val v = {0, NULL};
@@ -117,7 +146,21 @@ static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
     /* Keep the lock file: a generator may be writing. NOTLS lets each
      * decode thread own a read txn. */
     rc = mdb_env_open(env, path, flags[attempt], 0644);
+    if (rc == ENOMEM && map_bytes > 2 * file_bytes + (64u << 20)) {
+      /* no room for the reservation (ulimit -v, valgrind): map what the file
+       * holds now with headroom; a writer growing it past that makes later
+       * read handles fail with TWINCACHE_ELMDB (reopen the cache) */
+      mdb_env_close(env);
+      map_bytes = 2 * file_bytes + (64u << 20);
+      attempt--;
+      continue;
+    }
     if (rc == MDB_SUCCESS) {
+      int st = tc_env_check_size(env);
+      if (st != TWINCACHE_OK) {
+        mdb_env_close(env);
+        return st;
+      }
       *out = env;
       return TWINCACHE_OK;
     }
@@ -168,6 +211,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
     rc = TWINCACHE_ENOTCACHE;
     goto cleanup;
   }
+  if ((rc = tc_data_check_short(data_path, (uint64_t)st.st_size)) != TWINCACHE_OK) goto cleanup;
 
   c = calloc(1, sizeof *c);
   if (!c) {

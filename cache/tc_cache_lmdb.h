@@ -36,6 +36,16 @@ static inline int tc_meta_put(MDB_txn *txn, MDB_dbi dbi, const char *key, const 
  * status. The one mapping of cache/. */
 int tc_status_from_mdb(int rc);
 
+/* Checks, right after mdb_env_open and before any transaction touches the
+ * map, that the data file holds every page LMDB says is in use (the last
+ * used page of the newest meta page): reading a page beyond the end of the
+ * file would be a SIGBUS. Returns 0, TWINCACHE_ETRUNCATED or TWINCACHE_EIO. */
+int tc_env_check_size(MDB_env *env);
+/* Before mdb_env_open: a data file of size_bytes too short for LMDB's two
+ * meta pages that is empty or starts like an LMDB file is truncated
+ * (TWINCACHE_ETRUNCATED); otherwise 0 (LMDB judges it). */
+int tc_data_check_short(const char *data_path, uint64_t size_bytes);
+
 struct tc_shared_env;
 
 struct twincache_cache {

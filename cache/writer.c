@@ -158,11 +158,27 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
   w->lock_fd = -1;
   w->dims = *dims;
   if ((rc = dir_lock(w, dir, msg, msg_cap)) != TWINCACHE_OK) goto cleanup;
+  {
+    char data_path[4096];
+    struct stat st;
+    snprintf(data_path, sizeof data_path, "%s/data.mdb", dir);
+    /* empty: killed before LMDB wrote its first pages; nothing to lose, so
+     * the cache is (re)created and regenerates the same bytes */
+    if (stat(data_path, &st) == 0 && st.st_size > 0 &&
+        (rc = tc_data_check_short(data_path, (uint64_t)st.st_size)) != TWINCACHE_OK) {
+      snprintf(msg, msg_cap, "%s: %s", data_path, twincache_strerror(rc));
+      goto cleanup;
+    }
+  }
   if ((mrc = mdb_env_create(&w->env)) || (mrc = mdb_env_set_maxdbs(w->env, TC_MAX_DBS)) ||
       (mrc = mdb_env_set_mapsize(w->env, (size_t)map_size_bytes)) ||
       (mrc = mdb_env_open(w->env, dir, MDB_NOMETASYNC, 0644))) {
     snprintf(msg, msg_cap, "cannot open the LMDB environment %s: %s", dir, mdb_strerror(mrc));
     rc = mrc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+    goto cleanup;
+  }
+  if ((rc = tc_env_check_size(w->env)) != TWINCACHE_OK) {
+    snprintf(msg, msg_cap, "%s/data.mdb: %s", dir, twincache_strerror(rc));
     goto cleanup;
   }
   MDB_envinfo info;

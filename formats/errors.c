@@ -21,6 +21,7 @@ const char *twincache_strerror(int code) {
   case TWINCACHE_ECLOSED: return "the object is closing or failed earlier";
   case TWINCACHE_EFULL: return "the disk or the LMDB map is full";
   case TWINCACHE_EBUSY: return "another process is writing the cache";
+  case TWINCACHE_ETRUNCATED: return "data file shorter than the database says: truncated or damaged copy";
   default: return "unknown twincache error";
   }
 }

@@ -56,6 +56,8 @@ enum {
   TWINCACHE_ECLOSED = -14,     /* the object is closing or failed earlier */
   TWINCACHE_EFULL = -15,       /* the disk or the LMDB map is full */
   TWINCACHE_EBUSY = -16,       /* another process is writing the cache */
+  /* -20 and up: storage (cache/) */
+  TWINCACHE_ETRUNCATED = -20,  /* data file shorter than the database says: truncated or damaged copy */
 };
 
 /* Returns a static, human-readable string for any twincache status code
