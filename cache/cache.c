@@ -57,59 +57,46 @@ int tc_data_check_short(const char *data_path, uint64_t size_bytes) {
                                                                           : TWINCACHE_OK;
 }
 
-/* Copies meta value `key` into a fresh NUL-terminated string ("" if absent). */
-static int meta_get_text(MDB_txn *txn, MDB_dbi dbi, const char *key, char **out) {
-  MDB_val v = {0, NULL};
-  int rc = tc_meta_get(txn, dbi, key, &v);
-  if (rc == MDB_NOTFOUND) v.mv_size = 0;
-  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  char *s = malloc(v.mv_size + 1);
-  if (!s) return TWINCACHE_ENOMEM;
-  if (v.mv_size) memcpy(s, v.mv_data, v.mv_size);
-  s[v.mv_size] = '\0';
-  *out = s;
+/* Reads the meta entries of txn into e[] (views into the map, valid until
+ * the txn ends; absent entries have data NULL). */
+int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWINCACHE_MK_COUNT]) {
+  for (int k = 0; k < TWINCACHE_MK_COUNT; k++) {
+    MDB_val v;
+    int rc = tc_meta_get(txn, meta, twincache_meta_key_name(k), &v);
+    e[k].data = NULL;
+    e[k].size = 0;
+    if (rc == MDB_NOTFOUND) continue;
+    if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    e[k].data = v.mv_size ? v.mv_data : "";
+    e[k].size = v.mv_size;
+  }
   return TWINCACHE_OK;
 }
 
-/* Reads every meta entry into c. */
+/* A NUL-terminated malloc'd copy of n bytes. */
+static char *text_dup(const char *s, size_t n) {
+  char *t = malloc(n + 1);
+  if (!t) return NULL;
+  if (n) memcpy(t, s, n);
+  t[n] = '\0';
+  return t;
+}
+
+/* Reads and checks the meta record into c. */
 static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
-  MDB_val v;
-  int rc;
-
-  rc = tc_meta_get(txn, meta, TWINCACHE_META_VERSION, &v);
-  if (rc == MDB_NOTFOUND) return TWINCACHE_ENOTCACHE;
-  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  if (v.mv_size != 4) return TWINCACHE_ECORRUPT;
-  uint32_t version = tc_load_u32(v.mv_data);
-  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
-  if (version == 0) return TWINCACHE_ECORRUPT;
-
-  rc = tc_meta_get(txn, meta, TWINCACHE_META_DIMS, &v);
-  if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT;
-  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  rc = twincache_dims_decode(v.mv_data, v.mv_size, &c->dims);
+  twincache_meta_entry e[TWINCACHE_MK_COUNT];
+  twincache_meta m;
+  int rc = tc_meta_read_entries(txn, meta, e);
+  if (rc == TWINCACHE_OK) rc = twincache_meta_parse(e, &m);
   if (rc != TWINCACHE_OK) return rc;
-  const twincache_dims *d = &c->dims;
-  if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS ||
-      d->max_nodes == 0 || d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 ||
-      d->samples > TWINCACHE_MAX_SAMPLES || d->max_inter > TWINCACHE_MAX_INTER ||
-      d->hidden > TWINCACHE_MAX_HIDDEN)
-    return TWINCACHE_ECORRUPT;
-
-  /* committed is written with the first chunks; a cache without it has none */
-  rc = tc_meta_get(txn, meta, TWINCACHE_META_COMMITTED, &v);
-  if (rc == MDB_NOTFOUND) c->count = 0;
-  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  else if (v.mv_size != 8) return TWINCACHE_ECORRUPT;
-  else c->count = tc_load_u64(v.mv_data);
-
-  rc = tc_meta_get(txn, meta, TWINCACHE_META_STATS, &v);
-  if (rc == MDB_NOTFOUND) memset(&c->stats, 0, sizeof c->stats);
-  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  else if ((rc = twincache_stats_decode(v.mv_data, v.mv_size, &c->stats)) != TWINCACHE_OK) return rc;
-
-  if ((rc = meta_get_text(txn, meta, TWINCACHE_META_CONFIG, &c->config)) != TWINCACHE_OK) return rc;
-  return meta_get_text(txn, meta, TWINCACHE_META_LIBRARY, &c->library);
+  c->version = m.version;
+  c->dims = m.dims;
+  c->count = m.committed;
+  c->stats = m.stats;
+  c->tag = m.tag;
+  c->config = text_dup(m.config, m.config_len);
+  c->library = text_dup(m.library, m.library_len);
+  return c->config && c->library ? TWINCACHE_OK : TWINCACHE_ENOMEM;
 }
 
 /* One MDB_env per cache directory per process: LMDB forbids opening an
@@ -316,6 +303,7 @@ const twincache_stats *twincache_cache_stats(const twincache_cache *c) { return 
 const char *twincache_cache_config(const twincache_cache *c) { return c->config; }
 const char *twincache_cache_library(const twincache_cache *c) { return c->library; }
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
+uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 
 /* Finds graph `index` in txn (see tc_cache_find_frame). */
 static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
@@ -336,6 +324,9 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
     if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK) return rc;
     if (v->first_index != chunk * c->dims.chunk_graphs || v->count > c->dims.chunk_graphs)
       return TWINCACHE_ECORRUPT;
+    /* a v2 record names the cache it was written for: one of another config
+     * or seed spliced in is refused */
+    if (v->version >= 2 && v->tag != c->tag) return TWINCACHE_ECORRUPT;
     if (e) {
       e->chunk = chunk;
       e->gen = cc->gen;

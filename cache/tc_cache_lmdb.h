@@ -44,6 +44,7 @@ int tc_env_check_size(MDB_env *env);
 /* Before mdb_env_open: a data file of size_bytes too short for LMDB's two
  * meta pages that is empty or starts like an LMDB file is truncated
  * (TWINCACHE_ETRUNCATED); otherwise 0 (LMDB judges it). */
+int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWINCACHE_MK_COUNT]);
 int tc_data_check_short(const char *data_path, uint64_t size_bytes);
 
 struct tc_shared_env;
@@ -52,6 +53,8 @@ struct twincache_cache {
   struct tc_shared_env *shared; /* the process's one env of this directory */
   MDB_env *env;
   MDB_dbi dbi_graphs;
+  uint32_t version; /* format version of the cache */
+  uint64_t tag;     /* the cache tag (stored, or computed for v1) */
   twincache_dims dims;
   uint64_t count; /* graphs committed when the cache was opened */
   twincache_stats stats;

@@ -26,7 +26,9 @@ typedef struct tc_cache_chunk {
  * writer's lifetime: a second writer gets TWINCACHE_EBUSY. A new cache gets
  * the meta entries format_version, config (config_json), library (library
  * text), dims, committed 0 and zero stats. An existing cache must be of this
- * format version (TWINCACHE_EVERSION otherwise) with readable meta; its
+ * format version (TWINCACHE_EVERSION otherwise: readers accept 1..current,
+ * the writer extends only its own) whose meta record passes its checksum
+ * (TWINCACHE_ECORRUPT otherwise: an altered cache is never extended); its
  * config is NOT compared (tc_cache_writer_config gives it to the caller).
  * map_size_bytes: the initial LMDB map (doubled when full).
  * Returns 0 and sets *out, or a status with one line in msg[0..msg_cap)
@@ -42,6 +44,9 @@ const char *tc_cache_writer_config(const tc_cache_writer *w, size_t *len);
 /* Graphs committed and the committed stats (as of the last commit). */
 uint64_t tc_cache_writer_committed(const tc_cache_writer *w);
 const twincache_stats *tc_cache_writer_stats(const tc_cache_writer *w);
+/* The cache tag every chunk record must carry
+ * (twincache_chunk_builder_set_tag). */
+uint64_t tc_cache_writer_tag(const tc_cache_writer *w);
 /* Times the map was doubled. */
 uint64_t tc_cache_writer_map_grows(const tc_cache_writer *w);
 

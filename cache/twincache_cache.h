@@ -22,7 +22,10 @@ typedef struct twincache_cache twincache_cache;
 /* Opens the cache directory `path` read-only. Returns 0 and sets *out, or
  * TWINCACHE_ENOTFOUND (no such directory), TWINCACHE_ENOTCACHE (not an LMDB
  * environment with twincache meta), TWINCACHE_EVERSION (newer format),
- * TWINCACHE_ECORRUPT (meta unreadable), TWINCACHE_ELMDB, TWINCACHE_ENOMEM.
+ * TWINCACHE_ECORRUPT (meta unreadable, or a v2 meta record failing its
+ * checksum), TWINCACHE_ETRUNCATED (data file shorter than the database says;
+ * checked before any page is read), TWINCACHE_ELMDB, TWINCACHE_ENOMEM.
+ * Reads format versions 1..TWINCACHE_FORMAT_VERSION.
  * A cache may be opened while a generator is still writing it: the reader
  * sees the graphs committed when it opened (also after the writer grows the
  * map). Handles of the same directory in one process share one LMDB
@@ -41,10 +44,17 @@ const char *twincache_cache_config(const twincache_cache *c); /* JSON text, NUL-
 const char *twincache_cache_library(const twincache_cache *c); /* writer's version text */
 /* Bytes the cache occupies on disk (data file size). */
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
+/* The cache tag: FNV-1a 64 of the config JSON bytes as stored in meta (the
+ * stored tag for v2 caches, whose meta checksum and every chunk record carry
+ * it; computed from the config for v1 caches). Two caches of the same config
+ * have the same tag. Thread-safe. */
+uint64_t twincache_cache_tag(const twincache_cache *c);
 
 /* Decodes graph `index` into g (capacities as in twincache_graph; use
  * twincache_graph_alloc with the cache's dims). Returns 0,
- * TWINCACHE_ENOTFOUND (index >= count) or any decode error. */
+ * TWINCACHE_ENOTFOUND (index >= count) or any decode error;
+ * TWINCACHE_ECORRUPT also for a v2 chunk record whose tag is not this
+ * cache's (a record of another config or seed). */
 int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
                                twincache_graph *g);
 /* Copies the raw frame bytes of graph `index` (for tools and benchmarks) into

@@ -24,21 +24,29 @@ struct tc_cache_writer {
   twincache_stats stats;
   uint64_t append_from; /* chunks >= this were not in the DB at open: MDB_APPEND */
   uint64_t map_grows;
-  char *config;
+  char *config; /* NUL-terminated; config_len bytes */
   size_t config_len;
+  char *library;
+  uint64_t tag; /* the cache tag: FNV-1a 64 of config */
   char error[256];
 };
 
-/* Writes dims, committed and stats. */
+/* Writes dims, committed, stats and the meta checksum over all of meta. */
 static int put_progress_meta(tc_cache_writer *w, MDB_txn *txn, uint64_t committed,
                              const twincache_stats *st) {
   uint8_t dims[TWINCACHE_DIMS_BYTES], stats[TWINCACHE_STATS_BYTES], cnt[8];
+  uint8_t check[TWINCACHE_META_CHECK_BYTES];
+  twincache_meta m = {.version = TWINCACHE_FORMAT_VERSION, .dims = w->dims, .committed = committed,
+                      .stats = *st, .tag = w->tag, .config = w->config, .config_len = w->config_len,
+                      .library = w->library, .library_len = strlen(w->library)};
   twincache_dims_encode(&w->dims, dims);
   twincache_stats_encode(st, stats);
   tc_store_u64(cnt, committed);
+  twincache_meta_check_encode(&m, check);
   int rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_DIMS, dims, sizeof dims);
   if (!rc) rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_COMMITTED, cnt, sizeof cnt);
   if (!rc) rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_STATS, stats, sizeof stats);
+  if (!rc) rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_CHECK, check, sizeof check);
   return rc;
 }
 
@@ -71,11 +79,11 @@ static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) 
   return TWINCACHE_OK;
 }
 
-/* Writes the meta of a new cache inside txn. */
-static int create_meta(tc_cache_writer *w, MDB_txn *txn, const char *config_json,
-                       const char *library) {
-  uint8_t ver[4];
+/* Writes the meta of a new cache inside txn (w->config/library/tag set). */
+static int create_meta(tc_cache_writer *w, MDB_txn *txn) {
+  uint8_t ver[4], tag[8];
   tc_store_u32(ver, TWINCACHE_FORMAT_VERSION);
+  tc_store_u64(tag, w->tag);
   int rc;
   if ((rc = mdb_dbi_open(txn, TC_DB_GRAPHS, MDB_CREATE, &w->dbi_graphs)) ||
       (rc = mdb_dbi_open(txn, TC_DB_META, MDB_CREATE, &w->dbi_meta)))
@@ -83,31 +91,37 @@ static int create_meta(tc_cache_writer *w, MDB_txn *txn, const char *config_json
   memset(&w->stats, 0, sizeof w->stats);
   w->committed = 0;
   if ((rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_VERSION, ver, 4)) ||
-      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_CONFIG, config_json, strlen(config_json))) ||
-      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_LIBRARY, library, strlen(library))) ||
+      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_CONFIG, w->config, w->config_len)) ||
+      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_LIBRARY, w->library, strlen(w->library))) ||
+      (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_TAG, tag, sizeof tag)) ||
       (rc = put_progress_meta(w, txn, 0, &w->stats)))
     return rc;
   return MDB_SUCCESS;
 }
 
-/* Reads the meta of an existing cache inside txn; a status, message in msg. */
+/* Reads and checks the meta of an existing cache inside txn; a status, the
+ * message in msg. */
 static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir, char *msg, size_t cap) {
   if (mdb_dbi_open(txn, TC_DB_META, 0, &w->dbi_meta) ||
       mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &w->dbi_graphs)) {
     snprintf(msg, cap, "%s is an LMDB environment but not a twincache cache", dir);
     return TWINCACHE_ENOTCACHE;
   }
-  MDB_val v;
-  if (tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_VERSION, &v) || v.mv_size != 4 ||
-      tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_COMMITTED, &v) || v.mv_size != 8) {
+  twincache_meta_entry e[TWINCACHE_MK_COUNT];
+  twincache_meta m;
+  int rc = tc_meta_read_entries(txn, w->dbi_meta, e);
+  if (rc != TWINCACHE_OK) {
+    snprintf(msg, cap, "%s: cannot read the meta: %s", dir, twincache_strerror(rc));
+    return rc;
+  }
+  if (!e[TWINCACHE_MK_VERSION].data || e[TWINCACHE_MK_VERSION].size != 4 ||
+      !e[TWINCACHE_MK_COMMITTED].data || e[TWINCACHE_MK_COMMITTED].size != 8) {
     snprintf(msg, cap, "%s is not a twincache cache (meta incomplete)", dir);
     return TWINCACHE_ENOTCACHE;
   }
-  w->committed = tc_load_u64(v.mv_data);
-  tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_VERSION, &v);
   /* readers accept 1..current; the writer extends only its own version, so a
-   * cache never mixes chunk layouts */
-  uint32_t version = tc_load_u32(v.mv_data);
+   * cache never mixes record layouts */
+  uint32_t version = tc_load_u32(e[TWINCACHE_MK_VERSION].data);
   if (version != TWINCACHE_FORMAT_VERSION) {
     snprintf(msg, cap,
              "%s was written with format version %u, this is %u; it can be read but not "
@@ -115,23 +129,29 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir, char *ms
              dir, version, TWINCACHE_FORMAT_VERSION);
     return TWINCACHE_EVERSION;
   }
-  if (tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_CONFIG, &v)) {
+  if (!e[TWINCACHE_MK_CONFIG].data) {
     snprintf(msg, cap, "%s is not a twincache cache (no config)", dir);
     return TWINCACHE_ENOTCACHE;
   }
-  w->config = malloc(v.mv_size + 1);
-  if (!w->config) {
+  if ((rc = twincache_meta_parse(e, &m)) != TWINCACHE_OK) {
+    snprintf(msg, cap,
+             "%s: the meta record (config, dims, counts) %s: the cache was altered or damaged; "
+             "refusing to extend it",
+             dir, rc == TWINCACHE_ECORRUPT ? "fails its checksum" : twincache_strerror(rc));
+    return rc;
+  }
+  if (!(w->config = malloc(m.config_len + 1)) || !(w->library = malloc(m.library_len + 1))) {
     snprintf(msg, cap, "out of memory");
     return TWINCACHE_ENOMEM;
   }
-  memcpy(w->config, v.mv_data, v.mv_size);
-  w->config[v.mv_size] = '\0';
-  w->config_len = v.mv_size;
-  if (tc_meta_get(txn, w->dbi_meta, TWINCACHE_META_STATS, &v) ||
-      twincache_stats_decode(v.mv_data, v.mv_size, &w->stats)) {
-    snprintf(msg, cap, "%s: meta stats unreadable", dir);
-    return TWINCACHE_ECORRUPT;
-  }
+  memcpy(w->config, m.config, m.config_len);
+  w->config[m.config_len] = '\0';
+  w->config_len = m.config_len;
+  memcpy(w->library, m.library, m.library_len);
+  w->library[m.library_len] = '\0';
+  w->committed = m.committed;
+  w->stats = m.stats;
+  w->tag = m.tag;
   return TWINCACHE_OK;
 }
 
@@ -191,13 +211,14 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
       (mrc = mdb_stat(txn, main_dbi, &ms)))
     goto lmdb_error;
   if (ms.ms_entries == 0) { /* a new cache (or one killed before its first commit) */
-    if ((mrc = create_meta(w, txn, config_json, library))) goto lmdb_error;
-    if (!(w->config = strdup(config_json))) {
+    if (!(w->config = strdup(config_json)) || !(w->library = strdup(library))) {
       snprintf(msg, msg_cap, "out of memory");
       rc = TWINCACHE_ENOMEM;
       goto cleanup;
     }
     w->config_len = strlen(config_json);
+    w->tag = twincache_meta_tag(w->config, w->config_len);
+    if ((mrc = create_meta(w, txn))) goto lmdb_error;
   } else if ((rc = read_meta(w, txn, dir, msg, msg_cap)) != TWINCACHE_OK) {
     goto cleanup;
   }
@@ -226,6 +247,7 @@ const char *tc_cache_writer_config(const tc_cache_writer *w, size_t *len) {
 }
 uint64_t tc_cache_writer_committed(const tc_cache_writer *w) { return w->committed; }
 const twincache_stats *tc_cache_writer_stats(const tc_cache_writer *w) { return &w->stats; }
+uint64_t tc_cache_writer_tag(const tc_cache_writer *w) { return w->tag; }
 uint64_t tc_cache_writer_map_grows(const tc_cache_writer *w) { return w->map_grows; }
 const char *tc_cache_writer_error(const tc_cache_writer *w) { return w->error; }
 
@@ -290,6 +312,7 @@ void tc_cache_writer_close(tc_cache_writer *w) {
   if (w->env) mdb_env_close(w->env);
   if (w->lock_fd >= 0) close(w->lock_fd); /* releases the flock */
   free(w->config);
+  free(w->library);
   free(w->dir);
   free(w);
 }

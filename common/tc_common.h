@@ -59,11 +59,15 @@ static inline uint32_t tc_fnv1a32(const void *data, size_t n) {
 }
 /* FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3): the cache
  * tag and the meta checksum. */
-static inline uint64_t tc_fnv1a64(const void *data, size_t n) {
+#define TC_FNV1A64_BASIS 0xcbf29ce484222325ull
+/* Continues an FNV-1a 64 hash h (start from TC_FNV1A64_BASIS) over more bytes. */
+static inline uint64_t tc_fnv1a64_update(uint64_t h, const void *data, size_t n) {
   const uint8_t *p = (const uint8_t *)data;
-  uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
+}
+static inline uint64_t tc_fnv1a64(const void *data, size_t n) {
+  return tc_fnv1a64_update(TC_FNV1A64_BASIS, data, n);
 }
 
 /* ---- aligned allocation -------------------------------------------------------

@@ -459,6 +459,7 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
       snprintf(r->message, sizeof r->message, "out of memory");
       goto cleanup;
     }
+    twincache_chunk_builder_set_tag(e->slots[s].b, tc_cache_writer_tag(e->w));
   }
   if (pthread_create(&writer, NULL, writer_main, e)) {
     rc = TWINCACHE_ETHREAD;
