@@ -2,6 +2,7 @@
  * look graphs up by index and decode them; the per-thread read handles of
  * the loader. */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@ int tc_status_from_mdb(int rc) {
   case ENOSPC:
   case EDQUOT: return TWINCACHE_EFULL;
   case ENOMEM: return TWINCACHE_ENOMEM;
+  case EACCES:
+  case EPERM:
+  case EROFS: return TWINCACHE_EIO; /* the last-error text names the OS error */
   default: return TWINCACHE_ELMDB;
   }
 }
@@ -170,6 +174,21 @@ static void shared_env_unref(tc_shared_env *e) {
   free(e);
 }
 
+/* The last open failure of this thread, as text (twincache_cache_last_error). */
+static _Thread_local char tc_last_error[512];
+
+/* Sets the thread's last-error text unless an earlier, more precise one of
+ * the same open is kept. */
+static void set_last_error(const char *fmt, ...) {
+  if (tc_last_error[0]) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tc_last_error, sizeof tc_last_error, fmt, ap);
+  va_end(ap);
+}
+
+const char *twincache_cache_last_error(void) { return tc_last_error; }
+
 int twincache_cache_open(const char *path, twincache_cache **out) {
   twincache_cache *c = NULL;
   tc_shared_env *e = NULL;
@@ -178,9 +197,13 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   struct stat st, dir_st;
   int rc, locked = 0, graphs_opened = 0;
 
+  tc_last_error[0] = '\0';
   if (!path || !out) return TWINCACHE_EINVAL;
   *out = NULL;
-  if (stat(path, &dir_st) != 0) return errno == ENOENT || errno == ENOTDIR ? TWINCACHE_ENOTFOUND : TWINCACHE_EIO;
+  if (stat(path, &dir_st) != 0) {
+    set_last_error("%s: %s", path, strerror(errno));
+    return errno == ENOENT || errno == ENOTDIR ? TWINCACHE_ENOTFOUND : TWINCACHE_EIO;
+  }
   if (!S_ISDIR(dir_st.st_mode)) return TWINCACHE_ENOTCACHE;
 
   /* Check for data.mdb first: mdb_env_open would otherwise leave a lock
@@ -192,6 +215,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   memcpy(data_path + plen, "/data.mdb", sizeof "/data.mdb");
   if (stat(data_path, &st) != 0) {
     rc = errno == ENOENT ? TWINCACHE_ENOTCACHE : TWINCACHE_EIO;
+    if (rc == TWINCACHE_EIO) set_last_error("%s: %s", data_path, strerror(errno));
     goto cleanup;
   }
   if (!S_ISREG(st.st_mode)) {
@@ -243,7 +267,12 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
       goto cleanup;
     }
   }
-  if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) {
+    if (rc == TWINCACHE_ECORRUPT)
+      set_last_error("%s: the meta record (config, dims, counts) is damaged or altered: it fails "
+                     "its checksum, tag or size checks", path);
+    goto cleanup;
+  }
   if (!e->have_graphs) {
     rc = mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &e->graphs);
     if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
@@ -277,6 +306,10 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   rc = TWINCACHE_OK;
 
 cleanup:
+  if (rc == TWINCACHE_ETRUNCATED)
+    set_last_error("%s/data.mdb: shorter than the last page LMDB says is in use (truncated or "
+                   "damaged copy)", path);
+  if (rc != TWINCACHE_OK) set_last_error("%s: %s", path, twincache_strerror(rc));
   if (txn) mdb_txn_abort(txn);
   if (e) shared_env_unref(e);
   if (locked) pthread_mutex_unlock(&tc_envs_mu);

@@ -36,6 +36,12 @@ typedef struct twincache_cache twincache_cache;
 int twincache_cache_open(const char *path, twincache_cache **out);
 void twincache_cache_close(twincache_cache *c);
 
+/* One line saying why this thread's last twincache_cache_open failed, naming
+ * the file and the OS error where there is one (e.g. "DIR/data.mdb:
+ * Permission denied", "DIR: the meta record ... fails its checksum");
+ * "" after a successful open. Valid until the thread's next open. */
+const char *twincache_cache_last_error(void);
+
 /* Facts of the cache; the returned pointers live as long as the handle. */
 const twincache_dims *twincache_cache_dims(const twincache_cache *c);
 uint64_t twincache_cache_count(const twincache_cache *c); /* graphs committed */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -13,8 +14,13 @@
 #include "tc_cache_lmdb.h"
 #include "tc_cache_writer.h"
 
+/* The largest map the writer asks for (64 TiB, half of x86-64's user
+ * address space): doubling stops there with TWINCACHE_EFULL. */
+#define TC_MAX_MAP_BYTES ((uint64_t)1 << 46)
+
 struct tc_cache_writer {
   char *dir;
+  int created_dir; /* this open made the directory: removed again on failure */
   int lock_fd; /* DIR/twincache-gen.lock, flock'ed for the writer's life; -1 = none */
   MDB_env *env;
   MDB_dbi dbi_graphs, dbi_meta;
@@ -58,6 +64,7 @@ static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) 
       snprintf(msg, cap, "cannot create %s: %s", dir, strerror(errno));
       return TWINCACHE_EIO;
     }
+    w->created_dir = 1;
   } else if (!S_ISDIR(st.st_mode)) {
     snprintf(msg, cap, "%s exists and is not a directory", dir);
     return TWINCACHE_EIO;
@@ -72,6 +79,11 @@ static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) 
     int busy = w->lock_fd >= 0 && errno == EWOULDBLOCK;
     if (busy)
       snprintf(msg, cap, "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
+    else if (errno == EACCES || errno == EROFS || errno == EPERM)
+      snprintf(msg, cap,
+               "cannot write in %.400s (%s): the directory is read-only for this user; the cache "
+               "can be read but not extended",
+               dir, strerror(errno));
     else
       snprintf(msg, cap, "cannot lock %.400s/twincache-gen.lock: %s", dir, strerror(errno));
     return busy ? TWINCACHE_EBUSY : TWINCACHE_EIO;
@@ -155,6 +167,45 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir, char *ms
   return TWINCACHE_OK;
 }
 
+/* Validates what the writer is given before anything is created: dims within
+ * the format's limits (so every count x size product below is far from
+ * overflowing 64 bits: a chunk is at most 65536 graphs of at most
+ * 65535 x 256 x 257 floats), and a map size LMDB can round up to a page and
+ * this process can reserve. */
+static int check_inputs(const twincache_dims *d, uint64_t map_bytes, char *msg, size_t cap) {
+  if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
+      d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 || d->samples > TWINCACHE_MAX_SAMPLES ||
+      d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN) {
+    snprintf(msg, cap, "cache dimensions out of the format's limits");
+    return TWINCACHE_EINVAL;
+  }
+  if (map_bytes < 65536 || map_bytes > TC_MAX_MAP_BYTES || map_bytes > SIZE_MAX) {
+    snprintf(msg, cap, "map size %llu bytes out of range (64 KiB .. %llu bytes)",
+             (unsigned long long)map_bytes, (unsigned long long)TC_MAX_MAP_BYTES);
+    return TWINCACHE_EINVAL;
+  }
+  /* LMDB maps the whole map at open: try the reservation first (no memory) */
+  void *p = mmap(NULL, (size_t)map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    snprintf(msg, cap, "map size %llu bytes cannot be mapped in this process (%s); use a smaller --map-size",
+             (unsigned long long)map_bytes, strerror(errno));
+    return TWINCACHE_EINVAL;
+  }
+  munmap(p, (size_t)map_bytes);
+  return TWINCACHE_OK;
+}
+
+/* Removes what a failed open created in a directory it made itself. */
+static void remove_created(tc_cache_writer *w) {
+  static const char *const names[] = {"data.mdb", "lock.mdb", "twincache-gen.lock"};
+  char path[4096];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", w->dir, names[i]);
+    unlink(path);
+  }
+  rmdir(w->dir);
+}
+
 int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char *config_json,
                          const char *library, uint64_t map_size_bytes, tc_cache_writer **out,
                          char *msg, size_t msg_cap) {
@@ -165,10 +216,7 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
     return TWINCACHE_EINVAL;
   *out = NULL;
   msg[0] = '\0';
-  if (map_size_bytes == 0 || map_size_bytes > SIZE_MAX) {
-    snprintf(msg, msg_cap, "map size %llu bytes is out of range", (unsigned long long)map_size_bytes);
-    return TWINCACHE_EINVAL;
-  }
+  if ((rc = check_inputs(dims, map_size_bytes, msg, msg_cap)) != TWINCACHE_OK) return rc;
   w = calloc(1, sizeof *w);
   if (!w || !(w->dir = strdup(dir))) {
     free(w);
@@ -237,6 +285,11 @@ lmdb_error:
   rc = mrc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
 cleanup:
   if (txn) mdb_txn_abort(txn);
+  if (w && w->created_dir) {
+    if (w->env) mdb_env_close(w->env);
+    w->env = NULL;
+    remove_created(w);
+  }
   tc_cache_writer_close(w);
   return rc;
 }
@@ -253,6 +306,7 @@ const char *tc_cache_writer_error(const tc_cache_writer *w) { return w->error; }
 
 /* Doubles the map; only the writer holds transactions, and none is open. */
 static int grow_map(tc_cache_writer *w) {
+  if (w->map_size > TC_MAX_MAP_BYTES / 2) return MDB_MAP_FULL;
   w->map_size *= 2;
   w->map_grows++;
   return mdb_env_set_mapsize(w->env, (size_t)w->map_size);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tc_cache_writer.h"
+#include "twincache_cache.h"
 #include "tc_common.h"
 #include "tc_gen.h"
 
@@ -360,6 +361,23 @@ static int open_cache(tc_engine *e, const char *config_json, tc_gen_result *r) {
   return 0;
 }
 
+/* A cache of this config already holding the target count needs no writer:
+ * opened read-only (no lock file, no write), so a complete cache in a
+ * read-only directory is reported complete. Returns 1 and fills
+ * committed/stats when so, else 0 (the writer then says what is wrong). */
+static int cache_complete(tc_engine *e, const char *config_json) {
+  twincache_cache *c = NULL;
+  int done = 0;
+  if (twincache_cache_open(e->cfg->out_dir, &c) == TWINCACHE_OK &&
+      strcmp(twincache_cache_config(c), config_json) == 0 && twincache_cache_count(c) >= e->target) {
+    e->committed = twincache_cache_count(c);
+    e->stats = *twincache_cache_stats(c);
+    done = 1;
+  }
+  twincache_cache_close(c);
+  return done;
+}
+
 /* ---- the run -------------------------------------------------------------------- */
 static void print_progress(const tc_engine *e, uint64_t start_ns, int final) {
   double sec = (tc_now_ns() - start_ns) * 1e-9;
@@ -429,8 +447,10 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   pthread_cond_init(&e->cv_main, &ca);
   pthread_condattr_destroy(&ca);
 
-  rc = open_cache(e, config_json, r);
-  if (rc) goto cleanup;
+  if (!cache_complete(e, config_json)) {
+    rc = open_cache(e, config_json, r);
+    if (rc) goto cleanup;
+  }
   r->chunk_graphs = e->C;
   e->resumed_from = e->committed;
   r->resumed_from = e->committed;
