@@ -126,37 +126,36 @@ static tc_shared_env *tc_envs; /* under tc_envs_mu */
  * gets MDB_MAP_RESIZED, which a multi-threaded reader cannot fix in place.
  * A read-only mapping beyond the end of the file costs address space only. */
 static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
-  uint64_t map_bytes = file_bytes < (TC_READER_MAP_BYTES >> 2) ? TC_READER_MAP_BYTES : 4 * file_bytes;
+  /* The large reservation first; where it is refused (ulimit -v, valgrind:
+   * ENOMEM), the file's size with headroom. A writer growing the file past
+   * that then makes later read handles fail with TWINCACHE_ELMDB (reopen). */
+  const uint64_t maps[2] = {
+      file_bytes < (TC_READER_MAP_BYTES >> 2) ? TC_READER_MAP_BYTES : 4 * file_bytes,
+      2 * file_bytes + ((uint64_t)64 << 20)};
   static const unsigned flags[2] = {MDB_RDONLY | MDB_NOTLS, MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK};
   int rc = 0;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    MDB_env *env;
-    if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
-    mdb_env_set_maxdbs(env, TC_MAX_DBS);
-    mdb_env_set_mapsize(env, (size_t)map_bytes);
-    /* Keep the lock file: a generator may be writing. NOTLS lets each
-     * decode thread own a read txn. */
-    rc = mdb_env_open(env, path, flags[attempt], 0644);
-    if (rc == ENOMEM && map_bytes > 2 * file_bytes + (64u << 20)) {
-      /* no room for the reservation (ulimit -v, valgrind): map what the file
-       * holds now with headroom; a writer growing it past that makes later
-       * read handles fail with TWINCACHE_ELMDB (reopen the cache) */
-      mdb_env_close(env);
-      map_bytes = 2 * file_bytes + (64u << 20);
-      attempt--;
-      continue;
-    }
-    if (rc == MDB_SUCCESS) {
-      int st = tc_env_check_size(env);
-      if (st != TWINCACHE_OK) {
-        mdb_env_close(env);
-        return st;
+  for (int m = 0; m < 2; m++) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+      MDB_env *env;
+      if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
+      mdb_env_set_maxdbs(env, TC_MAX_DBS);
+      mdb_env_set_mapsize(env, (size_t)maps[m]);
+      /* Keep the lock file: a generator may be writing. NOTLS lets each
+       * decode thread own a read txn. */
+      rc = mdb_env_open(env, path, flags[attempt], 0644);
+      if (rc == MDB_SUCCESS) {
+        int st = tc_env_check_size(env);
+        if (st != TWINCACHE_OK) {
+          mdb_env_close(env);
+          return st;
+        }
+        *out = env;
+        return TWINCACHE_OK;
       }
-      *out = env;
-      return TWINCACHE_OK;
+      mdb_env_close(env);
+      if (rc != EACCES && rc != EROFS) break; /* without locks only on a read-only fs */
     }
-    mdb_env_close(env);
-    if (rc != EACCES && rc != EROFS) break;
+    if (rc != ENOMEM || maps[1] >= maps[0]) break;
   }
   return rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == ENOENT ? TWINCACHE_ENOTCACHE
                                                                          : tc_status_from_mdb(rc);
