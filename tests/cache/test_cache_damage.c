@@ -10,7 +10,9 @@
  *  - garbage lock files: LMDB re-initialises a lock file no process holds and
  *    the generator's lock is an flock, so such a cache reads and extends
  *    normally;
- *  - --map-size 2^64-1 is refused and leaves nothing behind.
+ *  - --map-size 2^64-1 is refused and leaves nothing behind;
+ *  - a version 1 meta record (no tag, no checksum) still opens and reads,
+ *    and the generator refuses to extend it with a clear message.
  * Called as: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,9 @@
 #include <unistd.h>
 
 #include "inspect_test.h"
+#include "tc_cache_raw.h"
 #include "tc_cache_writer.h"
+#include "tc_common.h"
 
 static const char *gen_path, *inspect_path, *bench_path, *scratch;
 
@@ -234,6 +238,39 @@ static void test_map_size(void) {
   CHECK(stat(path, &sb) != 0, "--map-size 2^64-1 left %s behind", path);
 }
 
+static void test_v1_meta(const char *good) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/v1", scratch);
+  CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  tc_cache_raw *raw = NULL;
+  uint8_t ver[4];
+  tc_store_u32(ver, 1);
+  CHECK(tc_cache_raw_open(path, 1, &raw) == 0, "raw open %s", path);
+  if (raw) {
+    CHECK(tc_cache_raw_put(raw, "meta", TWINCACHE_META_VERSION, strlen(TWINCACHE_META_VERSION), ver, 4) == 0,
+          "put version");
+    CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_TAG, strlen(TWINCACHE_META_TAG)) == 0, "del tag");
+    CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_CHECK, strlen(TWINCACHE_META_CHECK)) == 0, "del check");
+    CHECK(tc_cache_raw_close(raw) == 0, "commit");
+  }
+  tt_reader r, g;
+  CHECK(tt_reader_open(path, &r) == 0 && tt_reader_open(good, &g) == 0, "open v1 and v2");
+  CHECK(twincache_cache_tag(r.cache) == twincache_cache_tag(g.cache), "v1 tag %llx, v2 tag %llx",
+        (unsigned long long)twincache_cache_tag(r.cache), (unsigned long long)twincache_cache_tag(g.cache));
+  const char *cfg = twincache_cache_config(g.cache);
+  CHECK(twincache_cache_tag(g.cache) == tc_fnv1a64(cfg, strlen(cfg)), "tag is not FNV-1a 64 of the config");
+  CHECK(twincache_cache_read_graph(r.cache, r.dctx, 99, r.graph) == 0, "read graph 99 of the v1 copy");
+  tt_reader_close(&r);
+  tt_reader_close(&g);
+  const char *verify[] = {inspect_path, "verify", path, NULL};
+  int st = run_status(verify, NULL);
+  CHECK(st == 0, "v1: verify exited %d", st);
+  char *err = NULL;
+  st = gen_extend(path, "1", &err);
+  CHECK(st == 1 && err && strstr(err, "format version 1"), "v1: gen exited %d: %s", st, err ? err : "");
+  free(err);
+}
+
 int main(int argc, char **argv) {
   if (argc != 5) {
     fprintf(stderr, "usage: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH\n");
@@ -257,6 +294,7 @@ int main(int argc, char **argv) {
   test_splice(good, other);
   test_garbage_locks(good);
   test_map_size();
+  test_v1_meta(good);
   if (tt_failures == 0) tt_remove_tree(scratch);
   printf("test_cache_damage: %s\n", tt_failures ? "FAILED" : "ok");
   return tt_failures ? 1 : 0;
