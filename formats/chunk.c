@@ -7,7 +7,13 @@
 #include "tc_format_internal.h"
 #include "twincache_format.h"
 
+/* v2 records end with a trailer: the cache tag u64, FNV-1a of those 8 bytes
+ * u32. (A trailer, not a longer header: the v1 header and table offsets stay
+ * where every reader expects them.) */
+#define TC_CHUNK_TRAILER_BYTES 12u
+
 struct twincache_chunk_builder {
+  uint64_t tag;
   uint64_t first_index;
   uint32_t count;
   uint8_t *frames; /* frames appended back to back */
@@ -45,6 +51,10 @@ void twincache_chunk_builder_reset(twincache_chunk_builder *b, uint64_t first_in
   b->first_index = first_index;
   b->count = 0;
   b->frames_len = 0;
+}
+
+void twincache_chunk_builder_set_tag(twincache_chunk_builder *b, uint64_t tag) {
+  if (b) b->tag = tag;
 }
 
 uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b) {
@@ -92,14 +102,14 @@ int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *fr
   return TWINCACHE_OK;
 }
 
-/* Header v1 (28 bytes): magic "TCC1", version u16, header bytes u16,
+/* Header (28 bytes, v1 and v2): magic "TCC1", version u16, header bytes u16,
  * first_index u64, count u32, FNV-1a of the offset table u32, FNV-1a of
- * bytes [0, 24) u32. */
+ * bytes [0, 24) u32. v2 appends the tag trailer after the frames. */
 int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data, size_t *size) {
   if (!b || !data || !size || b->count == 0) return TWINCACHE_EINVAL;
   if (b->frames_len > UINT32_MAX) return TWINCACHE_ETOOBIG;
   size_t table = 4 * ((size_t)b->count + 1);
-  size_t total = TC_CHUNK_HEADER_BYTES + table + b->frames_len;
+  size_t total = TC_CHUNK_HEADER_BYTES + table + b->frames_len + TC_CHUNK_TRAILER_BYTES;
   int rc = grow((void **)&b->out, &b->out_cap, total, 1);
   if (rc != TWINCACHE_OK) return rc;
   uint8_t *p = b->out, *t = p + TC_CHUNK_HEADER_BYTES;
@@ -113,6 +123,9 @@ int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data
   tc_store_u32(p + 20, tc_fnv1a32(t, table));
   tc_store_u32(p + 24, tc_fnv1a32(p, 24));
   memcpy(t + table, b->frames, b->frames_len);
+  uint8_t *tr = t + table + b->frames_len;
+  tc_store_u64(tr, b->tag);
+  tc_store_u32(tr + 8, tc_fnv1a32(tr, 8));
   *data = p;
   *size = total;
   return TWINCACHE_OK;
@@ -134,13 +147,23 @@ int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v)
   if (table > size - TC_CHUNK_HEADER_BYTES) return TWINCACHE_ECORRUPT;
   const uint8_t *t = p + TC_CHUNK_HEADER_BYTES;
   if (tc_load_u32(p + 20) != tc_fnv1a32(t, table)) return TWINCACHE_ECHECKSUM;
-  size_t frames_bytes = size - TC_CHUNK_HEADER_BYTES - table;
+  size_t trailer = version >= 2 ? TC_CHUNK_TRAILER_BYTES : 0;
+  if (trailer > size - TC_CHUNK_HEADER_BYTES - table) return TWINCACHE_ECORRUPT;
+  size_t frames_bytes = size - TC_CHUNK_HEADER_BYTES - table - trailer;
   if (tc_load_u32(t) != 0 || tc_load_u32(t + 4 * (size_t)count) != frames_bytes)
     return TWINCACHE_ECORRUPT;
+  uint64_t tag = 0;
+  if (trailer) {
+    const uint8_t *tr = t + table + frames_bytes;
+    if (tc_load_u32(tr + 8) != tc_fnv1a32(tr, 8)) return TWINCACHE_ECHECKSUM;
+    tag = tc_load_u64(tr);
+  }
   for (uint32_t i = 0; i < count; i++) {
     uint32_t a = tc_load_u32(t + 4 * (size_t)i), z = tc_load_u32(t + 4 * (size_t)i + 4);
     if (z < a || z - a < TC_FRAME_HEADER_BYTES) return TWINCACHE_ECORRUPT;
   }
+  v->version = version;
+  v->tag = tag;
   v->first_index = tc_load_u64(p + 8);
   v->count = count;
   v->offsets = (const uint32_t *)(const void *)t;

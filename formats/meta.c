@@ -1,4 +1,7 @@
-/* meta.c — fixed-size codecs of the "dims" and "stats" meta entries. */
+/* meta.c — the meta codecs: fixed-size "dims" and "stats" entries, and the
+ * meta record as a whole (v2: cache tag and checksum). Pure functions. */
+#include <string.h>
+
 #include "tc_common.h"
 #include "twincache_format.h"
 
@@ -60,5 +63,108 @@ int twincache_stats_decode(const void *src, size_t size, twincache_stats *s) {
   s->frame_bytes = tc_load_u64(p + 16);
   s->edges = tc_load_u64(p + 24);
   s->nodes = tc_load_u64(p + 32);
+  return TWINCACHE_OK;
+}
+
+/* ---- the meta record (v2: tag and checksum) ------------------------------ */
+#define TC_META_CHECK_VERSION 1u
+static const char tc_meta_domain[8] = {'T', 'C', 'M', 'E', 'T', 'A', '2', 0};
+
+static const char *const tc_meta_keys[TWINCACHE_MK_COUNT] = {
+    TWINCACHE_META_VERSION, TWINCACHE_META_CONFIG, TWINCACHE_META_DIMS,  TWINCACHE_META_COMMITTED,
+    TWINCACHE_META_STATS,   TWINCACHE_META_LIBRARY, TWINCACHE_META_TAG, TWINCACHE_META_CHECK};
+
+const char *twincache_meta_key_name(int k) {
+  return k >= 0 && k < TWINCACHE_MK_COUNT ? tc_meta_keys[k] : NULL;
+}
+
+uint64_t twincache_meta_tag(const char *config, size_t config_len) {
+  return tc_fnv1a64(config ? config : "", config ? config_len : 0);
+}
+
+/* Canonical serialisation, hashed as it is produced:
+ *   "TCMETA2\0", u32 version, dims (32 bytes), u64 committed, stats (40 bytes),
+ *   u64 tag, u32 config length, config bytes, u32 library length, library. */
+uint64_t twincache_meta_checksum(const twincache_meta *m) {
+  uint8_t b[TWINCACHE_STATS_BYTES];
+  uint64_t h = tc_fnv1a64_update(TC_FNV1A64_BASIS, tc_meta_domain, sizeof tc_meta_domain);
+  tc_store_u32(b, m->version);
+  h = tc_fnv1a64_update(h, b, 4);
+  twincache_dims_encode(&m->dims, b);
+  h = tc_fnv1a64_update(h, b, TWINCACHE_DIMS_BYTES);
+  tc_store_u64(b, m->committed);
+  h = tc_fnv1a64_update(h, b, 8);
+  twincache_stats_encode(&m->stats, b);
+  h = tc_fnv1a64_update(h, b, TWINCACHE_STATS_BYTES);
+  tc_store_u64(b, m->tag);
+  h = tc_fnv1a64_update(h, b, 8);
+  tc_store_u32(b, (uint32_t)m->config_len);
+  h = tc_fnv1a64_update(h, b, 4);
+  h = tc_fnv1a64_update(h, m->config, m->config_len);
+  tc_store_u32(b, (uint32_t)m->library_len);
+  h = tc_fnv1a64_update(h, b, 4);
+  return tc_fnv1a64_update(h, m->library, m->library_len);
+}
+
+void twincache_meta_check_encode(const twincache_meta *m, uint8_t out[TWINCACHE_META_CHECK_BYTES]) {
+  tc_store_u32(out, TC_META_CHECK_VERSION);
+  tc_store_u32(out + 4, 0);
+  tc_store_u64(out + 8, twincache_meta_checksum(m));
+}
+
+int twincache_meta_parse(const twincache_meta_entry e[TWINCACHE_MK_COUNT], twincache_meta *m) {
+  if (!e || !m) return TWINCACHE_EINVAL;
+  memset(m, 0, sizeof *m);
+  m->config = m->library = "";
+  const twincache_meta_entry *v = &e[TWINCACHE_MK_VERSION];
+  if (!v->data) return TWINCACHE_ENOTCACHE;
+  if (v->size != 4) return TWINCACHE_ECORRUPT;
+  m->version = tc_load_u32(v->data);
+  if (m->version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (m->version == 0) return TWINCACHE_ECORRUPT;
+
+  v = &e[TWINCACHE_MK_DIMS];
+  if (!v->data) return TWINCACHE_ECORRUPT;
+  int rc = twincache_dims_decode(v->data, v->size, &m->dims);
+  if (rc != TWINCACHE_OK) return rc;
+  const twincache_dims *d = &m->dims;
+  if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
+      d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 || d->samples > TWINCACHE_MAX_SAMPLES ||
+      d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
+    return TWINCACHE_ECORRUPT;
+
+  /* committed is written with the first chunks; a cache without it has none */
+  v = &e[TWINCACHE_MK_COMMITTED];
+  if (v->data) {
+    if (v->size != 8) return TWINCACHE_ECORRUPT;
+    m->committed = tc_load_u64(v->data);
+  }
+  v = &e[TWINCACHE_MK_STATS];
+  if (v->data && (rc = twincache_stats_decode(v->data, v->size, &m->stats)) != TWINCACHE_OK) return rc;
+  v = &e[TWINCACHE_MK_CONFIG];
+  if (v->data) {
+    m->config = v->data;
+    m->config_len = v->size;
+  }
+  v = &e[TWINCACHE_MK_LIBRARY];
+  if (v->data) {
+    m->library = v->data;
+    m->library_len = v->size;
+  }
+  if (m->config_len > UINT32_MAX || m->library_len > UINT32_MAX) return TWINCACHE_ECORRUPT;
+  uint64_t config_tag = twincache_meta_tag(m->config, m->config_len);
+  if (m->version < 2) { /* v1: no tag, no checksum */
+    m->tag = config_tag;
+    return TWINCACHE_OK;
+  }
+  v = &e[TWINCACHE_MK_TAG];
+  if (!v->data || v->size != 8) return TWINCACHE_ECORRUPT;
+  m->tag = tc_load_u64(v->data);
+  if (m->tag != config_tag) return TWINCACHE_ECORRUPT;
+  v = &e[TWINCACHE_MK_CHECK];
+  if (!v->data || v->size != TWINCACHE_META_CHECK_BYTES) return TWINCACHE_ECORRUPT;
+  const uint8_t *c = v->data;
+  if (tc_load_u32(c) != TC_META_CHECK_VERSION || tc_load_u32(c + 4) != 0) return TWINCACHE_ECORRUPT;
+  if (tc_load_u64(c + 8) != twincache_meta_checksum(m)) return TWINCACHE_ECORRUPT;
   return TWINCACHE_OK;
 }

@@ -60,6 +60,8 @@ enum {
   TWINCACHE_EDEADLK = -18,     /* next() would wait forever: the batch slot it
                                   needs is held and cannot be released */
   TWINCACHE_ESTALE = -19,      /* a batch handle that is no longer current */
+  /* -20 and up: storage (cache/) */
+  TWINCACHE_ETRUNCATED = -20,  /* data file shorter than the database says: truncated or damaged copy */
 };
 
 /* Returns a static, human-readable string for any twincache status code
@@ -201,6 +203,9 @@ twincache_chunk_builder *twincache_chunk_builder_create(void);
 void twincache_chunk_builder_free(twincache_chunk_builder *b);
 /* Starts an empty chunk whose first graph has index first_index. */
 void twincache_chunk_builder_reset(twincache_chunk_builder *b, uint64_t first_index);
+/* Sets the cache tag (see twincache_meta) finished chunks carry; kept across
+ * resets; 0 until set. */
+void twincache_chunk_builder_set_tag(twincache_chunk_builder *b, uint64_t tag);
 /* Encodes g (whose index must be first_index + count) and appends it. */
 int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
                                 const twincache_graph *g);
@@ -214,6 +219,8 @@ uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b);
 /* A parsed view of a chunk record; points into the caller's bytes and is
  * valid as long as they are (for LMDB: until the read transaction ends). */
 typedef struct twincache_chunk_view {
+  uint32_t version;     /* layout version of the record (1 or 2) */
+  uint64_t tag;         /* v2: the cache tag of the cache that wrote it; v1: 0 */
   uint64_t first_index; /* index of slot 0 */
   uint32_t count;       /* graphs in the chunk */
   const uint8_t *frames;   /* start of the frame area */
@@ -221,8 +228,10 @@ typedef struct twincache_chunk_view {
   size_t frames_bytes;
 } twincache_chunk_view;
 
-/* Validates the chunk header and the whole offset table (monotonic, in
- * bounds). Returns 0 and fills *v, or TWINCACHE_ECORRUPT/ECHECKSUM/EVERSION. */
+/* Validates the chunk header, the whole offset table (monotonic, in bounds)
+ * and, for v2, the tag trailer. Returns 0 and fills *v, or
+ * TWINCACHE_ECORRUPT/ECHECKSUM/EVERSION. Whether v->tag is the tag of the
+ * cache it is read from is the cache's check (cache/). */
 int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v);
 /* Returns frame `slot` of a parsed chunk (slot < count) as pointer and size. */
 int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const void **frame,
@@ -236,6 +245,8 @@ int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const vo
 #define TWINCACHE_META_COMMITTED "committed"    /* uint64 LE: graphs committed */
 #define TWINCACHE_META_STATS "stats"            /* twincache_stats, encoded below */
 #define TWINCACHE_META_LIBRARY "library"        /* text: twincache version that wrote it */
+#define TWINCACHE_META_TAG "cache_tag"          /* v2: uint64 LE, the cache tag */
+#define TWINCACHE_META_CHECK "meta_check"       /* v2: TWINCACHE_META_CHECK_BYTES, below */
 
 /* Fixed facts of a cache, needed to size batches without reading graphs. */
 typedef struct twincache_dims {
@@ -263,6 +274,57 @@ void twincache_dims_encode(const twincache_dims *d, uint8_t out[TWINCACHE_DIMS_B
 int twincache_dims_decode(const void *src, size_t size, twincache_dims *d);
 void twincache_stats_encode(const twincache_stats *s, uint8_t out[TWINCACHE_STATS_BYTES]);
 int twincache_stats_decode(const void *src, size_t size, twincache_stats *s);
+
+/* ---- the meta record ------------------------------------------------------
+ * The meta entries of a cache as one record. Version 2 binds them together
+ * with a checksum (the "meta_check" entry: u32 layout version 1, u32 0,
+ * u64 FNV-1a 64 of the canonical serialisation, FORMAT.md section 4) and
+ * names the cache by its tag: FNV-1a 64 of the config JSON bytes, also
+ * carried by every v2 chunk record. Pure functions over bytes. */
+#define TWINCACHE_META_CHECK_BYTES 16
+
+enum twincache_meta_key {
+  TWINCACHE_MK_VERSION = 0, TWINCACHE_MK_CONFIG, TWINCACHE_MK_DIMS, TWINCACHE_MK_COMMITTED,
+  TWINCACHE_MK_STATS, TWINCACHE_MK_LIBRARY, TWINCACHE_MK_TAG, TWINCACHE_MK_CHECK,
+  TWINCACHE_MK_COUNT
+};
+/* The LMDB key text of meta key k (TWINCACHE_META_*), NULL when out of range. */
+const char *twincache_meta_key_name(int k);
+
+/* One raw meta value as stored; data == NULL means the entry is absent. */
+typedef struct twincache_meta_entry {
+  const void *data;
+  size_t size;
+} twincache_meta_entry;
+
+/* The decoded meta record. config/library point into the caller's entry
+ * bytes (not NUL-terminated; "" with length 0 when absent). */
+typedef struct twincache_meta {
+  uint32_t version;       /* format version of the cache, 1..TWINCACHE_FORMAT_VERSION */
+  twincache_dims dims;
+  uint64_t committed;     /* 0 when absent (nothing committed yet) */
+  twincache_stats stats;  /* zero when absent */
+  uint64_t tag;           /* stored (v2) or computed from config (v1) */
+  const char *config;
+  size_t config_len;
+  const char *library;
+  size_t library_len;
+} twincache_meta;
+
+/* The cache tag of a config text: FNV-1a 64 of its bytes. */
+uint64_t twincache_meta_tag(const char *config, size_t config_len);
+/* FNV-1a 64 of m's canonical serialisation (version, dims, committed, stats,
+ * tag, config, library; FORMAT.md section 4). */
+uint64_t twincache_meta_checksum(const twincache_meta *m);
+/* The "meta_check" value of m. */
+void twincache_meta_check_encode(const twincache_meta *m, uint8_t out[TWINCACHE_META_CHECK_BYTES]);
+/* Decodes and validates the entries e[TWINCACHE_MK_COUNT] into *m: sizes,
+ * versions, dims within the format's limits, and for v2 the tag (present,
+ * equal to the config's) and the checksum. Returns 0, TWINCACHE_ENOTCACHE
+ * (no format_version), TWINCACHE_EVERSION (newer), TWINCACHE_ECORRUPT
+ * (anything else: the meta record is damaged or was altered),
+ * TWINCACHE_EINVAL (NULL). Never reads outside the entries. */
+int twincache_meta_parse(const twincache_meta_entry e[TWINCACHE_MK_COUNT], twincache_meta *m);
 
 /* ---- graph helpers shared by the generator, the loader and the tools ---- */
 /* Sets desc[j] = 1 for every node reachable from `node` (the node itself

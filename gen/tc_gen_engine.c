@@ -11,21 +11,19 @@
  * transaction (MDB_APPEND) together with meta committed/stats/dims, so the
  * committed count and the chunks can never disagree. On MDB_MAP_FULL the
  * batch is replayed after doubling the map, which is why the writer keeps its
- * own copy of the uncommitted chunks. */
+ * own copy of the uncommitted chunks. The storage itself (directory, lock,
+ * LMDB, meta, growth) is cache/'s tc_cache_writer. */
 #include <errno.h>
-#include <fcntl.h>
-#include <lmdb.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tc_cache_writer.h"
+#include "twincache_cache.h"
 #include "tc_common.h"
 #include "tc_gen.h"
 
@@ -58,7 +56,7 @@ typedef struct tc_engine {
   const tc_gen_config *cfg;
   const volatile sig_atomic_t *stop_flag;
   uint32_t C;
-  uint64_t target, resumed_from, first_chunk, end_chunk, append_from;
+  uint64_t target, resumed_from, first_chunk, end_chunk;
   /* shared state, guarded by mu */
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_writer, cv_main;
@@ -68,20 +66,18 @@ typedef struct tc_engine {
   int stop, error, writer_done;
   char msg[512];
   uint64_t done_graphs, done_frame_bytes, done_raw_bytes; /* encoded by this run */
-  int lock_fd; /* DIR/twincache-gen.lock, flock'ed for the whole run; -1 = none */
   /* writer-owned */
-  MDB_env *env;
-  MDB_dbi dbi_graphs, dbi_meta;
-  uint64_t map_size;
+  tc_cache_writer *w;    /* the cache, locked for the whole run */
   twincache_stats stats; /* committed totals */
   twincache_dims dims;
   uint64_t committed;
   uint8_t *pend_buf;
   size_t pend_bytes, pend_cap;
   tc_pending *pend;
+  tc_cache_chunk *pend_chunks; /* (pend_capn) what one put writes */
   size_t pend_n, pend_capn;
   twincache_stats pend_stats;
-  uint64_t lmdb_ns, commits, map_grows, writer_cpu_ns;
+  uint64_t lmdb_ns, commits, writer_cpu_ns;
   tc_counters *counters; /* (threads) */
 } tc_engine;
 
@@ -190,73 +186,29 @@ done:
   return NULL;
 }
 
-/* ---- LMDB ------------------------------------------------------------------- */
-static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *val, size_t size) {
-  MDB_val k = {strlen(key), (void *)key}, v = {size, (void *)val};
-  return mdb_put(txn, dbi, &k, &v, 0);
-}
-
-static int put_progress_meta(tc_engine *e, MDB_txn *txn, uint64_t committed, const twincache_stats *st) {
-  uint8_t dims[TWINCACHE_DIMS_BYTES], stats[TWINCACHE_STATS_BYTES], cnt[8];
-  twincache_dims_encode(&e->dims, dims);
-  twincache_stats_encode(st, stats);
-  tc_store_u64(cnt, committed);
-  int rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_DIMS, dims, sizeof dims);
-  if (!rc) rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_COMMITTED, cnt, sizeof cnt);
-  if (!rc) rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_STATS, stats, sizeof stats);
-  return rc;
-}
-
-/* Doubles the map; only the writer holds transactions, and none is open. */
-static int grow_map(tc_engine *e) {
-  e->map_size *= 2;
-  e->map_grows++;
-  return mdb_env_set_mapsize(e->env, (size_t)e->map_size);
-}
-
-/* Writes the pending chunks and the meta in one transaction; replays it after
- * growing the map when LMDB reports MDB_MAP_FULL. Returns an LMDB/errno code. */
+/* ---- the writer -------------------------------------------------------------- */
+/* Writes the pending chunks and the meta in one transaction (cache/ replays it
+ * after growing the map). Returns a status. */
 static int flush_pending(tc_engine *e) {
   if (e->pend_n == 0) return 0;
   uint64_t t0 = tc_now_ns();
-  int rc;
-  for (;;) {
-    MDB_txn *txn = NULL;
-    rc = mdb_txn_begin(e->env, NULL, 0, &txn);
-    if (rc == MDB_MAP_RESIZED) rc = mdb_env_set_mapsize(e->env, 0), rc = rc ? rc : MDB_MAP_RESIZED;
-    if (rc == MDB_MAP_RESIZED) continue;
-    if (rc) break;
-    for (size_t p = 0; p < e->pend_n && !rc; p++) {
-      uint8_t key[8];
-      tc_store_be64(key, e->pend[p].chunk);
-      MDB_val k = {8, key}, v = {e->pend[p].size, e->pend_buf + e->pend[p].offset};
-      rc = mdb_put(txn, e->dbi_graphs, &k, &v, e->pend[p].chunk >= e->append_from ? MDB_APPEND : 0);
-    }
-    twincache_stats st = e->stats;
-    st.raw_bytes += e->pend_stats.raw_bytes;
-    st.frame_bytes += e->pend_stats.frame_bytes;
-    st.edges += e->pend_stats.edges;
-    st.nodes += e->pend_stats.nodes;
-    uint64_t committed = e->pend[e->pend_n - 1].end_index;
-    if (!rc) rc = put_progress_meta(e, txn, committed, &st);
-    if (rc) {
-      mdb_txn_abort(txn);
-    } else {
-      rc = mdb_txn_commit(txn);
-    }
-    if (rc == MDB_MAP_FULL) {
-      rc = grow_map(e);
-      if (rc) break;
-      continue;
-    }
-    if (rc) break;
+  twincache_stats st = e->stats;
+  st.raw_bytes += e->pend_stats.raw_bytes;
+  st.frame_bytes += e->pend_stats.frame_bytes;
+  st.edges += e->pend_stats.edges;
+  st.nodes += e->pend_stats.nodes;
+  uint64_t committed = e->pend[e->pend_n - 1].end_index;
+  for (size_t p = 0; p < e->pend_n; p++) {
+    e->pend_chunks[p].chunk = e->pend[p].chunk;
+    e->pend_chunks[p].data = e->pend_buf + e->pend[p].offset;
+    e->pend_chunks[p].size = e->pend[p].size;
+  }
+  int rc = tc_cache_writer_put(e->w, e->pend_chunks, e->pend_n, committed, &st);
+  e->lmdb_ns += tc_now_ns() - t0;
+  if (rc == 0) {
     e->stats = st;
     e->committed = committed;
     e->commits++;
-    break;
-  }
-  e->lmdb_ns += tc_now_ns() - t0;
-  if (rc == 0) {
     e->pend_n = 0;
     e->pend_bytes = 0;
     memset(&e->pend_stats, 0, sizeof e->pend_stats);
@@ -278,6 +230,9 @@ static int pending_add(tc_engine *e, const tc_slot *sl) {
     tc_pending *np = realloc(e->pend, capn * sizeof *np);
     if (!np) return TWINCACHE_ENOMEM;
     e->pend = np;
+    tc_cache_chunk *nc = realloc(e->pend_chunks, capn * sizeof *nc);
+    if (!nc) return TWINCACHE_ENOMEM;
+    e->pend_chunks = nc;
     e->pend_capn = capn;
   }
   memcpy(e->pend_buf + e->pend_bytes, sl->data, sl->size);
@@ -298,13 +253,7 @@ static void lmdb_fail(tc_engine *e, int rc) {
   char num[32];
   snprintf(num, sizeof num, "%llu", (unsigned long long)e->committed);
   pthread_mutex_lock(&e->mu);
-  /* LMDB turns a short write into EIO: a full disk shows as EIO or ENOSPC. */
-  int full = rc == ENOSPC || rc == EDQUOT;
-  struct statvfs fs;
-  if (rc == EIO && statvfs(e->cfg->out_dir, &fs) == 0 &&
-      (uint64_t)fs.f_bavail * fs.f_frsize < (uint64_t)e->pend_bytes + ((uint64_t)8 << 20))
-    full = 1;
-  if (full) {
+  if (rc == TWINCACHE_EFULL) {
     fail_locked(e, TWINCACHE_EFULL,
                 "disk full writing the cache (it stays valid with %s graphs; free space and "
                 "rerun to resume)%s",
@@ -313,7 +262,7 @@ static void lmdb_fail(tc_engine *e, int rc) {
     fail_locked(e, TWINCACHE_ENOMEM, "out of memory in the writer (cache valid with %s graphs)%s", num, "");
   } else {
     char what[200];
-    snprintf(what, sizeof what, "%s", mdb_strerror(rc));
+    snprintf(what, sizeof what, "%s", tc_cache_writer_error(e->w));
     fail_locked(e, TWINCACHE_ELMDB, "LMDB write failed: %s (cache valid with %s graphs)", what, num);
   }
   pthread_mutex_unlock(&e->mu);
@@ -391,126 +340,42 @@ static void *writer_main(void *arg) {
 }
 
 /* ---- opening or creating the cache ------------------------------------------ */
-static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *v) {
-  MDB_val k = {strlen(key), (void *)key};
-  return mdb_get(txn, dbi, &k, v);
-}
-
 /* Opens c->out_dir, creating the cache or checking that it was built with the
- * same config. Fills committed/stats/dims. */
+ * same config. Fills committed/stats. */
 static int open_cache(tc_engine *e, const char *config_json, tc_gen_result *r) {
-  const tc_gen_config *c = e->cfg;
-  const char *dir = c->out_dir;
-  struct stat st;
-  int rc = 0;
-  MDB_txn *txn = NULL;
-  if (stat(dir, &st) != 0) {
-    if (mkdir(dir, 0755) != 0) {
-      snprintf(r->message, sizeof r->message, "cannot create %s: %s", dir, strerror(errno));
-      return TWINCACHE_EIO;
-    }
-  } else if (!S_ISDIR(st.st_mode)) {
-    snprintf(r->message, sizeof r->message, "%s exists and is not a directory", dir);
-    return TWINCACHE_EIO;
-  }
-  /* One generator per cache: a second one would race the first for the same
-   * chunk keys. The kernel drops the lock when its holder dies (kill -9), so
-   * resuming needs no clean-up. */
-  char lock_path[4096];
-  snprintf(lock_path, sizeof lock_path, "%s/twincache-gen.lock", dir);
-  e->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (e->lock_fd < 0 || flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    int busy = e->lock_fd >= 0 && errno == EWOULDBLOCK;
-    if (busy)
-      snprintf(r->message, sizeof r->message,
-               "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
-    else
-      snprintf(r->message, sizeof r->message, "cannot lock %.400s/twincache-gen.lock: %s", dir,
-               strerror(errno));
-    return busy ? TWINCACHE_EBUSY : TWINCACHE_EIO;
-  }
-  if ((rc = mdb_env_create(&e->env)) || (rc = mdb_env_set_maxdbs(e->env, 4)) ||
-      (rc = mdb_env_set_mapsize(e->env, (size_t)c->map_size_bytes)) ||
-      (rc = mdb_env_open(e->env, dir, MDB_NOMETASYNC, 0644))) {
-    snprintf(r->message, sizeof r->message, "cannot open the LMDB environment %s: %s", dir,
-             mdb_strerror(rc));
-    return rc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
-  }
-  MDB_envinfo info;
-  mdb_env_info(e->env, &info);
-  e->map_size = info.me_mapsize;
-
-  if ((rc = mdb_txn_begin(e->env, NULL, 0, &txn))) goto lmdb_error;
-  MDB_dbi main_dbi;
-  MDB_stat ms;
-  if ((rc = mdb_dbi_open(txn, NULL, 0, &main_dbi)) || (rc = mdb_stat(txn, main_dbi, &ms))) goto lmdb_error;
-  if (ms.ms_entries == 0) { /* a new cache (or one killed before its first commit) */
-    if ((rc = mdb_dbi_open(txn, "graphs", MDB_CREATE, &e->dbi_graphs)) ||
-        (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &e->dbi_meta)))
-      goto lmdb_error;
-    uint8_t ver[4];
-    tc_store_u32(ver, TWINCACHE_FORMAT_VERSION);
-    const char *lib = "twincache-gen " TWINCACHE_VERSION_STRING;
-    memset(&e->stats, 0, sizeof e->stats);
-    e->committed = 0;
-    if ((rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_VERSION, ver, 4)) ||
-        (rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_CONFIG, config_json, strlen(config_json))) ||
-        (rc = put_meta(txn, e->dbi_meta, TWINCACHE_META_LIBRARY, lib, strlen(lib))) ||
-        (rc = put_progress_meta(e, txn, 0, &e->stats)))
-      goto lmdb_error;
-    rc = mdb_txn_commit(txn);
-    txn = NULL;
-    if (rc) goto lmdb_error;
-    return 0;
-  }
-  if (mdb_dbi_open(txn, "meta", 0, &e->dbi_meta) || mdb_dbi_open(txn, "graphs", 0, &e->dbi_graphs)) {
-    snprintf(r->message, sizeof r->message, "%s is an LMDB environment but not a twincache cache", dir);
-    mdb_txn_abort(txn);
-    return TWINCACHE_ENOTCACHE;
-  }
-  MDB_val v;
-  if (get_meta(txn, e->dbi_meta, TWINCACHE_META_VERSION, &v) || v.mv_size != 4 ||
-      get_meta(txn, e->dbi_meta, TWINCACHE_META_COMMITTED, &v) || v.mv_size != 8) {
-    snprintf(r->message, sizeof r->message, "%s is not a twincache cache (meta incomplete)", dir);
-    mdb_txn_abort(txn);
-    return TWINCACHE_ENOTCACHE;
-  }
-  e->committed = tc_load_u64(v.mv_data);
-  get_meta(txn, e->dbi_meta, TWINCACHE_META_VERSION, &v);
-  if (tc_load_u32(v.mv_data) != TWINCACHE_FORMAT_VERSION) {
-    snprintf(r->message, sizeof r->message, "%s was written with format version %u, this is %u", dir,
-             tc_load_u32(v.mv_data), TWINCACHE_FORMAT_VERSION);
-    mdb_txn_abort(txn);
-    return TWINCACHE_EVERSION;
-  }
-  if (get_meta(txn, e->dbi_meta, TWINCACHE_META_CONFIG, &v)) {
-    snprintf(r->message, sizeof r->message, "%s is not a twincache cache (no config)", dir);
-    mdb_txn_abort(txn);
-    return TWINCACHE_ENOTCACHE;
-  }
-  if (v.mv_size != strlen(config_json) || memcmp(v.mv_data, config_json, v.mv_size)) {
+  const char *dir = e->cfg->out_dir;
+  int rc = tc_cache_writer_open(dir, &e->dims, config_json, "twincache-gen " TWINCACHE_VERSION_STRING,
+                                e->cfg->map_size_bytes, &e->w, r->message, sizeof r->message);
+  if (rc) return rc;
+  size_t len;
+  const char *stored = tc_cache_writer_config(e->w, &len);
+  if (len != strlen(config_json) || memcmp(stored, config_json, len)) {
     char diff[400];
-    tc_gen_config_diff(v.mv_data, v.mv_size, config_json, diff, sizeof diff);
+    tc_gen_config_diff(stored, len, config_json, diff, sizeof diff);
     snprintf(r->message, sizeof r->message,
              "%s was built with another config (%s); use another --out or the cache's options", dir, diff);
-    mdb_txn_abort(txn);
     return TWINCACHE_EMISMATCH;
   }
-  if (get_meta(txn, e->dbi_meta, TWINCACHE_META_STATS, &v) ||
-      twincache_stats_decode(v.mv_data, v.mv_size, &e->stats)) {
-    snprintf(r->message, sizeof r->message, "%s: meta stats unreadable", dir);
-    mdb_txn_abort(txn);
-    return TWINCACHE_ECORRUPT;
-  }
-  /* commit (not abort): DBI handles opened in an aborted txn are closed */
-  rc = mdb_txn_commit(txn);
-  txn = NULL;
-  if (rc) goto lmdb_error;
+  e->committed = tc_cache_writer_committed(e->w);
+  e->stats = *tc_cache_writer_stats(e->w);
   return 0;
-lmdb_error:
-  if (txn) mdb_txn_abort(txn);
-  snprintf(r->message, sizeof r->message, "LMDB error on %s: %s", dir, mdb_strerror(rc));
-  return rc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+}
+
+/* A cache of this config already holding the target count needs no writer:
+ * opened read-only (no lock file, no write), so a complete cache in a
+ * read-only directory is reported complete. Returns 1 and fills
+ * committed/stats when so, else 0 (the writer then says what is wrong). */
+static int cache_complete(tc_engine *e, const char *config_json) {
+  twincache_cache *c = NULL;
+  int done = 0;
+  if (twincache_cache_open(e->cfg->out_dir, &c) == TWINCACHE_OK &&
+      strcmp(twincache_cache_config(c), config_json) == 0 && twincache_cache_count(c) >= e->target) {
+    e->committed = twincache_cache_count(c);
+    e->stats = *twincache_cache_stats(c);
+    done = 1;
+  }
+  twincache_cache_close(c);
+  return done;
 }
 
 /* ---- the run -------------------------------------------------------------------- */
@@ -541,7 +406,6 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   pthread_once(&g_malloc_once, tune_malloc);
   tc_engine E, *e = &E;
   memset(e, 0, sizeof E);
-  e->lock_fd = -1;
   pthread_t writer, *workers = NULL;
   tc_worker_arg *args = NULL;
   uint32_t started = 0;
@@ -583,8 +447,10 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   pthread_cond_init(&e->cv_main, &ca);
   pthread_condattr_destroy(&ca);
 
-  rc = open_cache(e, config_json, r);
-  if (rc) goto cleanup;
+  if (!cache_complete(e, config_json)) {
+    rc = open_cache(e, config_json, r);
+    if (rc) goto cleanup;
+  }
   r->chunk_graphs = e->C;
   e->resumed_from = e->committed;
   r->resumed_from = e->committed;
@@ -595,7 +461,6 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   }
   e->first_chunk = e->committed / e->C;
   e->end_chunk = (e->target + e->C - 1) / e->C;
-  e->append_from = (e->committed + e->C - 1) / e->C; /* chunks already in the DB */
   e->next_claim = e->next_take = e->first_chunk;
   e->nslots = 2 * c->threads + 40; /* + 40: covers production during a slow commit */
   e->slots = calloc(e->nslots, sizeof *e->slots);
@@ -614,6 +479,7 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
       snprintf(r->message, sizeof r->message, "out of memory");
       goto cleanup;
     }
+    twincache_chunk_builder_set_tag(e->slots[s].b, tc_cache_writer_tag(e->w));
   }
   if (pthread_create(&writer, NULL, writer_main, e)) {
     rc = TWINCACHE_ETHREAD;
@@ -683,11 +549,11 @@ cleanup:
   r->lmdb_ns = e->lmdb_ns;
   r->writer_cpu_ns = e->writer_cpu_ns;
   r->commits = e->commits;
-  r->map_grows = e->map_grows;
-  if (e->env) mdb_env_close(e->env);
-  if (e->lock_fd >= 0) close(e->lock_fd); /* releases the flock */
+  r->map_grows = e->w ? tc_cache_writer_map_grows(e->w) : 0;
+  tc_cache_writer_close(e->w); /* releases the lock */
   free(e->pend_buf);
   free(e->pend);
+  free(e->pend_chunks);
   free(e->slots);
   free(e->counters);
   free(workers);

@@ -32,6 +32,7 @@
 #include "tc_cache_internal.h"
 #include "tc_common.h"
 #include "tc_loader_internal.h"
+#include "twincache_loader.h"
 
 #define TC_MAX_THREADS 100 /* below LMDB's default 126 reader slots */
 #define TC_MAX_SLOTS 4096
@@ -69,7 +70,7 @@ typedef struct tc_worker {
   pthread_t thread;
   int started;
   twincache_dctx *dctx;
-  MDB_txn *txn;         /* live across batches, see TC_TXN_NS */
+  tc_cache_txn *txn;    /* live across batches, see TC_TXN_NS */
   int txn_live;
   uint64_t txn_start_ns;
   tc_chunk_cache cc;    /* chunk views of the live txn */
@@ -86,7 +87,7 @@ struct twincache_loader {
   uint64_t begin, n;          /* graph range [begin, begin + n) */
   uint64_t positions;         /* of the epoch order used: n, or padded/cut for equal ranks */
   int equal;                  /* equal_ranks in effect (world_size > 1) */
-  uint64_t cache_tag;         /* loader_cache_tag of the cache */
+  uint64_t cache_tag;         /* twincache_cache_tag of the cache */
   uint64_t global_batches;    /* per epoch, all ranks, after drop_last */
   uint64_t bpe;               /* per epoch, this rank */
   uint64_t total;             /* batches in this rank's stream; UINT64_MAX = endless */
@@ -127,20 +128,6 @@ static int fail_with(int status, const char *fmt, ...) {
   vsnprintf(tc_last_error, sizeof tc_last_error, fmt, ap);
   va_end(ap);
   return status;
-}
-
-/* The cache identity of TEAM decision 2 until cache/ provides
- * twincache_cache_tag: FNV-1a-64 of the config text (a private copy of
- * tc_fnv1a64, removed at the merge). */
-static uint64_t loader_fnv1a64(const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-static uint64_t loader_cache_tag(const twincache_cache *c) {
-  const char *config = twincache_cache_config(c);
-  return loader_fnv1a64(config, config ? strlen(config) : 0);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -263,7 +250,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
 /* Ends the decode thread's read txn (its chunk views go stale with it). */
 static void txn_end(tc_worker *w) {
   if (!w->txn_live) return;
-  mdb_txn_reset(w->txn);
+  tc_cache_txn_reset(w->txn);
   w->txn_live = 0;
 }
 
@@ -293,7 +280,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
   int rc;
 
   if (!w->txn_live) {
-    if ((rc = mdb_txn_renew(w->txn)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    if ((rc = tc_cache_txn_renew(w->txn)) != TWINCACHE_OK) return rc;
     w->txn_live = 1;
     w->txn_start_ns = tc_now_ns();
     w->cc.gen++; /* views of the previous txn are stale */
@@ -427,7 +414,7 @@ static int open_stream(twincache_loader *l, const char *path) {
                      (unsigned long long)o->index_begin, (unsigned long long)end);
   l->begin = o->index_begin;
   l->n = end - o->index_begin;
-  l->cache_tag = loader_cache_tag(l->cache);
+  l->cache_tag = twincache_cache_tag(l->cache);
   uint64_t G = o->batch_size, W = o->world_size;
   if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, d->samples) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
@@ -536,12 +523,10 @@ static int create_workers(twincache_loader *l) {
     w->value = calloc(d->max_inter + 1, sizeof *w->value);
     if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries)
       return fail_with(TWINCACHE_ENOMEM, "out of memory");
-    int mrc = mdb_txn_begin(l->cache->env, NULL, MDB_RDONLY, &w->txn);
-    if (mrc != MDB_SUCCESS) {
-      w->txn = NULL;
-      return fail_with(tc_status_from_mdb(mrc), "cannot begin a read transaction: %s", mdb_strerror(mrc));
+    int trc = tc_cache_txn_create(l->cache, &w->txn);
+    if (trc != TWINCACHE_OK)
+      return fail_with(trc, "cannot begin a read transaction: %s", twincache_strerror(trc));
     }
-    mdb_txn_reset(w->txn);
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
@@ -649,7 +634,7 @@ void twincache_loader_close(twincache_loader *l) {
     if (l->workers[i].started) pthread_join(l->workers[i].thread, NULL);
   for (uint32_t i = 0; l->workers && i < l->n_workers; i++) {
     tc_worker *w = &l->workers[i];
-    if (w->txn) mdb_txn_abort(w->txn);
+    tc_cache_txn_free(w->txn);
     twincache_dctx_free(w->dctx);
     free(w->cc.entries);
     free(w->target);

@@ -1,6 +1,6 @@
 /* twincache_loader.h — read a twincache cache: one graph at a time (the cache
- * reader) or as a stream of pre-batched, padded slabs filled by a pool of
- * decode threads (the loader).
+ * reader, twincache_cache.h, included here) or as a stream of pre-batched,
+ * padded slabs filled by a pool of decode threads (the loader).
  *
  * Status codes and twincache_strerror() are those of twincache_format.h.
  * The loader never links CUDA: pinned memory comes in through the allocator
@@ -12,46 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "twincache_cache.h" /* the cache reader */
 #include "twincache_format.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ===== the cache reader =================================================== */
-typedef struct twincache_cache twincache_cache;
-
-/* Opens the cache directory `path` read-only. Returns 0 and sets *out, or
- * TWINCACHE_ENOTFOUND (no such directory), TWINCACHE_ENOTCACHE (not an LMDB
- * environment with twincache meta), TWINCACHE_EVERSION (newer format),
- * TWINCACHE_ECORRUPT (meta unreadable), TWINCACHE_ELMDB, TWINCACHE_ENOMEM.
- * A cache may be opened while a generator is still writing it: the reader
- * sees the graphs committed when it opened (also after the writer grows the
- * map). Handles of the same directory in one process share one LMDB
- * environment, so a cache may be opened any number of times (several
- * loaders, a reader beside a loader). Close with twincache_cache_close
- * (accepts NULL). A cache handle may be used from several threads at once
- * for read_graph/chunk calls, each with its own dctx. */
-int twincache_cache_open(const char *path, twincache_cache **out);
-void twincache_cache_close(twincache_cache *c);
-
-/* Facts of the cache; the returned pointers live as long as the handle. */
-const twincache_dims *twincache_cache_dims(const twincache_cache *c);
-uint64_t twincache_cache_count(const twincache_cache *c); /* graphs committed */
-const twincache_stats *twincache_cache_stats(const twincache_cache *c);
-const char *twincache_cache_config(const twincache_cache *c); /* JSON text, NUL-terminated */
-const char *twincache_cache_library(const twincache_cache *c); /* writer's version text */
-/* Bytes the cache occupies on disk (data file size). */
-uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
-
-/* Decodes graph `index` into g (capacities as in twincache_graph; use
- * twincache_graph_alloc with the cache's dims). Returns 0,
- * TWINCACHE_ENOTFOUND (index >= count) or any decode error. */
-int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
-                               twincache_graph *g);
-/* Copies the raw frame bytes of graph `index` (for tools and benchmarks) into
- * a malloc'd buffer the caller frees. */
-int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame, size_t *size);
 
 /* ===== the batch ============================================================
  * One batch is ONE contiguous, 64-byte aligned slab; arrays sit at fixed

@@ -1,11 +1,11 @@
 /* gen_test_util.c — see gen_test_util.h. */
 #include "gen_test_util.h"
+#include "tc_cache_raw.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <fcntl.h>
-#include <lmdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,161 +95,144 @@ void tg_rmrf(const char *dir) {
   rmdir(dir);
 }
 
-/* Read-only environment and transaction on a cache; 0 on success. */
-static int open_ro(const char *dir, MDB_env **env, MDB_txn **txn, MDB_dbi *graphs, MDB_dbi *meta) {
-  *env = NULL;
-  *txn = NULL;
-  if (mdb_env_create(env)) return -1;
-  mdb_env_set_maxdbs(*env, 4);
-  if (mdb_env_open(*env, dir, MDB_RDONLY, 0644)) goto fail;
-  int rc = mdb_txn_begin(*env, NULL, MDB_RDONLY, txn);
-  if (rc == MDB_MAP_RESIZED) {
-    mdb_env_set_mapsize(*env, 0);
-    rc = mdb_txn_begin(*env, NULL, MDB_RDONLY, txn);
-  }
-  if (rc) goto fail;
-  if (mdb_dbi_open(*txn, "graphs", 0, graphs) || mdb_dbi_open(*txn, "meta", 0, meta)) goto fail;
-  return 0;
-fail:
-  if (*txn) mdb_txn_abort(*txn);
-  mdb_env_close(*env);
-  *env = NULL;
-  *txn = NULL;
-  return -1;
-}
-
-static void close_ro(MDB_env *env, MDB_txn *txn) {
-  mdb_txn_abort(txn);
-  mdb_env_close(env);
-}
-
 uint64_t tg_committed(const char *dir) {
-  MDB_env *env;
-  MDB_txn *txn;
-  MDB_dbi g, m;
+  tc_cache_raw *r = NULL;
   char path[8192];
   snprintf(path, sizeof path, "%s/data.mdb", dir);
   if (access(path, F_OK)) return 0;
-  if (open_ro(dir, &env, &txn, &g, &m)) return 0;
-  MDB_val k = {strlen(TWINCACHE_META_COMMITTED), (void *)TWINCACHE_META_COMMITTED}, v;
+  if (tc_cache_raw_open(dir, 0, &r)) return 0;
+  void *v = NULL;
+  size_t size = 0;
   uint64_t n = 0;
-  if (!mdb_get(txn, m, &k, &v) && v.mv_size == 8) {
-    const uint8_t *b = v.mv_data;
+  if (!tc_cache_raw_get(r, "meta", TWINCACHE_META_COMMITTED, strlen(TWINCACHE_META_COMMITTED), &v, &size) &&
+      size == 8) {
+    const uint8_t *b = v;
     for (int i = 7; i >= 0; i--) n = (n << 8) | b[i];
   }
-  close_ro(env, txn);
+  free(v);
+  tc_cache_raw_abort(r);
   return n;
 }
 
 char *tg_meta(const char *dir, const char *key, size_t *size) {
-  MDB_env *env;
-  MDB_txn *txn;
-  MDB_dbi g, m;
-  if (open_ro(dir, &env, &txn, &g, &m)) return NULL;
-  MDB_val k = {strlen(key), (void *)key}, v;
+  tc_cache_raw *r = NULL;
+  if (tc_cache_raw_open(dir, 0, &r)) return NULL;
+  void *v = NULL;
+  size_t n = 0;
   char *out = NULL;
-  if (!mdb_get(txn, m, &k, &v)) {
-    out = malloc(v.mv_size + 1);
-    memcpy(out, v.mv_data, v.mv_size);
-    out[v.mv_size] = 0;
-    if (size) *size = v.mv_size;
+  if (!tc_cache_raw_get(r, "meta", key, strlen(key), &v, &n)) {
+    out = malloc(n + 1);
+    memcpy(out, v, n);
+    out[n] = 0;
+    if (size) *size = n;
   }
-  close_ro(env, txn);
+  free(v);
+  tc_cache_raw_abort(r);
   return out;
 }
 
-static int compare_db(MDB_txn *ta, MDB_dbi da, MDB_txn *tb, MDB_dbi db, const char *name, char *why,
-                      size_t cap) {
-  MDB_cursor *ca, *cb;
-  mdb_cursor_open(ta, da, &ca);
-  mdb_cursor_open(tb, db, &cb);
-  MDB_val ka, va, kb, vb;
-  int ra = mdb_cursor_get(ca, &ka, &va, MDB_FIRST), rb = mdb_cursor_get(cb, &kb, &vb, MDB_FIRST);
+/* Walks db of cache a, looking every entry up in b (same keys, same values,
+ * same count: the two sub-databases are equal). */
+typedef struct tg_cmp {
+  tc_cache_raw *b;
+  const char *name;
+  char *why;
+  size_t cap;
+  uint64_t n;
+} tg_cmp;
+
+static int compare_entry(const void *key, size_t key_len, const void *val, size_t val_len, void *user) {
+  tg_cmp *c = user;
+  void *vb = NULL;
+  size_t nb = 0;
   int diff = 0;
-  uint64_t n = 0;
-  while (ra == 0 && rb == 0) {
-    if (ka.mv_size != kb.mv_size || memcmp(ka.mv_data, kb.mv_data, ka.mv_size)) {
-      snprintf(why, cap, "%s: entry %llu has different keys", name, (unsigned long long)n);
-      diff = 1;
-      break;
-    }
-    if (va.mv_size != vb.mv_size || memcmp(va.mv_data, vb.mv_data, va.mv_size)) {
-      snprintf(why, cap, "%s: values of entry %llu (key '%.*s' / %zu bytes) differ (%zu vs %zu bytes)",
-               name, (unsigned long long)n, (int)(ka.mv_size < 20 ? ka.mv_size : 0),
-               (const char *)ka.mv_data, ka.mv_size, va.mv_size, vb.mv_size);
-      diff = 1;
-      break;
-    }
-    n++;
-    ra = mdb_cursor_get(ca, &ka, &va, MDB_NEXT);
-    rb = mdb_cursor_get(cb, &kb, &vb, MDB_NEXT);
-  }
-  if (!diff && (ra == 0) != (rb == 0)) {
-    snprintf(why, cap, "%s: entry counts differ after %llu entries", name, (unsigned long long)n);
+  if (tc_cache_raw_get(c->b, c->name, key, key_len, &vb, &nb) != 0) {
+    snprintf(c->why, c->cap, "%s: entry %llu has different keys", c->name, (unsigned long long)c->n);
+    diff = 1;
+  } else if (val_len != nb || memcmp(val, vb, val_len)) {
+    snprintf(c->why, c->cap, "%s: values of entry %llu (key '%.*s' / %zu bytes) differ (%zu vs %zu bytes)",
+             c->name, (unsigned long long)c->n, (int)(key_len < 20 ? key_len : 0), (const char *)key,
+             key_len, val_len, nb);
     diff = 1;
   }
-  mdb_cursor_close(ca);
-  mdb_cursor_close(cb);
+  free(vb);
+  c->n++;
+  return diff;
+}
+
+static int compare_db(tc_cache_raw *a, tc_cache_raw *b, const char *name, char *why, size_t cap) {
+  tg_cmp c = {b, name, why, cap, 0};
+  int diff = tc_cache_raw_foreach(a, name, compare_entry, &c) != 0;
+  if (!diff && tc_cache_raw_count(a, name) != tc_cache_raw_count(b, name)) {
+    snprintf(why, cap, "%s: entry counts differ after %llu entries", name, (unsigned long long)c.n);
+    diff = 1;
+  }
   return diff;
 }
 
 int tg_cache_compare(const char *a, const char *b, char *why, size_t why_cap) {
-  MDB_env *ea, *eb;
-  MDB_txn *ta, *tb;
-  MDB_dbi ga, ma, gb, mb;
-  if (open_ro(a, &ea, &ta, &ga, &ma)) {
+  tc_cache_raw *ra = NULL, *rb = NULL;
+  if (tc_cache_raw_open(a, 0, &ra)) {
     snprintf(why, why_cap, "cannot open %s", a);
     return 1;
   }
-  if (open_ro(b, &eb, &tb, &gb, &mb)) {
-    close_ro(ea, ta);
+  if (tc_cache_raw_open(b, 0, &rb)) {
+    tc_cache_raw_abort(ra);
     snprintf(why, why_cap, "cannot open %s", b);
     return 1;
   }
-  int diff = compare_db(ta, ga, tb, gb, "graphs", why, why_cap);
-  if (!diff) diff = compare_db(ta, ma, tb, mb, "meta", why, why_cap);
-  close_ro(ea, ta);
-  close_ro(eb, tb);
+  int diff = compare_db(ra, rb, "graphs", why, why_cap);
+  if (!diff) diff = compare_db(ra, rb, "meta", why, why_cap);
+  tc_cache_raw_abort(ra);
+  tc_cache_raw_abort(rb);
   return diff;
 }
 
-uint64_t tg_for_each_graph(const char *dir, tg_graph_fn fn, void *user) {
-  MDB_env *env;
-  MDB_txn *txn;
-  MDB_dbi gdb, mdb;
-  CHECK(open_ro(dir, &env, &txn, &gdb, &mdb) == 0, "open %s", dir);
-  MDB_val k = {strlen(TWINCACHE_META_DIMS), (void *)TWINCACHE_META_DIMS}, v;
+typedef struct tg_walk {
   twincache_dims dims;
-  CHECK(mdb_get(txn, mdb, &k, &v) == 0, "no dims in %s", dir);
-  CHECK(twincache_dims_decode(v.mv_data, v.mv_size, &dims) == 0, "dims decode");
-  twincache_graph *g = twincache_graph_alloc(dims.max_nodes, dims.samples, dims.max_inter, dims.hidden);
-  twincache_dctx *d = twincache_dctx_create();
-  CHECK(g && d, "alloc");
-  MDB_cursor *cur;
-  mdb_cursor_open(txn, gdb, &cur);
-  uint64_t n = 0;
-  int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-  while (rc == 0) {
-    twincache_chunk_view view;
-    CHECK(twincache_chunk_parse(v.mv_data, v.mv_size, &view) == 0, "chunk parse");
-    CHECK(view.first_index == n, "chunk first_index %llu, expected %llu",
-          (unsigned long long)view.first_index, (unsigned long long)n);
-    for (uint32_t s = 0; s < view.count; s++) {
-      const void *f;
-      size_t fs;
-      CHECK(twincache_chunk_frame(&view, s, &f, &fs) == 0, "chunk frame");
-      int drc = twincache_frame_decode(d, f, fs, g);
-      CHECK(drc == 0, "decode graph %llu: %s", (unsigned long long)n, twincache_strerror(drc));
-      CHECK(g->index == n, "graph index %llu, expected %llu", (unsigned long long)g->index,
-            (unsigned long long)n);
-      fn(g, &dims, user);
-      n++;
-    }
-    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  twincache_graph *g;
+  twincache_dctx *d;
+  tg_graph_fn fn;
+  void *user;
+  uint64_t n;
+} tg_walk;
+
+static int walk_chunk(const void *key, size_t key_len, const void *val, size_t val_len, void *user) {
+  tg_walk *w = user;
+  twincache_chunk_view view;
+  CHECK(twincache_chunk_parse(val, val_len, &view) == 0, "chunk parse");
+  CHECK(view.first_index == w->n, "chunk first_index %llu, expected %llu",
+        (unsigned long long)view.first_index, (unsigned long long)w->n);
+  for (uint32_t s = 0; s < view.count; s++) {
+    const void *f;
+    size_t fs;
+    CHECK(twincache_chunk_frame(&view, s, &f, &fs) == 0, "chunk frame");
+    int drc = twincache_frame_decode(w->d, f, fs, w->g);
+    CHECK(drc == 0, "decode graph %llu: %s", (unsigned long long)w->n, twincache_strerror(drc));
+    CHECK(w->g->index == w->n, "graph index %llu, expected %llu", (unsigned long long)w->g->index,
+          (unsigned long long)w->n);
+    w->fn(w->g, &w->dims, w->user);
+    w->n++;
   }
-  mdb_cursor_close(cur);
-  close_ro(env, txn);
-  twincache_dctx_free(d);
-  twincache_graph_free(g);
-  return n;
+  return 0;
+}
+
+uint64_t tg_for_each_graph(const char *dir, tg_graph_fn fn, void *user) {
+  tc_cache_raw *r = NULL;
+  tg_walk w = {.fn = fn, .user = user};
+  void *v = NULL;
+  size_t n = 0;
+  CHECK(tc_cache_raw_open(dir, 0, &r) == 0, "open %s", dir);
+  CHECK(tc_cache_raw_get(r, "meta", TWINCACHE_META_DIMS, strlen(TWINCACHE_META_DIMS), &v, &n) == 0,
+        "no dims in %s", dir);
+  CHECK(twincache_dims_decode(v, n, &w.dims) == 0, "dims decode");
+  free(v);
+  w.g = twincache_graph_alloc(w.dims.max_nodes, w.dims.samples, w.dims.max_inter, w.dims.hidden);
+  w.d = twincache_dctx_create();
+  CHECK(w.g && w.d, "alloc");
+  tc_cache_raw_foreach(r, "graphs", walk_chunk, &w);
+  tc_cache_raw_abort(r);
+  twincache_dctx_free(w.d);
+  twincache_graph_free(w.g);
+  return w.n;
 }

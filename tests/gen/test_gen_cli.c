@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <lmdb.h>
+#include "tc_cache_raw.h"
 
 #include "gen_test_util.h"
 
@@ -147,14 +147,9 @@ int main(int argc, char **argv) {
     snprintf(c, sizeof c, "%s/other-lmdb", root);
     tg_rmrf(c);
     CHECK(tg_mkdir(c), "mkdir");
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
-    CHECK(mdb_env_create(&env) == 0 && mdb_env_open(env, c, 0, 0644) == 0, "lmdb open");
-    CHECK(mdb_txn_begin(env, NULL, 0, &txn) == 0 && mdb_dbi_open(txn, NULL, 0, &dbi) == 0, "txn");
-    MDB_val k = {3, "key"}, v = {5, "value"};
-    CHECK(mdb_put(txn, dbi, &k, &v, 0) == 0 && mdb_txn_commit(txn) == 0, "put");
-    mdb_env_close(env);
+    tc_cache_raw *raw = NULL;
+    CHECK(tc_cache_raw_open(c, 1, &raw) == 0, "lmdb open");
+    CHECK(raw && tc_cache_raw_put(raw, NULL, "key", 3, "value", 5) == 0 && tc_cache_raw_close(raw) == 0, "put");
     const char *x[] = {"--out", c, "--graphs", "4", NULL};
     expect(1, "not a twincache cache", x);
     tg_rmrf(c);

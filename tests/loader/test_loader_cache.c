@@ -3,10 +3,10 @@
  * path, a plain file, an empty directory, foreign LMDB environments and a
  * cache of a newer format.
  * usage: test_loader_cache CACHE_DIR SCRATCH_DIR */
-#include <lmdb.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include "tc_cache_raw.h"
 #include "tc_common.h"
 #include "tl_common.h"
 
@@ -18,29 +18,16 @@ static void path_in_scratch(char *out, size_t cap, const char *name) {
 
 /* Writes one key into an LMDB env at dir (a sub-DB when db is not NULL). */
 static void lmdb_put_one(const char *dir, const char *db, const char *key, const void *val, size_t size) {
-  MDB_env *env;
-  MDB_txn *txn;
-  MDB_dbi dbi;
-  TL_REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 4);
-  TL_REQUIRE(mdb_env_open(env, dir, 0, 0644) == 0);
-  TL_REQUIRE(mdb_txn_begin(env, NULL, 0, &txn) == 0);
-  TL_REQUIRE(mdb_dbi_open(txn, db, MDB_CREATE, &dbi) == 0);
-  MDB_val k = {strlen(key), (void *)key}, v = {size, (void *)val};
-  TL_REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
-  TL_REQUIRE(mdb_txn_commit(txn) == 0);
-  mdb_env_close(env);
+  tc_cache_raw *r = NULL;
+  TL_REQUIRE(tc_cache_raw_open(dir, 1, &r) == 0);
+  TL_REQUIRE(tc_cache_raw_put(r, db, key, strlen(key), val, size) == 0);
+  TL_REQUIRE(tc_cache_raw_close(r) == 0);
 }
 
 /* Copies the cache at src into the empty directory dst. */
 static void cache_copy(const char *src, const char *dst) {
-  MDB_env *env;
   tl_mkdir(dst);
-  TL_REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 4);
-  TL_REQUIRE(mdb_env_open(env, src, MDB_RDONLY, 0644) == 0);
-  TL_REQUIRE(mdb_env_copy(env, dst) == 0);
-  mdb_env_close(env);
+  TL_REQUIRE(tc_cache_raw_copy(src, dst) == 0);
 }
 
 typedef struct reader_arg {

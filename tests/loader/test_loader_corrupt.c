@@ -3,9 +3,9 @@
  * it, reports it, fills the batch from the next position, and gives the same
  * stream for any thread count.
  * usage: test_loader_corrupt CACHE_DIR SCRATCH_DIR */
-#include <lmdb.h>
 #include <pthread.h>
 
+#include "tc_cache_raw.h"
 #include "tc_common.h"
 #include "tl_common.h"
 
@@ -31,32 +31,23 @@ static int is_record_error(int rc) {
 
 /* Flips bytes in the middle of graph `victim`'s frame inside the copy at dir. */
 static void damage_graph(const char *dir, uint32_t chunk_graphs, uint64_t victim) {
-  MDB_env *env;
-  MDB_txn *txn;
-  MDB_dbi dbi;
+  tc_cache_raw *r = NULL;
   twincache_chunk_view view;
   const void *frame;
-  size_t size;
+  size_t size, v_size;
   uint8_t key_bytes[8];
-  TL_REQUIRE(mdb_env_create(&env) == 0);
-  mdb_env_set_maxdbs(env, 4);
-  TL_REQUIRE(mdb_env_open(env, dir, 0, 0644) == 0);
-  TL_REQUIRE(mdb_txn_begin(env, NULL, 0, &txn) == 0);
-  TL_REQUIRE(mdb_dbi_open(txn, "graphs", 0, &dbi) == 0);
-  tc_store_be64(key_bytes, victim / chunk_graphs);
-  MDB_val k = {8, key_bytes}, v;
-  TL_REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
-  uint8_t *copy = malloc(v.mv_size);
+  void *v_data = NULL;
+  TL_REQUIRE(tc_cache_raw_open(dir, 1, &r) == 0);
+  tc_cache_raw_chunk_key(key_bytes, victim / chunk_graphs);
+  TL_REQUIRE(tc_cache_raw_get(r, "graphs", key_bytes, 8, &v_data, &v_size) == 0);
+  uint8_t *copy = v_data;
   TL_REQUIRE(copy);
-  memcpy(copy, v.mv_data, v.mv_size);
-  TL_REQUIRE(twincache_chunk_parse(copy, v.mv_size, &view) == 0);
+  TL_REQUIRE(twincache_chunk_parse(copy, v_size, &view) == 0);
   TL_REQUIRE(twincache_chunk_frame(&view, (uint32_t)(victim % chunk_graphs), &frame, &size) == 0);
   uint8_t *p = (uint8_t *)frame;
   for (size_t i = size / 2; i < size / 2 + 4 && i < size; i++) p[i] ^= 0x5a;
-  MDB_val nv = {v.mv_size, copy};
-  TL_REQUIRE(mdb_put(txn, dbi, &k, &nv, 0) == 0);
-  TL_REQUIRE(mdb_txn_commit(txn) == 0);
-  mdb_env_close(env);
+  TL_REQUIRE(tc_cache_raw_put(r, "graphs", key_bytes, 8, copy, v_size) == 0);
+  TL_REQUIRE(tc_cache_raw_close(r) == 0);
   free(copy);
 }
 
@@ -65,14 +56,7 @@ int main(int argc, char **argv) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/copy", argv[2]);
   tl_mkdir(dir);
-  {
-    MDB_env *env;
-    TL_REQUIRE(mdb_env_create(&env) == 0);
-    mdb_env_set_maxdbs(env, 4);
-    TL_REQUIRE(mdb_env_open(env, argv[1], MDB_RDONLY, 0644) == 0);
-    TL_REQUIRE(mdb_env_copy(env, dir) == 0);
-    mdb_env_close(env);
-  }
+  TL_REQUIRE(tc_cache_raw_copy(argv[1], dir) == 0);
   twincache_cache *c;
   TL_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
   const twincache_dims dims = *twincache_cache_dims(c);

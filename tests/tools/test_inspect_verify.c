@@ -6,12 +6,12 @@
  *      place)                                                  -> "chunk 1 (...) ..."
  *   3. the last chunk deleted while meta still counts it       -> "chunk K (...) missing ..."
  * usage: test_inspect_verify GEN INSPECT SCRATCH */
-#include <lmdb.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inspect_test.h"
+#include "tc_cache_raw.h"
 #include "tc_common.h"
 #include "twincache_loader.h"
 
@@ -21,39 +21,30 @@ enum { DAMAGE_FLIP, DAMAGE_MISFILE, DAMAGE_DELETE };
  * in the middle of slot a's frame; MISFILE overwrites the record of chunk
  * `chunk` with the (valid) record of chunk a; DELETE removes the record. */
 static int damage_chunk(const char *dir, uint64_t chunk, int how, uint32_t a) {
-  MDB_env *env = NULL;
-  MDB_txn *txn = NULL;
-  MDB_dbi dbi;
+  tc_cache_raw *raw = NULL;
   uint8_t *copy = NULL;
+  void *got = NULL;
+  size_t got_size = 0;
   int ok = 0, rc;
   uint8_t key_bytes[8];
-  tc_store_be64(key_bytes, chunk);
-  MDB_val key = {sizeof key_bytes, key_bytes}, val;
-  if ((rc = mdb_env_create(&env)) || (rc = mdb_env_set_maxdbs(env, 8)) ||
-      (rc = mdb_env_open(env, dir, 0, 0644)) || (rc = mdb_txn_begin(env, NULL, 0, &txn)) ||
-      (rc = mdb_dbi_open(txn, "graphs", 0, &dbi))) {
-    fprintf(stderr, "lmdb: %s\n", mdb_strerror(rc));
+  tc_cache_raw_chunk_key(key_bytes, chunk);
+  if ((rc = tc_cache_raw_open(dir, 1, &raw)) != 0) {
+    fprintf(stderr, "lmdb: %s\n", twincache_strerror(rc));
     goto cleanup;
   }
   if (how == DAMAGE_DELETE) {
-    rc = mdb_del(txn, dbi, &key, NULL);
+    rc = tc_cache_raw_del(raw, "graphs", key_bytes, 8);
   } else if (how == DAMAGE_MISFILE) {
     uint8_t from_bytes[8];
-    tc_store_be64(from_bytes, a);
-    MDB_val from = {sizeof from_bytes, from_bytes};
-    if ((rc = mdb_get(txn, dbi, &from, &val)) == 0) {
-      copy = malloc(val.mv_size);
-      if (!copy) goto cleanup;
-      memcpy(copy, val.mv_data, val.mv_size);
-      MDB_val out = {val.mv_size, copy};
-      rc = mdb_put(txn, dbi, &key, &out, 0);
+    tc_cache_raw_chunk_key(from_bytes, a);
+    if ((rc = tc_cache_raw_get(raw, "graphs", from_bytes, 8, &got, &got_size)) == 0) {
+      copy = got;
+      rc = tc_cache_raw_put(raw, "graphs", key_bytes, 8, copy, got_size);
     }
-  } else if ((rc = mdb_get(txn, dbi, &key, &val)) == 0) {
-    copy = malloc(val.mv_size);
-    if (!copy) goto cleanup;
-    memcpy(copy, val.mv_data, val.mv_size);
+  } else if ((rc = tc_cache_raw_get(raw, "graphs", key_bytes, 8, &got, &got_size)) == 0) {
+    copy = got;
     twincache_chunk_view v;
-    if (twincache_chunk_parse(copy, val.mv_size, &v) != 0 || a >= v.count) {
+    if (twincache_chunk_parse(copy, got_size, &v) != 0 || a >= v.count) {
       fprintf(stderr, "chunk %llu does not parse or is too short\n", (unsigned long long)chunk);
       goto cleanup;
     }
@@ -61,20 +52,18 @@ static int damage_chunk(const char *dir, uint64_t chunk, int how, uint32_t a) {
     size_t na;
     twincache_chunk_frame(&v, a, &fa, &na);
     ((uint8_t *)fa)[na / 2] ^= 0x5a; /* fa points into copy */
-    MDB_val out = {val.mv_size, copy};
-    rc = mdb_put(txn, dbi, &key, &out, 0);
+    rc = tc_cache_raw_put(raw, "graphs", key_bytes, 8, copy, got_size);
   }
   if (rc) {
-    fprintf(stderr, "lmdb: %s\n", mdb_strerror(rc));
+    fprintf(stderr, "lmdb: %s\n", twincache_strerror(rc));
     goto cleanup;
   }
-  rc = mdb_txn_commit(txn);
-  txn = NULL;
+  rc = tc_cache_raw_close(raw);
+  raw = NULL;
   ok = rc == 0;
 cleanup:
   free(copy);
-  if (txn) mdb_txn_abort(txn);
-  if (env) mdb_env_close(env);
+  tc_cache_raw_abort(raw); /* a failed damage is not committed */
   return ok ? 0 : -1;
 }
 

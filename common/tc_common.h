@@ -1,11 +1,13 @@
 /* tc_common.h — internal helpers shared by every twincache component: the one
- * RNG, the one header checksum, the one timer, little-endian access and the
- * stateless permutation. Not installed, not part of the public API.
+ * RNG, the header checksums, the one timer, little-endian access, aligned
+ * allocation and the stateless permutation. Header-only (CMake target
+ * twincache_common); not installed, not part of the public API.
  * All functions are pure or act on caller-owned state: thread-safe. */
 #ifndef TC_COMMON_H
 #define TC_COMMON_H
 
 #include <math.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -55,6 +57,27 @@ static inline uint32_t tc_fnv1a32(const void *data, size_t n) {
   for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
   return h;
 }
+/* FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3): the cache
+ * tag and the meta checksum. */
+#define TC_FNV1A64_BASIS 0xcbf29ce484222325ull
+/* Continues an FNV-1a 64 hash h (start from TC_FNV1A64_BASIS) over more bytes. */
+static inline uint64_t tc_fnv1a64_update(uint64_t h, const void *data, size_t n) {
+  const uint8_t *p = (const uint8_t *)data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+static inline uint64_t tc_fnv1a64(const void *data, size_t n) {
+  return tc_fnv1a64_update(TC_FNV1A64_BASIS, data, n);
+}
+
+/* ---- aligned allocation -------------------------------------------------------
+ * bytes of memory aligned to `align` (a power of two, multiple of
+ * sizeof(void *)), or NULL; free with free() (tc_aligned_free accepts NULL). */
+static inline void *tc_aligned_alloc(size_t align, size_t bytes) {
+  void *p = NULL;
+  return posix_memalign(&p, align, bytes ? bytes : align) == 0 ? p : NULL;
+}
+static inline void tc_aligned_free(void *p) { free(p); }
 
 /* ---- timer ------------------------------------------------------------------ */
 static inline uint64_t tc_now_ns(void) {

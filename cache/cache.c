@@ -1,14 +1,15 @@
 /* cache.c — the cache reader: open an LMDB cache read-only, read its meta,
- * look graphs up by index and decode them. */
+ * look graphs up by index and decode them; the per-thread read handles of
+ * the loader. */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tc_cache_internal.h"
-#include "tc_common.h"
+#include "tc_cache_lmdb.h"
 
 #define TC_READER_MAP_BYTES (256ull << 30) /* 256 GiB of address space */
 
@@ -20,73 +21,86 @@ int tc_status_from_mdb(int rc) {
   case MDB_VERSION_MISMATCH: return TWINCACHE_ENOTCACHE;
   case MDB_CORRUPTED:
   case MDB_PAGE_NOTFOUND: return TWINCACHE_ECORRUPT;
-  case MDB_MAP_FULL: return TWINCACHE_EFULL;
+  case MDB_MAP_FULL:
+  case ENOSPC:
+  case EDQUOT: return TWINCACHE_EFULL;
   case ENOMEM: return TWINCACHE_ENOMEM;
+  case EACCES:
+  case EPERM:
+  case EROFS: return TWINCACHE_EIO; /* the last-error text names the OS error */
   default: return TWINCACHE_ELMDB;
   }
 }
 
-/* Copies meta value `key` into a fresh NUL-terminated string ("" if absent). */
-static int meta_get_text(MDB_txn *txn, MDB_dbi dbi, const char *key, char **out) {
-  MDB_val k = {strlen(key), (void *)key}, v = {0, NULL};
-  int rc = mdb_get(txn, dbi, &k, &v);
-  if (rc == MDB_NOTFOUND) v.mv_size = 0;
-  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  char *s = malloc(v.mv_size + 1);
-  if (!s) return TWINCACHE_ENOMEM;
-  if (v.mv_size) memcpy(s, v.mv_data, v.mv_size);
-  s[v.mv_size] = '\0';
-  *out = s;
+int tc_env_check_size(MDB_env *env) {
+  MDB_envinfo info;
+  MDB_stat ms;
+  struct stat fs;
+  int fd;
+  if (mdb_env_info(env, &info) || mdb_env_stat(env, &ms) || mdb_env_get_fd(env, &fd) ||
+      fstat(fd, &fs) != 0)
+    return TWINCACHE_EIO;
+  uint64_t need_bytes = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+  return (uint64_t)fs.st_size < need_bytes ? TWINCACHE_ETRUNCATED : TWINCACHE_OK;
+}
+
+/* A data file too short to hold LMDB's two meta pages: LMDB itself calls it
+ * "invalid" (or, empty, tries to create it). Empty, or starting with LMDB's
+ * meta page magic, it is a truncated cache. */
+#define TC_LMDB_MAGIC 0xBEEFC0DEu  /* mm_magic, after the 16-byte page header */
+#define TC_MIN_DATA_BYTES 8192u     /* two meta pages of the smallest page size */
+int tc_data_check_short(const char *data_path, uint64_t size_bytes) {
+  if (size_bytes >= TC_MIN_DATA_BYTES) return TWINCACHE_OK;
+  if (size_bytes == 0) return TWINCACHE_ETRUNCATED;
+  uint8_t head[20];
+  FILE *f = fopen(data_path, "rb");
+  if (!f) return TWINCACHE_OK; /* mdb_env_open reports it */
+  size_t got = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return got == sizeof head && tc_load_u32(head + 16) == TC_LMDB_MAGIC ? TWINCACHE_ETRUNCATED
+                                                                          : TWINCACHE_OK;
+}
+
+/* Reads the meta entries of txn into e[] (views into the map, valid until
+ * the txn ends; absent entries have data NULL). */
+int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWINCACHE_MK_COUNT]) {
+  for (int k = 0; k < TWINCACHE_MK_COUNT; k++) {
+    MDB_val v;
+    int rc = tc_meta_get(txn, meta, twincache_meta_key_name(k), &v);
+    e[k].data = NULL;
+    e[k].size = 0;
+    if (rc == MDB_NOTFOUND) continue;
+    if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    e[k].data = v.mv_size ? v.mv_data : "";
+    e[k].size = v.mv_size;
+  }
   return TWINCACHE_OK;
 }
 
-/* Reads every meta entry into c. */
+/* A NUL-terminated malloc'd copy of n bytes. */
+static char *text_dup(const char *s, size_t n) {
+  char *t = malloc(n + 1);
+  if (!t) return NULL;
+  if (n) memcpy(t, s, n);
+  t[n] = '\0';
+  return t;
+}
+
+/* Reads and checks the meta record into c. */
 static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
-  MDB_val k, v;
-  int rc;
-
-  k.mv_data = (void *)TWINCACHE_META_VERSION;
-  k.mv_size = strlen(TWINCACHE_META_VERSION);
-  rc = mdb_get(txn, meta, &k, &v);
-  if (rc == MDB_NOTFOUND) return TWINCACHE_ENOTCACHE;
-  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  if (v.mv_size != 4) return TWINCACHE_ECORRUPT;
-  uint32_t version = tc_load_u32(v.mv_data);
-  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
-  if (version == 0) return TWINCACHE_ECORRUPT;
-
-  k.mv_data = (void *)TWINCACHE_META_DIMS;
-  k.mv_size = strlen(TWINCACHE_META_DIMS);
-  rc = mdb_get(txn, meta, &k, &v);
-  if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT;
-  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  rc = twincache_dims_decode(v.mv_data, v.mv_size, &c->dims);
+  twincache_meta_entry e[TWINCACHE_MK_COUNT];
+  twincache_meta m;
+  int rc = tc_meta_read_entries(txn, meta, e);
+  if (rc == TWINCACHE_OK) rc = twincache_meta_parse(e, &m);
   if (rc != TWINCACHE_OK) return rc;
-  const twincache_dims *d = &c->dims;
-  if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS ||
-      d->max_nodes == 0 || d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 ||
-      d->samples > TWINCACHE_MAX_SAMPLES || d->max_inter > TWINCACHE_MAX_INTER ||
-      d->hidden > TWINCACHE_MAX_HIDDEN)
-    return TWINCACHE_ECORRUPT;
-
-  /* committed is written with the first chunks; a cache without it has none */
-  k.mv_data = (void *)TWINCACHE_META_COMMITTED;
-  k.mv_size = strlen(TWINCACHE_META_COMMITTED);
-  rc = mdb_get(txn, meta, &k, &v);
-  if (rc == MDB_NOTFOUND) c->count = 0;
-  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  else if (v.mv_size != 8) return TWINCACHE_ECORRUPT;
-  else c->count = tc_load_u64(v.mv_data);
-
-  k.mv_data = (void *)TWINCACHE_META_STATS;
-  k.mv_size = strlen(TWINCACHE_META_STATS);
-  rc = mdb_get(txn, meta, &k, &v);
-  if (rc == MDB_NOTFOUND) memset(&c->stats, 0, sizeof c->stats);
-  else if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
-  else if ((rc = twincache_stats_decode(v.mv_data, v.mv_size, &c->stats)) != TWINCACHE_OK) return rc;
-
-  if ((rc = meta_get_text(txn, meta, TWINCACHE_META_CONFIG, &c->config)) != TWINCACHE_OK) return rc;
-  return meta_get_text(txn, meta, TWINCACHE_META_LIBRARY, &c->library);
+  c->version = m.version;
+  c->dims = m.dims;
+  c->count = m.committed;
+  c->stats = m.stats;
+  c->tag = m.tag;
+  c->config = text_dup(m.config, m.config_len);
+  c->library = text_dup(m.library, m.library_len);
+  return c->config && c->library ? TWINCACHE_OK : TWINCACHE_ENOMEM;
 }
 
 /* One MDB_env per cache directory per process: LMDB forbids opening an
@@ -112,23 +126,36 @@ static tc_shared_env *tc_envs; /* under tc_envs_mu */
  * gets MDB_MAP_RESIZED, which a multi-threaded reader cannot fix in place.
  * A read-only mapping beyond the end of the file costs address space only. */
 static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
-  uint64_t map_bytes = file_bytes < (TC_READER_MAP_BYTES >> 2) ? TC_READER_MAP_BYTES : 4 * file_bytes;
+  /* The large reservation first; where it is refused (ulimit -v, valgrind:
+   * ENOMEM), the file's size with headroom. A writer growing the file past
+   * that then makes later read handles fail with TWINCACHE_ELMDB (reopen). */
+  const uint64_t maps[2] = {
+      file_bytes < (TC_READER_MAP_BYTES >> 2) ? TC_READER_MAP_BYTES : 4 * file_bytes,
+      2 * file_bytes + ((uint64_t)64 << 20)};
   static const unsigned flags[2] = {MDB_RDONLY | MDB_NOTLS, MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK};
   int rc = 0;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    MDB_env *env;
-    if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
-    mdb_env_set_maxdbs(env, 4);
-    mdb_env_set_mapsize(env, (size_t)map_bytes);
-    /* Keep the lock file: a generator may be writing. NOTLS lets each
-     * decode thread own a read txn. */
-    rc = mdb_env_open(env, path, flags[attempt], 0644);
-    if (rc == MDB_SUCCESS) {
-      *out = env;
-      return TWINCACHE_OK;
+  for (int m = 0; m < 2; m++) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+      MDB_env *env;
+      if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
+      mdb_env_set_maxdbs(env, TC_MAX_DBS);
+      mdb_env_set_mapsize(env, (size_t)maps[m]);
+      /* Keep the lock file: a generator may be writing. NOTLS lets each
+       * decode thread own a read txn. */
+      rc = mdb_env_open(env, path, flags[attempt], 0644);
+      if (rc == MDB_SUCCESS) {
+        int st = tc_env_check_size(env);
+        if (st != TWINCACHE_OK) {
+          mdb_env_close(env);
+          return st;
+        }
+        *out = env;
+        return TWINCACHE_OK;
+      }
+      mdb_env_close(env);
+      if (rc != EACCES && rc != EROFS) break; /* without locks only on a read-only fs */
     }
-    mdb_env_close(env);
-    if (rc != EACCES && rc != EROFS) break;
+    if (rc != ENOMEM || maps[1] >= maps[0]) break;
   }
   return rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == ENOENT ? TWINCACHE_ENOTCACHE
                                                                          : tc_status_from_mdb(rc);
@@ -146,6 +173,21 @@ static void shared_env_unref(tc_shared_env *e) {
   free(e);
 }
 
+/* The last open failure of this thread, as text (twincache_cache_last_error). */
+static _Thread_local char tc_last_error[512];
+
+/* Sets the thread's last-error text unless an earlier, more precise one of
+ * the same open is kept. */
+static void set_last_error(const char *fmt, ...) {
+  if (tc_last_error[0]) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tc_last_error, sizeof tc_last_error, fmt, ap);
+  va_end(ap);
+}
+
+const char *twincache_cache_last_error(void) { return tc_last_error; }
+
 int twincache_cache_open(const char *path, twincache_cache **out) {
   twincache_cache *c = NULL;
   tc_shared_env *e = NULL;
@@ -154,9 +196,13 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   struct stat st, dir_st;
   int rc, locked = 0, graphs_opened = 0;
 
+  tc_last_error[0] = '\0';
   if (!path || !out) return TWINCACHE_EINVAL;
   *out = NULL;
-  if (stat(path, &dir_st) != 0) return errno == ENOENT || errno == ENOTDIR ? TWINCACHE_ENOTFOUND : TWINCACHE_EIO;
+  if (stat(path, &dir_st) != 0) {
+    set_last_error("%s: %s", path, strerror(errno));
+    return errno == ENOENT || errno == ENOTDIR ? TWINCACHE_ENOTFOUND : TWINCACHE_EIO;
+  }
   if (!S_ISDIR(dir_st.st_mode)) return TWINCACHE_ENOTCACHE;
 
   /* Check for data.mdb first: mdb_env_open would otherwise leave a lock
@@ -168,12 +214,14 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   memcpy(data_path + plen, "/data.mdb", sizeof "/data.mdb");
   if (stat(data_path, &st) != 0) {
     rc = errno == ENOENT ? TWINCACHE_ENOTCACHE : TWINCACHE_EIO;
+    if (rc == TWINCACHE_EIO) set_last_error("%s: %s", data_path, strerror(errno));
     goto cleanup;
   }
   if (!S_ISREG(st.st_mode)) {
     rc = TWINCACHE_ENOTCACHE;
     goto cleanup;
   }
+  if ((rc = tc_data_check_short(data_path, (uint64_t)st.st_size)) != TWINCACHE_OK) goto cleanup;
 
   c = calloc(1, sizeof *c);
   if (!c) {
@@ -211,16 +259,21 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   }
   /* dbi handles are opened once per env, under tc_envs_mu as LMDB asks */
   if (!e->have_meta) {
-    rc = mdb_dbi_open(txn, "meta", 0, &e->meta);
+    rc = mdb_dbi_open(txn, TC_DB_META, 0, &e->meta);
     if (rc != MDB_SUCCESS) {
       /* MDB_NOTFOUND: no such sub-DB; MDB_INCOMPATIBLE: the key is plain data */
       rc = rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE ? TWINCACHE_ENOTCACHE : tc_status_from_mdb(rc);
       goto cleanup;
     }
   }
-  if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) {
+    if (rc == TWINCACHE_ECORRUPT)
+      set_last_error("%s: the meta record (config, dims, counts) is damaged or altered: it fails "
+                     "its checksum, tag or size checks", path);
+    goto cleanup;
+  }
   if (!e->have_graphs) {
-    rc = mdb_dbi_open(txn, "graphs", 0, &e->graphs);
+    rc = mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &e->graphs);
     if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
       /* no chunk yet: fine only for an empty cache (no lookups happen) */
       if (c->count != 0) {
@@ -252,6 +305,10 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   rc = TWINCACHE_OK;
 
 cleanup:
+  if (rc == TWINCACHE_ETRUNCATED)
+    set_last_error("%s/data.mdb: shorter than the last page LMDB says is in use (truncated or "
+                   "damaged copy)", path);
+  if (rc != TWINCACHE_OK) set_last_error("%s: %s", path, twincache_strerror(rc));
   if (txn) mdb_txn_abort(txn);
   if (e) shared_env_unref(e);
   if (locked) pthread_mutex_unlock(&tc_envs_mu);
@@ -278,9 +335,11 @@ const twincache_stats *twincache_cache_stats(const twincache_cache *c) { return 
 const char *twincache_cache_config(const twincache_cache *c) { return c->config; }
 const char *twincache_cache_library(const twincache_cache *c) { return c->library; }
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
+uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 
-int tc_cache_find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
-                        const void **frame, size_t *size) {
+/* Finds graph `index` in txn (see tc_cache_find_frame). */
+static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
+                      const void **frame, size_t *size) {
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   uint64_t chunk = index / c->dims.chunk_graphs;
   uint32_t slot = (uint32_t)(index % c->dims.chunk_graphs);
@@ -290,14 +349,16 @@ int tc_cache_find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *
     v = &e->view;
   } else {
     uint8_t key_bytes[8];
-    tc_store_be64(key_bytes, chunk);
-    MDB_val k = {8, key_bytes}, val;
+    MDB_val k = tc_chunk_key(key_bytes, chunk), val;
     int rc = mdb_get(txn, c->dbi_graphs, &k, &val);
     if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT; /* committed, so it must exist */
     if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
     if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK) return rc;
     if (v->first_index != chunk * c->dims.chunk_graphs || v->count > c->dims.chunk_graphs)
       return TWINCACHE_ECORRUPT;
+    /* a v2 record names the cache it was written for: one of another config
+     * or seed spliced in is refused */
+    if (v->version >= 2 && v->tag != c->tag) return TWINCACHE_ECORRUPT;
     if (e) {
       e->chunk = chunk;
       e->gen = cc->gen;
@@ -328,7 +389,7 @@ int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t i
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   int rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
-  if ((rc = tc_cache_find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
   if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
   if (g->index != index) rc = TWINCACHE_ECORRUPT; /* a frame filed under the wrong key */
 
@@ -347,7 +408,7 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   int rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
-  if ((rc = tc_cache_find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
   void *copy = malloc(n ? n : 1);
   if (!copy) {
     rc = TWINCACHE_ENOMEM;
@@ -360,4 +421,48 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
 cleanup:
   mdb_txn_abort(txn);
   return rc;
+}
+
+int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc,
+                        uint64_t index, const void **frame, size_t *size) {
+  if (!c || !t || !t->live) return TWINCACHE_EINVAL;
+  return find_frame(c, t->txn, cc, index, frame, size);
+}
+
+/* ---- per-thread read handles ------------------------------------------- */
+int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
+  if (!c || !out) return TWINCACHE_EINVAL;
+  *out = NULL;
+  tc_cache_txn *t = calloc(1, sizeof *t);
+  if (!t) return TWINCACHE_ENOMEM;
+  int rc = txn_begin(c, &t->txn);
+  if (rc != TWINCACHE_OK) {
+    free(t);
+    return rc;
+  }
+  mdb_txn_reset(t->txn); /* idle until renewed: holds no snapshot */
+  t->c = c;
+  *out = t;
+  return TWINCACHE_OK;
+}
+
+int tc_cache_txn_renew(tc_cache_txn *t) {
+  if (!t) return TWINCACHE_EINVAL;
+  if (t->live) return TWINCACHE_OK;
+  int rc = mdb_txn_renew(t->txn);
+  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  t->live = 1;
+  return TWINCACHE_OK;
+}
+
+void tc_cache_txn_reset(tc_cache_txn *t) {
+  if (!t || !t->live) return;
+  mdb_txn_reset(t->txn);
+  t->live = 0;
+}
+
+void tc_cache_txn_free(tc_cache_txn *t) {
+  if (!t) return;
+  mdb_txn_abort(t->txn);
+  free(t);
 }

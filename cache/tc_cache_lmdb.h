@@ -1,0 +1,72 @@
+/* tc_cache_lmdb.h — the LMDB layout of a cache, private to cache/ (the only
+ * place that includes lmdb.h): sub-database names, the chunk key, meta
+ * access and the one LMDB-error -> status mapping. */
+#ifndef TC_CACHE_LMDB_H
+#define TC_CACHE_LMDB_H
+
+#include <lmdb.h>
+#include <string.h>
+
+#include "tc_cache_internal.h"
+#include "tc_common.h"
+
+#define TC_DB_META "meta"     /* meta entries, keys TWINCACHE_META_* */
+#define TC_DB_GRAPHS "graphs" /* chunk records, key tc_chunk_key */
+#define TC_MAX_DBS 4
+
+/* The key of chunk `chunk`: 8-byte big-endian, so LMDB's order is index
+ * order and the writer can append. */
+static inline MDB_val tc_chunk_key(uint8_t bytes[8], uint64_t chunk) {
+  tc_store_be64(bytes, chunk);
+  MDB_val k = {8, bytes};
+  return k;
+}
+
+static inline int tc_meta_get(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *v) {
+  MDB_val k = {strlen(key), (void *)key};
+  return mdb_get(txn, dbi, &k, v);
+}
+static inline int tc_meta_put(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *val,
+                              size_t size) {
+  MDB_val k = {strlen(key), (void *)key}, v = {size, (void *)val};
+  return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+/* Maps an LMDB return code (or an errno value LMDB passed on) to a twincache
+ * status. The one mapping of cache/. */
+int tc_status_from_mdb(int rc);
+
+/* Checks, right after mdb_env_open and before any transaction touches the
+ * map, that the data file holds every page LMDB says is in use (the last
+ * used page of the newest meta page): reading a page beyond the end of the
+ * file would be a SIGBUS. Returns 0, TWINCACHE_ETRUNCATED or TWINCACHE_EIO. */
+int tc_env_check_size(MDB_env *env);
+/* Before mdb_env_open: a data file of size_bytes too short for LMDB's two
+ * meta pages that is empty or starts like an LMDB file is truncated
+ * (TWINCACHE_ETRUNCATED); otherwise 0 (LMDB judges it). */
+int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWINCACHE_MK_COUNT]);
+int tc_data_check_short(const char *data_path, uint64_t size_bytes);
+
+struct tc_shared_env;
+
+struct twincache_cache {
+  struct tc_shared_env *shared; /* the process's one env of this directory */
+  MDB_env *env;
+  MDB_dbi dbi_graphs;
+  uint32_t version; /* format version of the cache */
+  uint64_t tag;     /* the cache tag (stored, or computed for v1) */
+  twincache_dims dims;
+  uint64_t count; /* graphs committed when the cache was opened */
+  twincache_stats stats;
+  char *config;  /* NUL-terminated JSON */
+  char *library; /* NUL-terminated version text */
+  uint64_t disk_bytes;
+};
+
+struct tc_cache_txn {
+  const twincache_cache *c;
+  MDB_txn *txn;
+  int live;
+};
+
+#endif /* TC_CACHE_LMDB_H */

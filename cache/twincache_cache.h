@@ -1,0 +1,73 @@
+/* twincache_cache.h — the storage of a twincache cache: open a cache
+ * directory (an LMDB environment with the sub-databases "meta" and
+ * "graphs") read-only, read its meta and look graphs up by index.
+ *
+ * Status codes and twincache_strerror() are those of twincache_format.h.
+ * The writer side (used by twincache-gen) is internal: cache/tc_cache_writer.h.
+ */
+#ifndef TWINCACHE_CACHE_H
+#define TWINCACHE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "twincache_format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct twincache_cache twincache_cache;
+
+/* Opens the cache directory `path` read-only. Returns 0 and sets *out, or
+ * TWINCACHE_ENOTFOUND (no such directory), TWINCACHE_ENOTCACHE (not an LMDB
+ * environment with twincache meta), TWINCACHE_EVERSION (newer format),
+ * TWINCACHE_ECORRUPT (meta unreadable, or a v2 meta record failing its
+ * checksum), TWINCACHE_ETRUNCATED (data file shorter than the database says;
+ * checked before any page is read), TWINCACHE_ELMDB, TWINCACHE_ENOMEM.
+ * Reads format versions 1..TWINCACHE_FORMAT_VERSION.
+ * A cache may be opened while a generator is still writing it: the reader
+ * sees the graphs committed when it opened (also after the writer grows the
+ * map). Handles of the same directory in one process share one LMDB
+ * environment, so a cache may be opened any number of times (several
+ * loaders, a reader beside a loader). Close with twincache_cache_close
+ * (accepts NULL). A cache handle may be used from several threads at once
+ * for read_graph/chunk calls, each with its own dctx. */
+int twincache_cache_open(const char *path, twincache_cache **out);
+void twincache_cache_close(twincache_cache *c);
+
+/* One line saying why this thread's last twincache_cache_open failed, naming
+ * the file and the OS error where there is one (e.g. "DIR/data.mdb:
+ * Permission denied", "DIR: the meta record ... fails its checksum");
+ * "" after a successful open. Valid until the thread's next open. */
+const char *twincache_cache_last_error(void);
+
+/* Facts of the cache; the returned pointers live as long as the handle. */
+const twincache_dims *twincache_cache_dims(const twincache_cache *c);
+uint64_t twincache_cache_count(const twincache_cache *c); /* graphs committed */
+const twincache_stats *twincache_cache_stats(const twincache_cache *c);
+const char *twincache_cache_config(const twincache_cache *c); /* JSON text, NUL-terminated */
+const char *twincache_cache_library(const twincache_cache *c); /* writer's version text */
+/* Bytes the cache occupies on disk (data file size). */
+uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
+/* The cache tag: FNV-1a 64 of the config JSON bytes as stored in meta (the
+ * stored tag for v2 caches, whose meta checksum and every chunk record carry
+ * it; computed from the config for v1 caches). Two caches of the same config
+ * have the same tag. Thread-safe. */
+uint64_t twincache_cache_tag(const twincache_cache *c);
+
+/* Decodes graph `index` into g (capacities as in twincache_graph; use
+ * twincache_graph_alloc with the cache's dims). Returns 0,
+ * TWINCACHE_ENOTFOUND (index >= count) or any decode error;
+ * TWINCACHE_ECORRUPT also for a v2 chunk record whose tag is not this
+ * cache's (a record of another config or seed). */
+int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
+                               twincache_graph *g);
+/* Copies the raw frame bytes of graph `index` (for tools and benchmarks) into
+ * a malloc'd buffer the caller frees. */
+int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame, size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TWINCACHE_CACHE_H */
