@@ -143,9 +143,14 @@ static void *worker_main(void *arg) {
   const tc_gen_config *c = e->cfg;
   tc_gen_worker *gw = tc_gen_worker_create(c);
   twincache_cctx *cc = twincache_cctx_create(c->zstd_level);
+  int enc_rc = cc ? twincache_cctx_set_encoding(cc, c->encoding) : TWINCACHE_OK;
   pthread_mutex_lock(&e->mu);
   if (!gw || !cc) {
     fail_locked(e, TWINCACHE_ENOMEM, "out of memory creating a worker%s%s", "", "");
+    goto done;
+  }
+  if (enc_rc != TWINCACHE_OK) {
+    fail_locked(e, enc_rc, "cannot set the frame encoding: %s%s", twincache_strerror(enc_rc), "");
     goto done;
   }
   for (;;) {

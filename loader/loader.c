@@ -526,7 +526,6 @@ static int create_workers(twincache_loader *l) {
     int trc = tc_cache_txn_create(l->cache, &w->txn);
     if (trc != TWINCACHE_OK)
       return fail_with(trc, "cannot begin a read transaction: %s", twincache_strerror(trc));
-    }
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
