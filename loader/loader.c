@@ -402,7 +402,10 @@ static int validate(const twincache_loader_options *o) {
 static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
   int rc = twincache_cache_open(path, &l->cache);
-  if (rc != TWINCACHE_OK) return fail_with(rc, "cannot open cache %s: %s", path, twincache_strerror(rc));
+  if (rc != TWINCACHE_OK) {
+    const char *why = twincache_cache_last_error();
+    return fail_with(rc, "cannot open cache %s: %s", path, *why ? why : twincache_strerror(rc));
+  }
   const twincache_dims *d = twincache_cache_dims(l->cache);
   uint64_t count = twincache_cache_count(l->cache);
   uint64_t end = o->index_end ? o->index_end : count;

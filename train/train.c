@@ -44,7 +44,9 @@ static int split_cache(run *r) {
   twincache_cache *cache = NULL;
   int st = twincache_cache_open(o->cache, &cache);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open cache %s: %s\n", o->cache, twincache_strerror(st));
+    const char *why = twincache_cache_last_error();
+    fprintf(stderr, PROG ": cannot open cache %s: %s%s%s%s\n", o->cache, twincache_strerror(st),
+            *why ? " (" : "", why, *why ? ")" : "");
     return 1;
   }
   r->count = twincache_cache_count(cache);
