@@ -25,6 +25,7 @@ const char *twincache_strerror(int code) {
   case TWINCACHE_EDEADLK: return "would wait forever: the batch slot needed next is held and cannot be released";
   case TWINCACHE_ESTALE: return "stale batch handle: released already, or no longer the batch handed out";
   case TWINCACHE_ETRUNCATED: return "data file shorter than the database says: truncated or damaged copy";
+  case TWINCACHE_EDEVICE: return "a CUDA or cuBLAS call failed";
   default: return "unknown twincache error";
   }
 }

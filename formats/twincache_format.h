@@ -62,6 +62,8 @@ enum {
   TWINCACHE_ESTALE = -19,      /* a batch handle that is no longer current */
   /* -20 and up: storage (cache/) */
   TWINCACHE_ETRUNCATED = -20,  /* data file shorter than the database says: truncated or damaged copy */
+  /* -21 and up: devices (kernels/, train/) */
+  TWINCACHE_EDEVICE = -21,     /* a CUDA or cuBLAS call failed (twincache_kernels_last_error says which) */
 };
 
 /* Returns a static, human-readable string for any twincache status code

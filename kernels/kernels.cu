@@ -5,29 +5,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
-#include <stdio.h>
 
+#include "tc_kernels_error.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"
-
-// Print file:line and return the error from the enclosing launcher.
-#define cudaCheck(call)                                                                     \
-  do {                                                                                      \
-    cudaError_t e_ = (call);                                                                \
-    if (e_ != cudaSuccess) {                                                                \
-      fprintf(stderr, "%s:%d: CUDA error %s: %s\n", __FILE__, __LINE__, cudaGetErrorName(e_), \
-              cudaGetErrorString(e_));                                                      \
-      return (int)e_;                                                                       \
-    }                                                                                       \
-  } while (0)
-#define cublasCheck(call)                                                          \
-  do {                                                                             \
-    cublasStatus_t s_ = (call);                                                    \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                             \
-      fprintf(stderr, "%s:%d: cuBLAS error %d\n", __FILE__, __LINE__, (int)s_);    \
-      return 1000 + (int)s_;                                                       \
-    }                                                                              \
-  } while (0)
 
 static inline cudaStream_t tc_stream(void *s) { return (cudaStream_t)s; }
 static inline unsigned tc_blocks(size_t n, unsigned threads) {

@@ -34,6 +34,18 @@ extern "C" {
 /* A Gauss-Jordan pivot below this marks the matrix singular. */
 #define TWINCACHE_PIVOT_EPS 1e-10
 
+/* ---- status of the CUDA launchers ------------------------------------------
+ * The launchers of twincache_kernels_cuda.h (and the trainer's device layer)
+ * return 0 or TWINCACHE_KERNELS_EDEVICE — the value of twincache_format.h's
+ * TWINCACHE_EDEVICE, repeated here because kernels/ includes nothing of
+ * ours — and never print: the failed call is named by
+ * twincache_kernels_last_error(). */
+#define TWINCACHE_KERNELS_EDEVICE (-21)
+
+/* "file:line: CUDA error NAME: text" (or cuBLAS) of this thread's last failed
+ * launcher call; "" when none. Valid until the thread's next failure. */
+const char *twincache_kernels_last_error(void);
+
 /* ---- features (forward only: they have no parameters) -------------------- */
 
 /* Normalised total effects from the twin pairs. For every graph g and node t,

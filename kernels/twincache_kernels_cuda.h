@@ -6,8 +6,9 @@
  * scratch memory or cuBLAS, a workspace / handle argument.
  *
  * Every function launches asynchronously on `stream`, checks the launch
- * (cudaGetLastError) and every CUDA/cuBLAS call, prints "file:line: error" on
- * stderr and returns non-zero on failure, 0 on success. None synchronises.
+ * (cudaGetLastError) and every CUDA/cuBLAS call, and returns 0 on success or
+ * TWINCACHE_KERNELS_EDEVICE with the failed call named by
+ * twincache_kernels_last_error() (nothing is printed). None synchronises.
  * Only built when nvcc is found (library twincache_kernels_cuda).
  */
 #ifndef TWINCACHE_KERNELS_CUDA_H
