@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tc_cache_internal.h"
+#include "tc_compact.h"
 #include "tc_common.h"
 
 #define TC_MAX_THREADS 100 /* below LMDB's default 126 reader slots */
@@ -159,6 +160,10 @@ static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
 static void zero_graph(const twincache_batch_layout *L, tc_slot *s, uint32_t g) {
   size_t N = L->nodes, K = L->inter, S = L->samples;
   twincache_batch *b = &s->batch;
+  if (b->compact) {
+    tc_compact_zero_graph(b->compact, g);
+    return;
+  }
   if (s->base_dirty[g]) memset(b->base + g * S * N, 0, S * N * sizeof(float));
   if (s->hi_inter[g]) memset(b->inter + g * K * S * N, 0, s->hi_inter[g] * S * N * sizeof(float));
   s->base_dirty[g] = 0;
@@ -183,6 +188,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
 
   int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
+  if (b->compact) return tc_compact_decode_graph(w->dctx, frame, size, index, &w->g, b->compact, g);
 
   twincache_graph *gr = &w->g;
   gr->base = b->base + g * S * N;
@@ -326,7 +332,7 @@ static void *worker_main(void *arg) {
     s->state = SLOT_READY;
     l->stats.corrupt += corrupt;
     if (rc == TWINCACHE_OK) {
-      l->stats.bytes_decoded += l->layout.bytes;
+      l->stats.bytes_decoded += s->batch.compact ? s->batch.compact->used_bytes : l->layout.bytes;
       if (w->id < TC_STATS_THREADS) l->stats.thread_graphs[w->id] += s->batch.n_graphs;
     } else if (seq + 1 < l->claim_end) {
       l->claim_end = seq + 1; /* the stream ends in this error: stop claiming */
@@ -356,6 +362,8 @@ static int validate(const twincache_loader_options *o, const twincache_loader_st
     return fail_with(TWINCACHE_EINVAL, "option corrupt_policy must be FAIL (0) or SKIP (1) (got %d)", o->corrupt_policy);
   if (!o->alloc != !o->free)
     return fail_with(TWINCACHE_EINVAL, "options alloc and free must be set together");
+  if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
+    return fail_with(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)", o->layout);
   if (resume && resume->seed != o->seed)
     return fail_with(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
                      (unsigned long long)resume->seed, (unsigned long long)o->seed);
@@ -440,6 +448,14 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     twincache_batch *b = &s->batch;
     s->hi_inter = calloc(G, sizeof *s->hi_inter);
     s->base_dirty = calloc(G, 1);
+    if (o->layout == TWINCACHE_LAYOUT_COMPACT) { /* compact.c owns the slab and views */
+      b->internal_ = s;
+      if ((rc = tc_compact_slot_open(b, L, o->alloc, o->alloc_user)) != TWINCACHE_OK) {
+        fail_with(rc, "cannot allocate %u compact slots: %s", l->n_slots, twincache_strerror(rc));
+        goto cleanup;
+      }
+      continue;
+    }
     b->slab = o->alloc(L->bytes, o->alloc_user);
     if (!s->hi_inter || !s->base_dirty || !b->slab) {
       rc = fail_with(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
@@ -498,6 +514,10 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     g->target = w->target;
     g->kind = w->kind;
     g->value = w->value;
+    if (o->layout == TWINCACHE_LAYOUT_COMPACT && tc_compact_scratch_init(g) != TWINCACHE_OK) {
+      rc = fail_with(TWINCACHE_ENOMEM, "out of memory");
+      goto cleanup;
+    }
   }
 
   if (pthread_mutex_init(&l->mu, NULL) != 0) {
@@ -563,11 +583,13 @@ void twincache_loader_close(twincache_loader *l) {
     free(w->target);
     free(w->kind);
     free(w->value);
+    if (l->opt.layout == TWINCACHE_LAYOUT_COMPACT) tc_compact_scratch_free(&w->g);
   }
   free(l->workers);
   for (uint32_t i = 0; l->slots && i < l->n_slots; i++) {
     tc_slot *s = &l->slots[i];
     if (s->batch.slab) l->opt.free(s->batch.slab, l->opt.alloc_user);
+    tc_compact_slot_close(&s->batch, l->opt.free, l->opt.alloc_user);
     free(s->hi_inter);
     free(s->base_dirty);
   }
