@@ -72,7 +72,8 @@ int twincache_expand_cuda(void *dense, const void *compact, const twincache_expa
                           void *stream);
 /* The same kernel's code run on the host, block by block and thread by
  * thread between its barriers (`threads` threads per block): lets a machine
- * without a GPU test the kernel's indexing against twincache_expand_cpu. */
+ * without a GPU test the kernel's indexing against twincache_expand_cpu.
+ * Not thread-safe (static scratch); for tests. */
 void twincache_expand_emulate(void *dense, const void *compact, const twincache_expand_offsets *o,
                               int threads);
 
