@@ -24,7 +24,7 @@ int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_mode
   return tc_no_cuda();
 }
 void tc_cuda_free(tc_cuda *c) {}
-int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab) { return tc_no_cuda(); }
+int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch) { return tc_no_cuda(); }
 int tc_cuda_copy_wait(tc_cuda *c, int buf) { return tc_no_cuda(); }
 int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) { return tc_no_cuda(); }
 int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) { return tc_no_cuda(); }

@@ -399,7 +399,7 @@ static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
       float loss, lr = tc_lr_at(&r->optim, s);
       if (next_batch(r, l, &b, ls)) return 1;
       held[0] = b;
-      if (tc_cuda_copy(r->dev, 0, b->slab) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
+      if (tc_cuda_copy(r->dev, 0, b) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
           tc_cuda_step_result(r->dev, 0, &loss) || tc_cuda_copy_wait(r->dev, 0))
         goto cleanup;
       twincache_loader_release(l, b);
@@ -409,13 +409,13 @@ static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
     }
     return 0;
   }
-  if (next_batch(r, l, &held[s & 1], ls) || tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1]->slab))
+  if (next_batch(r, l, &held[s & 1], ls) || tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1]))
     goto cleanup;
   for (; s < r->end_step; s++) {
     int cur = (int)(s & 1), nxt = 1 - cur;
     float lr = tc_lr_at(&r->optim, s), loss;
     if (s + 1 < r->end_step) { /* stage batch s+1 while step s-1 runs */
-      if (next_batch(r, l, &held[nxt], ls) || tc_cuda_copy(r->dev, nxt, held[nxt]->slab))
+      if (next_batch(r, l, &held[nxt], ls) || tc_cuda_copy(r->dev, nxt, held[nxt]))
         goto cleanup;
     }
     if (tc_cuda_step(r->dev, cur, &r->optim, lr, (int)(s + 1))) goto cleanup;
@@ -584,6 +584,7 @@ int main(int argc, char **argv) {
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
+  if (r->cuda) lo.layout = TWINCACHE_LAYOUT_COMPACT; /* expanded on the GPU */
   twincache_loader_state resume_state = {.seed = r->loader_seed, .next_seq = r->seq0};
   st = twincache_loader_open(o->cache, &lo, o->resume ? &resume_state : NULL, &tl);
   if (st != 0) {
@@ -636,9 +637,12 @@ int main(int argc, char **argv) {
             "training time\n", lst.threads, decode_per_thread_s, 100 * decode_busy);
     if (r->cuda)
       fprintf(r->text, "data path (%s): compute stream waited on copies %.2f%% of the time "
-              "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies, compute %.2f ms/step\n",
+              "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies (compact, %.0f bytes/graph), "
+              "compute %.2f ms/step (expansion %.3f ms)\n",
               o->sync_copies ? "--sync-copies" : "double-buffered", 100 * copy_wait,
-              tm.copy_wait_ms, h2d_gbs, tm.copies, tm.steps ? tm.step_ms / tm.steps : 0);
+              tm.copy_wait_ms, h2d_gbs, tm.copies,
+              tm.copies ? (double)tm.copy_bytes / ((double)tm.copies * o->batch) : 0,
+              tm.steps ? tm.step_ms / tm.steps : 0, tm.steps ? tm.expand_ms / tm.steps : 0);
     if (v->done)
       fprintf(r->text, "final validation (%" PRIu64 " graphs, %" PRIu64 " pairs): model loss %.4f "
               "AUROC %.4f AUPRC %.4f SHD %.2f  vs |T| baseline AUROC %.4f AUPRC %.4f SHD %.2f\n",
