@@ -5,9 +5,14 @@
  * partial batches, shuffled or not, several epochs (slots reused, so a small
  * graph follows a larger one in the same place), and another rank. The
  * expansion writes into one buffer reused across batches, so an element it
- * failed to rewrite shows up as a stale value. Prints the bytes a batch
- * occupies per graph in each layout.
- * usage: test_loader_compact CACHE_DIR... */
+ * failed to rewrite shows up as a stale value. Under the SKIP policy, with
+ * damaged graphs in a copy of the first cache, both layouts still agree (a
+ * failed graph leaves no columns behind). Prints the bytes a batch occupies
+ * per graph in each layout.
+ * usage: test_loader_compact SCRATCH_DIR CACHE_DIR... */
+#include <lmdb.h>
+
+#include "tc_common.h"
 #include "tc_expand.h"
 #include "tl_common.h"
 
@@ -25,7 +30,7 @@ static const char *array_at(const twincache_batch_layout *L, size_t off) {
 }
 
 typedef struct totals {
-  uint64_t graphs, batches, dense_bytes, compact_bytes, partial;
+  uint64_t graphs, batches, dense_bytes, compact_bytes, partial, corrupt;
 } totals;
 
 static void check_stream(const char *cache, const twincache_loader_options *opt, totals *t) {
@@ -80,16 +85,83 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
   twincache_loader_stats st;
   twincache_loader_get_stats(lc, &st);
   TL_CHECK(st.bytes_decoded == used_sum);
+  t->corrupt += st.corrupt;
   free(out);
   twincache_loader_close(ld);
   twincache_loader_close(lc);
 }
 
+/* Flips 4 bytes in the middle of graph `victim`'s frame in the cache at dir
+ * (as test_loader_corrupt does). */
+static void damage_graph(const char *dir, uint32_t chunk_graphs, uint64_t victim) {
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  twincache_chunk_view view;
+  const void *frame;
+  size_t size;
+  uint8_t key_bytes[8];
+  TL_REQUIRE(mdb_env_create(&env) == 0);
+  mdb_env_set_maxdbs(env, 4);
+  TL_REQUIRE(mdb_env_open(env, dir, 0, 0644) == 0);
+  TL_REQUIRE(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+  TL_REQUIRE(mdb_dbi_open(txn, "graphs", 0, &dbi) == 0);
+  tc_store_be64(key_bytes, victim / chunk_graphs);
+  MDB_val k = {8, key_bytes}, v;
+  TL_REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
+  uint8_t *copy = malloc(v.mv_size);
+  TL_REQUIRE(copy);
+  memcpy(copy, v.mv_data, v.mv_size);
+  TL_REQUIRE(twincache_chunk_parse(copy, v.mv_size, &view) == 0);
+  TL_REQUIRE(twincache_chunk_frame(&view, (uint32_t)(victim % chunk_graphs), &frame, &size) == 0);
+  uint8_t *p = (uint8_t *)frame;
+  for (size_t i = size / 2; i < size / 2 + 4 && i < size; i++) p[i] ^= 0x5a;
+  MDB_val nv = {v.mv_size, copy};
+  TL_REQUIRE(mdb_put(txn, dbi, &k, &nv, 0) == 0);
+  TL_REQUIRE(mdb_txn_commit(txn) == 0);
+  mdb_env_close(env);
+  free(copy);
+}
+
+static void silent(uint64_t index, int status, void *user) { (void)index, (void)status, (void)user; }
+
+/* A copy of cache with graphs 10, 11 and 40 damaged, read with SKIP. */
+static void check_skip(const char *cache, const char *scratch) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/copy", scratch);
+  tl_mkdir(dir);
+  MDB_env *env;
+  TL_REQUIRE(mdb_env_create(&env) == 0);
+  mdb_env_set_maxdbs(env, 4);
+  TL_REQUIRE(mdb_env_open(env, cache, MDB_RDONLY, 0644) == 0);
+  TL_REQUIRE(mdb_env_copy(env, dir) == 0);
+  mdb_env_close(env);
+  twincache_cache *c;
+  TL_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
+  uint32_t chunk_graphs = twincache_cache_dims(c)->chunk_graphs;
+  twincache_cache_close(c);
+  const uint64_t victims[] = {10, 11, 40};
+  for (int i = 0; i < 3; i++) damage_graph(dir, chunk_graphs, victims[i]);
+  twincache_loader_options o;
+  twincache_loader_options_init(&o);
+  o.batch_size = 7; /* graph 10 is position 3 of batch 1 in index order */
+  o.shuffle = 0;
+  o.corrupt_policy = TWINCACHE_CORRUPT_SKIP;
+  o.on_corrupt = silent;
+  totals t = {0};
+  check_stream(dir, &o, &t);
+  o.shuffle = 1;
+  check_stream(dir, &o, &t);
+  TL_CHECK(t.batches > 0 && t.corrupt == 6); /* 3 damaged graphs met once per stream */
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_loader_compact CACHE_DIR...\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: test_loader_compact SCRATCH_DIR CACHE_DIR...\n");
     return 2;
   }
+  const char *scratch = argv[1];
+  argv++, argc--;
   /* an unknown layout is refused */
   twincache_loader_options o;
   twincache_loader *l = NULL;
@@ -131,5 +203,6 @@ int main(int argc, char **argv) {
            (double)t.compact_bytes / (double)t.graphs,
            (double)t.dense_bytes / (double)t.compact_bytes);
   }
+  check_skip(argv[1], scratch);
   return tl_finish("test_loader_compact");
 }
