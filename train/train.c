@@ -653,10 +653,13 @@ int main(int argc, char **argv) {
     printf("{\"device\": \"%s\", \"steps\": %" PRIu64 ", \"batch\": %u, \"graphs_per_s\": %.2f, "
            "\"ms_per_step\": %.4f, \"host_wait_fraction\": %.6f, \"copy_wait_fraction\": %.6f, "
            "\"h2d_gb_per_s\": %.3f, \"copy_wait_ms\": %.3f, \"compute_ms_per_step\": %.4f, "
-           "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, ",
+           "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, "
+           "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, ",
            r->cuda ? "cuda" : "cpu", o->steps, o->batch, gps, ms_step, host_wait, copy_wait,
            h2d_gbs, tm.copy_wait_ms, tm.steps ? tm.step_ms / (double)tm.steps : 0.0,
-           decode_per_thread_s, decode_busy, o->sync_copies ? "true" : "false");
+           decode_per_thread_s, decode_busy, o->sync_copies ? "true" : "false",
+           tm.steps ? tm.expand_ms / (double)tm.steps : 0.0,
+           tm.copies ? (double)tm.copy_bytes / ((double)tm.copies * o->batch) : 0.0);
     const char *keys[] = {"val_loss", "val_auroc", "val_auprc", "val_shd", "baseline_auroc",
                           "baseline_auprc", "baseline_shd"};
     double vals[] = {v->loss, v->auroc, v->auprc, v->shd, v->base_auroc, v->base_auprc,
