@@ -21,6 +21,9 @@ const char *twincache_strerror(int code) {
   case TWINCACHE_ECLOSED: return "the object is closing or failed earlier";
   case TWINCACHE_EFULL: return "the disk or the LMDB map is full";
   case TWINCACHE_EBUSY: return "another process is writing the cache";
+  case TWINCACHE_EAGAIN: return "nothing ready within the timeout; try again";
+  case TWINCACHE_EDEADLK: return "would wait forever: the batch slot needed next is held and cannot be released";
+  case TWINCACHE_ESTALE: return "stale batch handle: released already, or no longer the batch handed out";
   default: return "unknown twincache error";
   }
 }

@@ -15,6 +15,8 @@
 
 struct twincache_cctx {
   ZSTD_CCtx *z;
+  int level;       /* zstd level of the SMALL encoding */
+  int encoding;    /* enum twincache_encoding */
   int shuffle;     /* store sample floats as byte planes */
   uint8_t *buf;    /* payload scratch, grown to the largest payload seen */
   size_t buf_cap;
@@ -179,19 +181,35 @@ static uint64_t load_bits(const uint8_t *p, uint32_t nbytes) {
 }
 
 /* ---- encoder --------------------------------------------------------------- */
+/* zstd level of the FAST encoding: a negative level, at which zstd stores
+ * literals raw (no Huffman stage) and still finds the repeats. Chosen by
+ * tests/format/bench_frames (BENCHMARKS.md, "Frame encodings"). */
+#define TC_FAST_ZSTD_LEVEL (-1)
+
 twincache_cctx *twincache_cctx_create(int level) {
   twincache_cctx *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   if (level < 1) level = 1;
   if (level > 19) level = 19;
+  c->level = level;
   c->z = ZSTD_createCCtx();
-  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_contentSizeFlag, 1))) {
+  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_contentSizeFlag, 1)) ||
+      twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_FAST) != TWINCACHE_OK) {
     twincache_cctx_free(c);
     return NULL;
   }
   return c;
+}
+
+int twincache_cctx_set_encoding(twincache_cctx *c, int encoding) {
+  if (!c || (encoding != TWINCACHE_ENCODING_FAST && encoding != TWINCACHE_ENCODING_SMALL))
+    return TWINCACHE_EINVAL;
+  int level = encoding == TWINCACHE_ENCODING_FAST ? TC_FAST_ZSTD_LEVEL : c->level;
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)))
+    return TWINCACHE_EZSTD;
+  c->encoding = encoding;
+  return TWINCACHE_OK;
 }
 
 void twincache_cctx_free(twincache_cctx *c) {
@@ -481,28 +499,38 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   g->mechanism = h->mechanism;
   g->noise = h->noise;
   g->flags = h->flags;
-  if (g->adj && n <= 64) { /* one word per set; bits past node N-1 are zero */
+  if (n <= 64) { /* one word per set; bits past node N-1 are zero: walk set bits only */
+    const uint8_t *p = x->weight;
     for (uint32_t i = 0; i < n; i++) {
       uint64_t m = w->child[i][0];
-      uint8_t *row = g->adj + (size_t)i * g->ld_adj;
-      for (uint32_t j = 0; j < g->ld_adj; j++) row[j] = (uint8_t)(j < 64 && ((m >> j) & 1u));
-    }
-  } else if (g->adj) {
-    for (uint32_t i = 0; i < n; i++)
-      for (uint32_t j = 0; j < g->ld_adj; j++)
-        g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
-  }
-  if (g->weight) {
-    const uint8_t *p = x->weight;
-    for (uint32_t i = 0; i < n; i++)
-      for (uint32_t j = 0; j < g->ld_adj; j++) {
-        float v = 0.0f;
-        if (j < n && tc_bit_get(w->child[i], j)) {
-          v = get_f32(p);
-          p += 4;
-        }
-        g->weight[(size_t)i * g->ld_adj + j] = v;
+      uint8_t *arow = g->adj ? g->adj + (size_t)i * g->ld_adj : NULL;
+      float *wrow = g->weight ? g->weight + (size_t)i * g->ld_adj : NULL;
+      if (arow) memset(arow, 0, g->ld_adj);
+      if (wrow) memset(wrow, 0, sizeof(float) * g->ld_adj);
+      for (; m; m &= m - 1) {
+        uint32_t j = (uint32_t)__builtin_ctzll(m);
+        if (arow) arow[j] = 1;
+        if (wrow) wrow[j] = get_f32(p);
+        p += 4;
       }
+    }
+  } else {
+    if (g->adj)
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < g->ld_adj; j++)
+          g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
+    if (g->weight) {
+      const uint8_t *p = x->weight;
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < g->ld_adj; j++) {
+          float v = 0.0f;
+          if (j < n && tc_bit_get(w->child[i], j)) {
+            v = get_f32(p);
+            p += 4;
+          }
+          g->weight[(size_t)i * g->ld_adj + j] = v;
+        }
+    }
   }
   if (g->mlp && x->mlp) memcpy(g->mlp, x->mlp, 4 * (size_t)n * ((size_t)h->h * n + 2 * (size_t)h->h));
   if (g->noise_scale) memcpy(g->noise_scale, x->noise, 4 * (size_t)n);
@@ -531,15 +559,16 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
       memcpy(blk, g->base, block * sizeof(float));
     else
       base_transpose(blk, ld, x->base, n, s_n);
-    for (uint32_t j = 0; j < n; j++) {
-      if (!tc_bit_get(w->desc[t], j)) continue;
-      if (is_do && j == t) {
-        col_fill(blk + j, ld, value, s_n);
-      } else {
-        col_put(blk + j, ld, col, s_n);
-        col += 4 * (size_t)s_n;
+    for (uint32_t q = 0; q < (n + 63) / 64; q++) /* set bits of the mask, ascending */
+      for (uint64_t m = w->desc[t][q]; m; m &= m - 1) {
+        uint32_t j = q * 64 + (uint32_t)__builtin_ctzll(m);
+        if (is_do && j == t) {
+          col_fill(blk + j, ld, value, s_n);
+        } else {
+          col_put(blk + j, ld, col, s_n);
+          col += 4 * (size_t)s_n;
+        }
       }
-    }
   }
 }
 

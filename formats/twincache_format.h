@@ -27,7 +27,7 @@ extern "C" {
 #define TWINCACHE_VERSION_STRING "0.1.0"
 /* Version of the frame, chunk and meta layouts. A reader refuses a newer
  * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
-#define TWINCACHE_FORMAT_VERSION 1
+#define TWINCACHE_FORMAT_VERSION 2
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */
@@ -56,6 +56,10 @@ enum {
   TWINCACHE_ECLOSED = -14,     /* the object is closing or failed earlier */
   TWINCACHE_EFULL = -15,       /* the disk or the LMDB map is full */
   TWINCACHE_EBUSY = -16,       /* another process is writing the cache */
+  TWINCACHE_EAGAIN = -17,      /* nothing ready within the timeout; try again */
+  TWINCACHE_EDEADLK = -18,     /* next() would wait forever: the batch slot it
+                                  needs is held and cannot be released */
+  TWINCACHE_ESTALE = -19,      /* a batch handle that is no longer current */
 };
 
 /* Returns a static, human-readable string for any twincache status code
@@ -135,8 +139,25 @@ uint64_t twincache_graph_raw_bytes(const twincache_graph *g);
 typedef struct twincache_cctx twincache_cctx; /* encoder context */
 typedef struct twincache_dctx twincache_dctx; /* decoder context */
 
-/* level: zstd compression level (1..19). Returns NULL when out of memory. */
+/* Frame encodings: how the payload is zstd-compressed. Both are lossless and
+ * every reader decodes both (and every version-1 frame); the encoding is not
+ * needed to decode, so one cache may mix them.
+ *  FAST  (the default): zstd at a negative level, literals stored raw (no
+ *        Huffman stage). On the default workload 7% larger than SMALL at
+ *        level 1; its zstd stage decodes ~13x faster, a whole frame ~7x
+ *        faster, and it encodes faster. BENCHMARKS.md, "Frame encodings".
+ *  SMALL: zstd at the context's level with Huffman-coded literals: the
+ *        version-1 frames (what twincache_cctx_create gave before v2). */
+enum twincache_encoding { TWINCACHE_ENCODING_FAST = 0, TWINCACHE_ENCODING_SMALL = 1 };
+
+/* Creates an encoder context with the FAST encoding. level: the zstd level
+ * (1..19, clamped) of the SMALL encoding, used once twincache_cctx_set_encoding
+ * selects it. Returns NULL when out of memory. */
 twincache_cctx *twincache_cctx_create(int level);
+/* Selects the encoding of later frames (enum twincache_encoding). Returns 0,
+ * TWINCACHE_EINVAL for a NULL context or an unknown encoding (the context is
+ * then unchanged), or TWINCACHE_EZSTD if zstd refuses the setting. */
+int twincache_cctx_set_encoding(twincache_cctx *c, int encoding);
 void twincache_cctx_free(twincache_cctx *c);
 twincache_dctx *twincache_dctx_create(void);
 void twincache_dctx_free(twincache_dctx *d);
@@ -164,8 +185,8 @@ int twincache_cctx_set_shuffle(twincache_cctx *c, int on);
 int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t *n_nodes,
                          uint32_t *n_samples, uint32_t *n_inter, uint32_t *n_hidden);
 
-/* Decodes one frame into g's caller-owned arrays (see the layout above).
- * Validates magic, version, header checksum, dimensions against g's
+/* Decodes one frame into g's caller-owned arrays (see the layout above):
+ * either encoding, format version 1 or 2. Validates magic, version, header checksum, dimensions against g's
  * capacities (TWINCACHE_ETOOBIG), every internal size, and zstd's content
  * checksum of the decoded bytes. No allocation after the context's first use
  * at the largest size. On error g's arrays may be partly written. */

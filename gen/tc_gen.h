@@ -20,6 +20,15 @@
 /* Purposes of the per-graph RNG streams. */
 enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_STREAM_INTER = 3 };
 
+/* Limits of the run options, checked by tc_gen_config_check before anything
+ * is created. Graph i draws RNG streams i*TC_STREAMS_PER_GRAPH + purpose and
+ * lives in chunk i / C: 2^60 graphs keep both far from 2^64. The map starts
+ * at >= 64 KiB and doubles when full; 2^46 bytes (64 TiB) is half the
+ * x86-64 user address space, so a start there can still double once. */
+#define TC_GEN_MAX_GRAPHS (UINT64_C(1) << 60)
+#define TC_GEN_MIN_MAP_BYTES UINT64_C(65536)
+#define TC_GEN_MAX_MAP_BYTES (UINT64_C(1) << 46)
+
 enum tc_gen_model { TC_MODEL_ER = 0, TC_MODEL_BA = 1, TC_MODEL_WS = 2 };
 enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
 
@@ -46,7 +55,8 @@ typedef struct tc_gen_config {
   int value_dist;           /* enum tc_gen_value_dist */
   double value_min, value_max;
   uint64_t seed;
-  int zstd_level;
+  int zstd_level;            /* used by the SMALL encoding only */
+  int encoding;             /* enum twincache_encoding: FAST (default) or SMALL */
   uint32_t chunk_graphs;    /* C; 0 = choose from the config (~1 MiB chunks) */
   /* --- how to run ------------------------------------------------------ */
   const char *out_dir;
@@ -59,8 +69,11 @@ typedef struct tc_gen_config {
 
 /* Fills the defaults (the common workload). threads = online cores. */
 void tc_gen_config_default(tc_gen_config *c);
-/* Checks ranges; on error returns TWINCACHE_EINVAL and writes the name of the
- * offending flag to *flag (a static string). */
+/* Checks ranges and every count x size product the run will form (graphs x
+ * RNG streams, chunk count, one graph's worlds in bytes, map size and its
+ * doubling) with overflow-checked arithmetic, before anything is created.
+ * On error returns TWINCACHE_EINVAL and writes the name of the offending
+ * flag, with its accepted range, to *flag (a static string). */
 int tc_gen_config_check(const tc_gen_config *c, const char **flag);
 /* C chosen from the config so one chunk is ~1 MiB (when chunk_graphs == 0). */
 uint32_t tc_gen_chunk_graphs(const tc_gen_config *c);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_checked.h"
 #include "tc_gen.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
@@ -31,6 +32,7 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->value_max = 3.0;
   c->seed = 0;
   c->zstd_level = 1;
+  c->encoding = TWINCACHE_ENCODING_FAST;
   c->chunk_graphs = 0;
   c->out_dir = NULL;
   c->graphs = 1000;
@@ -56,7 +58,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->model == TC_MODEL_BA && (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES)) BAD("--ba-m");
   if (c->model == TC_MODEL_WS) {
     if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) BAD("--ws-k");
-    if (2 * c->ws_k >= c->nodes_min) BAD("--ws-k"); /* igraph needs 2k < n */
+    if (2 * c->ws_k >= c->nodes_min) /* igraph needs 2k < n */
+      BAD("--ws-k (2 x K must stay below the smallest node count of --nodes)");
   }
   if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) BAD("--ws-p");
   if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
@@ -68,14 +71,29 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
     BAD("--noise-scale");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
-  if ((double)c->samples * c->nodes_max * (1.0 + tc_gen_max_inter(c)) * 4.0 > (double)(1u << 30))
+  uint64_t worlds_bytes;
+  if (tc_mul3_u64_overflow(c->samples, c->nodes_max, 1 + (uint64_t)tc_gen_max_inter(c), &worlds_bytes) ||
+      tc_mul_u64_overflow(worlds_bytes, sizeof(float), &worlds_bytes) || worlds_bytes > (UINT64_C(1) << 30))
     BAD("--samples (one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB)");
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
-  if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0) BAD("--values");
+  if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
+    BAD("--values (LO >= 0 with --value-dist signed: the sign is drawn)");
   if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
+  if (c->encoding != TWINCACHE_ENCODING_FAST && c->encoding != TWINCACHE_ENCODING_SMALL)
+    BAD("--encoding");
   if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs");
   if (c->threads < 1 || c->threads > 1024) BAD("--threads");
-  if (c->map_size_bytes < 65536) BAD("--map-size");
+  /* the graph count: its RNG streams and chunk keys must not wrap */
+  uint64_t streams, last_graph_end;
+  if (c->graphs > TC_GEN_MAX_GRAPHS || tc_mul_u64_overflow(c->graphs, TC_STREAMS_PER_GRAPH, &streams) ||
+      tc_add_u64_overflow(c->graphs, tc_gen_chunk_graphs(c), &last_graph_end))
+    BAD("--graphs (an integer in [0, 1152921504606846976], 2^60)");
+  /* the map: a size_t the kernel can map, and room to double it */
+  uint64_t doubled;
+  size_t map_bytes;
+  if (c->map_size_bytes < TC_GEN_MIN_MAP_BYTES || c->map_size_bytes > TC_GEN_MAX_MAP_BYTES ||
+      tc_mul_u64_overflow(c->map_size_bytes, 2, &doubled) || tc_u64_to_size_overflow(doubled, &map_bytes))
+    BAD("--map-size (an integer in [65536, 70368744177664], 64 KiB to 2^46)");
   return TWINCACHE_OK;
 #undef BAD
 }
@@ -115,14 +133,15 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
-      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"chunk_graphs\":%u}",
+      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u}",
       TWINCACHE_FORMAT_VERSION, model_name(c->model), c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       c->mechanism == TWINCACHE_MECH_MLP ? "mlp" : "linear", c->weight_min, c->weight_max,
       c->mlp_hidden, noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", c->intervention == TWINCACHE_SHIFT ? "shift" : "do",
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
-      c->value_max, (unsigned long long)c->seed, c->zstd_level, tc_gen_chunk_graphs(c));
+      c->value_max, (unsigned long long)c->seed, c->zstd_level,
+      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c));
   if (n < 0 || (size_t)n >= cap) return 0;
   return (size_t)n;
 }

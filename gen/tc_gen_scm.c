@@ -274,34 +274,31 @@ static inline double draw_noise(tc_rng *r, int family) {
 
 static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
 
-int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
-                 uint64_t *igraph_ns, uint64_t *sample_ns) {
-  const tc_gen_config *c = &w->cfg;
-  twincache_graph *g = w->g;
-  tc_rng rs, rw, rn, ri;
-  uint64_t base_stream = index * TC_STREAMS_PER_GRAPH;
-  tc_rng_init(&rs, c->seed, base_stream + TC_STREAM_STRUCTURE);
-  tc_rng_init(&rw, c->seed, base_stream + TC_STREAM_WEIGHTS);
-  tc_rng_init(&rn, c->seed, base_stream + TC_STREAM_NOISE);
-  tc_rng_init(&ri, c->seed, base_stream + TC_STREAM_INTER);
+/* ---- graph i as named steps ---------------------------------------------------
+ * Each step draws from its own RNG stream in a fixed order, so graph i
+ * stays a pure function of (seed, i, config). */
 
-  uint32_t n;
-  uint64_t igraph_seed;
-  structure_head(c, index, &rs, &n, &igraph_seed);
-
-  /* ---- structure: igraph under the lock, a batch of graphs at a time ---- */
+/* The undirected structure of graph `index` from the worker's igraph batch
+ * (made under the lock, a batch of graphs at a time); returns its slot. */
+static int fetch_structure(tc_gen_worker *w, uint64_t index, uint64_t *igraph_ns, uint32_t *slot) {
   if (index < w->batch_first || index >= w->batch_first + w->batch_n) {
     uint64_t end = w->plan_end > index ? w->plan_end : index + 1;
     uint32_t count = end - index < w->batch_cap ? (uint32_t)(end - index) : w->batch_cap;
     int rc = structure_batch(w, index, count, igraph_ns);
     if (rc) return rc;
   }
-  uint32_t slot = (uint32_t)(index - w->batch_first);
+  *slot = (uint32_t)(index - w->batch_first);
+  return TWINCACHE_OK;
+}
 
-  /* ---- DAG: orient every edge along a random node order ----------------- */
+/* DAG: every edge of the slot's structure oriented along a random node
+ * order (structure stream); fills the graph's header fields and adj (n,n). */
+static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n, uint32_t slot) {
+  const tc_gen_config *c = &w->cfg;
+  twincache_graph *g = w->g;
   for (uint32_t v = 0; v < n; v++) w->perm[v] = v;
   for (uint32_t v = n; v > 1; v--) { /* Fisher-Yates */
-    uint32_t u = tc_rng_below(&rs, v);
+    uint32_t u = tc_rng_below(rs, v);
     uint32_t t = w->perm[v - 1];
     w->perm[v - 1] = w->perm[u];
     w->perm[u] = t;
@@ -322,11 +319,15 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
     if (w->rank[a] < w->rank[b]) g->adj[a * n + b] = 1;
     else g->adj[b * n + a] = 1;
   }
+}
 
-  uint64_t t1 = tc_now_ns();
-  /* ---- SCM parameters (weights stream) ---------------------------------- */
+/* SCM parameters (weights stream): noise scales (n), the parent lists
+ * (pa_start (n+1), pa_idx/pa_w), linear weights (n,n) or the MLP blocks. */
+static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
+  const tc_gen_config *c = &w->cfg;
+  twincache_graph *g = w->g;
   for (uint32_t j = 0; j < n; j++)
-    g->noise_scale[j] = (float)tc_rng_range(&rw, c->noise_scale_min, c->noise_scale_max);
+    g->noise_scale[j] = (float)tc_rng_range(rw, c->noise_scale_min, c->noise_scale_max);
   memset(g->weight, 0, (size_t)n * n * sizeof(float));
   uint32_t q = 0;
   for (uint32_t j = 0; j < n; j++) { /* parents of j, ascending */
@@ -335,8 +336,8 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
       if (!g->adj[i * n + j]) continue;
       float wt = 0.0f;
       if (!w->hidden) {
-        double mag = tc_rng_range(&rw, c->weight_min, c->weight_max);
-        wt = (float)((tc_rng_u64(&rw) >> 63) ? -mag : mag);
+        double mag = tc_rng_range(rw, c->weight_min, c->weight_max);
+        wt = (float)((tc_rng_u64(rw) >> 63) ? -mag : mag);
         g->weight[i * n + j] = wt;
       }
       w->pa_idx[q] = i;
@@ -345,30 +346,38 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
     }
   }
   w->pa_start[n] = q;
-  if (w->hidden) {
-    /* W1 ~ N(0, 1/|pa|) on parent columns, b1 ~ N(0, 0.25), w2 ~ N(0, 1/H):
-     * each mechanism's output stays O(1) whatever the in-degree. */
-    uint32_t h_n = w->hidden, stride = h_n * n + 2 * h_n;
-    for (uint32_t j = 0; j < n; j++) {
-      float *blk = g->mlp + (size_t)j * stride;
-      uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
-      double s1 = 1.0 / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
-      memset(blk, 0, (size_t)stride * sizeof(float));
-      for (uint32_t h = 0; h < h_n; h++)
-        for (uint32_t k = w->pa_start[j]; k < w->pa_start[j + 1]; k++)
-          blk[(size_t)h * n + w->pa_idx[k]] = (float)(s1 * tc_rng_normal(&rw));
-      for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(0.5 * tc_rng_normal(&rw));
-      for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(&rw));
-    }
+  if (!w->hidden) return;
+  /* W1 ~ N(0, 1/|pa|) on parent columns, b1 ~ N(0, 0.25), w2 ~ N(0, 1/H):
+   * each mechanism's output stays O(1) whatever the in-degree. */
+  uint32_t h_n = w->hidden, stride = h_n * n + 2 * h_n;
+  for (uint32_t j = 0; j < n; j++) {
+    float *blk = g->mlp + (size_t)j * stride;
+    uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
+    double s1 = 1.0 / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
+    memset(blk, 0, (size_t)stride * sizeof(float));
+    for (uint32_t h = 0; h < h_n; h++)
+      for (uint32_t k = w->pa_start[j]; k < w->pa_start[j + 1]; k++)
+        blk[(size_t)h * n + w->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
+    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(0.5 * tc_rng_normal(rw));
+    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(rw));
   }
+}
 
-  /* ---- exogenous noise (noise stream), shared by every world ------------ */
-  const uint32_t S = c->samples;
-  for (uint32_t s = 0; s < S; s++)
+/* Exogenous noise (S,n) (noise stream), shared by every world. */
+static void draw_exogenous(tc_gen_worker *w, tc_rng *rn, uint32_t n) {
+  const tc_gen_config *c = &w->cfg;
+  for (uint32_t s = 0; s < c->samples; s++)
     for (uint32_t j = 0; j < n; j++)
-      w->noise[(size_t)s * n + j] = g->noise_scale[j] * (float)draw_noise(&rn, c->noise);
+      w->noise[(size_t)s * n + j] = w->g->noise_scale[j] * (float)draw_noise(rn, c->noise);
+}
 
-  /* ---- base world, nodes in topological order --------------------------- */
+/* The base world (S,n), nodes in topological order, into g->base or, when
+ * standardising, into raw_base, then g->base = standardised raw_base with
+ * norm_mean/norm_std (n). Returns the raw base world. */
+static const float *sample_base(tc_gen_worker *w, uint32_t n) {
+  const tc_gen_config *c = &w->cfg;
+  twincache_graph *g = w->g;
+  const uint32_t S = c->samples;
   float *xb = c->standardize ? w->raw_base : g->base; /* (S, n) */
   for (uint32_t s = 0; s < S; s++) {
     float *row = xb + (size_t)s * n;
@@ -378,26 +387,31 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
       row[j] = eval_node(w, n, j, row, e[j]);
     }
   }
-  if (c->standardize) {
-    for (uint32_t j = 0; j < n; j++) {
-      double sum = 0.0, sq = 0.0;
-      for (uint32_t s = 0; s < S; s++) sum += xb[(size_t)s * n + j];
-      double mean = sum / S;
-      for (uint32_t s = 0; s < S; s++) {
-        double d = xb[(size_t)s * n + j] - mean;
-        sq += d * d;
-      }
-      double sd = sqrt(sq / S);
-      g->norm_mean[j] = (float)mean;
-      g->norm_std[j] = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
-      if (!isfinite(g->norm_mean[j]) || g->norm_std[j] == 0.0f) g->norm_std[j] = 1.0f;
+  if (!c->standardize) return xb;
+  for (uint32_t j = 0; j < n; j++) {
+    double sum = 0.0, sq = 0.0;
+    for (uint32_t s = 0; s < S; s++) sum += xb[(size_t)s * n + j];
+    double mean = sum / S;
+    for (uint32_t s = 0; s < S; s++) {
+      double d = xb[(size_t)s * n + j] - mean;
+      sq += d * d;
     }
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t j = 0; j < n; j++)
-        g->base[(size_t)s * n + j] = standardize(xb[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
+    double sd = sqrt(sq / S);
+    g->norm_mean[j] = (float)mean;
+    g->norm_std[j] = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
+    if (!isfinite(g->norm_mean[j]) || g->norm_std[j] == 0.0f) g->norm_std[j] = 1.0f;
   }
+  for (uint32_t s = 0; s < S; s++)
+    for (uint32_t j = 0; j < n; j++)
+      g->base[(size_t)s * n + j] = standardize(xb[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
+  return xb;
+}
 
-  /* ---- interventions (inter stream) -------------------------------------- */
+/* Interventions (inter stream): K targets (every node, or K distinct random
+ * nodes), their kind and value. */
+static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
+  const tc_gen_config *c = &w->cfg;
+  twincache_graph *g = w->g;
   uint32_t K = (c->targets == 0 || c->targets > n) ? n : c->targets;
   g->n_inter = K;
   if (c->targets == 0) {
@@ -405,7 +419,7 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   } else { /* K distinct nodes: partial Fisher-Yates over w->changed as scratch */
     for (uint32_t v = 0; v < n; v++) w->changed[v] = v;
     for (uint32_t k = 0; k < K; k++) {
-      uint32_t u = k + tc_rng_below(&ri, n - k);
+      uint32_t u = k + tc_rng_below(ri, n - k);
       uint32_t t = w->changed[k];
       w->changed[k] = w->changed[u];
       w->changed[u] = t;
@@ -413,15 +427,22 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
     }
   }
   for (uint32_t k = 0; k < K; k++) {
-    double v = tc_rng_range(&ri, c->value_min, c->value_max);
-    if (c->value_dist == TC_VALUES_SIGNED && (tc_rng_u64(&ri) >> 63)) v = -v;
+    double v = tc_rng_range(ri, c->value_min, c->value_max);
+    if (c->value_dist == TC_VALUES_SIGNED && (tc_rng_u64(ri) >> 63)) v = -v;
     g->kind[k] = (uint8_t)c->intervention;
     g->value[k] = (float)v;
   }
+}
 
-  /* ---- twin worlds: copy base, recompute the target and its descendants --- */
+/* Twin worlds g->inter (K,S,n): a copy of the raw base world xb (S,n) with
+ * the target and its descendants recomputed on the same noise. Columns the
+ * intervention does not change keep the base world's exact bits. */
+static void sample_twins(tc_gen_worker *w, const float *xb, uint32_t n) {
+  const tc_gen_config *c = &w->cfg;
+  twincache_graph *g = w->g;
+  const uint32_t S = c->samples;
   const size_t sn = (size_t)S * n;
-  for (uint32_t k = 0; k < K; k++) {
+  for (uint32_t k = 0; k < g->n_inter; k++) {
     uint32_t t = g->target[k];
     float v = g->value[k];
     int is_do = g->kind[k] == TWINCACHE_DO;
@@ -443,18 +464,42 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
         else row[j] = eval_node(w, n, j, row, e[j]);
       }
     }
-    if (c->standardize) {
-      memcpy(dst, g->base, sn * sizeof(float)); /* unchanged columns: base bits */
-      for (uint32_t s = 0; s < S; s++)
-        for (uint32_t ci = 0; ci < nc; ci++) {
-          uint32_t j = w->changed[ci];
-          dst[(size_t)s * n + j] = (j == t && is_do)
-                                       ? v
-                                       : standardize(xw[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
-        }
-    }
+    if (!c->standardize) continue;
+    memcpy(dst, g->base, sn * sizeof(float)); /* unchanged columns: base bits */
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t ci = 0; ci < nc; ci++) {
+        uint32_t j = w->changed[ci];
+        dst[(size_t)s * n + j] = (j == t && is_do)
+                                     ? v
+                                     : standardize(xw[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
+      }
   }
+}
+
+int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
+                 uint64_t *igraph_ns, uint64_t *sample_ns) {
+  const tc_gen_config *c = &w->cfg;
+  tc_rng rs, rw, rn, ri;
+  uint64_t base_stream = index * TC_STREAMS_PER_GRAPH; /* < 2^64: graphs <= TC_GEN_MAX_GRAPHS */
+  tc_rng_init(&rs, c->seed, base_stream + TC_STREAM_STRUCTURE);
+  tc_rng_init(&rw, c->seed, base_stream + TC_STREAM_WEIGHTS);
+  tc_rng_init(&rn, c->seed, base_stream + TC_STREAM_NOISE);
+  tc_rng_init(&ri, c->seed, base_stream + TC_STREAM_INTER);
+
+  uint32_t n, slot;
+  uint64_t igraph_seed;
+  structure_head(c, index, &rs, &n, &igraph_seed);
+  int rc = fetch_structure(w, index, igraph_ns, &slot);
+  if (rc) return rc;
+  orient_dag(w, &rs, index, n, slot);
+
+  uint64_t t1 = tc_now_ns();
+  draw_parameters(w, &rw, n);
+  draw_exogenous(w, &rn, n);
+  const float *xb = sample_base(w, n);
+  draw_interventions(w, &ri, n);
+  sample_twins(w, xb, n);
   if (sample_ns) *sample_ns += tc_now_ns() - t1;
-  *out = g;
+  *out = w->g;
   return TWINCACHE_OK;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_args.h"
 #include "tc_gen.h"
 
 static void remove_dir(const char *dir) {
@@ -25,43 +26,55 @@ static void remove_dir(const char *dir) {
   rmdir(dir);
 }
 
-static void usage(FILE *f) {
+/* Every flag, once: parsing and --help. */
+static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
+
+static size_t bench_opts(uint64_t *graphs, int *level, int *encoding, int *json, tc_opt *o) {
+  const tc_opt t[] = {
+      {.name = "--graphs", .meta = "N", .kind = TC_OPT_U64, .dst = graphs, .lo = 1, .hi = TC_GEN_MAX_GRAPHS,
+       .help = "graphs per run (default {})"},
+      {.name = "--zstd-level", .meta = "L", .kind = TC_OPT_INT, .dst = level, .lo = 1, .hi = 19,
+       .def = "twincache-gen's default, 1", .help = "zstd level of the small encoding (default: {})"},
+      {.name = "--encoding", .meta = "fast|small", .kind = TC_OPT_CHOICE, .dst = encoding,
+       .choices = k_encodings, .def = "fast", .help = "frame encoding (default {})"},
+      {.name = "--json", .kind = TC_OPT_SWITCH, .dst = json, .help = "one JSON object instead of the table"},
+      {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
+  };
+  memcpy(o, t, sizeof t);
+  return sizeof t / sizeof t[0];
+}
+
+static void usage(FILE *f, const tc_opt *o, size_t n) {
+  fprintf(f, "usage: twincache-gen-bench [--graphs N] [--zstd-level L] [--encoding fast|small] [--json]\n");
+  tc_args_help(f, o, n, 19);
   fprintf(f,
-          "usage: twincache-gen-bench [--graphs N] [--zstd-level L] [--json]\n"
-          "  --graphs N       graphs per run (default 200000)\n"
-          "  --zstd-level L   zstd level (default: twincache-gen's default, 1)\n"
-          "  --json           one JSON object instead of the table\n"
-          "  --help           this text\n"
           "Runs the default workload (5-10 nodes, ER p=0.3, 64 samples, do() on every node)\n"
-          "with 1 and 2 threads in a temporary directory (under $TMPDIR or /tmp).\n");
+          "with 1 and 2 threads in a temporary directory (under $TMPDIR or /tmp).\n"
+          "Exit status: 0 ok, 1 the generator failed, 2 usage error.\n");
 }
 
 int main(int argc, char **argv) {
   uint64_t graphs = 200000;
-  int json = 0, level = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) {
-      char *end;
-      graphs = strtoull(argv[++i], &end, 10);
-      if (*end || graphs == 0) {
-        fprintf(stderr, "twincache-gen-bench: invalid value '%s' for --graphs\n", argv[i]);
-        return 2;
-      }
-    } else if (!strcmp(argv[i], "--zstd-level") && i + 1 < argc) {
-      char *end;
-      level = (int)strtol(argv[++i], &end, 10);
-      if (*end || level < 1 || level > 19) {
-        fprintf(stderr, "twincache-gen-bench: invalid value '%s' for --zstd-level\n", argv[i]);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "twincache-gen-bench: unknown flag %s (see --help)\n", argv[i]);
-      return 2;
-    }
+  int json = 0, level = 0, encoding = TWINCACHE_ENCODING_FAST;
+  tc_opt opts[8]; /* >= the rows of bench_opts */
+  tc_args_error e;
+  size_t n_opts = bench_opts(&graphs, &level, &encoding, &json, opts);
+  switch (tc_args_parse(argc, argv, opts, n_opts, &e)) {
+  case TC_ARGS_OK: break;
+  case TC_ARGS_HELP: usage(stdout, opts, n_opts); return 0;
+  case TC_ARGS_BAD_VALUE:
+    fprintf(stderr, "twincache-gen-bench: invalid value '%s' for %s: expected %s\n", e.value, e.name,
+            e.expect);
+    return 2;
+  case TC_ARGS_NO_VALUE:
+    fprintf(stderr, "twincache-gen-bench: %s needs a value (see --help)\n", e.name);
+    return 2;
+  case TC_ARGS_SWITCH_VALUE:
+    fprintf(stderr, "twincache-gen-bench: %s takes no value (see --help)\n", e.name);
+    return 2;
+  default:
+    fprintf(stderr, "twincache-gen-bench: unknown flag %s (see --help)\n", e.name);
+    return 2;
   }
   const char *tmp = getenv("TMPDIR");
   char dir[4096];
@@ -76,6 +89,7 @@ int main(int argc, char **argv) {
     c.threads = thread_counts[run];
     c.quiet = 1;
     if (level) c.zstd_level = level;
+    c.encoding = encoding;
     int rc = tc_gen_run(&c, NULL, &res[run]);
     remove_dir(dir);
     if (rc) {

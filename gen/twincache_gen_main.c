@@ -1,12 +1,12 @@
 /* twincache-gen — build (or resume, or extend) a twincache cache.
  * Exit codes: 0 done, 1 runtime error, 2 usage error, 130 interrupted. */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_args.h"
 #include "tc_gen.h"
 
 static volatile sig_atomic_t g_stop;
@@ -15,224 +15,193 @@ static void on_signal(int sig) {
   g_stop = 1;
 }
 
+/* Argv positions of the flags that pick a graph model (0 = not given). */
+typedef struct model_seen {
+  int graph, edge_prob, expected_degree, ba_m, ws_k, ws_p;
+} model_seen;
+
+static const char *const k_models[] = {"er", "ba", "ws", NULL};          /* enum tc_gen_model */
+static const char *const k_mechanisms[] = {"linear", "mlp", NULL};      /* twincache_mechanism */
+static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
+static const char *const k_noises[] = {"gauss", "laplace", "uniform", NULL};
+static const char *const k_interventions[] = {"do", "shift", NULL};     /* twincache_inter_kind */
+static const char *const k_value_dists[] = {"uniform", "signed", NULL}; /* tc_gen_value_dist */
+
+/* --targets all|K: 0 = every node. */
+static int parse_targets(const char *v, const tc_opt *o) {
+  if (!strcmp(v, "all")) {
+    *(uint32_t *)o->dst = 0;
+    return 0;
+  }
+  return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
+}
+
+enum { N_GEN_OPTS = 40 };
+
+/* Every flag of twincache-gen, once: what it sets in *c, its range, its
+ * --help line. The help's "{}" shows *c's value, so usage() passes the
+ * defaults. Returns the number of entries written to o[N_GEN_OPTS]. */
+static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
+  const tc_opt t[] = {
+      {.name = "--out", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &c->out_dir,
+       .help = "cache directory, created if missing (required)"},
+      {.name = "--graphs", .meta = "N", .kind = TC_OPT_U64, .dst = &c->graphs, .hi = TC_GEN_MAX_GRAPHS,
+       .help = "graphs in the cache (default {})"},
+      {.name = "--seed", .meta = "S", .kind = TC_OPT_U64, .dst = &c->seed, .hi = UINT64_MAX,
+       .help = "RNG seed; graph i depends only on (seed, i, options) (default {})"},
+      {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &c->threads, .lo = 1, .hi = 1024,
+       .help = "worker threads (default: online cores = {})"},
+      {.name = "--nodes", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->nodes_min,
+       .dst2 = &c->nodes_max, .lo = 1, .hi = TWINCACHE_MAX_NODES,
+       .help = "node count, uniform per graph (default {})"},
+      {.name = "--samples", .meta = "S", .kind = TC_OPT_U32, .dst = &c->samples, .lo = 1,
+       .hi = TWINCACHE_MAX_SAMPLES, .help = "samples per world, base and every twin (default {})"},
+      {.help = "graph model (igraph, oriented acyclic along a random node order):"},
+      {.name = "--graph", .meta = "er|ba|ws", .kind = TC_OPT_CHOICE, .dst = &c->model,
+       .choices = k_models, .seen = &s->graph,
+       .help = "Erdos-Renyi, Barabasi-Albert, Watts-Strogatz (default {})"},
+      {.name = "--edge-prob", .meta = "P", .kind = TC_OPT_F64, .dst = &c->edge_prob, .fhi = 1,
+       .seen = &s->edge_prob, .help = "ER edge probability (default {})"},
+      {.name = "--expected-degree", .meta = "D", .kind = TC_OPT_F64, .dst = &c->expected_degree,
+       .fhi = TWINCACHE_MAX_NODES, .open = TC_OPEN_LO, .seen = &s->expected_degree, .def = "off",
+       .help = "ER: edge probability D/(n-1) instead of --edge-prob (default {})"},
+      {.name = "--ba-m", .meta = "M", .kind = TC_OPT_U32, .dst = &c->ba_m, .lo = 1,
+       .hi = TWINCACHE_MAX_NODES, .seen = &s->ba_m, .help = "BA edges per new node (default {})"},
+      {.name = "--ws-k", .meta = "K", .kind = TC_OPT_U32, .dst = &c->ws_k, .lo = 1,
+       .hi = TWINCACHE_MAX_NODES, .seen = &s->ws_k,
+       .help = "WS ring neighbours on each side, 2K < nodes (default {})"},
+      {.name = "--ws-p", .meta = "P", .kind = TC_OPT_F64, .dst = &c->ws_p, .fhi = 1, .seen = &s->ws_p,
+       .help = "WS rewiring probability (default {})"},
+      {.help = "mechanism and noise:"},
+      {.name = "--mechanism", .meta = "linear|mlp", .kind = TC_OPT_CHOICE, .dst = &c->mechanism,
+       .choices = k_mechanisms, .help = "linear SCM or random tanh MLP, additive noise (default {})"},
+      {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
+       .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
+       .help = "linear weights +-[LO,HI), random sign (default {})"},
+      {.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
+       .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"},
+      {.name = "--noise", .meta = "gauss|laplace|uniform", .kind = TC_OPT_CHOICE, .dst = &c->noise,
+       .choices = k_noises, .help = "standard N(0,1), Laplace(0,1), U[-1,1) (default {})"},
+      {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
+       .dst2 = &c->noise_scale_max, .fhi = 1e6, .open = TC_OPEN_HI,
+       .help = "per-node noise scale, uniform (default {})"},
+      {.name = "--standardize", .kind = TC_OPT_SWITCH, .dst = &c->standardize,
+       .help = "standardise every world by the base world's per-node\n"
+               "mean/std; DO values are then in standard units (default {})"},
+      {.help = "interventions (one twin world each, sharing the base world's noise):"},
+      {.name = "--intervention", .meta = "do|shift", .kind = TC_OPT_CHOICE, .dst = &c->intervention,
+       .choices = k_interventions, .help = "perfect do(X=v) or additive shift X += v (default {})"},
+      {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
+       .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
+       .help = "every node, or K distinct random nodes (default {})"},
+      {.name = "--values", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->value_min,
+       .dst2 = &c->value_max, .flo = -1e6, .fhi = 1e6, .open = TC_OPEN_LO | TC_OPEN_HI,
+       .help = "intervention values (default {})"},
+      {.name = "--value-dist", .meta = "uniform|signed", .kind = TC_OPT_CHOICE, .dst = &c->value_dist,
+       .choices = k_value_dists,
+       .help = "v in [LO,HI), or +-[LO,HI) with random sign (default {})"},
+      {.help = "storage:"},
+      {.name = "--zstd-level", .meta = "L", .kind = TC_OPT_INT, .dst = &c->zstd_level, .lo = 1, .hi = 19,
+       .help = "zstd level 1..19 of the small encoding (default {})"},
+      {.name = "--encoding", .meta = "fast|small", .kind = TC_OPT_CHOICE, .dst = &c->encoding,
+       .choices = k_encodings,
+       .help = "frames that decode ~6x faster (raw literals), or ~7% smaller\n"
+               "(entropy-coded at --zstd-level) (default {})"},
+      {.name = "--chunk-graphs", .meta = "C", .kind = TC_OPT_U32, .dst = &c->chunk_graphs, .lo = 1,
+       .hi = TWINCACHE_MAX_CHUNK_GRAPHS,
+       .help = "graphs per LMDB record (default: ~1 MiB records, {} here)"},
+      {.name = "--map-size", .meta = "BYTES", .kind = TC_OPT_U64, .dst = &c->map_size_bytes,
+       .lo = TC_GEN_MIN_MAP_BYTES, .hi = TC_GEN_MAX_MAP_BYTES,
+       .help = "initial LMDB map size; doubles when full (default {})"},
+      {.help = "output:"},
+      {.name = "--quiet", .kind = TC_OPT_SWITCH, .dst = &c->quiet, .help = "no progress line, no summary"},
+      {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
+  };
+  size_t n = sizeof t / sizeof t[0];
+  _Static_assert(sizeof t / sizeof t[0] <= N_GEN_OPTS, "N_GEN_OPTS too small");
+  memcpy(o, t, sizeof t);
+  return n;
+}
+
 static void usage(FILE *f) {
   tc_gen_config d;
+  model_seen s;
+  tc_opt o[N_GEN_OPTS];
   tc_gen_config_default(&d);
+  d.chunk_graphs = tc_gen_chunk_graphs(&d); /* shown as "~1 MiB records, C here" */
+  size_t n = gen_opts(&d, &s, o);
   fprintf(f,
           "usage: twincache-gen --out DIR [options]\n"
           "Builds a zstd-compressed LMDB cache of random causal graphs with twin-world\n"
           "interventional samples. Rerunning the same command resumes an interrupted run;\n"
           "a larger --graphs extends a cache built with the same options.\n"
-          "\n"
-          "  --out DIR               cache directory, created if missing (required)\n"
-          "  --graphs N              graphs in the cache (default %llu)\n"
-          "  --seed S                RNG seed; graph i depends only on (seed, i, options) (default 0)\n"
-          "  --threads T             worker threads (default: online cores = %u)\n"
-          "  --nodes LO:HI           node count, uniform per graph (default 5:10)\n"
-          "  --samples S             samples per world, base and every twin (default 64)\n"
-          "graph model (igraph, oriented acyclic along a random node order):\n"
-          "  --graph er|ba|ws        Erdos-Renyi, Barabasi-Albert, Watts-Strogatz (default er)\n"
-          "  --edge-prob P           ER edge probability (default 0.3)\n"
-          "  --expected-degree D     ER: edge probability D/(n-1) instead of --edge-prob (default off)\n"
-          "  --ba-m M                BA edges per new node (default 2)\n"
-          "  --ws-k K                WS ring neighbours on each side, 2K < nodes (default 2)\n"
-          "  --ws-p P                WS rewiring probability (default 0.1)\n"
-          "mechanism and noise:\n"
-          "  --mechanism linear|mlp  linear SCM or random tanh MLP, additive noise (default linear)\n"
-          "  --weights LO:HI         linear weights +-[LO,HI), random sign (default 0.5:2)\n"
-          "  --mlp-hidden H          MLP hidden units (default 8)\n"
-          "  --noise gauss|laplace|uniform  standard N(0,1), Laplace(0,1), U[-1,1) (default gauss)\n"
-          "  --noise-scale LO:HI     per-node noise scale, uniform (default 0.5:1.5)\n"
-          "  --standardize           standardise every world by the base world's per-node\n"
-          "                          mean/std; DO values are then in standard units (default off)\n"
-          "interventions (one twin world each, sharing the base world's noise):\n"
-          "  --intervention do|shift perfect do(X=v) or additive shift X += v (default do)\n"
-          "  --targets all|K         every node, or K distinct random nodes (default all)\n"
-          "  --values LO:HI          intervention values (default 1:3)\n"
-          "  --value-dist uniform|signed  v in [LO,HI), or +-[LO,HI) with random sign (default signed)\n"
-          "storage:\n"
-          "  --zstd-level L          zstd level 1..19 (default 1)\n"
-          "  --chunk-graphs C        graphs per LMDB record (default: ~1 MiB records, %u here)\n"
-          "  --map-size BYTES        initial LMDB map size; doubles when full (default %llu)\n"
-          "output:\n"
-          "  --quiet                 no progress line, no summary\n"
-          "  --help                  this text\n",
-          (unsigned long long)d.graphs, d.threads, tc_gen_chunk_graphs(&d),
-          (unsigned long long)d.map_size_bytes);
+          "\n");
+  tc_args_help(f, o, n, 26);
+  fprintf(f,
+          "exit status: 0 done (or nothing to do), 1 runtime error (cache of another\n"
+          "config, damaged, disk full, I/O), 2 usage error (one line naming the flag; nothing\n"
+          "is created), 130 interrupted (rerun the same command to resume).\n");
 }
 
-static int bad(const char *flag, const char *val) {
-  if (val) fprintf(stderr, "twincache-gen: invalid value '%s' for %s (see --help)\n", val, flag);
-  else fprintf(stderr, "twincache-gen: %s (see --help)\n", flag);
+/* The one stderr line of a parse error; returns the exit status. */
+static int report(const tc_args_error *e) {
+  switch (e->status) {
+  case TC_ARGS_HELP:
+    usage(stdout);
+    return 0;
+  case TC_ARGS_POSITIONAL:
+    fprintf(stderr, "twincache-gen: unexpected argument '%s' (see --help)\n", e->name);
+    break;
+  case TC_ARGS_UNKNOWN:
+    fprintf(stderr, "twincache-gen: unknown flag %s (see --help)\n", e->name);
+    break;
+  case TC_ARGS_NO_VALUE:
+    fprintf(stderr, "twincache-gen: %s needs a value (see --help)\n", e->name);
+    break;
+  case TC_ARGS_SWITCH_VALUE:
+    fprintf(stderr, "twincache-gen: %s takes no value (see --help)\n", e->name);
+    break;
+  default:
+    fprintf(stderr, "twincache-gen: invalid value '%s' for %s: expected %s (see --help)\n",
+            e->value, e->name, e->expect);
+  }
   return 2;
 }
 
-static int parse_u64(const char *s, uint64_t *v) {
-  char *end;
-  if (!s || !*s || *s == '-') return -1;
-  errno = 0;
-  unsigned long long x = strtoull(s, &end, 10);
-  if (errno || *end) return -1;
-  *v = x;
-  return 0;
-}
-static int parse_u32(const char *s, uint32_t *v) {
-  uint64_t x;
-  if (parse_u64(s, &x) || x > 0xffffffffull) return -1;
-  *v = (uint32_t)x;
-  return 0;
-}
-static int parse_f64(const char *s, double *v) {
-  char *end;
-  if (!s || !*s) return -1;
-  errno = 0;
-  double x = strtod(s, &end);
-  if (errno || *end || x != x) return -1;
-  *v = x;
-  return 0;
-}
-static int parse_range_f64(const char *s, double *lo, double *hi) {
-  const char *colon = s ? strchr(s, ':') : NULL;
-  char a[64];
-  if (!colon || (size_t)(colon - s) >= sizeof a) return -1;
-  memcpy(a, s, (size_t)(colon - s));
-  a[colon - s] = 0;
-  if (parse_f64(a, lo) || parse_f64(colon + 1, hi) || *hi < *lo) return -1;
-  return 0;
-}
-static int parse_range_u32(const char *s, uint32_t *lo, uint32_t *hi) {
-  const char *colon = s ? strchr(s, ':') : NULL;
-  char a[64];
-  if (!colon || (size_t)(colon - s) >= sizeof a) return -1;
-  memcpy(a, s, (size_t)(colon - s));
-  a[colon - s] = 0;
-  if (parse_u32(a, lo) || parse_u32(colon + 1, hi) || *hi < *lo) return -1;
+/* A model-specific flag (--ba-m ...) alone picks its model; with a --graph
+ * of another model it is an error. The last such flag given wins. */
+static int resolve_model(tc_gen_config *c, const model_seen *s) {
+  struct { int pos, model; const char *name; } f[] = {
+      {s->edge_prob, TC_MODEL_ER, "--edge-prob"}, {s->expected_degree, TC_MODEL_ER, "--expected-degree"},
+      {s->ba_m, TC_MODEL_BA, "--ba-m"},           {s->ws_k, TC_MODEL_WS, "--ws-k"},
+      {s->ws_p, TC_MODEL_WS, "--ws-p"}};
+  int last = -1;
+  for (int k = 0; k < 5; k++)
+    if (f[k].pos && (last < 0 || f[k].pos > f[last].pos)) last = k;
+  if (last < 0) return 0;
+  if (s->graph && f[last].model != c->model) {
+    fprintf(stderr, "twincache-gen: %s does not apply to --graph %s (see --help)\n", f[last].name,
+            k_models[c->model]);
+    return 2;
+  }
+  c->model = f[last].model;
   return 0;
 }
 
 int main(int argc, char **argv) {
   tc_gen_config c;
+  model_seen seen;
+  tc_opt opts[N_GEN_OPTS];
+  tc_args_error err;
   tc_gen_config_default(&c);
-  int graph_set = 0, model_flag = -1;
-  const char *model_flag_name = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--quiet")) {
-      c.quiet = 1;
-      continue;
-    }
-    if (!strcmp(a, "--standardize")) {
-      c.standardize = 1;
-      continue;
-    }
-    if (strncmp(a, "--", 2) != 0) {
-      fprintf(stderr, "twincache-gen: unexpected argument '%s' (see --help)\n", a);
-      return 2;
-    }
-    /* every other flag takes a value: --flag V or --flag=V */
-    const char *v = NULL;
-    char name[64];
-    const char *eq = strchr(a, '=');
-    if (eq && (size_t)(eq - a) < sizeof name) {
-      memcpy(name, a, (size_t)(eq - a));
-      name[eq - a] = 0;
-      v = eq + 1;
-    } else {
-      snprintf(name, sizeof name, "%s", a);
-    }
-    static const char *known[] = {"--out", "--graphs", "--seed", "--threads", "--nodes", "--samples",
-                                  "--graph", "--edge-prob", "--expected-degree", "--ba-m", "--ws-k",
-                                  "--ws-p", "--mechanism", "--weights", "--mlp-hidden", "--noise",
-                                  "--noise-scale", "--intervention", "--targets", "--values",
-                                  "--value-dist", "--zstd-level", "--chunk-graphs", "--map-size", NULL};
-    int ok = 0;
-    for (int k = 0; known[k]; k++) ok |= !strcmp(name, known[k]);
-    if (!ok) {
-      fprintf(stderr, "twincache-gen: unknown flag %s (see --help)\n", name);
-      return 2;
-    }
-    if (!v) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "twincache-gen: %s needs a value (see --help)\n", name);
-        return 2;
-      }
-      v = argv[++i];
-    }
-    int e = 0;
-    if (!strcmp(name, "--out")) {
-      if (!*v) e = -1;
-      c.out_dir = v;
-    } else if (!strcmp(name, "--graphs")) e = parse_u64(v, &c.graphs);
-    else if (!strcmp(name, "--seed")) e = parse_u64(v, &c.seed);
-    else if (!strcmp(name, "--threads")) e = parse_u32(v, &c.threads) || c.threads < 1 || c.threads > 1024;
-    else if (!strcmp(name, "--nodes")) {
-      e = parse_range_u32(v, &c.nodes_min, &c.nodes_max);
-      if (!e && (c.nodes_min < 1 || c.nodes_max > TWINCACHE_MAX_NODES)) e = -1;
-    } else if (!strcmp(name, "--samples")) e = parse_u32(v, &c.samples) || c.samples < 1 || c.samples > TWINCACHE_MAX_SAMPLES;
-    else if (!strcmp(name, "--graph")) {
-      graph_set = 1;
-      if (!strcmp(v, "er")) c.model = TC_MODEL_ER;
-      else if (!strcmp(v, "ba")) c.model = TC_MODEL_BA;
-      else if (!strcmp(v, "ws")) c.model = TC_MODEL_WS;
-      else e = -1;
-    } else if (!strcmp(name, "--edge-prob")) {
-      e = parse_f64(v, &c.edge_prob) || c.edge_prob < 0 || c.edge_prob > 1;
-      model_flag = TC_MODEL_ER, model_flag_name = "--edge-prob";
-    } else if (!strcmp(name, "--expected-degree")) {
-      e = parse_f64(v, &c.expected_degree) || c.expected_degree <= 0 || c.expected_degree > TWINCACHE_MAX_NODES;
-      model_flag = TC_MODEL_ER, model_flag_name = "--expected-degree";
-    } else if (!strcmp(name, "--ba-m")) {
-      e = parse_u32(v, &c.ba_m) || c.ba_m < 1 || c.ba_m > TWINCACHE_MAX_NODES;
-      model_flag = TC_MODEL_BA, model_flag_name = "--ba-m";
-    } else if (!strcmp(name, "--ws-k")) {
-      e = parse_u32(v, &c.ws_k) || c.ws_k < 1 || c.ws_k > TWINCACHE_MAX_NODES;
-      model_flag = TC_MODEL_WS, model_flag_name = "--ws-k";
-    } else if (!strcmp(name, "--ws-p")) {
-      e = parse_f64(v, &c.ws_p) || c.ws_p < 0 || c.ws_p > 1;
-      model_flag = TC_MODEL_WS, model_flag_name = "--ws-p";
-    } else if (!strcmp(name, "--mechanism")) {
-      if (!strcmp(v, "linear")) c.mechanism = TWINCACHE_MECH_LINEAR;
-      else if (!strcmp(v, "mlp")) c.mechanism = TWINCACHE_MECH_MLP;
-      else e = -1;
-    } else if (!strcmp(name, "--weights")) e = parse_range_f64(v, &c.weight_min, &c.weight_max) || c.weight_min < 0;
-    else if (!strcmp(name, "--mlp-hidden")) e = parse_u32(v, &c.mlp_hidden) || c.mlp_hidden < 1 || c.mlp_hidden > TWINCACHE_MAX_HIDDEN;
-    else if (!strcmp(name, "--noise")) {
-      if (!strcmp(v, "gauss")) c.noise = TWINCACHE_NOISE_GAUSS;
-      else if (!strcmp(v, "laplace")) c.noise = TWINCACHE_NOISE_LAPLACE;
-      else if (!strcmp(v, "uniform")) c.noise = TWINCACHE_NOISE_UNIFORM;
-      else e = -1;
-    } else if (!strcmp(name, "--noise-scale")) e = parse_range_f64(v, &c.noise_scale_min, &c.noise_scale_max) || c.noise_scale_min < 0;
-    else if (!strcmp(name, "--intervention")) {
-      if (!strcmp(v, "do")) c.intervention = TWINCACHE_DO;
-      else if (!strcmp(v, "shift")) c.intervention = TWINCACHE_SHIFT;
-      else e = -1;
-    } else if (!strcmp(name, "--targets")) {
-      if (!strcmp(v, "all")) c.targets = 0;
-      else e = parse_u32(v, &c.targets) || c.targets < 1 || c.targets > TWINCACHE_MAX_INTER;
-    } else if (!strcmp(name, "--values")) e = parse_range_f64(v, &c.value_min, &c.value_max);
-    else if (!strcmp(name, "--value-dist")) {
-      if (!strcmp(v, "uniform")) c.value_dist = TC_VALUES_UNIFORM;
-      else if (!strcmp(v, "signed")) c.value_dist = TC_VALUES_SIGNED;
-      else e = -1;
-    } else if (!strcmp(name, "--zstd-level")) {
-      uint32_t l;
-      e = parse_u32(v, &l) || l < 1 || l > 19;
-      c.zstd_level = (int)l;
-    } else if (!strcmp(name, "--chunk-graphs")) e = parse_u32(v, &c.chunk_graphs) || c.chunk_graphs < 1 || c.chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS;
-    else if (!strcmp(name, "--map-size")) e = parse_u64(v, &c.map_size_bytes) || c.map_size_bytes < 65536;
-    if (e) return bad(name, v);
-  }
-  if (!c.out_dir) return bad("--out DIR is required", NULL);
-  if (model_flag >= 0 && graph_set && model_flag != c.model) {
-    fprintf(stderr, "twincache-gen: %s does not apply to --graph %s (see --help)\n", model_flag_name,
-            c.model == TC_MODEL_BA ? "ba" : c.model == TC_MODEL_WS ? "ws" : "er");
+  memset(&seen, 0, sizeof seen);
+  size_t n_opts = gen_opts(&c, &seen, opts);
+  if (tc_args_parse(argc, argv, opts, n_opts, &err) != TC_ARGS_OK) return report(&err);
+  if (!c.out_dir) {
+    fprintf(stderr, "twincache-gen: --out DIR is required (see --help)\n");
     return 2;
   }
-  if (model_flag >= 0 && !graph_set) c.model = model_flag; /* --ba-m alone means --graph ba */
+  if (resolve_model(&c, &seen)) return 2;
   const char *flag;
   if (tc_gen_config_check(&c, &flag)) {
     fprintf(stderr, "twincache-gen: invalid value for %s (see --help)\n", flag);

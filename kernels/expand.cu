@@ -55,6 +55,7 @@ struct tc_expand_graph {
   const uint32_t *cols;     // (*,S)
   uint32_t n_nodes, n_inter;
   uint64_t graph_id;
+  uint8_t valid;
 };
 
 static HD inline tc_expand_graph tc_graph_views(const uint8_t *c, const twincache_expand_offsets &o,
@@ -72,6 +73,7 @@ static HD inline tc_expand_graph tc_graph_views(const uint8_t *c, const twincach
   v.n_nodes = ((const uint32_t *)(c + o.c_n_nodes))[g];
   v.n_inter = ((const uint32_t *)(c + o.c_n_inter))[g];
   v.graph_id = ((const uint64_t *)(c + o.c_graph_id))[g];
+  v.valid = (c + o.c_valid)[g];
   return v;
 }
 
@@ -98,7 +100,10 @@ static HD void phase_graph_arrays(uint8_t *d, const twincache_expand_offsets &o,
   }
   uint8_t *node_mask = d + o.node_mask + G * N;
   for (size_t j = tid; j < N; j += nt) node_mask[j] = j < v.n_nodes;
-  if (tid == 0) ((uint64_t *)(d + o.graph_id))[g] = v.graph_id;
+  if (tid == 0) {
+    ((uint64_t *)(d + o.graph_id))[g] = v.graph_id;
+    (d + o.valid)[g] = v.valid;
+  }
 }
 
 // ---- block (g, k < K): twin world k -------------------------------------------

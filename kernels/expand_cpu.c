@@ -12,6 +12,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
   const uint32_t *c_base = (const uint32_t *)(c + o->c_base);
   const uint8_t *c_adj = c + o->c_adj, *c_kind = c + o->c_kind;
   const uint64_t *c_graph_id = (const uint64_t *)(c + o->c_graph_id);
+  const uint8_t *c_valid = c + o->c_valid;
   const uint32_t *n_nodes = (const uint32_t *)(c + o->c_n_nodes);
   const uint32_t *n_inter = (const uint32_t *)(c + o->c_n_inter);
   const uint16_t *c_target = (const uint16_t *)(c + o->c_target);
@@ -24,6 +25,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
   uint32_t *value = (uint32_t *)(d + o->value);
   uint8_t *node_mask = d + o->node_mask, *int_mask = d + o->int_mask;
   uint64_t *graph_id = (uint64_t *)(d + o->graph_id);
+  uint8_t *valid = d + o->valid;
 
   for (size_t g = 0; g < G; g++) {
     size_t nn = n_nodes[g], ni = n_inter[g];
@@ -32,6 +34,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
     memcpy(adj + g * N * N, c_adj + g * N * N, N * N);
     memcpy(kind + g * K, c_kind + g * K, K);
     graph_id[g] = c_graph_id[g];
+    valid[g] = c_valid[g];
     for (size_t j = 0; j < N; j++) node_mask[g * N + j] = j < nn;
     for (size_t k = 0; k < K; k++) {
       size_t gk = g * K + k, t = c_target[gk];

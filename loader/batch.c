@@ -1,34 +1,58 @@
 /* batch.c — the batch slab layout: every array of DESIGN.md's batch table at
  * a fixed, 64-byte aligned offset of one contiguous slab. */
+#include <string.h>
+
 #include "twincache_loader.h"
 
-/* Rounds up to the slab alignment. */
-static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+/* Appends an array of count elements of elem_bytes at the 64-byte aligned
+ * offset *off, returns its offset and advances *off; sets *overflow instead
+ * when the sizes do not fit in size_t. */
+static size_t place(size_t *off, size_t count, size_t elem_bytes, int *overflow) {
+  size_t at = *off, bytes, end;
+  if (__builtin_mul_overflow(count, elem_bytes, &bytes) || __builtin_add_overflow(at, bytes, &end) ||
+      __builtin_add_overflow(end, (size_t)63, &end)) {
+    *overflow = 1;
+    return 0;
+  }
+  *off = end & ~(size_t)63;
+  return at;
+}
 
-void twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint32_t nodes,
-                                 uint32_t inter, uint32_t samples) {
+/* Product a*b*c*d of sizes, or 0 with *overflow set when it exceeds size_t. */
+static size_t product(size_t a, size_t b, size_t c, size_t d, int *overflow) {
+  size_t r;
+  if (__builtin_mul_overflow(a, b, &r) || __builtin_mul_overflow(r, c, &r) ||
+      __builtin_mul_overflow(r, d, &r)) {
+    *overflow = 1;
+    return 0;
+  }
+  return r;
+}
+
+int twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint32_t nodes,
+                                uint32_t inter, uint32_t samples) {
   size_t G = graphs, N = nodes, K = inter, S = samples, off = 0;
-  l->graphs = graphs;
-  l->nodes = nodes;
-  l->inter = inter;
-  l->samples = samples;
-  l->base = off;      /* float (G,S,N) */
-  off = align64(off + G * S * N * sizeof(float));
-  l->inter_off = off; /* float (G,K,S,N) */
-  off = align64(off + G * K * S * N * sizeof(float));
-  l->target = off;    /* uint8 (G,K,N) */
-  off = align64(off + G * K * N);
-  l->value = off;     /* float (G,K,N) */
-  off = align64(off + G * K * N * sizeof(float));
-  l->kind = off;      /* uint8 (G,K) */
-  off = align64(off + G * K);
-  l->adj = off;       /* uint8 (G,N,N) */
-  off = align64(off + G * N * N);
-  l->node_mask = off; /* uint8 (G,N) */
-  off = align64(off + G * N);
-  l->int_mask = off;  /* uint8 (G,K) */
-  off = align64(off + G * K);
-  l->graph_id = off;  /* uint64 (G) */
-  off = align64(off + G * sizeof(uint64_t));
-  l->bytes = off;
+  int overflow = 0;
+  twincache_batch_layout r = {0};
+  r.graphs = graphs;
+  r.nodes = nodes;
+  r.inter = inter;
+  r.samples = samples;
+  r.base = place(&off, product(G, S, N, 1, &overflow), sizeof(float), &overflow);      /* (G,S,N) */
+  r.inter_off = place(&off, product(G, K, S, N, &overflow), sizeof(float), &overflow); /* (G,K,S,N) */
+  r.target = place(&off, product(G, K, N, 1, &overflow), 1, &overflow);               /* (G,K,N) */
+  r.value = place(&off, product(G, K, N, 1, &overflow), sizeof(float), &overflow);     /* (G,K,N) */
+  r.kind = place(&off, product(G, K, 1, 1, &overflow), 1, &overflow);       /* (G,K) */
+  r.adj = place(&off, product(G, N, N, 1, &overflow), 1, &overflow);                  /* (G,N,N) */
+  r.node_mask = place(&off, product(G, N, 1, 1, &overflow), 1, &overflow);  /* (G,N) */
+  r.int_mask = place(&off, product(G, K, 1, 1, &overflow), 1, &overflow);   /* (G,K) */
+  r.graph_id = place(&off, G, sizeof(uint64_t), &overflow);                            /* (G) */
+  r.valid = place(&off, G, 1, &overflow);                                              /* (G) */
+  r.bytes = off;
+  if (overflow) {
+    memset(l, 0, sizeof *l);
+    return TWINCACHE_EINVAL;
+  }
+  *l = r;
+  return TWINCACHE_OK;
 }

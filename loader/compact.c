@@ -37,6 +37,8 @@ int twincache_compact_layout_init(twincache_compact_layout *c, const twincache_b
   off = align64(off + G * K);
   c->graph_id = off;  /* uint64 (G) */
   off = align64(off + G * sizeof(uint64_t));
+  c->valid = off;     /* uint8 (G) */
+  off = align64(off + G);
   c->n_nodes = off;   /* uint32 (G) */
   off = align64(off + G * sizeof(uint32_t));
   c->n_inter = off;   /* uint32 (G) */
@@ -71,12 +73,19 @@ int tc_compact_slot_open(twincache_batch *b, const twincache_batch_layout *dense
     rc = TWINCACHE_ENOMEM;
     goto cleanup;
   }
+  if ((uintptr_t)cb->slab % 64 != 0) { /* the alloc hook broke its contract */
+    b->compact = cb; /* tc_compact_slot_close frees it */
+    cb = NULL;
+    rc = TWINCACHE_EINVAL;
+    goto cleanup;
+  }
   memset(cb->slab, 0, L->bytes); /* alignment gaps stay zero: a prefix copy is deterministic */
   uint8_t *p = cb->slab;
   cb->base = (float *)(p + L->base);
   cb->adj = p + L->adj;
   cb->kind = p + L->kind;
   cb->graph_id = (uint64_t *)(p + L->graph_id);
+  cb->valid = p + L->valid;
   cb->n_nodes = (uint32_t *)(p + L->n_nodes);
   cb->n_inter = (uint32_t *)(p + L->n_inter);
   cb->target = (uint16_t *)(p + L->target);
@@ -96,6 +105,7 @@ int tc_compact_slot_open(twincache_batch *b, const twincache_batch_layout *dense
   b->node_mask = NULL;
   b->int_mask = NULL;
   b->graph_id = cb->graph_id;
+  b->valid = cb->valid;
   b->compact = cb;
   cb = NULL;
   rc = TWINCACHE_OK;
@@ -208,4 +218,5 @@ void tc_compact_zero_graph(twincache_compact_batch *cb, uint32_t pos) {
   cb->n_nodes[pos] = 0;
   cb->n_inter[pos] = 0;
   cb->graph_id[pos] = 0;
+  cb->valid[pos] = 0;
 }

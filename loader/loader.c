@@ -8,6 +8,15 @@
  * seq % slots; next() waits for exactly the slot of the seq it must return,
  * so the stream never depends on thread count or timing.
  *
+ * Equal ranks (world_size > 1): the epoch order is padded to `positions`
+ * (a multiple of G*W) by repeating its first graphs, or cut there with
+ * drop_last; every position >= n is marked valid = 0 in the slab.
+ *
+ * Handles: each slot hands out its two batch structs alternately, each
+ * delivery stamped with a new generation; release() compares the held
+ * struct's generation with the slot's, so stale and double releases are
+ * refused (TWINCACHE_ESTALE) instead of freeing a batch still in use.
+ *
  * Padding stays zero without clearing whole slabs: slabs are zeroed once at
  * open, the decoder writes every column of each row it writes, and each slot
  * remembers per graph position which intervention blocks may still hold an
@@ -21,8 +30,9 @@
 #include <unistd.h>
 
 #include "tc_cache_internal.h"
-#include "tc_compact.h"
 #include "tc_common.h"
+#include "tc_compact.h"
+#include "tc_loader_internal.h"
 
 #define TC_MAX_THREADS 100 /* below LMDB's default 126 reader slots */
 #define TC_MAX_SLOTS 4096
@@ -41,13 +51,17 @@
 enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY, SLOT_HELD };
 
 typedef struct tc_slot {
-  twincache_batch batch;
+  twincache_batch views;      /* layout, slab views and the fill's facts */
+  twincache_batch handed[2];  /* what next() hands out, alternately */
+  uint32_t handouts;          /* hand-outs of this slot, under mu */
+  uint64_t generation;        /* of the batch held now (valid when HELD) */
   int state;            /* SLOT_*, under the loader's mutex */
   int status;           /* result of the fill, valid when READY */
   uint64_t seq;         /* the batch it holds when FILLING/READY/HELD */
   uint64_t start_ns;    /* when its fill began, valid when FILLING */
   uint32_t *hi_inter;   /* (G) intervention blocks [0, hi) that may be non-zero */
   uint8_t *base_dirty;  /* (G) 1 when the base rows may be non-zero */
+  char error[160];      /* what went wrong, when status is an error */
 } tc_slot;
 
 typedef struct tc_worker {
@@ -71,6 +85,9 @@ struct twincache_loader {
   twincache_cache *cache;
   twincache_batch_layout layout;
   uint64_t begin, n;          /* graph range [begin, begin + n) */
+  uint64_t positions;         /* of the epoch order used: n, or padded/cut for equal ranks */
+  int equal;                  /* equal_ranks in effect (world_size > 1) */
+  uint64_t cache_tag;         /* loader_cache_tag of the cache */
   uint64_t global_batches;    /* per epoch, all ranks, after drop_last */
   uint64_t bpe;               /* per epoch, this rank */
   uint64_t total;             /* batches in this rank's stream; UINT64_MAX = endless */
@@ -89,8 +106,11 @@ struct twincache_loader {
   uint64_t consumer_waits_for; /* seq next() sleeps on, UINT64_MAX = none */
   uint64_t fill_ns;           /* recent time to fill one batch, 0 = unknown */
   uint32_t timed_waits;       /* TC_TIMED_WAITS, or 0 when the decode threads fill every CPU */
+  uint64_t generation;        /* hand-outs so far */
+  uint32_t in_next;           /* next() calls inside (close waits for 0) */
   int stop;
   int failed;                 /* status that made the loader unusable, or 0 */
+  char error[160];            /* message of `failed`, for next()'s caller */
   twincache_loader_stats stats;
 };
 
@@ -99,15 +119,29 @@ static _Thread_local char tc_last_error[256];
 
 const char *twincache_loader_last_error(void) { return tc_last_error; }
 
-/* Records the message and prints it as one stderr line (as the header says). */
+/* Records the message for twincache_loader_last_error (the library never
+ * prints) and returns status. */
 static int fail_with(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail_with(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(tc_last_error, sizeof tc_last_error, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "twincache_loader: %s\n", tc_last_error);
   return status;
+}
+
+/* The cache identity of TEAM decision 2 until cache/ provides
+ * twincache_cache_tag: FNV-1a-64 of the config text (a private copy of
+ * tc_fnv1a64, removed at the merge). */
+static uint64_t loader_fnv1a64(const void *data, size_t n) {
+  const unsigned char *p = data;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+static uint64_t loader_cache_tag(const twincache_cache *c) {
+  const char *config = twincache_cache_config(c);
+  return loader_fnv1a64(config, config ? strlen(config) : 0);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -120,6 +154,8 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->threads = 2;
   o->slots = 0; /* auto: 2*threads+2 of the threads given at open */
   o->corrupt_policy = TWINCACHE_CORRUPT_FAIL;
+  o->release_on_any_thread = 1;
+  o->equal_ranks = 1;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -138,14 +174,9 @@ static int is_record_error(int rc) {
          rc == TWINCACHE_EZSTD || rc == TWINCACHE_EVERSION;
 }
 
+/* Tells the on_corrupt hook, if any (the library never prints). */
 static void report_corrupt(const twincache_loader *l, uint64_t index, int status) {
-  if (l->opt.on_corrupt) {
-    l->opt.on_corrupt(index, status, l->opt.corrupt_user);
-    return;
-  }
-  fprintf(stderr, "twincache_loader: graph %llu is corrupt (%s); %s\n", (unsigned long long)index,
-          twincache_strerror(status),
-          l->opt.corrupt_policy == TWINCACHE_CORRUPT_SKIP ? "skipped" : "failing");
+  if (l->opt.on_corrupt) l->opt.on_corrupt(index, status, l->opt.corrupt_user);
 }
 
 /* The permutation key of epoch e. */
@@ -155,11 +186,18 @@ static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
   return tc_rng_u64(&r);
 }
 
+/* Graph index at position pos of the epoch order keyed by key; positions
+ * >= n (padding for equal ranks) repeat the order from its start. */
+static uint64_t position_index(const twincache_loader *l, uint64_t key, uint64_t pos) {
+  uint64_t p = pos < l->n ? pos : (pos - l->n) % l->n;
+  return l->begin + (l->opt.shuffle ? tc_permute(p, l->n, key) : p);
+}
+
 /* ---- filling one batch ---------------------------------------------------- */
 /* Zeroes graph position g of a slot entirely (a position no graph fills). */
 static void zero_graph(const twincache_batch_layout *L, tc_slot *s, uint32_t g) {
   size_t N = L->nodes, K = L->inter, S = L->samples;
-  twincache_batch *b = &s->batch;
+  twincache_batch *b = &s->views;
   if (b->compact) {
     tc_compact_zero_graph(b->compact, g);
     return;
@@ -175,6 +213,7 @@ static void zero_graph(const twincache_batch_layout *L, tc_slot *s, uint32_t g) 
   memset(b->node_mask + g * N, 0, N);
   memset(b->int_mask + g * K, 0, K);
   b->graph_id[g] = 0;
+  b->valid[g] = 0;
 }
 
 /* Decodes graph `index` into position g of slot s and fills its masks. */
@@ -182,7 +221,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
   const twincache_loader *l = w->l;
   const twincache_batch_layout *L = &l->layout;
   size_t N = L->nodes, K = L->inter, S = L->samples;
-  twincache_batch *b = &s->batch;
+  twincache_batch *b = &s->views;
   const void *frame;
   size_t size;
 
@@ -245,15 +284,16 @@ static void prefetch_graph(tc_worker *w, uint64_t index) {
   for (size_t off = 0; off < size; off += 64) __builtin_prefetch(p + off);
 }
 
-/* Fills slot s with batch `seq`; *corrupt counts the records skipped. */
-static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt) {
+/* Fills slot s with batch `seq`; *corrupt counts the records skipped,
+ * *bad_index is the graph of a failure. */
+static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt, uint64_t *bad_index) {
   const twincache_loader *l = w->l;
   const twincache_loader_options *o = &l->opt;
   uint32_t G = l->layout.graphs;
   uint64_t epoch = seq / l->bpe;
   uint64_t gb = (seq % l->bpe) * o->world_size + o->rank;
   uint64_t first = gb * G, n = l->n;
-  uint32_t cnt = n - first < G ? (uint32_t)(n - first) : G;
+  uint32_t cnt = l->positions - first < G ? (uint32_t)(l->positions - first) : G;
   uint64_t key = o->shuffle ? epoch_key(o->seed, epoch) : 0;
   uint64_t borrow = first + cnt, tries = 0;
   int rc;
@@ -267,13 +307,18 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt)
   for (uint32_t g = 0; g < cnt; g++) {
     uint64_t pos = first + g;
     if (g + 1 < cnt) /* start fetching the next graph's frame (random access) */
-      prefetch_graph(w, l->begin + (o->shuffle ? tc_permute(pos + 1, n, key) : pos + 1));
+      prefetch_graph(w, position_index(l, key, pos + 1));
+    s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
-      uint64_t index = l->begin + (o->shuffle ? tc_permute(pos, n, key) : pos);
+      uint64_t index = position_index(l, key, pos);
       rc = decode_graph(w, s, g, index);
       if (rc == TWINCACHE_OK) break;
-      if (!is_record_error(rc)) goto cleanup;
+      if (!is_record_error(rc)) {
+        *bad_index = index;
+        goto cleanup;
+      }
       report_corrupt(l, index, rc);
+      *bad_index = index;
       if (o->corrupt_policy != TWINCACHE_CORRUPT_SKIP || ++tries >= n) goto cleanup;
       ++*corrupt;
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
@@ -281,9 +326,9 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt)
     }
   }
   for (uint32_t g = cnt; g < G; g++) zero_graph(&l->layout, s, g);
-  s->batch.n_graphs = cnt;
-  s->batch.epoch = epoch;
-  s->batch.seq = seq;
+  s->views.n_graphs = cnt;
+  s->views.epoch = epoch;
+  s->views.seq = seq;
   rc = TWINCACHE_OK;
 
 cleanup:
@@ -324,7 +369,8 @@ static void *worker_main(void *arg) {
     s->start_ns = start_ns;
     pthread_mutex_unlock(&l->mu);
 
-    int rc = fill_batch(w, s, seq, &corrupt);
+    uint64_t bad_index = UINT64_MAX;
+    int rc = fill_batch(w, s, seq, &corrupt, &bad_index);
     uint64_t busy_ns = tc_now_ns() - start_ns;
 
     pthread_mutex_lock(&l->mu);
@@ -332,12 +378,17 @@ static void *worker_main(void *arg) {
     s->state = SLOT_READY;
     l->stats.corrupt += corrupt;
     if (rc == TWINCACHE_OK) {
-      l->stats.bytes_decoded += s->batch.compact ? s->batch.compact->used_bytes : l->layout.bytes;
-      if (w->id < TC_STATS_THREADS) l->stats.thread_graphs[w->id] += s->batch.n_graphs;
+      l->stats.bytes_decoded += s->views.compact ? s->views.compact->used_bytes : l->layout.bytes;
+      if (w->id < TC_STATS_THREADS) l->stats.thread_graphs[w->id] += s->views.n_graphs;
     } else if (seq + 1 < l->claim_end) {
       l->claim_end = seq + 1; /* the stream ends in this error: stop claiming */
       pthread_cond_broadcast(&l->cv_free);
     }
+    if (rc != TWINCACHE_OK && bad_index != UINT64_MAX)
+      snprintf(s->error, sizeof s->error, "batch %llu: graph %llu: %s", (unsigned long long)seq,
+               (unsigned long long)bad_index, twincache_strerror(rc));
+    else if (rc != TWINCACHE_OK)
+      snprintf(s->error, sizeof s->error, "batch %llu: %s", (unsigned long long)seq, twincache_strerror(rc));
     if (w->id < TC_STATS_THREADS) l->stats.thread_busy_ns[w->id] += busy_ns;
     l->fill_ns = l->fill_ns ? l->fill_ns - l->fill_ns / 8 + busy_ns / 8 : busy_ns;
     if (l->consumer_waits_for == seq) pthread_cond_signal(&l->cv_ready);
@@ -347,7 +398,7 @@ static void *worker_main(void *arg) {
 }
 
 /* ---- open / close --------------------------------------------------------- */
-static int validate(const twincache_loader_options *o, const twincache_loader_state *resume) {
+static int validate(const twincache_loader_options *o) {
   if (o->batch_size == 0 || o->batch_size > TC_MAX_BATCH)
     return fail_with(TWINCACHE_EINVAL, "option batch_size must be 1..%d (got %u)", TC_MAX_BATCH, o->batch_size);
   if (o->world_size == 0)
@@ -364,103 +415,106 @@ static int validate(const twincache_loader_options *o, const twincache_loader_st
     return fail_with(TWINCACHE_EINVAL, "options alloc and free must be set together");
   if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
     return fail_with(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)", o->layout);
-  if (resume && resume->seed != o->seed)
-    return fail_with(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
-                     (unsigned long long)resume->seed, (unsigned long long)o->seed);
   return TWINCACHE_OK;
 }
 
-/* Checks that a (G,K,S,N) slab fits in size_t with room to spare. */
-static int layout_fits(uint32_t G, uint32_t N, uint32_t K, uint32_t S) {
-  double per_graph = (double)S * N * (1.0 + K) * 4 + (double)K * N * 5 + (double)N * N + 2.0 * (N + K) + 8;
-  return per_graph * G < (double)(SIZE_MAX / 4);
-}
-
-int twincache_loader_open(const char *path, const twincache_loader_options *opt,
-                          const twincache_loader_state *resume, twincache_loader **out) {
-  twincache_loader *l = NULL;
-  twincache_loader_options defaults;
-  int rc;
-
-  if (!path || !out) return fail_with(TWINCACHE_EINVAL, "path and out must not be NULL");
-  *out = NULL;
-  if (!opt) {
-    twincache_loader_options_init(&defaults);
-    opt = &defaults;
-  }
-  if ((rc = validate(opt, resume)) != TWINCACHE_OK) return rc;
-
-  l = calloc(1, sizeof *l);
-  if (!l) return fail_with(TWINCACHE_ENOMEM, "out of memory");
-  l->opt = *opt;
-  if (!l->opt.alloc) {
-    l->opt.alloc = default_alloc;
-    l->opt.free = default_free;
-  }
-  if (l->opt.slots == 0) l->opt.slots = 2 * l->opt.threads + 2;
+/* Step 1: opens the cache, resolves the graph range and the batch layout,
+ * and sizes the stream (batches per epoch, positions, total). */
+static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
-
-  if ((rc = twincache_cache_open(path, &l->cache)) != TWINCACHE_OK) {
-    fail_with(rc, "cannot open cache %s: %s", path, twincache_strerror(rc));
-    goto cleanup;
-  }
+  int rc = twincache_cache_open(path, &l->cache);
+  if (rc != TWINCACHE_OK) return fail_with(rc, "cannot open cache %s: %s", path, twincache_strerror(rc));
   const twincache_dims *d = twincache_cache_dims(l->cache);
   uint64_t count = twincache_cache_count(l->cache);
   uint64_t end = o->index_end ? o->index_end : count;
-  if (end > count) {
-    rc = fail_with(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
-                   (unsigned long long)o->index_end, (unsigned long long)count);
-    goto cleanup;
-  }
-  if (o->index_begin >= end) {
-    rc = fail_with(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
-                   (unsigned long long)o->index_begin, (unsigned long long)end);
-    goto cleanup;
-  }
+  if (end > count)
+    return fail_with(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
+                     (unsigned long long)o->index_end, (unsigned long long)count);
+  if (o->index_begin >= end)
+    return fail_with(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
+                     (unsigned long long)o->index_begin, (unsigned long long)end);
   l->begin = o->index_begin;
   l->n = end - o->index_begin;
-  uint32_t G = o->batch_size;
-  if (!layout_fits(G, d->max_nodes, d->max_inter, d->samples)) {
-    rc = fail_with(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", G);
-    goto cleanup;
+  l->cache_tag = loader_cache_tag(l->cache);
+  uint64_t G = o->batch_size, W = o->world_size;
+  if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, d->samples) != TWINCACHE_OK ||
+      l->layout.bytes > SIZE_MAX / 4)
+    return fail_with(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
+  l->equal = o->equal_ranks && W > 1;
+  if (l->equal) { /* G*W <= 2^16 * 2^32: no overflow */
+    l->bpe = o->drop_last ? l->n / (G * W) : (l->n + G * W - 1) / (G * W);
+    l->global_batches = l->bpe * W;
+    l->positions = l->global_batches * G;
+  } else {
+    l->global_batches = o->drop_last ? l->n / G : (l->n + G - 1) / G;
+    l->bpe = l->global_batches > o->rank ? (l->global_batches - o->rank + W - 1) / W : 0;
+    l->positions = o->drop_last ? l->global_batches * G : l->n;
   }
-  twincache_batch_layout_init(&l->layout, G, d->max_nodes, d->max_inter, d->samples);
-  l->global_batches = o->drop_last ? l->n / G : (l->n + G - 1) / G;
-  l->bpe = l->global_batches > o->rank ? (l->global_batches - o->rank + o->world_size - 1) / o->world_size : 0;
   l->total = o->epochs == 0 ? (l->bpe ? UINT64_MAX : 0) : l->bpe * o->epochs;
-  l->next_seq = l->claim_seq = resume ? resume->next_seq : 0;
-  l->claim_end = l->total;
-  l->consumer_waits_for = UINT64_MAX;
-  l->stats.threads = o->threads;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  l->timed_waits = cpus > 0 && o->threads < (unsigned long)cpus ? TC_TIMED_WAITS : 0;
+  return TWINCACHE_OK;
+}
 
-  /* slots: every slab zeroed once here; later only stale parts are cleared */
+/* Step 2: refuses a resume state that describes another stream, naming the
+ * field (see the header for which fields are checked). */
+static int check_resume(const twincache_loader *l, const twincache_loader_state *r) {
+  const twincache_loader_options *o = &l->opt;
+  if (r->seed != o->seed)
+    return fail_with(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
+                     (unsigned long long)r->seed, (unsigned long long)o->seed);
+  if (r->magic != 0) {
+    twincache_loader_state want;
+    twincache_loader_get_state(l, &want);
+#define TC_RESUME_FIELD(f)                                                                      \
+  if (r->f != want.f)                                                                           \
+    return fail_with(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
+                     (unsigned long long)r->f, (unsigned long long)want.f);
+    TC_RESUME_FIELD(magic)
+    TC_RESUME_FIELD(version)
+    TC_RESUME_FIELD(reserved)
+    TC_RESUME_FIELD(cache_tag)
+    TC_RESUME_FIELD(batch_size)
+    TC_RESUME_FIELD(world_size)
+    TC_RESUME_FIELD(rank)
+    TC_RESUME_FIELD(shuffle)
+    TC_RESUME_FIELD(drop_last)
+    TC_RESUME_FIELD(equal_ranks)
+    TC_RESUME_FIELD(index_begin)
+    TC_RESUME_FIELD(index_end)
+#undef TC_RESUME_FIELD
+  }
+  if (l->total != UINT64_MAX && r->next_seq > l->total)
+    return fail_with(TWINCACHE_EINVAL, "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                     (unsigned long long)r->next_seq, (unsigned long long)l->total);
+  return TWINCACHE_OK;
+}
+
+/* Step 3: allocates every slot's slab (zeroed once here; later only stale
+ * parts are cleared) and points both hand-out structs of each slot at it. */
+static int alloc_slots(twincache_loader *l) {
+  const twincache_loader_options *o = &l->opt;
+  const twincache_batch_layout *L = &l->layout;
   l->n_slots = o->slots;
   l->slots = calloc(l->n_slots, sizeof *l->slots);
-  if (!l->slots) {
-    rc = fail_with(TWINCACHE_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  const twincache_batch_layout *L = &l->layout;
+  if (!l->slots) return fail_with(TWINCACHE_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < l->n_slots; i++) {
     tc_slot *s = &l->slots[i];
-    twincache_batch *b = &s->batch;
-    s->hi_inter = calloc(G, sizeof *s->hi_inter);
-    s->base_dirty = calloc(G, 1);
+    twincache_batch *b = &s->views;
+    s->hi_inter = calloc(L->graphs, sizeof *s->hi_inter);
+    s->base_dirty = calloc(L->graphs, 1);
     if (o->layout == TWINCACHE_LAYOUT_COMPACT) { /* compact.c owns the slab and views */
+      int rc = tc_compact_slot_open(b, L, o->alloc, o->alloc_user);
+      if (rc != TWINCACHE_OK)
+        return fail_with(rc, "cannot allocate %u compact slots: %s", l->n_slots, twincache_strerror(rc));
       b->internal_ = s;
-      if ((rc = tc_compact_slot_open(b, L, o->alloc, o->alloc_user)) != TWINCACHE_OK) {
-        fail_with(rc, "cannot allocate %u compact slots: %s", l->n_slots, twincache_strerror(rc));
-        goto cleanup;
-      }
+      s->handed[0] = s->handed[1] = *b;
       continue;
     }
     b->slab = o->alloc(L->bytes, o->alloc_user);
-    if (!s->hi_inter || !s->base_dirty || !b->slab) {
-      rc = fail_with(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
-      goto cleanup;
-    }
+    if (!s->hi_inter || !s->base_dirty || !b->slab)
+      return fail_with(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
+    if ((uintptr_t)b->slab % 64 != 0)
+      return fail_with(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
+                       b->slab);
     memset(b->slab, 0, L->bytes);
     uint8_t *base = b->slab;
     b->layout = *L;
@@ -473,16 +527,19 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     b->node_mask = base + L->node_mask;
     b->int_mask = base + L->int_mask;
     b->graph_id = (uint64_t *)(base + L->graph_id);
+    b->valid = base + L->valid;
     b->internal_ = s;
+    s->handed[0] = s->handed[1] = *b;
   }
+  return TWINCACHE_OK;
+}
 
-  /* decode threads: everything they need is created before any starts */
-  l->n_workers = o->threads;
+/* Step 4: each decode thread's dctx, scratch and (reset) read txn. */
+static int create_workers(twincache_loader *l) {
+  const twincache_dims *d = twincache_cache_dims(l->cache);
+  l->n_workers = l->opt.threads;
   l->workers = calloc(l->n_workers, sizeof *l->workers);
-  if (!l->workers) {
-    rc = fail_with(TWINCACHE_ENOMEM, "out of memory");
-    goto cleanup;
-  }
+  if (!l->workers) return fail_with(TWINCACHE_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < l->n_workers; i++) {
     tc_worker *w = &l->workers[i];
     w->l = l;
@@ -493,15 +550,12 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     w->target = calloc(d->max_inter + 1, sizeof *w->target);
     w->kind = calloc(d->max_inter + 1, 1);
     w->value = calloc(d->max_inter + 1, sizeof *w->value);
-    if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries) {
-      rc = fail_with(TWINCACHE_ENOMEM, "out of memory");
-      goto cleanup;
-    }
+    if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries)
+      return fail_with(TWINCACHE_ENOMEM, "out of memory");
     int mrc = mdb_txn_begin(l->cache->env, NULL, MDB_RDONLY, &w->txn);
     if (mrc != MDB_SUCCESS) {
       w->txn = NULL;
-      rc = fail_with(tc_status_from_mdb(mrc), "cannot begin a read transaction: %s", mdb_strerror(mrc));
-      goto cleanup;
+      return fail_with(tc_status_from_mdb(mrc), "cannot begin a read transaction: %s", mdb_strerror(mrc));
     }
     mdb_txn_reset(w->txn);
     twincache_graph *g = &w->g;
@@ -514,49 +568,82 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     g->target = w->target;
     g->kind = w->kind;
     g->value = w->value;
-    if (o->layout == TWINCACHE_LAYOUT_COMPACT && tc_compact_scratch_init(g) != TWINCACHE_OK) {
-      rc = fail_with(TWINCACHE_ENOMEM, "out of memory");
-      goto cleanup;
-    }
+    if (l->opt.layout == TWINCACHE_LAYOUT_COMPACT && tc_compact_scratch_init(g) != TWINCACHE_OK)
+      return fail_with(TWINCACHE_ENOMEM, "out of memory");
   }
+  return TWINCACHE_OK;
+}
 
-  if (pthread_mutex_init(&l->mu, NULL) != 0) {
-    rc = fail_with(TWINCACHE_ETHREAD, "cannot create a mutex");
-    goto cleanup;
-  }
+/* A condition variable on CLOCK_MONOTONIC (tc_now_ns's clock, for the
+ * timed waits). */
+static int cond_init_monotonic(pthread_cond_t *cv) {
   pthread_condattr_t attr;
-  int cv_rc = pthread_condattr_init(&attr);
-  if (cv_rc == 0) {
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* for the timed wait */
-    cv_rc = pthread_cond_init(&l->cv_free, &attr);
-    pthread_condattr_destroy(&attr);
-  }
-  if (cv_rc != 0) {
+  int rc = pthread_condattr_init(&attr);
+  if (rc != 0) return rc;
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  rc = pthread_cond_init(cv, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc;
+}
+
+/* Step 5: the mutex, the condition variables, then the decode threads. */
+static int start_threads(twincache_loader *l) {
+  if (pthread_mutex_init(&l->mu, NULL) != 0) return fail_with(TWINCACHE_ETHREAD, "cannot create a mutex");
+  if (cond_init_monotonic(&l->cv_free) != 0) {
     pthread_mutex_destroy(&l->mu);
-    rc = fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
-    goto cleanup;
+    return fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
   }
-  if ((cv_rc = pthread_condattr_init(&attr)) == 0) {
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* tc_now_ns's clock, for next()'s timed wait */
-    cv_rc = pthread_cond_init(&l->cv_ready, &attr);
-    pthread_condattr_destroy(&attr);
-  }
-  if (cv_rc != 0) {
+  if (cond_init_monotonic(&l->cv_ready) != 0) {
     pthread_cond_destroy(&l->cv_free);
     pthread_mutex_destroy(&l->mu);
-    rc = fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
-    goto cleanup;
+    return fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
   }
   l->sync_ready = 1;
   for (uint32_t i = 0; i < l->n_workers; i++) {
-    if (pthread_create(&l->workers[i].thread, NULL, worker_main, &l->workers[i]) != 0) {
-      rc = fail_with(TWINCACHE_ETHREAD, "cannot create decode thread %u of %u", i + 1, l->n_workers);
-      goto cleanup;
-    }
+    if (pthread_create(&l->workers[i].thread, NULL, worker_main, &l->workers[i]) != 0)
+      return fail_with(TWINCACHE_ETHREAD, "cannot create decode thread %u of %u", i + 1, l->n_workers);
     l->workers[i].started = 1;
   }
+  return TWINCACHE_OK;
+}
+
+int twincache_loader_open(const char *path, const twincache_loader_options *opt,
+                          const twincache_loader_state *resume, twincache_loader **out) {
+  twincache_loader *l = NULL;
+  twincache_loader_options defaults;
+  int rc;
+
+  tc_last_error[0] = '\0';
+  if (out) *out = NULL;
+  if (!path || !out) return fail_with(TWINCACHE_EINVAL, "path and out must not be NULL");
+  if (!opt) {
+    twincache_loader_options_init(&defaults);
+    opt = &defaults;
+  }
+  if ((rc = validate(opt)) != TWINCACHE_OK) return rc;
+
+  l = calloc(1, sizeof *l);
+  if (!l) return fail_with(TWINCACHE_ENOMEM, "out of memory");
+  l->opt = *opt;
+  if (!l->opt.alloc) {
+    l->opt.alloc = default_alloc;
+    l->opt.free = default_free;
+  }
+  if (l->opt.slots == 0) l->opt.slots = 2 * l->opt.threads + 2;
+  if ((rc = open_stream(l, path)) != TWINCACHE_OK) goto cleanup;
+  if (resume && (rc = check_resume(l, resume)) != TWINCACHE_OK) goto cleanup;
+  l->next_seq = l->claim_seq = resume ? resume->next_seq : 0;
+  l->claim_end = l->total;
+  l->consumer_waits_for = UINT64_MAX;
+  l->stats.threads = l->opt.threads;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  l->timed_waits = cpus > 0 && l->opt.threads < (unsigned long)cpus ? TC_TIMED_WAITS : 0;
+  if ((rc = alloc_slots(l)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = create_workers(l)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = start_threads(l)) != TWINCACHE_OK) goto cleanup;
   *out = l;
   l = NULL;
+  tc_last_error[0] = '\0';
   rc = TWINCACHE_OK;
 
 cleanup:
@@ -571,6 +658,9 @@ void twincache_loader_close(twincache_loader *l) {
     l->stop = 1;
     pthread_cond_broadcast(&l->cv_free);
     pthread_cond_broadcast(&l->cv_ready);
+    /* a next() blocked in another thread wakes, sees stop and leaves; it
+     * signals cv_free on its way out (the decode threads see stop too) */
+    while (l->in_next > 0) pthread_cond_wait(&l->cv_free, &l->mu);
     pthread_mutex_unlock(&l->mu);
   }
   for (uint32_t i = 0; l->workers && i < l->n_workers; i++)
@@ -588,8 +678,8 @@ void twincache_loader_close(twincache_loader *l) {
   free(l->workers);
   for (uint32_t i = 0; l->slots && i < l->n_slots; i++) {
     tc_slot *s = &l->slots[i];
-    if (s->batch.slab) l->opt.free(s->batch.slab, l->opt.alloc_user);
-    tc_compact_slot_close(&s->batch, l->opt.free, l->opt.alloc_user);
+    if (s->views.slab) l->opt.free(s->views.slab, l->opt.alloc_user);
+    tc_compact_slot_close(&s->views, l->opt.free, l->opt.alloc_user);
     free(s->hi_inter);
     free(s->base_dirty);
   }
@@ -604,29 +694,72 @@ void twincache_loader_close(twincache_loader *l) {
 }
 
 /* ---- the consumer ----------------------------------------------------------- */
-int twincache_loader_next(twincache_loader *l, twincache_batch **batch) {
+/* Hands out the READY slot s as a new generation, in the struct of s that
+ * was not handed out last time. Under mu. */
+static twincache_batch *hand_out(twincache_loader *l, tc_slot *s) {
+  twincache_batch *b = &s->handed[s->handouts++ & 1];
+  *b = s->views;
+  b->generation = s->generation = ++l->generation;
+  s->state = SLOT_HELD;
+  l->next_seq++;
+  l->stats.batches++;
+  l->stats.graphs += b->n_graphs;
+  return b;
+}
+
+/* Waits on cv_ready until until_ns (monotonic), or without limit when
+ * until_ns is UINT64_MAX. Returns ETIMEDOUT or 0. */
+static int wait_ready(twincache_loader *l, uint64_t until_ns) {
+  if (until_ns == UINT64_MAX) return pthread_cond_wait(&l->cv_ready, &l->mu);
+  struct timespec ts = {(time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull)};
+  return pthread_cond_timedwait(&l->cv_ready, &l->mu, &ts);
+}
+
+int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, int64_t timeout_ns) {
   int rc;
   if (!l || !batch) return TWINCACHE_EINVAL;
   *batch = NULL;
-  pthread_mutex_lock(&l->mu);
-  if (l->failed) {
-    rc = l->failed;
-    goto cleanup;
-  }
-  if (l->next_seq >= l->total) {
-    rc = TWINCACHE_END;
-    goto cleanup;
-  }
-  tc_slot *s = &l->slots[l->next_seq % l->n_slots];
-  if (s->state == SLOT_HELD) {
-    /* the consumer holds every slot: waiting would never end */
-    rc = TWINCACHE_EINVAL;
-    goto cleanup;
-  }
-  uint64_t t0 = 0;
+  uint64_t t0 = 0, deadline_ns = UINT64_MAX;
   uint32_t timed = 0;
-  while (!(s->state == SLOT_READY && s->seq == l->next_seq) && !l->stop) {
-    if (!t0) t0 = tc_now_ns();
+  if (timeout_ns > 0) deadline_ns = tc_now_ns() + (uint64_t)timeout_ns;
+  pthread_mutex_lock(&l->mu);
+  l->in_next++;
+  for (;;) {
+    if (l->stop) {
+      rc = TWINCACHE_ECLOSED;
+      break;
+    }
+    if (l->failed) {
+      rc = l->failed;
+      snprintf(tc_last_error, sizeof tc_last_error, "%s", l->error);
+      break;
+    }
+    if (l->next_seq >= l->total) {
+      rc = TWINCACHE_END;
+      break;
+    }
+    tc_slot *s = &l->slots[l->next_seq % l->n_slots];
+    if (s->state == SLOT_READY && s->seq == l->next_seq) {
+      if (s->status != TWINCACHE_OK) {
+        l->failed = s->status;
+        snprintf(l->error, sizeof l->error, "%s", s->error);
+        continue; /* reported by the l->failed branch */
+      }
+      *batch = hand_out(l, s);
+      rc = TWINCACHE_OK;
+      break;
+    }
+    if (s->state == SLOT_HELD && !l->opt.release_on_any_thread) {
+      rc = fail_with(TWINCACHE_EDEADLK, "batch %llu needs slot %llu, which is held, and release_on_any_thread is 0",
+                     (unsigned long long)l->next_seq, (unsigned long long)(l->next_seq % l->n_slots));
+      break;
+    }
+    uint64_t now_ns = tc_now_ns();
+    if (timeout_ns == 0 || now_ns >= deadline_ns) {
+      rc = TWINCACHE_EAGAIN;
+      break;
+    }
+    if (!t0) t0 = now_ns;
     /* Waking a sleeping thread costs the waker a syscall: on a VM tens of
      * microseconds of decode time per batch. When a CPU is left for the
      * consumer, a batch is being filled and a fill's duration is known,
@@ -635,61 +768,130 @@ int twincache_loader_next(twincache_loader *l, twincache_batch **batch) {
      * measured slower than the signal.) */
     if (timed < l->timed_waits && l->fill_ns && s->state == SLOT_FILLING && s->seq == l->next_seq) {
       /* aim a little late: one wake-up per batch, and the ring absorbs the delay */
-      uint64_t now_ns = tc_now_ns(), due_ns = s->start_ns + l->fill_ns + l->fill_ns / 8;
+      uint64_t due_ns = s->start_ns + l->fill_ns + l->fill_ns / 8;
       uint64_t until_ns = due_ns > now_ns ? due_ns : now_ns + l->fill_ns / 8 + 1;
-      struct timespec ts = {(time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull)};
       timed++;
-      pthread_cond_timedwait(&l->cv_ready, &l->mu, &ts);
+      wait_ready(l, until_ns < deadline_ns ? until_ns : deadline_ns);
       continue;
     }
     /* the only completion worth a wake-up; when the batch after it is being
      * filled too, wait for that one: one wake-up (and the context switch it
      * forces on a busy CPU) then serves two batches. If it completes first,
-     * the next round waits for next_seq itself. */
+     * the next round waits for next_seq itself. A held slot is waited for
+     * the same way: the release frees it, a decode thread fills it and
+     * signals. */
     const tc_slot *after = &l->slots[(l->next_seq + 1) % l->n_slots];
     l->consumer_waits_for =
         after->state == SLOT_FILLING && after->seq == l->next_seq + 1 ? l->next_seq + 1 : l->next_seq;
-    pthread_cond_wait(&l->cv_ready, &l->mu);
+    wait_ready(l, deadline_ns);
+    l->consumer_waits_for = UINT64_MAX;
   }
-  l->consumer_waits_for = UINT64_MAX;
   if (t0) l->stats.consumer_wait_ns += tc_now_ns() - t0;
-  if (l->stop) {
-    rc = TWINCACHE_ECLOSED;
-    goto cleanup;
-  }
-  if (s->status != TWINCACHE_OK) {
-    rc = l->failed = s->status;
-    goto cleanup;
-  }
-  s->state = SLOT_HELD;
-  l->next_seq++;
-  l->stats.batches++;
-  l->stats.graphs += s->batch.n_graphs;
-  *batch = &s->batch;
-  rc = TWINCACHE_OK;
-
-cleanup:
+  l->in_next--;
+  if (l->stop) pthread_cond_broadcast(&l->cv_free); /* close() waits for in_next == 0 */
   pthread_mutex_unlock(&l->mu);
   return rc;
 }
 
-void twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
-  if (!l || !batch) return;
-  tc_slot *s = batch->internal_;
+uint32_t tc_loader_calls_in_next(twincache_loader *l) {
   pthread_mutex_lock(&l->mu);
-  if (s >= l->slots && s < l->slots + l->n_slots && s->state == SLOT_HELD) {
+  uint32_t n = l->in_next;
+  pthread_mutex_unlock(&l->mu);
+  return n;
+}
+
+int twincache_loader_next(twincache_loader *l, twincache_batch **batch) {
+  return twincache_loader_next_timeout(l, batch, -1);
+}
+
+int twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
+  if (!l) return TWINCACHE_EINVAL;
+  if (!batch) return TWINCACHE_OK;
+  int rc = TWINCACHE_ESTALE;
+  pthread_mutex_lock(&l->mu);
+  tc_slot *s = batch->internal_;
+  if (s >= l->slots && s < l->slots + l->n_slots && (batch == &s->handed[0] || batch == &s->handed[1]) &&
+      s->state == SLOT_HELD && batch->generation == s->generation) {
     s->state = SLOT_FREE;
     pthread_cond_broadcast(&l->cv_free);
+    rc = TWINCACHE_OK;
   }
   pthread_mutex_unlock(&l->mu);
+  return rc;
 }
 
 void twincache_loader_get_state(const twincache_loader *l, twincache_loader_state *s) {
   twincache_loader *m = (twincache_loader *)l; /* the mutex is not part of the value */
-  pthread_mutex_lock(&m->mu);
-  s->seed = l->opt.seed;
+  const twincache_loader_options *o = &l->opt;
+  memset(s, 0, sizeof *s);
+  s->magic = TWINCACHE_LOADER_STATE_MAGIC;
+  s->version = TWINCACHE_LOADER_STATE_VERSION;
+  s->seed = o->seed;
+  s->cache_tag = l->cache_tag;
+  s->index_begin = l->begin;
+  s->index_end = l->begin + l->n;
+  s->batch_size = o->batch_size;
+  s->world_size = o->world_size;
+  s->rank = o->rank;
+  s->shuffle = o->shuffle != 0;
+  s->drop_last = o->drop_last != 0;
+  s->equal_ranks = (uint8_t)l->equal;
+  if (l->sync_ready) pthread_mutex_lock(&m->mu);
   s->next_seq = l->next_seq;
-  pthread_mutex_unlock(&m->mu);
+  if (l->sync_ready) pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- the state's bytes ------------------------------------------------------ */
+static void put_le(uint8_t *p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint64_t get_le(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+void twincache_loader_state_encode(const twincache_loader_state *s,
+                                   uint8_t buf[TWINCACHE_LOADER_STATE_BYTES]) {
+  put_le(buf + 0, s->seed, 8);
+  put_le(buf + 8, s->next_seq, 8);
+  put_le(buf + 16, s->magic, 4);
+  put_le(buf + 20, s->version, 4);
+  put_le(buf + 24, s->cache_tag, 8);
+  put_le(buf + 32, s->index_begin, 8);
+  put_le(buf + 40, s->index_end, 8);
+  put_le(buf + 48, s->batch_size, 4);
+  put_le(buf + 52, s->world_size, 4);
+  put_le(buf + 56, s->rank, 4);
+  buf[60] = s->shuffle;
+  buf[61] = s->drop_last;
+  buf[62] = s->equal_ranks;
+  buf[63] = s->reserved;
+}
+
+int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],
+                                  twincache_loader_state *s) {
+  twincache_loader_state r;
+  r.seed = get_le(buf + 0, 8);
+  r.next_seq = get_le(buf + 8, 8);
+  r.magic = (uint32_t)get_le(buf + 16, 4);
+  r.version = (uint32_t)get_le(buf + 20, 4);
+  r.cache_tag = get_le(buf + 24, 8);
+  r.index_begin = get_le(buf + 32, 8);
+  r.index_end = get_le(buf + 40, 8);
+  r.batch_size = (uint32_t)get_le(buf + 48, 4);
+  r.world_size = (uint32_t)get_le(buf + 52, 4);
+  r.rank = (uint32_t)get_le(buf + 56, 4);
+  r.shuffle = buf[60];
+  r.drop_last = buf[61];
+  r.equal_ranks = buf[62];
+  r.reserved = buf[63];
+  if (r.magic != TWINCACHE_LOADER_STATE_MAGIC || r.version != TWINCACHE_LOADER_STATE_VERSION || r.reserved != 0) {
+    memset(s, 0, sizeof *s);
+    return TWINCACHE_EINVAL;
+  }
+  *s = r;
+  return TWINCACHE_OK;
 }
 
 uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l) { return l->bpe; }

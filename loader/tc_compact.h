@@ -9,7 +9,9 @@
 /* Allocates the compact slab of one slot (alloc must give 64-byte aligned
  * memory), zeroes it and points b->compact and b's views at it; b->slab,
  * inter, target, value, node_mask and int_mask become NULL. Returns 0,
- * TWINCACHE_EINVAL (capacity beyond uint32 columns) or TWINCACHE_ENOMEM. */
+ * TWINCACHE_EINVAL (capacity beyond uint32 columns, or alloc returned
+ * memory not 64-byte aligned: b->compact is then set for
+ * tc_compact_slot_close to free) or TWINCACHE_ENOMEM. */
 int tc_compact_slot_open(twincache_batch *b, const twincache_batch_layout *dense,
                          void *(*alloc)(size_t, void *), void *user);
 /* Frees what tc_compact_slot_open made (accepts a batch without any). */

@@ -57,7 +57,9 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
  * One batch is ONE contiguous, 64-byte aligned slab; arrays sit at fixed
  * offsets (twincache_batch_layout), so a single async copy moves it whole and
  * a device copy of the slab has the same offsets. Padding (nodes beyond a
- * graph's N, interventions beyond its K, graphs beyond n_graphs) is zero.
+ * graph's N, interventions beyond its K, graphs beyond n_graphs) is zero;
+ * note that zero in `kind` is TWINCACHE_DO, so padded interventions look
+ * like do() entries there: tell them apart with int_mask, never with kind.
  * G = batch_size, N = dims.max_nodes, K = dims.max_inter, S = dims.samples. */
 typedef struct twincache_batch_layout {
   uint32_t graphs, nodes, inter, samples; /* G, N, K, S */
@@ -65,24 +67,33 @@ typedef struct twincache_batch_layout {
   size_t inter_off; /* float   (G,K,S,N): row s of intervention k twins base row s */
   size_t target;    /* uint8   (G,K,N): 1 where the node is intervened */
   size_t value;     /* float   (G,K,N): do value or shift at the target, else 0 */
-  size_t kind;      /* uint8   (G,K): enum twincache_inter_kind */
+  size_t kind;      /* uint8   (G,K): enum twincache_inter_kind; 0 (DO) when padding */
   size_t adj;       /* uint8   (G,N,N): adj[i][j] = 1 <=> edge i -> j */
   size_t node_mask; /* uint8   (G,N) */
-  size_t int_mask;  /* uint8   (G,K) */
+  size_t int_mask;  /* uint8   (G,K): 1 for the graph's real interventions */
   size_t graph_id;  /* uint64  (G) */
+  size_t valid;     /* uint8   (G): 1 = a graph of this position of the epoch,
+                     * 0 = repeated to pad ranks to equal counts, or empty */
   size_t bytes;     /* whole slab, a multiple of 64 */
 } twincache_batch_layout;
 
-/* Fills *l for the given sizes (every array offset 64-byte aligned). */
-void twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint32_t nodes,
-                                 uint32_t inter, uint32_t samples);
+/* Fills *l for the given sizes (every array offset 64-byte aligned).
+ * Returns 0, or TWINCACHE_EINVAL (and *l zeroed) when a size product such as
+ * G*K*S*N*4 or the slab's total does not fit in size_t. Thread-safe. */
+int twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint32_t nodes,
+                                uint32_t inter, uint32_t samples);
 
+/* A batch handed out by next(). The struct belongs to the loader: read it,
+ * never write it. Each slot has two such structs, used alternately, so the
+ * pointer of a released batch stays readable (with its old generation) while
+ * its slot serves the next batch; see twincache_loader_release. */
 typedef struct twincache_batch {
   twincache_batch_layout layout;
   void *slab;          /* layout.bytes, from the options' allocator */
   uint32_t n_graphs;   /* graphs filled (< G only for a kept last partial batch) */
   uint64_t epoch;      /* epoch this batch belongs to */
   uint64_t seq;        /* batch number in this rank's stream, from 0 */
+  uint64_t generation; /* which hand-out this is: 1, 2, ... per loader, never reused */
   /* typed views into slab */
   float *base;
   float *inter;
@@ -93,9 +104,10 @@ typedef struct twincache_batch {
   uint8_t *node_mask;
   uint8_t *int_mask;
   uint64_t *graph_id;
+  uint8_t *valid;      /* (G) see layout.valid */
   /* TWINCACHE_LAYOUT_COMPACT: the batch as a compact slab (see "the compact
    * batch" below); then slab, inter, target, value, node_mask and int_mask
-   * are NULL and base, adj, kind, graph_id point into the compact slab.
+   * are NULL and base, adj, kind, graph_id, valid point into the compact slab.
    * NULL for the dense layout. */
   struct twincache_compact_batch *compact;
   void *internal_; /* the loader's slot; do not touch */
@@ -132,69 +144,166 @@ typedef struct twincache_loader_options {
                          * each time it is met. If no graph of the range
                          * decodes, next() returns the error. */
   /* slot memory: alloc(bytes, user) must return 64-byte aligned memory or
-   * NULL; default aligned malloc/free. The trainer passes cudaHostAlloc. */
+   * NULL (open refuses misaligned memory with TWINCACHE_EINVAL); default
+   * aligned malloc/free. The trainer passes cudaHostAlloc. */
   void *(*alloc)(size_t bytes, void *user);
   void (*free)(void *ptr, void *user);
   void *alloc_user;
   /* optional: called from a decode thread for each corrupt graph (index,
-   * status code); must be thread-safe. NULL = print one line to stderr. */
+   * status code); must be thread-safe. NULL = no report (the loader never
+   * prints): SKIP only counts it in stats.corrupt, FAIL makes next() return
+   * the error with twincache_loader_last_error naming the graph. */
   void (*on_corrupt)(uint64_t index, int status, void *user);
   void *corrupt_user;
+  /* 1 (default): batches may be released from any thread, so next() waits
+   * for a held slot it needs (bound the wait with next_timeout).
+   * 0: the caller promises that only the thread calling next() releases;
+   * a held slot next() needs is then a certain deadlock and next() returns
+   * TWINCACHE_EDEADLK at once. */
+  int release_on_any_thread;
+  /* 1 (default): with world_size > 1 every rank gets the same number of
+   * batches per epoch, and every batch is full (n_graphs = G), see
+   * twincache_loader_open. No effect when world_size is 1. 0: the plain
+   * round-robin, where the first ranks may get one batch more. */
+  int equal_ranks;
   int layout; /* TWINCACHE_LAYOUT_DENSE (default) | TWINCACHE_LAYOUT_COMPACT */
 } twincache_loader_options;
 
 /* Fills *o with the defaults above. */
 void twincache_loader_options_init(twincache_loader_options *o);
 
-/* Position in the stream: restoring it continues with exactly the batches an
- * uninterrupted run would have produced next. */
+/* Position in the stream and what defines the stream: restoring it
+ * continues with exactly the batches an uninterrupted run would have
+ * produced next. 64 bytes of integers, no implicit padding; byte layout of
+ * twincache_loader_state_encode: the fields in this order, little-endian,
+ * at the offsets shown. */
+#define TWINCACHE_LOADER_STATE_MAGIC 0x54435354u /* "TCST" */
+#define TWINCACHE_LOADER_STATE_VERSION 1u
+#define TWINCACHE_LOADER_STATE_BYTES 64
 typedef struct twincache_loader_state {
-  uint64_t seed;        /* must match the options' seed */
-  uint64_t next_seq;    /* next batch number of this rank's stream */
+  uint64_t seed;        /*  0: must match the options' seed */
+  uint64_t next_seq;    /*  8: next batch number of this rank's stream */
+  uint32_t magic;       /* 16: TWINCACHE_LOADER_STATE_MAGIC, or 0: see below */
+  uint32_t version;     /* 20: TWINCACHE_LOADER_STATE_VERSION */
+  uint64_t cache_tag;   /* 24: identity of the cache (FNV-1a-64 of its config text) */
+  uint64_t index_begin; /* 32: graph range [begin, end), end resolved (never 0) */
+  uint64_t index_end;   /* 40 */
+  uint32_t batch_size;  /* 48 */
+  uint32_t world_size;  /* 52 */
+  uint32_t rank;        /* 56 */
+  uint8_t shuffle;      /* 60: 0 or 1 */
+  uint8_t drop_last;    /* 61: 0 or 1 */
+  uint8_t equal_ranks;  /* 62: 0 or 1, as in effect (0 when world_size is 1) */
+  uint8_t reserved;     /* 63: 0 */
 } twincache_loader_state;
+
+/* Writes *s as TWINCACHE_LOADER_STATE_BYTES bytes (layout above) to buf.
+ * Thread-safe. */
+void twincache_loader_state_encode(const twincache_loader_state *s,
+                                   uint8_t buf[TWINCACHE_LOADER_STATE_BYTES]);
+/* Reads a state written by _encode. Returns 0, or TWINCACHE_EINVAL when the
+ * magic, version or reserved byte is wrong (*s is then zeroed); the other
+ * fields are checked by twincache_loader_open. Thread-safe. */
+int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],
+                                  twincache_loader_state *s);
 
 /* Opens the cache at `path` and starts the decode threads. `resume` may be
  * NULL (start at batch 0) or a state from twincache_loader_get_state.
- * `opt` may be NULL (the defaults).
- * Validates every option (TWINCACHE_EINVAL with a message on stderr naming
- * the option, also kept for twincache_loader_last_error) and allocates all
- * slots up front: memory is fixed from here on. An empty graph range
- * [index_begin, index_end) or index_end beyond the committed count is
- * TWINCACHE_EINVAL. Threads are limited to 1..100, batch_size to 1..65536.
- * Returns 0 and sets *out, or an error code; nothing leaks on error.
+ * `opt` may be NULL (the defaults). Threads are limited to 1..100,
+ * batch_size to 1..65536. Validates every option and allocates all slots up
+ * front: memory is fixed from here on.
+ *
+ * Returns 0 and sets *out (and clears twincache_loader_last_error), or one
+ * of these, with *out set to NULL (when out is not NULL), nothing leaked, and
+ * a one-line message naming the option, field, file or hook kept for
+ * twincache_loader_last_error (the library never prints):
+ *   TWINCACHE_EINVAL    NULL path/out, an option out of range, an empty
+ *                       range or index_end beyond the committed count, a
+ *                       slab too large for size_t, an alloc hook returning
+ *                       memory that is not 64-byte aligned, or a resume
+ *                       state that does not match (the field is named) or
+ *                       lies past the end of a finite stream;
+ *   TWINCACHE_ENOMEM    the alloc hook or malloc failed;
+ *   TWINCACHE_ETHREAD   a mutex, condition variable or thread failed;
+ *   any error of twincache_cache_open (ENOTFOUND, ENOTCACHE, EVERSION,
+ *   ECORRUPT, ELMDB, ENOMEM) and TWINCACHE_ELMDB for a read transaction.
+ *
+ * Resume: a state with magic TWINCACHE_LOADER_STATE_MAGIC must match the
+ * options and the cache in every field (seed, batch_size, world_size, rank,
+ * shuffle, drop_last, equal_ranks, index range, cache tag) and its version;
+ * `epochs`, threads, slots and the hooks may differ. A state with magic 0
+ * (written by hand as {seed, next_seq}) is checked for seed only. Either is
+ * refused when next_seq is past the end of a finite stream (next_seq equal
+ * to the stream's length is its end: next() returns TWINCACHE_END).
  *
  * The stream: batch seq of a rank is epoch e = seq / batches_per_epoch; with
  * j = seq % batches_per_epoch it holds the graphs at positions
  * [gb*G, gb*G + G) (gb = j*world_size + rank) of epoch e's order of the
- * range: a stateless permutation keyed by (seed, e) when shuffling, index
- * order otherwise. Only an epoch's last global batch can be partial. When
- * the global batch count of an epoch is not a multiple of world_size, the
- * first ranks get one batch more per epoch. */
+ * range (n graphs): a stateless permutation keyed by (seed, e) when
+ * shuffling, index order otherwise.
+ * - world_size 1, or equal_ranks 0: global batches per epoch are ceil(n/G)
+ *   (floor with drop_last); only an epoch's last global batch can be
+ *   partial, and the first (global batches mod world_size) ranks get one
+ *   batch more per epoch.
+ * - world_size W > 1 with equal_ranks (default): every rank gets
+ *   ceil(n / (G*W)) batches per epoch, floor(n / (G*W)) with drop_last, and
+ *   every batch is full. drop_last drops the epoch's positions from
+ *   floor(n/(G*W))*G*W on. Without it the epoch's order is padded to
+ *   P = ceil(n/(G*W))*G*W positions: position p >= n holds the graph of
+ *   position (p - n) mod n (the epoch's first graphs again, as PyTorch's
+ *   DistributedSampler pads) and has valid = 0. All of it is a pure
+ *   function of (options, seq). */
 int twincache_loader_open(const char *path, const twincache_loader_options *opt,
                           const twincache_loader_state *resume, twincache_loader **out);
 
-/* Blocks until the next batch of the stream is ready and returns it in
- * *batch. Returns 0, TWINCACHE_END when the epochs are done, or the error of
- * a corrupt graph under the FAIL policy (the loader is then unusable: close
- * it; next() keeps returning that error). The batch stays valid until it is
- * passed to twincache_loader_release (or the loader is closed); several
- * batches may be held at once (at most the slot count: when the consumer
- * holds the slot the next batch needs, next() returns TWINCACHE_EINVAL at
- * once instead of waiting forever). Treat the slab as read-only: the loader
- * keeps its padding zero by clearing only what a decode made stale.
- * Call from one consumer thread. */
+/* Waits until the next batch of the stream is ready and returns it in
+ * *batch (NULL on any other return). Same as next_timeout with a negative
+ * timeout: blocks until the batch is ready, the stream ends, close() is
+ * called from another thread, or a certain deadlock is seen. */
 int twincache_loader_next(twincache_loader *l, twincache_batch **batch);
 
-/* Gives a batch's slot back to the decode threads. May be called from any
- * thread (e.g. a copy-completion callback); releasing a batch twice or after
- * close is not allowed, releasing NULL does nothing. */
-void twincache_loader_release(twincache_loader *l, twincache_batch *batch);
+/* Returns the next batch if it is ready within timeout_ns (< 0 = wait
+ * forever, 0 = poll). Returns
+ *   0                  *batch is the batch seq = the state's next_seq;
+ *   TWINCACHE_END      the epochs are done;
+ *   TWINCACHE_EAGAIN   not ready within the timeout (nothing consumed: call
+ *                      again);
+ *   TWINCACHE_EDEADLK  the slot the batch needs is held and the options say
+ *                      release_on_any_thread = 0 (release one, then retry).
+ *                      With release_on_any_thread = 1 a held slot is waited
+ *                      for: if every batch held is held by the waiting
+ *                      thread itself, only a timeout ends the wait;
+ *   TWINCACHE_ECLOSED  twincache_loader_close was called meanwhile;
+ *   TWINCACHE_EINVAL   l or batch is NULL;
+ *   the error of a graph under the FAIL policy, or an LMDB error (the loader
+ *   is then unusable: close it; next() keeps returning that error, and
+ *   twincache_loader_last_error names the graph).
+ * The batch stays valid until it is passed to twincache_loader_release (or
+ * the loader is closed); several batches may be held at once (at most the
+ * slot count). Treat the slab as read-only: the loader keeps its padding
+ * zero by clearing only what a decode made stale.
+ * Call from one consumer thread (one next() at a time). */
+int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, int64_t timeout_ns);
 
-/* The position after the last batch returned by next(). Thread-safe, as are
- * get_stats, batches_per_epoch, dims and layout. */
+/* Gives a batch's slot back to the decode threads. May be called from any
+ * thread (e.g. a copy-completion callback). Returns 0; TWINCACHE_EINVAL when
+ * l is NULL; 0 for a NULL batch (nothing to do); TWINCACHE_ESTALE, changing
+ * nothing, when the batch is not the one currently held in its slot: a
+ * double release, or a release of a batch whose slot has since been handed
+ * out again (generation differs). Detection rule: the two structs of a slot
+ * alternate, so a stale handle is always caught unless its slot has been
+ * handed out twice more since and that newer batch is still held (then the
+ * stale handle and the newer batch are the same struct: release-after-release
+ * of a handle kept for 2*slots batches is the caller's bug we cannot see).
+ * Not allowed after close (the handle is gone). */
+int twincache_loader_release(twincache_loader *l, twincache_batch *batch);
+
+/* The position after the last batch returned by next(), with every field of
+ * twincache_loader_state filled. Thread-safe, as are get_stats,
+ * batches_per_epoch, dims and layout. */
 void twincache_loader_get_state(const twincache_loader *l, twincache_loader_state *s);
 
-/* Batches of one epoch for this rank (after drop_last). */
+/* Batches of one epoch for this rank (after drop_last and equal_ranks). */
 uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l);
 /* The cache's dims and the batch layout of this loader. */
 const twincache_dims *twincache_loader_dims(const twincache_loader *l);
@@ -216,11 +325,17 @@ void twincache_loader_get_stats(const twincache_loader *l, twincache_loader_stat
 
 /* Stops the threads (also when they are blocked on a full ring), frees every
  * slot and closes the cache. Accepts NULL. Batches not yet released become
- * invalid. */
+ * invalid. May be called while another thread is blocked in next() /
+ * next_timeout(): that call wakes, returns TWINCACHE_ECLOSED, and close
+ * returns only after it has left the loader. The caller must make sure no
+ * new next(), release() or other call on l starts once close has begun (e.g.
+ * the consumer stops at ECLOSED and the releasing thread is joined). */
 void twincache_loader_close(twincache_loader *l);
 
-/* The message of the last error twincache_loader_open reported on this
- * thread ("" if none); valid until the thread's next open. */
+/* The message of the last failing twincache_loader_open, or of the last
+ * next() that failed for good (corrupt graph, LMDB error, EDEADLK), on this
+ * thread; "" after a successful open. Valid until that thread's next open
+ * or next(). */
 const char *twincache_loader_last_error(void);
 
 /* ===== the compact batch ====================================================
@@ -253,6 +368,7 @@ typedef struct twincache_compact_layout {
   size_t adj;           /* uint8   (G,N,N): as the dense adj */
   size_t kind;          /* uint8   (G,K):   as the dense kind */
   size_t graph_id;      /* uint64  (G):     as the dense graph_id */
+  size_t valid;         /* uint8   (G):     as the dense valid */
   size_t n_nodes;       /* uint32  (G):     nodes of graph g (0 = padding graph) */
   size_t n_inter;       /* uint32  (G):     interventions of graph g */
   size_t target;        /* uint16  (G,K):   intervened node (0 beyond n_inter) */
@@ -283,6 +399,7 @@ typedef struct twincache_compact_batch {
   uint8_t *adj;
   uint8_t *kind;
   uint64_t *graph_id;
+  uint8_t *valid;
   uint32_t *n_nodes;
   uint32_t *n_inter;
   uint16_t *target;

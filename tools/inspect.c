@@ -3,8 +3,9 @@
  * also holds the helpers they share (see inspect.h). */
 #include "inspect.h"
 
+#include "tc_args.h"
+
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,7 +25,10 @@ static const char k_usage[] =
     "  dot    CACHE INDEX                     Graphviz DOT of one graph\n"
     "\n"
     "'" TC_PROG " COMMAND --help' lists a command's flags and their defaults.\n"
-    "Exit status: 0 ok, 1 runtime error (or verify found bad graphs), 2 usage error.\n";
+    "Exit status (every command): 0 ok; 1 runtime error: the cache is missing, not a\n"
+    "cache or damaged, a graph inside the range cannot be read, verify found bad\n"
+    "graphs, an output file exists or cannot be written; 2 usage error: a bad command,\n"
+    "flag or value, or an INDEX outside 0..count-1 (the line names the range).\n";
 
 typedef struct tc_command {
   const char *name;
@@ -71,55 +75,55 @@ int tc_usage_error(const char *cmd, const char *fmt, ...) {
   return TC_EXIT_USAGE;
 }
 
-/* "-3" or "-0.5" is a (bad) positional value, not a flag. */
-static int looks_negative_number(const char *s) {
-  return s[0] == '-' && (isdigit((unsigned char)s[1]) || s[1] == '.');
+/* A flag's value is kept as text: the command checks it. */
+static int keep_text(const char *v, const tc_opt *o) {
+  *(const char **)o->dst = v;
+  return 0;
 }
 
-int tc_args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_args *a) {
+/* The subcommand's tc_flag table as common/tc_args.h options, then one
+ * parse; each problem becomes the command's one usage line. */
+static int args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_args *a) {
   const char *cmd = argv[0];
-  int flags_done = 0;
+  enum { MAX_FLAGS = 8 };
+  tc_opt opts[MAX_FLAGS];
+  char names[MAX_FLAGS][32];
+  int on[MAX_FLAGS] = {0};
+  tc_args_error e;
   memset(a, 0, sizeof *a);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!flags_done && (!strcmp(arg, "--help") || !strcmp(arg, "-h"))) {
-      a->help = 1;
-      continue;
-    }
-    if (!flags_done && !strcmp(arg, "--")) {
-      flags_done = 1;
-      continue;
-    }
-    if (!flags_done && arg[0] == '-' && arg[1] != '\0' && !looks_negative_number(arg)) {
-      if (arg[1] != '-') return tc_usage_error(cmd, "unknown flag '%s' (see --help)", arg);
-      const char *name = arg + 2;
-      const char *eq = strchr(name, '=');
-      size_t len = eq ? (size_t)(eq - name) : strlen(name);
-      const tc_flag *f = NULL;
-      for (int k = 0; k < n_flags; k++)
-        if (strlen(flags[k].name) == len && !strncmp(flags[k].name, name, len)) f = &flags[k];
-      if (!f) return tc_usage_error(cmd, "unknown flag '%s' (see --help)", arg);
-      if (!f->takes_value) {
-        if (eq) return tc_usage_error(cmd, "flag --%s takes no value", f->name);
-        *f->value = "1";
-      } else if (eq) {
-        *f->value = eq + 1;
-      } else {
-        if (i + 1 >= argc) return tc_usage_error(cmd, "flag --%s needs a value", f->name);
-        *f->value = argv[++i];
-      }
-      continue;
-    }
-    if (a->n_positional >= TC_MAX_POSITIONAL)
-      return tc_usage_error(cmd, "unexpected argument '%s' (see --help)", arg);
-    a->positional[a->n_positional++] = arg;
+  memset(opts, 0, sizeof opts);
+  if (n_flags > MAX_FLAGS) n_flags = MAX_FLAGS;
+  for (int k = 0; k < n_flags; k++) {
+    snprintf(names[k], sizeof names[k], "--%s", flags[k].name);
+    opts[k].name = names[k];
+    opts[k].kind = flags[k].takes_value ? TC_OPT_CUSTOM : TC_OPT_SWITCH;
+    opts[k].dst = flags[k].takes_value ? (void *)flags[k].value : (void *)&on[k];
+    opts[k].parse = keep_text;
   }
+  switch (tc_args_parse_pos(argc, argv, opts, (size_t)n_flags, a->positional, TC_MAX_POSITIONAL,
+                            &a->n_positional, &e)) {
+  case TC_ARGS_OK:
+    break;
+  case TC_ARGS_HELP:
+    a->help = 1;
+    return 0;
+  case TC_ARGS_UNKNOWN:
+    return tc_usage_error(cmd, "unknown flag '%s' (see --help)", e.name);
+  case TC_ARGS_SWITCH_VALUE:
+    return tc_usage_error(cmd, "flag %s takes no value", e.name);
+  case TC_ARGS_NO_VALUE:
+    return tc_usage_error(cmd, "flag %s needs a value", e.name);
+  default:
+    return tc_usage_error(cmd, "unexpected argument '%s' (see --help)", e.name);
+  }
+  for (int k = 0; k < n_flags; k++)
+    if (on[k]) *flags[k].value = "1";
   return 0;
 }
 
 int tc_args_begin(int argc, char **argv, const tc_flag *flags, int n_flags, const char *help,
                   int n_positional, tc_args *a) {
-  int rc = tc_args_parse(argc, argv, flags, n_flags, a);
+  int rc = args_parse(argc, argv, flags, n_flags, a);
   if (rc) return rc;
   if (a->help) {
     fputs(help, stdout);
@@ -131,15 +135,7 @@ int tc_args_begin(int argc, char **argv, const tc_flag *flags, int n_flags, cons
   return TC_ARGS_GO;
 }
 
-int tc_parse_u64(const char *s, uint64_t *out) {
-  if (!s || !isdigit((unsigned char)s[0])) return -1;
-  errno = 0;
-  char *end = NULL;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end != '\0') return -1;
-  *out = (uint64_t)v;
-  return 0;
-}
+int tc_parse_u64(const char *s, uint64_t *out) { return tc_parse_u64_in(s, 0, UINT64_MAX, out); }
 
 /* ---- cache access ------------------------------------------------------------ */
 int tc_cache_open_or_report(const char *path, twincache_cache **out) {

@@ -4,7 +4,9 @@
  * opening a cache, JSON output). Program-internal, not installed.
  *
  * Exit codes of every subcommand: 0 ok, 1 runtime error (bad cache, I/O,
- * verify found bad graphs), 2 usage error (bad command, flag, value, index). */
+ * verify found bad graphs, a graph inside the range that cannot be read),
+ * 2 usage error (bad command, flag, value, or an INDEX outside 0..count-1:
+ * show, export and dot give the same line and status for it). */
 #ifndef TC_INSPECT_H
 #define TC_INSPECT_H
 
@@ -18,8 +20,8 @@
 enum { TC_EXIT_OK = 0, TC_EXIT_FAIL = 1, TC_EXIT_USAGE = 2 };
 
 /* ---- command-line parsing --------------------------------------------------
- * A subcommand declares its flags in a table; tc_args_parse fills the
- * positional list and sets each flag's value. Accepts "--flag VALUE",
+ * A subcommand declares its flags in a table; tc_args_begin parses them with
+ * common/tc_args.h, fills the positional list and sets each flag's value. Accepts "--flag VALUE",
  * "--flag=VALUE" and "--" (end of flags). */
 typedef struct tc_flag {
   const char *name;  /* without the leading "--" */
@@ -34,11 +36,9 @@ typedef struct tc_args {
   int help; /* --help or -h was given */
 } tc_args;
 
-/* Parses argv[1..argc) of a subcommand (argv[0] is its name). On a bad flag,
- * a missing value or too many arguments prints one line and returns
- * TC_EXIT_USAGE; else 0. */
-int tc_args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, tc_args *a);
-/* The start of every subcommand: tc_args_parse, then --help prints `help`
+/* The start of every subcommand: parses argv[1..argc) (argv[0] is the
+ * command's name; a bad flag, a missing value or too many arguments print
+ * one line and give TC_EXIT_USAGE), then --help prints `help`
  * to stdout, then checks there are n_positional arguments (1: CACHE;
  * 2: CACHE and INDEX). Returns TC_ARGS_GO to go on, else the status the
  * command returns now (TC_EXIT_OK after --help, TC_EXIT_USAGE after one line). */
@@ -47,7 +47,8 @@ int tc_args_begin(int argc, char **argv, const tc_flag *flags, int n_flags, cons
                   int n_positional, tc_args *a);
 /* Prints "twincache-inspect CMD: MESSAGE" to stderr; returns TC_EXIT_USAGE. */
 int tc_usage_error(const char *cmd, const char *fmt, ...);
-/* Parses a non-negative decimal integer (the whole string). 0 ok, -1 bad. */
+/* Parses a non-negative decimal integer (the whole string, digits only, at
+ * most 2^64 - 1: tc_parse_u64_in of common/tc_args.h). 0 ok, -1 bad. */
 int tc_parse_u64(const char *s, uint64_t *out);
 
 /* ---- cache access ---------------------------------------------------------- */

@@ -168,8 +168,8 @@ int tc_cmd_stats(int argc, char **argv) {
   if (rc != TC_ARGS_GO) return rc;
   uint64_t limit = 0;
   if (limit_arg && tc_parse_u64(limit_arg, &limit) != 0)
-    return tc_usage_error("stats", "bad value '%s' for --limit: expected a non-negative integer",
-                          limit_arg);
+    return tc_usage_error("stats", "bad value '%s' for --limit: expected an integer in "
+                          "0..18446744073709551615 (0 = every graph)", limit_arg);
   const char *path = a.positional[0];
 
   node_stats *per_node = NULL;

@@ -17,13 +17,13 @@
  *
  * Bytes moved per graph: the slab bytes a consumer copies per graph (dense:
  * the whole slab; compact: the used prefix of each compact slab). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <zstd.h>
 
+#include "tc_args.h"
 #include "tc_common.h"
 #include "twincache_loader.h"
 
@@ -37,12 +37,15 @@ typedef struct bench_args {
   uint32_t batch;
   uint32_t epochs;
   uint32_t repeat;
-  int layout; /* TWINCACHE_LAYOUT_* */
+  int layout; /* TWINCACHE_LAYOUT_*: the position in k_layouts */
   int json;
 } bench_args;
 
+static const char *const k_layouts[] = {"dense", "compact", NULL};
+
 typedef struct loader_run {
   uint32_t threads;
+  twincache_batch_layout layout; /* the loader's, taken after open */
   uint64_t graphs, batches, bytes, corrupt;
   double seconds, cpu_seconds, graphs_per_s, batch_gb_per_s, graphs_per_cpu_s;
 } loader_run;
@@ -55,69 +58,72 @@ static double process_cpu_seconds(void) {
          1e-6 * ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec);
 }
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: twincache-loader-bench --cache DIR [options]\n"
-          "Measures the batch loader against plain zstd decompression and memcpy.\n"
-          "  --cache DIR    cache directory (required)\n"
-          "  --threads T    decode threads (default: run 1 and 2 and print a table)\n"
-          "  --batch G      graphs per batch (default 32)\n"
-          "  --epochs E     epochs read per run (default 1)\n"
-          "  --repeat R     runs per thread count, the fastest is kept (default 3)\n"
-          "  --layout L     batch layout: dense (default) or compact\n"
-          "  --json         print one JSON object instead of the table\n"
-          "  --help         this text\n");
+/* Every flag, once: parsing and --help. */
+static size_t bench_opts(bench_args *a, tc_opt *o) {
+  const tc_opt t[] = {
+      {.name = "--cache", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &a->cache,
+       .help = "cache directory (required)"},
+      {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &a->threads, .lo = 1, .hi = 100,
+       .help = "decode threads (default: run 1 and 2 and print a table)"},
+      {.name = "--batch", .meta = "G", .kind = TC_OPT_U32, .dst = &a->batch, .lo = 1, .hi = 65536,
+       .help = "graphs per batch (default {})"},
+      {.name = "--epochs", .meta = "E", .kind = TC_OPT_U32, .dst = &a->epochs, .lo = 1, .hi = 1000,
+       .help = "epochs read per run (default {})"},
+      {.name = "--repeat", .meta = "R", .kind = TC_OPT_U32, .dst = &a->repeat, .lo = 1, .hi = 100,
+       .help = "runs per thread count, the fastest is kept (default {})"},
+      {.name = "--layout", .meta = "dense|compact", .kind = TC_OPT_CHOICE, .dst = &a->layout,
+       .choices = k_layouts, .help = "batch layout the loader fills (default {})"},
+      {.name = "--json", .kind = TC_OPT_SWITCH, .dst = &a->json,
+       .help = "print one JSON object instead of the table"},
+      {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
+  };
+  memcpy(o, t, sizeof t);
+  return sizeof t / sizeof t[0];
 }
 
-/* Parses a positive integer flag value; exits 2 naming the flag otherwise. */
-static uint32_t parse_u32(const char *flag, const char *s, uint32_t lo, uint32_t hi) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
-    fprintf(stderr, "twincache-loader-bench: %s must be an integer in %u..%u, got '%s'\n", flag, lo, hi, s);
-    exit(2);
-  }
-  return (uint32_t)v;
-}
-
-static void parse_args(int argc, char **argv, bench_args *a) {
+static void bench_defaults(bench_args *a) {
   memset(a, 0, sizeof *a);
   a->batch = 32;
   a->epochs = 1;
   a->repeat = 3;
-  for (int i = 1; i < argc; i++) {
-    const char *f = argv[i];
-    if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-      usage(stdout);
-      exit(0);
-    } else if (!strcmp(f, "--json")) {
-      a->json = 1;
-      continue;
-    }
-    if (strcmp(f, "--cache") && strcmp(f, "--threads") && strcmp(f, "--batch") && strcmp(f, "--epochs") &&
-        strcmp(f, "--repeat") && strcmp(f, "--layout")) {
-      fprintf(stderr, "twincache-loader-bench: unknown flag '%s' (see --help)\n", f);
-      exit(2);
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "twincache-loader-bench: %s needs a value\n", f);
-      exit(2);
-    }
-    const char *v = argv[++i];
-    if (!strcmp(f, "--cache")) a->cache = v;
-    else if (!strcmp(f, "--threads")) a->threads = parse_u32(f, v, 1, 100);
-    else if (!strcmp(f, "--batch")) a->batch = parse_u32(f, v, 1, 65536);
-    else if (!strcmp(f, "--repeat")) a->repeat = parse_u32(f, v, 1, 100);
-    else if (!strcmp(f, "--layout")) {
-      if (!strcmp(v, "dense")) a->layout = TWINCACHE_LAYOUT_DENSE;
-      else if (!strcmp(v, "compact")) a->layout = TWINCACHE_LAYOUT_COMPACT;
-      else {
-        fprintf(stderr, "twincache-loader-bench: --layout must be dense or compact, got '%s'\n", v);
-        exit(2);
-      }
-    }
-    else a->epochs = parse_u32(f, v, 1, 1000);
+}
+
+static void usage(FILE *f) {
+  bench_args d;
+  tc_opt o[8];
+  bench_defaults(&d);
+  size_t n = bench_opts(&d, o);
+  fprintf(f,
+          "usage: twincache-loader-bench --cache DIR [options]\n"
+          "Measures the batch loader against plain zstd decompression and memcpy.\n");
+  tc_args_help(f, o, n, 17);
+  fprintf(f, "Exit status: 0 ok, 1 runtime error (cache missing or damaged), 2 usage error.\n");
+}
+
+/* Parses argv into *a; a bad flag or value exits 2 with one line naming it. */
+static void parse_args(int argc, char **argv, bench_args *a) {
+  tc_opt opts[8];
+  tc_args_error e;
+  bench_defaults(a);
+  size_t n = bench_opts(a, opts);
+  switch (tc_args_parse(argc, argv, opts, n, &e)) {
+  case TC_ARGS_OK:
+    break;
+  case TC_ARGS_HELP:
+    usage(stdout);
+    exit(0);
+  case TC_ARGS_BAD_VALUE:
+    fprintf(stderr, "twincache-loader-bench: %s must be %s, got '%s'\n", e.name, e.expect, e.value);
+    exit(2);
+  case TC_ARGS_NO_VALUE:
+    fprintf(stderr, "twincache-loader-bench: %s needs a value\n", e.name);
+    exit(2);
+  case TC_ARGS_SWITCH_VALUE:
+    fprintf(stderr, "twincache-loader-bench: %s takes no value (see --help)\n", e.name);
+    exit(2);
+  default:
+    fprintf(stderr, "twincache-loader-bench: unknown flag '%s' (see --help)\n", e.name);
+    exit(2);
   }
   if (!a->cache) {
     fprintf(stderr, "twincache-loader-bench: --cache DIR is required (see --help)\n");
@@ -140,6 +146,7 @@ static int run_loader(const bench_args *a, uint32_t threads, loader_run *r) {
   r->threads = threads;
   int rc = twincache_loader_open(a->cache, &o, NULL, &l);
   if (rc != TWINCACHE_OK) return rc;
+  r->layout = *twincache_loader_layout(l);
   double cpu0 = process_cpu_seconds();
   uint64_t t0 = tc_now_ns();
   while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) twincache_loader_release(l, b);
@@ -183,6 +190,9 @@ static int zstd_part(const uint8_t *frame, size_t size, const uint8_t **z, size_
 }
 
 typedef struct zstd_result {
+  int opened;          /* the cache opened (else the error is the open's) */
+  uint64_t count;      /* graphs committed in the cache */
+  twincache_dims dims; /* the cache's */
   uint64_t graphs;
   double graphs_per_s, gb_per_s; /* decompressed bytes */
   double graphs_per_cpu_s;
@@ -201,6 +211,9 @@ static int run_zstd(const char *path, zstd_result *res) {
   int rc = twincache_cache_open(path, &c);
   if (rc != TWINCACHE_OK) return rc;
   uint64_t count = twincache_cache_count(c);
+  res->opened = 1;
+  res->count = count;
+  res->dims = *twincache_cache_dims(c);
   uint64_t want = count < ZSTD_SAMPLE_GRAPHS ? count : ZSTD_SAMPLE_GRAPHS;
   uint64_t step = count / (want ? want : 1);
   frames = calloc(want ? want : 1, sizeof *frames);
@@ -310,24 +323,19 @@ int main(int argc, char **argv) {
   bench_args a;
   parse_args(argc, argv, &a);
 
-  twincache_cache *c = NULL;
-  int rc = twincache_cache_open(a.cache, &c);
-  if (rc != TWINCACHE_OK) {
-    fprintf(stderr, "twincache-loader-bench: cannot open cache %s: %s\n", a.cache, twincache_strerror(rc));
-    return 1;
-  }
-  twincache_dims dims = *twincache_cache_dims(c);
-  uint64_t count = twincache_cache_count(c);
-  twincache_cache_close(c);
-  twincache_batch_layout layout;
-  twincache_batch_layout_init(&layout, a.batch, dims.max_nodes, dims.max_inter, dims.samples);
-
+  /* the zstd baseline opens the cache (count, dims); the loader runs give
+   * the batch layout, which the memcpy baseline then copies */
   zstd_result z = {0};
-  if ((rc = run_zstd(a.cache, &z)) != TWINCACHE_OK) {
-    fprintf(stderr, "twincache-loader-bench: zstd baseline failed: %s\n", twincache_strerror(rc));
+  int rc = run_zstd(a.cache, &z);
+  if (rc != TWINCACHE_OK) {
+    if (!z.opened)
+      fprintf(stderr, "twincache-loader-bench: cannot open cache %s: %s\n", a.cache, twincache_strerror(rc));
+    else
+      fprintf(stderr, "twincache-loader-bench: zstd baseline failed: %s\n", twincache_strerror(rc));
     return 1;
   }
-  double memcpy_gb_per_s = run_memcpy(layout.bytes);
+  uint64_t count = z.count;
+  const twincache_dims dims = z.dims;
 
   uint32_t thread_list[2] = {1, 2}, runs = 2;
   if (a.threads) {
@@ -339,18 +347,19 @@ int main(int argc, char **argv) {
     for (uint32_t k = 0; k < a.repeat; k++) {
       loader_run one;
       if ((rc = run_loader(&a, thread_list[i], &one)) != TWINCACHE_OK) {
-        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s\n", thread_list[i],
-                twincache_strerror(rc));
+        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s (%s)\n",
+                thread_list[i], twincache_strerror(rc), twincache_loader_last_error());
         return 1;
       }
       if (k == 0 || one.seconds < r[i].seconds) r[i] = one;
     }
+  const twincache_batch_layout layout = r[0].layout;
+  double memcpy_gb_per_s = run_memcpy(layout.bytes);
   double load[1] = {-1};
   if (getloadavg(load, 1) != 1) load[0] = -1;
 
   const loader_run *last = &r[runs - 1];
   /* bytes a consumer moves per graph: dense slabs whole, compact used prefixes */
-  const char *layout_name = a.layout == TWINCACHE_LAYOUT_COMPACT ? "compact" : "dense";
   double bytes_per_graph = (double)last->bytes / (double)last->graphs;
   double dense_per_graph = (double)last->batches * (double)layout.bytes / (double)last->graphs;
   if (a.json) {
@@ -364,7 +373,7 @@ int main(int argc, char **argv) {
            last->threads, last->graphs_per_s, last->batch_gb_per_s, z.gb_per_s, z.graphs_per_s,
            memcpy_gb_per_s, last->graphs_per_s / last->threads / z.graphs_per_s, last->graphs_per_cpu_s,
            z.graphs_per_cpu_s, z.shuffled_graphs_per_s, (unsigned long long)count, a.batch, layout.bytes,
-           layout_name, bytes_per_graph, dense_per_graph, a.repeat, load[0]);
+           k_layouts[a.layout], bytes_per_graph, dense_per_graph, a.repeat, load[0]);
     for (uint32_t i = 0; i < runs; i++)
       printf("%s{\"threads\": %u, \"graphs_per_s\": %.0f, \"batch_gb_per_s\": %.3f, \"seconds\": %.3f, "
              "\"cpu_seconds\": %.3f, \"graphs_per_cpu_s\": %.0f}",
@@ -383,7 +392,7 @@ int main(int argc, char **argv) {
   printf("zstd, 1 thread, the same frames in a shuffled order (as the loader reads them): %.0f graphs/s\n",
          z.shuffled_graphs_per_s);
   printf("memcpy of one slab: %.2f GB/s\n", memcpy_gb_per_s);
-  printf("layout %s: %.0f bytes moved per graph (dense slabs: %.0f, %.2fx)\n\n", layout_name,
+  printf("layout %s: %.0f bytes moved per graph (dense slabs: %.0f, %.2fx)\n\n", k_layouts[a.layout],
          bytes_per_graph, dense_per_graph, dense_per_graph / bytes_per_graph);
   printf("%8s %10s %11s %16s %9s %12s %15s\n", "threads", "graphs/s", "batch GB/s", "per-thread/zstd",
          "speedup", "graphs/CPU-s", "per-CPU-s/zstd");

@@ -2,7 +2,9 @@
  * default workload (Gaussian linear SCM, N uniform in 5..10, ER p = 0.3,
  * S = 64, one do() per node), plain and with byte planes, against
  * ZSTD_decompress of the same zstd frames (the physical limit the decoder
- * chases) and plain zstd on the raw float32 tensors.
+ * chases) and plain zstd on the raw float32 tensors. Frames use the SMALL
+ * encoding at LEVEL (the FAST default ignores the level; bench_frames
+ * compares the encodings).
  * Usage: bench_format [GRAPHS (default 2000)] [LEVEL (default 1)] */
 #include <zstd.h>
 
@@ -58,6 +60,7 @@ int main(int argc, char **argv) {
     uint8_t *frames = malloc((size_t)graphs * bound), *scratch = malloc(1 << 20);
     size_t *off = calloc(graphs + 1, sizeof *off);
     TF_REQUIRE(cc && dc && zd && frames && scratch && off);
+    TF_REQUIRE(twincache_cctx_set_encoding(cc, TWINCACHE_ENCODING_SMALL) == 0);
     twincache_cctx_set_shuffle(cc, shuffle);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t w;

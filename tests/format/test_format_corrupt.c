@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include "tf_common.h"
+#include "tf_golden_v1.h"
 
 static twincache_dctx *dc;
 static ZSTD_CCtx *zc;
@@ -296,7 +297,8 @@ int main(void) {
   uint8_t *frame = malloc(cap);
   TF_REQUIRE(frame);
 
-  /* linear, mixed do/shift, small enough to flip every bit */
+  /* linear, mixed do/shift, FAST encoding (the default), small enough to
+   * flip every bit */
   tf_spec sp = {.seed = 21, .index = 5, .n = 7, .s = 12, .k = 7, .kinds = 2, .edge_p = 0.4};
   tf_sample(ref_g, &sp);
   TF_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
@@ -304,7 +306,20 @@ int main(void) {
   absurd_headers(frame, size);
   payload_attacks(frame, size);
 
-  /* MLP, standardised, byte planes */
+  /* the same graph in the SMALL encoding (Huffman-coded literals) */
+  twincache_cctx *small = twincache_cctx_create(3);
+  TF_REQUIRE(small && twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
+  TF_REQUIRE(twincache_frame_encode(small, ref_g, frame, cap, &size) == 0);
+  frame_attacks(frame, size, "linear small");
+  twincache_cctx_free(small);
+
+  /* version-1 frames (tf_golden_v1.h) */
+  tf_spec sg = {.seed = 42, .index = 5, .n = 5, .s = 8, .k = 5, .kinds = 2, .standardize = 1, .edge_p = 0.5};
+  tf_sample(ref_g, &sg);
+  frame_attacks(tf_golden_v1_plain, sizeof tf_golden_v1_plain, "golden v1");
+  frame_attacks(tf_golden_v1_shuffle, sizeof tf_golden_v1_shuffle, "golden v1 shuffle");
+
+  /* MLP, standardised, byte planes (FAST encoding) */
   tf_spec sm = {.seed = 22, .index = 6, .n = 7, .s = 12, .k = 4, .mlp = 1, .kinds = 2,
                 .standardize = 1, .edge_p = 0.5};
   tf_sample(ref_g, &sm);

@@ -1,9 +1,15 @@
 /* Round trip of every encoder path: linear/MLP, do/shift, standardised or
- * not, K = all nodes and a subset, padded rows (ld > N), N = 1, S = 1, byte
- * planes on and off, NULL arrays skipped on decode, chunk records. */
+ * not, K = all nodes and a subset, padded rows (ld > N), N = 1, S = 1, both
+ * encodings (FAST, SMALL) with byte planes on and off, NULL arrays skipped on
+ * decode, chunk records, and the version-1 golden frames (tf_golden_v1.h). */
 #include "tf_common.h"
+#include "tf_golden_v1.h"
 
-static twincache_cctx *cc, *cc_shuffle;
+/* The encoders: FAST (the default), SMALL, each plain and with byte planes. */
+enum { N_ENC = 4 };
+static twincache_cctx *encs[N_ENC];
+static const char *enc_names[N_ENC] = {"fast", "fast+shuffle", "small", "small+shuffle"};
+static twincache_cctx *cc; /* encs[0] */
 static twincache_dctx *dc;
 
 /* Encodes a graph sampled from sp (capacity cap_n nodes so ld = cap_n) and
@@ -16,9 +22,10 @@ static void roundtrip(const tf_spec *sp, uint32_t cap_n) {
   size_t cap = twincache_frame_bound(sp->n, sp->s, sp->k, src->n_hidden), written = 0;
   uint8_t *buf = malloc(cap);
   TF_REQUIRE(buf);
-  for (int shuffle = 0; shuffle < 2; shuffle++) {
-    TF_CHECK_RC(twincache_frame_encode(shuffle ? cc_shuffle : cc, src, buf, cap, &written), 0);
+  for (int e = 0; e < N_ENC; e++) {
+    TF_CHECK_RC(twincache_frame_encode(encs[e], src, buf, cap, &written), 0);
     TF_CHECK(written <= cap);
+    TF_CHECK(tc_load_u16(buf + 4) == TWINCACHE_FORMAT_VERSION);
     uint64_t index = 0;
     uint32_t n = 0, s = 0, k = 0, h = 9;
     TF_CHECK_RC(twincache_frame_peek(buf, written, &index, &n, &s, &k, &h), 0);
@@ -26,8 +33,8 @@ static void roundtrip(const tf_spec *sp, uint32_t cap_n) {
     tf_graph_poison(dst);
     TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
     if (!tf_graph_same(src, dst)) {
-      fprintf(stderr, "mismatch: n=%u s=%u k=%u mlp=%d kinds=%d std=%d cap=%u shuffle=%d\n", sp->n,
-              sp->s, sp->k, sp->mlp, sp->kinds, sp->standardize, cap_n, shuffle);
+      fprintf(stderr, "mismatch: n=%u s=%u k=%u mlp=%d kinds=%d std=%d cap=%u encoding=%s\n", sp->n,
+              sp->s, sp->k, sp->mlp, sp->kinds, sp->standardize, cap_n, enc_names[e]);
       tf_failures++;
     }
     /* decoding again into the same buffers gives the same bytes */
@@ -37,7 +44,7 @@ static void roundtrip(const tf_spec *sp, uint32_t cap_n) {
     uint8_t *again = malloc(cap);
     size_t written2 = 0;
     TF_REQUIRE(again);
-    TF_CHECK_RC(twincache_frame_encode(shuffle ? cc_shuffle : cc, dst, again, cap, &written2), 0);
+    TF_CHECK_RC(twincache_frame_encode(encs[e], dst, again, cap, &written2), 0);
     TF_CHECK(written2 == written && memcmp(buf, again, written) == 0);
     free(again);
   }
@@ -151,12 +158,101 @@ static void chunk_roundtrip(void) {
   twincache_chunk_builder_free(b);
 }
 
+/* Version-1 frames (written before the FAST encoding) still decode, bit
+ * for bit, and chunks may mix them with version-2 frames of both encodings. */
+static void golden_v1(void) {
+  tf_spec sp = {.seed = 42, .index = 5, .n = 5, .s = 8, .k = 5, .kinds = 2, .standardize = 1, .edge_p = 0.5};
+  twincache_graph *src = twincache_graph_alloc(5, 8, 5, 0), *dst = twincache_graph_alloc(7, 8, 5, 0);
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  TF_REQUIRE(src && dst && b);
+  tf_sample(src, &sp);
+  const uint8_t *frames[2] = {tf_golden_v1_plain, tf_golden_v1_shuffle};
+  size_t sizes[2] = {sizeof tf_golden_v1_plain, sizeof tf_golden_v1_shuffle};
+  for (int i = 0; i < 2; i++) {
+    TF_CHECK(tc_load_u16(frames[i] + 4) == 1);
+    uint64_t index = 0;
+    uint32_t n = 0, s = 0, k = 0, h = 9;
+    TF_CHECK_RC(twincache_frame_peek(frames[i], sizes[i], &index, &n, &s, &k, &h), 0);
+    TF_CHECK(index == 5 && n == 5 && s == 8 && k == 5 && h == 0);
+    tf_graph_poison(dst);
+    TF_CHECK_RC(twincache_frame_decode(dc, frames[i], sizes[i], dst), 0);
+    TF_CHECK(tf_graph_same(src, dst));
+  }
+  /* chunks mixing versions and encodings: a v1 frame (index 5), then v2
+   * FAST (6) and v2 SMALL (7) frames of the same graph */
+  size_t cap = twincache_frame_bound(5, 8, 5, 0), w;
+  uint8_t *f = malloc(cap);
+  TF_REQUIRE(f);
+  for (int i = 0; i < 2; i++) {
+    twincache_chunk_builder_reset(b, 5);
+    TF_CHECK_RC(twincache_chunk_builder_add_frame(b, frames[i], sizes[i]), 0);
+    for (uint64_t e = 0; e < 2; e++) {
+      src->index = 6 + e;
+      TF_CHECK_RC(twincache_frame_encode(encs[2 * e], src, f, cap, &w), 0);
+      TF_CHECK_RC(twincache_chunk_builder_add_frame(b, f, w), 0);
+    }
+    const void *data;
+    size_t size;
+    twincache_chunk_view v;
+    TF_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), 0);
+    TF_CHECK_RC(twincache_chunk_parse(data, size, &v), 0);
+    TF_CHECK(v.count == 3);
+    for (uint32_t j = 0; j < 3 && j < v.count; j++) {
+      const void *fr;
+      size_t fs;
+      TF_CHECK_RC(twincache_chunk_frame(&v, j, &fr, &fs), 0);
+      tf_graph_poison(dst);
+      TF_CHECK_RC(twincache_frame_decode(dc, fr, fs, dst), 0);
+      src->index = 5 + j;
+      TF_CHECK(tf_graph_same(src, dst));
+    }
+  }
+  free(f);
+  twincache_chunk_builder_free(b);
+  twincache_graph_free(src);
+  twincache_graph_free(dst);
+}
+
+/* The encoding option: FAST is the default, SMALL is the level's entropy
+ * coding (smaller on sampled floats), bad values are refused. */
+static void encoding_option(void) {
+  tf_spec sp = {.seed = 11, .index = 3, .n = 10, .s = 64, .k = 10, .edge_p = 0.3};
+  twincache_graph *src = twincache_graph_alloc(10, 64, 10, 0);
+  twincache_cctx *c = twincache_cctx_create(1);
+  TF_REQUIRE(src && c);
+  tf_sample(src, &sp);
+  size_t cap = twincache_frame_bound(10, 64, 10, 0), w_default, w_fast, w_small;
+  uint8_t *f = malloc(cap), *f2 = malloc(cap);
+  TF_REQUIRE(f && f2);
+  TF_CHECK_RC(twincache_frame_encode(c, src, f, cap, &w_default), 0);
+  TF_CHECK_RC(twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_SMALL), 0);
+  TF_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_small), 0);
+  TF_CHECK(w_small < w_default); /* Huffman-coded mantissas are smaller */
+  TF_CHECK_RC(twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_FAST), 0);
+  TF_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_fast), 0);
+  TF_CHECK(w_fast == w_default && memcmp(f, f2, w_fast) == 0); /* the default is FAST */
+  TF_CHECK_RC(twincache_cctx_set_encoding(c, 2), TWINCACHE_EINVAL);
+  TF_CHECK_RC(twincache_cctx_set_encoding(c, -1), TWINCACHE_EINVAL);
+  TF_CHECK_RC(twincache_cctx_set_encoding(NULL, TWINCACHE_ENCODING_FAST), TWINCACHE_EINVAL);
+  TF_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_fast), 0); /* unchanged by refusals */
+  TF_CHECK(w_fast == w_default && memcmp(f, f2, w_fast) == 0);
+  free(f);
+  free(f2);
+  twincache_cctx_free(c);
+  twincache_graph_free(src);
+}
+
 int main(void) {
-  cc = twincache_cctx_create(3);
-  cc_shuffle = twincache_cctx_create(3);
+  for (int e = 0; e < N_ENC; e++) {
+    encs[e] = twincache_cctx_create(3);
+    TF_REQUIRE(encs[e]);
+    TF_CHECK_RC(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST
+                                                         : TWINCACHE_ENCODING_SMALL), 0);
+    TF_CHECK_RC(twincache_cctx_set_shuffle(encs[e], e % 2), 0);
+  }
+  cc = encs[0];
   dc = twincache_dctx_create();
-  TF_REQUIRE(cc && cc_shuffle && dc);
-  TF_CHECK_RC(twincache_cctx_set_shuffle(cc_shuffle, 1), 0);
+  TF_REQUIRE(dc);
   uint64_t index = 0;
   for (int mlp = 0; mlp < 2; mlp++)
     for (int kinds = 0; kinds < 3; kinds++)
@@ -193,8 +289,9 @@ int main(void) {
   roundtrip(&nok, 9); /* no interventions at all */
   partial_arrays();
   chunk_roundtrip();
-  twincache_cctx_free(cc);
-  twincache_cctx_free(cc_shuffle);
+  golden_v1();
+  encoding_option();
+  for (int e = 0; e < N_ENC; e++) twincache_cctx_free(encs[e]);
   twincache_dctx_free(dc);
   twincache_cctx_free(NULL);
   twincache_dctx_free(NULL);

@@ -91,6 +91,34 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--graph", "ws", "--ws-k", "3", "--nodes", "5:10", NULL}; expect(2, "--ws-k", x); }
   { const char *x[] = {"--out", a, "--graph", "er", "--ba-m", "3", NULL}; expect(2, "--ba-m", x); }
   { const char *x[] = {"--out", a, "extra", NULL}; expect(2, "extra", x); }
+  CHECK(access(a, F_OK) != 0, "a usage error created %s", a);
+
+  /* numbers near 2^64 and other hostile spellings: exit 2 naming the flag
+   * and its range, and no directory, no LMDB environment */
+  {
+    const char *hostile[] = {"18446744073709551417", "18446744073709551615", "18446744073709551616",
+                             "-1", "1e3", "", "0x10", "7junk", "+7", " 7", NULL};
+    const char *flags[][2] = {{"--graphs", "[0, 1152921504606846976]"},
+                              {"--map-size", "[65536, 70368744177664]"},
+                              {"--chunk-graphs", "[1, 65536]"},
+                              {"--threads", "[1, 1024]"},
+                              {"--samples", "[1, 65535]"},
+                              {NULL, NULL}};
+    for (int f = 0; flags[f][0]; f++)
+      for (int v = 0; hostile[v]; v++) {
+        const char *x[] = {"--out", a, flags[f][0], hostile[v], "--quiet", NULL};
+        expect(2, flags[f][0], x);
+        expect(2, flags[f][1], x);
+        CHECK(access(a, F_OK) != 0, "%s %s created %s", flags[f][0], hostile[v], a);
+      }
+    /* the commands: nothing written, not even an empty environment */
+    { const char *x[] = {"--out", a, "--graphs", "18446744073709551417", NULL}; expect(2, "--graphs", x); }
+    { const char *x[] = {"--out", a, "--map-size", "18446744073709551615", NULL}; expect(2, "--map-size", x); }
+    CHECK(access(a, F_OK) != 0, "the 2^64 commands created %s", a);
+    /* the ends of the ranges pass parsing (the config check is what runs) */
+    { const char *x[] = {"--out", a, "--graphs", "1152921504606846977", NULL}; expect(2, "--graphs", x); }
+    CHECK(access(a, F_OK) != 0, "2^60+1 graphs created %s", a);
+  }
 
   /* a cache, then a different config against it */
   { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", "--quiet", NULL}; expect(0, NULL, x); }

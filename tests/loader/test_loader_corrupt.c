@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
     TL_CHECK(calls == 1 && last_index == victim && last_status == rc);
   }
 
-  /* FAIL with the default report (one stderr line) */
+  /* FAIL with no hook: nothing printed, the last error names the graph */
   o.on_corrupt = NULL;
   o.threads = 1;
   TL_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
@@ -128,6 +128,9 @@ int main(int argc, char **argv) {
     tl_stream s = {0};
     TL_CHECK_RC(tl_stream_read(l, 0, &s), rc);
     TL_CHECK(s.count == 1);
+    char want[64];
+    snprintf(want, sizeof want, "graph %llu", (unsigned long long)victim);
+    TL_CHECK(strstr(twincache_loader_last_error(), want) != NULL);
     tl_stream_free(&s);
     twincache_loader_close(l);
   }

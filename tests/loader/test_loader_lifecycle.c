@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
   o.world_size = 4;
   o.rank = 4;
   expect_einval(cache, &o, NULL, "rank");
-  twincache_loader_state wrong = {1, 0};
+  twincache_loader_state wrong = {.seed = 1, .next_seq = 0};
   twincache_loader_options_init(&o);
   expect_einval(cache, &o, &wrong, "seed");
   TL_CHECK_RC(twincache_loader_open(NULL, &o, NULL, &l), TWINCACHE_EINVAL);
@@ -126,6 +126,7 @@ int main(int argc, char **argv) {
   o.batch_size = 4;
   o.epochs = 0;
   o.threads = 5;
+  o.release_on_any_thread = 0; /* only this thread releases: EDEADLK, not a wait */
   o.alloc = count_alloc;
   o.free = count_free;
   o.alloc_user = &ca;
@@ -134,7 +135,7 @@ int main(int argc, char **argv) {
   if (l) {
     TL_CHECK(ca.live == 12 && ca.total == 12);
     for (int i = 0; i < 12; i++) TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EINVAL); /* all 12 held */
+    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* all 12 held */
     twincache_loader_close(l);
   }
   TL_CHECK(ca.live == 0);

@@ -160,6 +160,7 @@ int main(int argc, char **argv) {
       base_options(&o);
       o.world_size = W;
       o.rank = r;
+      o.equal_ranks = 0; /* the plain round-robin (equal counts: test_loader_ranks) */
       o.threads = 1 + r % 2;
       o.slots = 2;
       TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
@@ -207,12 +208,12 @@ int main(int argc, char **argv) {
       TL_CHECK(tl_stream_equal(&s, &ref));
       tl_stream_free(&s);
     }
-    twincache_loader_state end_state = {5, 2 * bpe};
+    twincache_loader_state end_state = {.seed = 5, .next_seq = 2 * bpe};
     base_options(&o);
     TL_CHECK_RC(twincache_loader_open(cache, &o, &end_state, &l), TWINCACHE_OK);
     TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END);
     twincache_loader_close(l);
-    twincache_loader_state bad_seed = {6, 3};
+    twincache_loader_state bad_seed = {.seed = 6, .next_seq = 3};
     TL_CHECK_RC(twincache_loader_open(cache, &o, &bad_seed, &l), TWINCACHE_EINVAL);
   }
 
@@ -237,11 +238,13 @@ int main(int argc, char **argv) {
     tl_stream_free(&s);
   }
 
-  /* holding batches: up to `slots` at once, released in any order */
+  /* holding batches: up to `slots` at once, released in any order; this
+   * thread alone releases, so a held slot needed next is a certain deadlock */
   {
     base_options(&o);
     o.threads = 2;
     o.slots = 3;
+    o.release_on_any_thread = 0;
     TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
     if (l) {
       twincache_batch *held[3];
@@ -250,9 +253,9 @@ int main(int argc, char **argv) {
         TL_CHECK(held[i] && held[i]->seq == (uint64_t)i);
       }
       for (int i = 0; i < 3; i++) TL_CHECK(held[i] && !memcmp(held[i]->slab, ref.slabs[i], L.bytes));
-      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EINVAL); /* every slot held */
-      twincache_loader_release(l, held[1]);
-      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EINVAL); /* seq 3 needs slot 0 */
+      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* every slot held */
+      TL_CHECK_RC(twincache_loader_release(l, held[1]), TWINCACHE_OK);
+      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* seq 3 needs slot 0 */
       twincache_loader_release(l, held[0]);
       TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
       TL_CHECK(b && b->seq == 3 && !memcmp(b->slab, ref.slabs[3], L.bytes));

@@ -62,6 +62,15 @@ int main(int argc, char **argv) {
   expect(u3, scratch, 2, 1, NULL);
   char *u4[] = {in, "show", cache, "5", NULL};
   expect(u4, scratch, 2, 1, "0..4");
+  /* an index past the end: the same status and words for show, dot, export */
+  char *u4d[] = {in, "dot", cache, "5", NULL};
+  expect(u4d, scratch, 2, 1, "out of range: the cache has 5 graphs (0..4)");
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "%s/exported", scratch);
+  char *u4e[] = {in, "export", cache, "5", "--format", "csv", "--out", prefix, NULL};
+  expect(u4e, scratch, 2, 1, "out of range: the cache has 5 graphs (0..4)");
+  char *u4s[] = {in, "show", cache, "18446744073709551615", NULL};
+  expect(u4s, scratch, 2, 1, "0..4");
   char *u5[] = {in, "dot", cache, "x1", NULL};
   expect(u5, scratch, 2, 1, "x1");
   char *u6[] = {in, "stats", cache, "--limit", NULL};

@@ -32,5 +32,19 @@ check --warmup     --cache d --warmup 1.5
 check --eval-every --cache d --eval-every
 check --bogus      --cache d --bogus 3
 check stray        --cache d stray
+# hostile numbers on every integer flag: signs, 2^64 and near it, exponents,
+# hex, junk, empty; the line names the flag and the accepted range
+for f in --batch --steps --warmup --threads --cpu-threads --eval-every \
+            --checkpoint-every --stop-after; do
+  for v in -1 18446744073709551616 18446744073709551417 1e3 '' 0x10 7junk +7 ' 7'; do
+    check "$f: expected an integer in \[" --cache d "$f" "$v"
+  done
+done
+check "--seed: expected an integer in \[0, 18446744073709551615\]" --cache d --seed 18446744073709551616
+check "--seed" --cache d --seed -1
+check "--val-split: expected a number in \[0, 1)" --cache d --val-split 1e3
+check "--lr" --cache d --lr nan
+check "--lr" --cache d --lr 1e999
+check "--json" --cache d --json=1
 "$train" --help >/dev/null || { echo "FAIL: --help exit $?"; fail=1; }
 exit $fail

@@ -23,7 +23,8 @@ typedef struct tc_synth {
 static inline int tc_synth_make(tc_synth *y, int G, int N, int S, int n_min, double p_edge,
                                 int nonlinear, uint64_t seed) {
   memset(y, 0, sizeof *y);
-  twincache_batch_layout_init(&y->layout, (uint32_t)G, (uint32_t)N, (uint32_t)N, (uint32_t)S);
+  if (twincache_batch_layout_init(&y->layout, (uint32_t)G, (uint32_t)N, (uint32_t)N, (uint32_t)S) != 0)
+    return -1;
   y->slab = aligned_alloc(64, y->layout.bytes);
   y->weight = (float *)calloc((size_t)G * N * N, sizeof(float));
   double *x = (double *)malloc(sizeof(double) * N);

@@ -41,6 +41,7 @@ static uint8_t *make_compact(const twincache_compact_layout *L, uint32_t n_graph
   uint32_t *n_nodes = (uint32_t *)(slab + L->n_nodes), *n_inter = (uint32_t *)(slab + L->n_inter);
   uint16_t *target = (uint16_t *)(slab + L->target);
   uint64_t *mask = (uint64_t *)(slab + L->col_mask), *graph_id = (uint64_t *)(slab + L->graph_id);
+  uint8_t *valid = slab + L->valid;
   uint8_t *adj = slab + L->adj, *kind = slab + L->kind;
   uint64_t cursor = 0;
   for (size_t g = 0; g < G; g++) {
@@ -49,6 +50,7 @@ static uint8_t *make_compact(const twincache_compact_layout *L, uint32_t n_graph
     if (g == 0 && n_graphs) n = (uint32_t)N, ni = (uint32_t)K; // the largest graph once
     n_nodes[g] = n, n_inter[g] = ni;
     graph_id[g] = g < n_graphs ? rnd() : 0;
+    valid[g] = g < n_graphs ? (uint8_t)(rnd() & 1) : 0;
     for (size_t e = 0; g < n_graphs && e < S * N; e++) base[g * S * N + e] = (uint32_t)rnd();
     for (size_t e = 0; g < n_graphs && e < N * N; e++) adj[g * N * N + e] = (uint8_t)(rnd() & 1);
     for (size_t k = 0; k < K; k++) {
@@ -104,8 +106,9 @@ int main(int argc, char **argv) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     twincache_batch_layout D;
     twincache_compact_layout L;
-    twincache_batch_layout_init(&D, cases[c].G, cases[c].N, cases[c].K, cases[c].S);
-    if (twincache_compact_layout_init(&L, &D) != 0) exit(1);
+    if (twincache_batch_layout_init(&D, cases[c].G, cases[c].N, cases[c].K, cases[c].S) != 0 ||
+        twincache_compact_layout_init(&L, &D) != 0)
+      exit(1);
     twincache_expand_offsets o;
     tc_expand_offsets_init(&o, &L);
     uint8_t *compact = make_compact(&L, cases[c].n_graphs);

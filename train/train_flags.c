@@ -1,0 +1,145 @@
+/* train_flags.c — twincache-train's options: one table drives parsing and
+ * --help; a bad flag or value is one stderr line naming it, exit 2. */
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tc_args.h"
+#include "tc_train.h"
+
+static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
+
+enum { N_TRAIN_OPTS = 24 };
+
+/* Every flag of twincache-train, once. Returns the entries written to o. */
+static size_t train_opts(opts *p, tc_opt *o) {
+  const tc_opt t[] = {
+      {.name = "--cache", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &p->cache,
+       .expect = "a directory", .help = "cache directory (required)"},
+      {.name = "--val-split", .meta = "F", .kind = TC_OPT_F64, .dst = &p->val_split, .fhi = 1,
+       .open = TC_OPEN_HI,
+       .help = "fraction of the index range held out at the end for\n"
+               "validation, 0 <= F < 1 (default {}; 0 = no evaluation)"},
+      {.name = "--batch", .meta = "G", .kind = TC_OPT_U32, .dst = &p->batch, .lo = 1, .hi = 4096,
+       .help = "graphs per batch, 1..4096 (default {})"},
+      {.name = "--steps", .meta = "N", .kind = TC_OPT_U64, .dst = &p->steps, .lo = 1, .hi = UINT32_MAX,
+       .help = "optimiser steps, >= 1 (default {})"},
+      {.name = "--lr", .meta = "X", .kind = TC_OPT_F64, .dst = &p->lr, .fhi = 10, .open = TC_OPEN_LO,
+       .help = "peak learning rate, > 0 (default {})"},
+      {.name = "--weight-decay", .meta = "X", .kind = TC_OPT_F64, .dst = &p->weight_decay, .fhi = 10,
+       .help = "AdamW decoupled weight decay, >= 0 (default {})"},
+      {.name = "--warmup", .meta = "N", .kind = TC_OPT_U64, .dst = &p->warmup, .hi = UINT32_MAX,
+       .help = "linear warm-up steps before the cosine decay (default {})"},
+      {.name = "--pos-weight", .meta = "X", .kind = TC_OPT_F64, .dst = &p->pos_weight, .fhi = 1000,
+       .open = TC_OPEN_LO, .help = "weight of positive (edge) pairs in the loss, > 0 (default {})"},
+      {.name = "--device", .meta = "D", .kind = TC_OPT_CHOICE, .dst = &p->device, .choices = k_devices,
+       .expect = "auto, cpu or cuda", .help = "auto | cpu | cuda (default {}: CUDA when usable)"},
+      {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->threads, .lo = 1, .hi = 64,
+       .help = "loader decode threads, 1..64 (default {})"},
+      {.name = "--cpu-threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->cpu_threads, .lo = 1, .hi = 64,
+       .help = "CPU backend compute threads, 1..64; results do not depend\n"
+               "on it (default: online cores)"},
+      {.name = "--seed", .meta = "S", .kind = TC_OPT_U64, .dst = &p->seed, .hi = UINT64_MAX,
+       .help = "model init and shuffle seed (default {})"},
+      {.name = "--eval-every", .meta = "E", .kind = TC_OPT_U64, .dst = &p->eval_every, .hi = UINT32_MAX,
+       .help = "evaluate every E steps (default 0 = steps/5) and at the end"},
+      {.name = "--checkpoint", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->checkpoint,
+       .expect = "a file name", .help = "write a checkpoint at every evaluation and at the end"},
+      {.name = "--checkpoint-every", .meta = "K", .kind = TC_OPT_U64, .dst = &p->checkpoint_every,
+       .hi = UINT32_MAX, .help = "also/instead every K steps (default 0 = with evaluations)"},
+      {.name = "--stop-after", .meta = "K", .kind = TC_OPT_U64, .dst = &p->stop_after, .hi = UINT32_MAX,
+       .help = "stop after K steps of this run (checkpoint written), as\n"
+               "if interrupted; --resume continues (default 0 = off)"},
+      {.name = "--resume", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->resume,
+       .expect = "a file name",
+       .help = "continue from a checkpoint (same flags reproduce the\n"
+               "uninterrupted run exactly on the CPU; see 'on --resume')"},
+      {.name = "--log", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->log, .expect = "a file name",
+       .help = "metrics CSV: one row per step (eval columns on eval steps)"},
+      {.name = "--sync-copies", .kind = TC_OPT_SWITCH, .dst = &p->sync_copies,
+       .help = "CUDA: copy then compute, no overlap (for comparison)"},
+      {.name = "--bench-h2d", .kind = TC_OPT_SWITCH, .dst = &p->bench_h2d,
+       .help = "CUDA: time a plain pinned cudaMemcpy of one batch slab, exit"},
+      {.name = "--json", .kind = TC_OPT_SWITCH, .dst = &p->json,
+       .help = "print one JSON summary object on stdout (text to stderr)"},
+      {.name = "--quiet", .kind = TC_OPT_SWITCH, .dst = &p->quiet, .help = "no learning-curve lines"},
+      {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
+  };
+  _Static_assert(sizeof t / sizeof t[0] <= N_TRAIN_OPTS, "N_TRAIN_OPTS too small");
+  memcpy(o, t, sizeof t);
+  return sizeof t / sizeof t[0];
+}
+
+static void defaults(opts *o) {
+  memset(o, 0, sizeof *o);
+  o->val_split = 0.1, o->batch = 32, o->threads = 2, o->steps = 1000, o->warmup = 50;
+  o->seed = 1, o->lr = 3e-3, o->weight_decay = 1e-4, o->pos_weight = 1.0, o->device = DEV_AUTO;
+}
+
+static void usage(FILE *f) {
+  opts d;
+  tc_opt t[N_TRAIN_OPTS];
+  defaults(&d);
+  size_t n = train_opts(&d, t);
+  fprintf(f, "usage: " PROG " --cache DIR [options]\n"
+             "Trains the twin-world edge model (train/MODEL.md) on a twincache cache.\n");
+  tc_args_help(f, t, n, 25);
+  fprintf(f,
+          "on --resume: --steps, --lr, --warmup, --weight-decay, --pos-weight, --eval-every,\n"
+          "  --checkpoint, --checkpoint-every, --stop-after, --log, --device, --threads,\n"
+          "  --cpu-threads and the output flags may differ from the checkpoint's run (the\n"
+          "  values in effect are printed in one line); --batch, --seed, --val-split and the\n"
+          "  cache may not (refused with exit 1, naming the flag): they fix the batch stream.\n"
+          "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
+          "  device, I/O), 2 usage error (one line naming the flag and what it accepts).\n");
+}
+
+int train_flags_parse(int argc, char **argv, opts *o) {
+  tc_opt t[N_TRAIN_OPTS];
+  tc_args_error e;
+  defaults(o);
+  size_t n = train_opts(o, t);
+  switch (tc_args_parse(argc, argv, t, n, &e)) {
+  case TC_ARGS_OK:
+    break;
+  case TC_ARGS_HELP:
+    usage(stdout);
+    return 0;
+  case TC_ARGS_POSITIONAL:
+    fprintf(stderr, PROG ": %s: unexpected argument (see --help)\n", e.name);
+    return 2;
+  case TC_ARGS_UNKNOWN:
+    fprintf(stderr, PROG ": %s: unknown flag, got '%s' (see --help)\n", e.name, e.name);
+    return 2;
+  case TC_ARGS_NO_VALUE:
+    fprintf(stderr, PROG ": %s: missing value (see --help)\n", e.name);
+    return 2;
+  case TC_ARGS_SWITCH_VALUE:
+    fprintf(stderr, PROG ": %s: takes no value, got '%s' (see --help)\n", e.name, e.value);
+    return 2;
+  case TC_ARGS_BAD_VALUE:
+    fprintf(stderr, PROG ": %s: expected %s, got '%s' (see --help)\n", e.name, e.expect, e.value);
+    return 2;
+  }
+  if (!o->cache) {
+    fprintf(stderr, PROG ": --cache: required flag missing (see --help)\n");
+    return 2;
+  }
+  if (o->cpu_threads == 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    o->cpu_threads = c < 1 ? 1 : (c > 64 ? 64 : (uint32_t)c);
+  }
+  if (o->eval_every == 0) o->eval_every = o->steps / 5 ? o->steps / 5 : 1;
+  return -1;
+}
+
+void train_flags_print_resumable(FILE *text, const opts *o) {
+  fprintf(text,
+          "resume: this run uses --steps %" PRIu64 " --lr %g --warmup %" PRIu64
+          " --weight-decay %g --pos-weight %g --eval-every %" PRIu64 " --checkpoint-every %" PRIu64
+          " --stop-after %" PRIu64 " --log %s --checkpoint %s (these may differ from the "
+          "checkpoint's run; --batch %u --seed %" PRIu64 " --val-split %g match it)\n",
+          o->steps, o->lr, o->warmup, o->weight_decay, o->pos_weight, o->eval_every,
+          o->checkpoint_every, o->stop_after, o->log ? o->log : "(none)",
+          o->checkpoint ? o->checkpoint : "(none)", o->batch, o->seed, o->val_split);
+}
