@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "twincache_kernels.h" /* twincache_expand_offsets */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -61,6 +63,20 @@ int twincache_bce_cuda(float *dlogit, float *loss, const float *logit, const uin
 int twincache_adamw_cuda(float *param, const float *grad, float *m, float *v, size_t n,
                          float lr, float beta1, float beta2, float eps, float weight_decay,
                          int t, void *stream);
+
+/* Expansion of a compact slab into a dense slab on the device (both device
+ * pointers), the twin of twincache_expand_cpu: bit for bit the same output.
+ * One block per (graph, intervention) builds the twin rows in shared memory
+ * (base rows, then the stored columns) and writes them coalesced; one more
+ * block per graph writes the other arrays. */
+int twincache_expand_cuda(void *dense, const void *compact, const twincache_expand_offsets *o,
+                          void *stream);
+/* The same kernel's code run on the host, block by block and thread by
+ * thread between its barriers (`threads` threads per block): lets a machine
+ * without a GPU test the kernel's indexing against twincache_expand_cpu.
+ * Not thread-safe (static scratch); for tests. */
+void twincache_expand_emulate(void *dense, const void *compact, const twincache_expand_offsets *o,
+                              int threads);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,7 @@
 
 #include "tc_cache_internal.h"
 #include "tc_common.h"
+#include "tc_compact.h"
 #include "tc_loader_internal.h"
 #include "twincache_loader.h"
 
@@ -184,6 +185,10 @@ static uint64_t position_index(const twincache_loader *l, uint64_t key, uint64_t
 static void zero_graph(const twincache_batch_layout *L, tc_slot *s, uint32_t g) {
   size_t N = L->nodes, K = L->inter, S = L->samples;
   twincache_batch *b = &s->views;
+  if (b->compact) {
+    tc_compact_zero_graph(b->compact, g);
+    return;
+  }
   if (s->base_dirty[g]) memset(b->base + g * S * N, 0, S * N * sizeof(float));
   if (s->hi_inter[g]) memset(b->inter + g * K * S * N, 0, s->hi_inter[g] * S * N * sizeof(float));
   s->base_dirty[g] = 0;
@@ -209,6 +214,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
 
   int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
+  if (b->compact) return tc_compact_decode_graph(w->dctx, frame, size, index, &w->g, b->compact, g);
 
   twincache_graph *gr = &w->g;
   gr->base = b->base + g * S * N;
@@ -359,7 +365,7 @@ static void *worker_main(void *arg) {
     s->state = SLOT_READY;
     l->stats.corrupt += corrupt;
     if (rc == TWINCACHE_OK) {
-      l->stats.bytes_decoded += l->layout.bytes;
+      l->stats.bytes_decoded += s->views.compact ? s->views.compact->used_bytes : l->layout.bytes;
       if (w->id < TC_STATS_THREADS) l->stats.thread_graphs[w->id] += s->views.n_graphs;
     } else if (seq + 1 < l->claim_end) {
       l->claim_end = seq + 1; /* the stream ends in this error: stop claiming */
@@ -394,6 +400,8 @@ static int validate(const twincache_loader_options *o) {
     return fail_with(TWINCACHE_EINVAL, "option corrupt_policy must be FAIL (0) or SKIP (1) (got %d)", o->corrupt_policy);
   if (!o->alloc != !o->free)
     return fail_with(TWINCACHE_EINVAL, "options alloc and free must be set together");
+  if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
+    return fail_with(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)", o->layout);
   return TWINCACHE_OK;
 }
 
@@ -483,6 +491,14 @@ static int alloc_slots(twincache_loader *l) {
     twincache_batch *b = &s->views;
     s->hi_inter = calloc(L->graphs, sizeof *s->hi_inter);
     s->base_dirty = calloc(L->graphs, 1);
+    if (o->layout == TWINCACHE_LAYOUT_COMPACT) { /* compact.c owns the slab and views */
+      int rc = tc_compact_slot_open(b, L, o->alloc, o->alloc_user);
+      if (rc != TWINCACHE_OK)
+        return fail_with(rc, "cannot allocate %u compact slots: %s", l->n_slots, twincache_strerror(rc));
+      b->internal_ = s;
+      s->handed[0] = s->handed[1] = *b;
+      continue;
+    }
     b->slab = o->alloc(L->bytes, o->alloc_user);
     if (!s->hi_inter || !s->base_dirty || !b->slab)
       return fail_with(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
@@ -539,6 +555,8 @@ static int create_workers(twincache_loader *l) {
     g->target = w->target;
     g->kind = w->kind;
     g->value = w->value;
+    if (l->opt.layout == TWINCACHE_LAYOUT_COMPACT && tc_compact_scratch_init(g) != TWINCACHE_OK)
+      return fail_with(TWINCACHE_ENOMEM, "out of memory");
   }
   return TWINCACHE_OK;
 }
@@ -642,11 +660,13 @@ void twincache_loader_close(twincache_loader *l) {
     free(w->target);
     free(w->kind);
     free(w->value);
+    if (l->opt.layout == TWINCACHE_LAYOUT_COMPACT) tc_compact_scratch_free(&w->g);
   }
   free(l->workers);
   for (uint32_t i = 0; l->slots && i < l->n_slots; i++) {
     tc_slot *s = &l->slots[i];
     if (s->views.slab) l->opt.free(s->views.slab, l->opt.alloc_user);
+    tc_compact_slot_close(&s->views, l->opt.free, l->opt.alloc_user);
     free(s->hi_inter);
     free(s->base_dirty);
   }

@@ -71,6 +71,11 @@ typedef struct twincache_batch {
   uint8_t *int_mask;
   uint64_t *graph_id;
   uint8_t *valid;      /* (G) see layout.valid */
+  /* TWINCACHE_LAYOUT_COMPACT: the batch as a compact slab (see "the compact
+   * batch" below); then slab, inter, target, value, node_mask and int_mask
+   * are NULL and base, adj, kind, graph_id, valid point into the compact slab.
+   * NULL for the dense layout. */
+  struct twincache_compact_batch *compact;
   void *internal_; /* the loader's slot; do not touch */
 } twincache_batch;
 
@@ -127,6 +132,7 @@ typedef struct twincache_loader_options {
    * twincache_loader_open. No effect when world_size is 1. 0: the plain
    * round-robin, where the first ranks may get one batch more. */
   int equal_ranks;
+  int layout; /* TWINCACHE_LAYOUT_DENSE (default) | TWINCACHE_LAYOUT_COMPACT */
 } twincache_loader_options;
 
 /* Fills *o with the defaults above. */
@@ -297,6 +303,77 @@ void twincache_loader_close(twincache_loader *l);
  * thread; "" after a successful open. Valid until that thread's next open
  * or next(). */
 const char *twincache_loader_last_error(void);
+
+/* ===== the compact batch ====================================================
+ * A second batch layout, chosen with twincache_loader_options.layout, for
+ * consumers that expand batches themselves (on the GPU: kernels/expand.cu).
+ * Under an intervention only the target and its descendants differ from the
+ * base world (the sparse twin encoding of the frames), so a compact slab
+ * holds the base worlds and, per twin world, only those columns:
+ *   twin row s of intervention k = base row s, with column t set to value[k]
+ *   when k is a do() on t, then every stored column j of (g,k) written over.
+ * A do() target's column is not stored when it is the constant value (it
+ * always is for frames the generator wrote). Expanding gives the dense slab
+ * of the same batch bit for bit, padding included.
+ *
+ * ONE contiguous, 64-byte aligned slab of fixed capacity (every column of
+ * every twin world stored: G*K*N columns), arrays at fixed offsets; the
+ * stored columns come last and are packed, so a batch occupies only the
+ * first used_bytes of its slab: that prefix is what a copy must move.
+ * G, N, K, S as in twincache_batch_layout; W = (N + 63) / 64. */
+enum twincache_layout {
+  TWINCACHE_LAYOUT_DENSE = 0,  /* twincache_batch arrays, as described above */
+  TWINCACHE_LAYOUT_COMPACT = 1 /* twincache_batch.compact */
+};
+
+typedef struct twincache_compact_layout {
+  uint32_t graphs, nodes, inter, samples; /* G, N, K, S */
+  uint32_t mask_words;  /* W: uint64 words of one (g,k) column mask */
+  uint64_t max_cols;    /* column capacity G*K*N */
+  size_t base;          /* float   (G,S,N): as the dense base */
+  size_t adj;           /* uint8   (G,N,N): as the dense adj */
+  size_t kind;          /* uint8   (G,K):   as the dense kind */
+  size_t graph_id;      /* uint64  (G):     as the dense graph_id */
+  size_t valid;         /* uint8   (G):     as the dense valid */
+  size_t n_nodes;       /* uint32  (G):     nodes of graph g (0 = padding graph) */
+  size_t n_inter;       /* uint32  (G):     interventions of graph g */
+  size_t target;        /* uint16  (G,K):   intervened node (0 beyond n_inter) */
+  size_t value;         /* float   (G,K):   do value or shift (0 beyond n_inter) */
+  size_t col_first;     /* uint32  (G,K):   first column of (g,k) in cols */
+  size_t col_mask;      /* uint64  (G,K,W): bit j of word j/64 set <=> column j of
+                         *   (g,k) is stored; (g,k)'s columns are in increasing j */
+  size_t cols;          /* float   (max_cols,S): stored columns, S floats each,
+                         *   in (g,k,j) order; only the first n_cols are valid */
+  size_t bytes;         /* whole slab at capacity, a multiple of 64 */
+  twincache_batch_layout dense; /* the dense layout it expands to */
+} twincache_compact_layout;
+
+/* Fills *c for the dense layout d (every offset 64-byte aligned). Returns 0,
+ * or TWINCACHE_EINVAL when the column capacity G*K*N exceeds UINT32_MAX. */
+int twincache_compact_layout_init(twincache_compact_layout *c, const twincache_batch_layout *d);
+/* Bytes of the slab prefix that holds a batch of n_cols stored columns (a
+ * multiple of 64). */
+size_t twincache_compact_used_bytes(const twincache_compact_layout *c, uint64_t n_cols);
+
+typedef struct twincache_compact_batch {
+  twincache_compact_layout layout;
+  void *slab;          /* layout.bytes, from the options' allocator */
+  size_t used_bytes;   /* prefix of slab holding this batch, a multiple of 64 */
+  uint64_t n_cols;     /* stored columns of this batch */
+  /* typed views into slab */
+  float *base;
+  uint8_t *adj;
+  uint8_t *kind;
+  uint64_t *graph_id;
+  uint8_t *valid;
+  uint32_t *n_nodes;
+  uint32_t *n_inter;
+  uint16_t *target;
+  float *value;
+  uint32_t *col_first;
+  uint64_t *col_mask;
+  float *cols;
+} twincache_compact_batch;
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,10 @@
  * else runs, graphs per CPU-second much less. The load average is printed.
  *
  * usage: twincache-loader-bench --cache DIR [--threads T] [--batch G]
- *                               [--epochs E] [--repeat R] [--json] */
+ *                               [--epochs E] [--repeat R] [--layout dense|compact] [--json]
+ *
+ * Bytes moved per graph: the slab bytes a consumer copies per graph (dense:
+ * the whole slab; compact: the used prefix of each compact slab). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +37,11 @@ typedef struct bench_args {
   uint32_t batch;
   uint32_t epochs;
   uint32_t repeat;
+  int layout; /* TWINCACHE_LAYOUT_*: the position in k_layouts */
   int json;
 } bench_args;
+
+static const char *const k_layouts[] = {"dense", "compact", NULL};
 
 typedef struct loader_run {
   uint32_t threads;
@@ -65,6 +71,8 @@ static size_t bench_opts(bench_args *a, tc_opt *o) {
        .help = "epochs read per run (default {})"},
       {.name = "--repeat", .meta = "R", .kind = TC_OPT_U32, .dst = &a->repeat, .lo = 1, .hi = 100,
        .help = "runs per thread count, the fastest is kept (default {})"},
+      {.name = "--layout", .meta = "dense|compact", .kind = TC_OPT_CHOICE, .dst = &a->layout,
+       .choices = k_layouts, .help = "batch layout the loader fills (default {})"},
       {.name = "--json", .kind = TC_OPT_SWITCH, .dst = &a->json,
        .help = "print one JSON object instead of the table"},
       {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
@@ -133,6 +141,7 @@ static int run_loader(const bench_args *a, uint32_t threads, loader_run *r) {
   o.batch_size = a->batch;
   o.epochs = a->epochs;
   o.threads = threads;
+  o.layout = a->layout;
   memset(r, 0, sizeof *r);
   r->threads = threads;
   int rc = twincache_loader_open(a->cache, &o, NULL, &l);
@@ -352,16 +361,21 @@ int main(int argc, char **argv) {
   if (getloadavg(load, 1) != 1) load[0] = -1;
 
   const loader_run *last = &r[runs - 1];
+  /* bytes a consumer moves per graph: dense slabs whole, compact used prefixes */
+  double bytes_per_graph = (double)last->bytes / (double)last->graphs;
+  double dense_per_graph = (double)last->batches * (double)layout.bytes / (double)last->graphs;
   if (a.json) {
     printf("{\"threads\": %u, \"graphs_per_s\": %.0f, \"batch_gb_per_s\": %.3f, "
            "\"zstd_limit_gb_per_s\": %.3f, \"zstd_limit_graphs_per_s\": %.0f, "
            "\"memcpy_gb_per_s\": %.3f, \"per_thread_vs_zstd\": %.3f, \"graphs_per_cpu_s\": %.0f, "
            "\"zstd_limit_graphs_per_cpu_s\": %.0f, \"zstd_shuffled_graphs_per_s\": %.0f, "
            "\"graphs\": %llu, \"batch\": %u, "
-           "\"slab_bytes\": %zu, \"repeat\": %u, \"load_avg\": %.2f, \"runs\": [",
+           "\"slab_bytes\": %zu, \"layout\": \"%s\", \"bytes_per_graph\": %.0f, "
+           "\"dense_bytes_per_graph\": %.0f, \"repeat\": %u, \"load_avg\": %.2f, \"runs\": [",
            last->threads, last->graphs_per_s, last->batch_gb_per_s, z.gb_per_s, z.graphs_per_s,
            memcpy_gb_per_s, last->graphs_per_s / last->threads / z.graphs_per_s, last->graphs_per_cpu_s,
-           z.graphs_per_cpu_s, z.shuffled_graphs_per_s, (unsigned long long)count, a.batch, layout.bytes, a.repeat, load[0]);
+           z.graphs_per_cpu_s, z.shuffled_graphs_per_s, (unsigned long long)count, a.batch, layout.bytes,
+           k_layouts[a.layout], bytes_per_graph, dense_per_graph, a.repeat, load[0]);
     for (uint32_t i = 0; i < runs; i++)
       printf("%s{\"threads\": %u, \"graphs_per_s\": %.0f, \"batch_gb_per_s\": %.3f, \"seconds\": %.3f, "
              "\"cpu_seconds\": %.3f, \"graphs_per_cpu_s\": %.0f}",
@@ -379,7 +393,9 @@ int main(int argc, char **argv) {
          z.decompressed_bytes_per_graph, (unsigned long long)z.graphs);
   printf("zstd, 1 thread, the same frames in a shuffled order (as the loader reads them): %.0f graphs/s\n",
          z.shuffled_graphs_per_s);
-  printf("memcpy of one slab: %.2f GB/s\n\n", memcpy_gb_per_s);
+  printf("memcpy of one slab: %.2f GB/s\n", memcpy_gb_per_s);
+  printf("layout %s: %.0f bytes moved per graph (dense slabs: %.0f, %.2fx)\n\n", k_layouts[a.layout],
+         bytes_per_graph, dense_per_graph, dense_per_graph / bytes_per_graph);
   printf("%8s %10s %11s %16s %9s %12s %15s\n", "threads", "graphs/s", "batch GB/s", "per-thread/zstd",
          "speedup", "graphs/CPU-s", "per-CPU-s/zstd");
   for (uint32_t i = 0; i < runs; i++)

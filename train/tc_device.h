@@ -3,16 +3,20 @@
  * tc_device_none.c whose functions report "built without CUDA" — so call
  * sites carry no #ifdef (llm.c style).
  *
- * Data path: two device slab buffers (0 and 1). tc_cuda_copy enqueues ONE
- * cudaMemcpyAsync of a whole pinned host slab into a buffer on the copy
- * stream, after the compute that last read that buffer (event); tc_cuda_step
- * makes the compute stream wait for that buffer's copy (event) and enqueues a
- * whole training step (features, MLP forward/backward, BCE: one CUDA graph
- * per buffer, captured at its first step; then AdamW). The
- * caller releases a loader slot only after tc_cuda_copy_wait on its buffer.
+ * Data path: batches come from the loader in the compact layout
+ * (twincache_loader.h). Two device compact buffers (0 and 1) and one dense
+ * slab buffer. tc_cuda_copy enqueues ONE cudaMemcpyAsync of the used prefix
+ * of a pinned compact slab into a buffer on the copy stream, after the
+ * expansion that last read that buffer (event); tc_cuda_step makes the
+ * compute stream wait for that buffer's copy (event), expands it into the
+ * dense buffer (twincache_expand_cuda) and enqueues a whole training step
+ * on it (features, MLP forward/backward, BCE: one CUDA graph per buffer,
+ * captured at its first step; then AdamW). The caller releases a loader slot
+ * only after tc_cuda_copy_wait on its buffer.
  *
- * Every function returns 0 on success, non-zero after printing one line
- * naming file:line and the CUDA error (or the missing build) on stderr.
+ * Every int function returns 0 on success or TWINCACHE_EDEVICE, with
+ * twincache_kernels_last_error() naming file:line and the CUDA error (or the
+ * missing build); nothing is printed (tc_cuda_usable returns 1/0).
  * Not thread-safe: one host thread drives a context. */
 #ifndef TC_DEVICE_H
 #define TC_DEVICE_H
@@ -45,8 +49,10 @@ void tc_cuda_host_free(void *ptr, void *user);
 int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_model *m);
 void tc_cuda_free(tc_cuda *c); /* accepts NULL; synchronises first */
 
-/* Enqueues the copy of host_slab (pinned, l->bytes) into buffer buf. */
-int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab);
+/* Enqueues the copy of a compact batch (batch->compact, pinned slab of the
+ * context's layout; its used_bytes move) into buffer buf. A dense batch is
+ * refused. */
+int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch);
 /* Blocks until buffer buf's last copy has completed. */
 int tc_cuda_copy_wait(tc_cuda *c, int buf);
 /* Enqueues one training step on buffer buf with learning rate lr, AdamW
@@ -56,8 +62,8 @@ int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t);
  * its event timings to the totals. */
 int tc_cuda_step_result(tc_cuda *c, int buf, float *loss);
 
-/* Forward pass only on a host slab (copied synchronously into a third
- * buffer); writes the loss and copies the logits, T and pair weights (each
+/* Forward pass only on a dense host slab (copied on the compute stream into
+ * the dense buffer, synchronously); writes the loss and copies the logits, T and pair weights (each
  * G*N*N floats) to host arrays. */
 int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight, float *loss, float *logit,
                  float *T, float *pair_w);
@@ -69,8 +75,9 @@ int tc_cuda_download(tc_cuda *c, tc_model *m);
 typedef struct tc_cuda_timing {
   double copy_ms;      /* copy-stream time of the H2D slab copies */
   double copy_wait_ms; /* compute stream stalled waiting for a copy */
-  double step_ms;      /* compute-stream time of the steps */
-  uint64_t copies, copy_bytes, steps;
+  double step_ms;      /* compute-stream time of the steps, expansion included */
+  double expand_ms;    /* of which expanding the compact slabs */
+  uint64_t copies, copy_bytes, steps; /* copy_bytes: compact prefixes moved */
 } tc_cuda_timing;
 void tc_cuda_get_timing(const tc_cuda *c, tc_cuda_timing *t);
 

@@ -1,6 +1,7 @@
 // tc_device_cuda.cu — the CUDA backend of twincache-train (contract in
-// tc_device.h): device copies of the model, two slab buffers fed by a copy
-// stream, one compute stream running the kernels of twincache_kernels_cuda.h,
+// tc_device.h): device copies of the model, two compact slab buffers fed by
+// a copy stream, one compute stream that expands a compact slab into the
+// dense slab buffer and runs the kernels of twincache_kernels_cuda.h on it,
 // and the events that order the two streams and time them.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -9,46 +10,31 @@
 #include <string.h>
 
 #include "tc_device.h"
+#include "tc_kernels_error.h"
+#include "tc_expand.h"
 #include "twincache_kernels_cuda.h"
 
-// Every CUDA call is checked: print file:line and fail the enclosing function.
-#define cudaCheck(call)                                                                  \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      fprintf(stderr, "twincache-train: %s:%d: CUDA error %s: %s\n", __FILE__, __LINE__, \
-              cudaGetErrorName(e_), cudaGetErrorString(e_));                             \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
-#define cublasCheck(call)                                                                      \
-  do {                                                                                         \
-    cublasStatus_t s_ = (call);                                                                \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-      fprintf(stderr, "twincache-train: %s:%d: cuBLAS error %d\n", __FILE__, __LINE__, (int)s_); \
-      return 1;                                                                                \
-    }                                                                                          \
-  } while (0)
-// A kernel launcher of kernels/ already printed the error: just fail.
-#define kernelCheck(call) \
-  do {                    \
-    if ((call) != 0) return 1; \
-  } while (0)
-
-#define TC_EVAL_BUF 2
+#define TC_EVAL_SLOT 2 // loss_dev / loss_host entry of an evaluation
 // cuBLAS gets a fixed workspace, so nothing is allocated while a graph is captured
 #define TC_CUBLAS_WORK_BYTES (32u << 20)
 
 struct tc_cuda {
-  twincache_batch_layout layout;
+  twincache_batch_layout layout;    // the dense slab the model reads
+  twincache_compact_layout compact; // the slabs copied in
+  twincache_expand_offsets expand;
   int G, K, S, N;
   size_t P; // G*N*N pairs
   cudaStream_t copy_stream, compute_stream;
   cublasHandle_t cublas;
-  void *slab[3]; // train buffers 0 and 1, eval buffer 2
-  cudaEvent_t copy_start[2], copy_done[2], wait_begin[2], wait_end[2], compute_done[2];
+  // compact buffers 0 and 1 (copy stream writes, the expansion reads) and
+  // the one dense buffer (expansion writes, the step reads: both on the
+  // compute stream, so one is enough)
+  void *slab[2], *dense;
+  cudaEvent_t copy_start[2], copy_done[2], wait_begin[2], wait_end[2], expand_done[2],
+      compute_done[2];
   int events_made;
   int copy_pending[2], step_pending[2], compute_used[2];
+  size_t copy_bytes[2]; // of the copy in flight into each buffer
   float *loss_host; // pinned (3)
   // model on the device: one array each, tensors at off[]
   size_t n_params, off[TC_MODEL_TENSORS], len[TC_MODEL_TENSORS];
@@ -97,8 +83,8 @@ extern "C" void *tc_cuda_host_alloc(size_t bytes, void *user) {
   void *p = NULL;
   cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
   if (e != cudaSuccess) {
-    fprintf(stderr, "twincache-train: %s:%d: cudaHostAlloc of %zu bytes: %s\n", __FILE__,
-            __LINE__, bytes, cudaGetErrorString(e));
+    tc_kernels_fail(__FILE__, __LINE__, "cudaHostAlloc of %zu bytes: %s", bytes,
+                    cudaGetErrorString(e));
     return NULL;
   }
   return p; // page-aligned, so 64-byte aligned
@@ -121,21 +107,28 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
   cudaCheck(cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking));
   cudaCheck(cudaStreamCreateWithFlags(&c->compute_stream, cudaStreamNonBlocking));
   cublasCheck(cublasCreate(&c->cublas));
-  if (tc_dev_alloc(&c->cublas_work, TC_CUBLAS_WORK_BYTES)) return 1;
+  if (tc_dev_alloc(&c->cublas_work, TC_CUBLAS_WORK_BYTES)) return TWINCACHE_KERNELS_EDEVICE;
   cublasCheck(cublasSetWorkspace(c->cublas, c->cublas_work, TC_CUBLAS_WORK_BYTES));
   for (int b = 0; b < 2; b++) {
     cudaCheck(cudaEventCreate(&c->copy_start[b]));
     cudaCheck(cudaEventCreate(&c->copy_done[b]));
     cudaCheck(cudaEventCreate(&c->wait_begin[b]));
     cudaCheck(cudaEventCreate(&c->wait_end[b]));
+    cudaCheck(cudaEventCreate(&c->expand_done[b]));
     cudaCheck(cudaEventCreate(&c->compute_done[b]));
     c->events_made = b + 1;
   }
   cudaCheck(cudaHostAlloc((void **)&c->loss_host, 3 * sizeof(float), cudaHostAllocDefault));
-  for (int b = 0; b < 3; b++) {
-    if (tc_dev_alloc(&c->slab[b], l->bytes)) return 1;
-    cudaCheck(cudaMemset(c->slab[b], 0, l->bytes));
+  if (twincache_compact_layout_init(&c->compact, l) != 0) {
+    return tc_kernels_fail(__FILE__, __LINE__, "batch too large for the compact layout");
   }
+  tc_expand_offsets_init(&c->expand, &c->compact);
+  for (int b = 0; b < 2; b++) {
+    if (tc_dev_alloc(&c->slab[b], c->compact.bytes)) return TWINCACHE_KERNELS_EDEVICE;
+    cudaCheck(cudaMemset(c->slab[b], 0, c->compact.bytes));
+  }
+  if (tc_dev_alloc(&c->dense, l->bytes)) return TWINCACHE_KERNELS_EDEVICE;
+  cudaCheck(cudaMemset(c->dense, 0, l->bytes)); // the gaps between arrays stay 0
   c->n_params = m->n_params;
   memcpy(c->off, m->off, sizeof c->off);
   memcpy(c->len, m->len, sizeof c->len);
@@ -143,23 +136,23 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
   size_t pb = sizeof(float) * m->n_params;
   if (tc_dev_alloc((void **)&c->params, pb) || tc_dev_alloc((void **)&c->grads, pb) ||
       tc_dev_alloc((void **)&c->m, pb) || tc_dev_alloc((void **)&c->v, pb))
-    return 1;
+    return TWINCACHE_KERNELS_EDEVICE;
   cudaCheck(cudaMemcpy(c->params, m->params, pb, cudaMemcpyHostToDevice));
   cudaCheck(cudaMemcpy(c->m, m->m, pb, cudaMemcpyHostToDevice));
   cudaCheck(cudaMemcpy(c->v, m->v, pb, cudaMemcpyHostToDevice));
   cudaCheck(cudaMemset(c->grads, 0, pb));
   float **pf[] = {&c->T, &c->C, &c->W_hat, &c->Pc, &c->pair_w, &c->logit, &c->dlogit};
   for (size_t i = 0; i < sizeof pf / sizeof pf[0]; i++)
-    if (tc_dev_alloc((void **)pf[i], sizeof(float) * P)) return 1;
+    if (tc_dev_alloc((void **)pf[i], sizeof(float) * P)) return TWINCACHE_KERNELS_EDEVICE;
   float **ph[] = {&c->h1pre, &c->h1, &c->h2pre, &c->h2, &c->dh2, &c->dh1};
   for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++)
-    if (tc_dev_alloc((void **)ph[i], sizeof(float) * P * H)) return 1;
+    if (tc_dev_alloc((void **)ph[i], sizeof(float) * P * H)) return TWINCACHE_KERNELS_EDEVICE;
   if (tc_dev_alloc((void **)&c->feat, sizeof(float) * P * F) ||
       tc_dev_alloc((void **)&c->loss_dev, sizeof(float) * 3) ||
       tc_dev_alloc((void **)&c->observed, (size_t)c->G * c->N) ||
       tc_dev_alloc(&c->inv_work, twincache_inverse_cuda_work_bytes(c->G, c->N)) ||
       tc_dev_alloc(&c->bce_work, twincache_bce_cuda_work_bytes(P)))
-    return 1;
+    return TWINCACHE_KERNELS_EDEVICE;
   cudaCheck(cudaDeviceSynchronize());
   return 0;
 }
@@ -168,12 +161,11 @@ extern "C" int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, co
   *out = NULL;
   tc_cuda *c = (tc_cuda *)calloc(1, sizeof *c);
   if (!c) {
-    fprintf(stderr, "twincache-train: out of memory\n");
-    return 1;
+    return tc_kernels_fail(__FILE__, __LINE__, "out of memory");
   }
   if (tc_cuda_init(c, l, m) != 0) {
     tc_cuda_free(c);
-    return 1;
+    return TWINCACHE_KERNELS_EDEVICE;
   }
   *out = c;
   return 0;
@@ -184,7 +176,7 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
   // errors while tearing down are reported but cannot be acted upon
   if (c->compute_stream) cudaStreamSynchronize(c->compute_stream);
   if (c->copy_stream) cudaStreamSynchronize(c->copy_stream);
-  void *dev[] = {c->slab[0], c->slab[1], c->slab[2], c->params, c->grads, c->m, c->v,
+  void *dev[] = {c->slab[0], c->slab[1], c->dense, c->params, c->grads, c->m, c->v,
                  c->T, c->C, c->W_hat, c->Pc, c->feat, c->pair_w, c->h1pre, c->h1, c->h2pre,
                  c->h2, c->logit, c->dlogit, c->dh2, c->dh1, c->loss_dev, c->observed,
                  c->inv_work, c->bce_work, c->cublas_work};
@@ -200,6 +192,7 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
     cudaEventDestroy(c->copy_done[b]);
     cudaEventDestroy(c->wait_begin[b]);
     cudaEventDestroy(c->wait_end[b]);
+    cudaEventDestroy(c->expand_done[b]);
     cudaEventDestroy(c->compute_done[b]);
   }
   if (c->cublas) cublasDestroy(c->cublas);
@@ -216,18 +209,24 @@ static int tc_collect_copy(tc_cuda *c, int buf) {
   cudaCheck(cudaEventElapsedTime(&ms, c->copy_start[buf], c->copy_done[buf]));
   c->timing.copy_ms += ms;
   c->timing.copies++;
-  c->timing.copy_bytes += c->layout.bytes;
+  c->timing.copy_bytes += c->copy_bytes[buf];
   c->copy_pending[buf] = 0;
   return 0;
 }
 
-extern "C" int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab) {
-  if (tc_collect_copy(c, buf)) return 1;
-  // never overwrite a buffer the compute stream may still be reading
-  if (c->compute_used[buf]) cudaCheck(cudaStreamWaitEvent(c->copy_stream, c->compute_done[buf], 0));
+extern "C" int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch) {
+  const twincache_compact_batch *cb = batch->compact;
+  if (!cb || cb->layout.bytes != c->compact.bytes || cb->used_bytes > c->compact.bytes) {
+    return tc_kernels_fail(__FILE__, __LINE__, "tc_cuda_copy needs a compact batch of the context's layout");
+  }
+  if (tc_collect_copy(c, buf)) return TWINCACHE_KERNELS_EDEVICE;
+  // never overwrite a buffer the expansion of an earlier step may still read
+  if (c->compute_used[buf]) cudaCheck(cudaStreamWaitEvent(c->copy_stream, c->expand_done[buf], 0));
   cudaCheck(cudaEventRecord(c->copy_start[buf], c->copy_stream));
-  cudaCheck(cudaMemcpyAsync(c->slab[buf], host_slab, c->layout.bytes, cudaMemcpyHostToDevice,
+  // only the prefix holding the batch: base worlds, indices, changed columns
+  cudaCheck(cudaMemcpyAsync(c->slab[buf], cb->slab, cb->used_bytes, cudaMemcpyHostToDevice,
                             c->copy_stream));
+  c->copy_bytes[buf] = cb->used_bytes;
   cudaCheck(cudaEventRecord(c->copy_done[buf], c->copy_stream));
   c->copy_pending[buf] = 1;
   return 0;
@@ -283,12 +282,12 @@ static int tc_capture_step(tc_cuda *c, int buf, float pos_weight) {
   c->graph_exec[buf] = NULL, c->graph[buf] = NULL;
   cudaStream_t s = c->compute_stream;
   cudaCheck(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  int rc = tc_forward(c, c->slab[buf], pos_weight, 1, buf);
+  int rc = tc_forward(c, c->dense, pos_weight, 1, buf);
   cudaGraph_t g = NULL;
   cudaError_t e = cudaStreamEndCapture(s, &g); // always end: the stream must leave capture
   if (rc) {
     if (g) cudaGraphDestroy(g);
-    return 1;
+    return TWINCACHE_KERNELS_EDEVICE;
   }
   cudaCheck(e);
   c->graph[buf] = g;
@@ -299,11 +298,14 @@ static int tc_capture_step(tc_cuda *c, int buf, float pos_weight) {
 
 extern "C" int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) {
   cudaStream_t s = c->compute_stream;
-  if (tc_capture_step(c, buf, o->pos_weight)) return 1;
+  if (tc_capture_step(c, buf, o->pos_weight)) return TWINCACHE_KERNELS_EDEVICE;
   // the events around the wait time how long compute stalled on this copy
   cudaCheck(cudaEventRecord(c->wait_begin[buf], s));
   cudaCheck(cudaStreamWaitEvent(s, c->copy_done[buf], 0));
   cudaCheck(cudaEventRecord(c->wait_end[buf], s));
+  // the compact slab into the dense buffer the step's graph reads
+  kernelCheck(twincache_expand_cuda(c->dense, c->slab[buf], &c->expand, (void *)s));
+  cudaCheck(cudaEventRecord(c->expand_done[buf], s));
   cudaCheck(cudaGraphLaunch(c->graph_exec[buf], s));
   for (int k = 0; k < TC_MODEL_TENSORS; k++)
     kernelCheck(twincache_adamw_cuda(c->params + c->off[k], c->grads + c->off[k],
@@ -322,11 +324,13 @@ extern "C" int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) {
   cudaCheck(cudaEventSynchronize(c->compute_done[buf]));
   *loss = c->loss_host[buf];
   if (c->step_pending[buf]) {
-    float wait_ms = 0.0f, step_ms = 0.0f;
+    float wait_ms = 0.0f, step_ms = 0.0f, expand_ms = 0.0f;
     cudaCheck(cudaEventElapsedTime(&wait_ms, c->wait_begin[buf], c->wait_end[buf]));
     cudaCheck(cudaEventElapsedTime(&step_ms, c->wait_end[buf], c->compute_done[buf]));
+    cudaCheck(cudaEventElapsedTime(&expand_ms, c->wait_end[buf], c->expand_done[buf]));
     c->timing.copy_wait_ms += wait_ms;
     c->timing.step_ms += step_ms;
+    c->timing.expand_ms += expand_ms;
     c->timing.steps++;
     c->step_pending[buf] = 0;
   }
@@ -337,16 +341,17 @@ extern "C" int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight,
                             float *logit, float *T, float *pair_w) {
   cudaStream_t s = c->compute_stream;
   size_t pb = sizeof(float) * c->P;
-  cudaCheck(cudaMemcpyAsync(c->slab[TC_EVAL_BUF], host_slab, c->layout.bytes,
-                            cudaMemcpyHostToDevice, s));
-  if (tc_forward(c, c->slab[TC_EVAL_BUF], pos_weight, 0, TC_EVAL_BUF)) return 1;
-  cudaCheck(cudaMemcpyAsync(c->loss_host + TC_EVAL_BUF, c->loss_dev + TC_EVAL_BUF, sizeof(float),
+  // a dense slab, into the dense buffer: the compute stream orders it after
+  // the last step's reads and before the next step's expansion
+  cudaCheck(cudaMemcpyAsync(c->dense, host_slab, c->layout.bytes, cudaMemcpyHostToDevice, s));
+  if (tc_forward(c, c->dense, pos_weight, 0, TC_EVAL_SLOT)) return TWINCACHE_KERNELS_EDEVICE;
+  cudaCheck(cudaMemcpyAsync(c->loss_host + TC_EVAL_SLOT, c->loss_dev + TC_EVAL_SLOT, sizeof(float),
                             cudaMemcpyDeviceToHost, s));
   cudaCheck(cudaMemcpyAsync(logit, c->logit, pb, cudaMemcpyDeviceToHost, s));
   cudaCheck(cudaMemcpyAsync(T, c->T, pb, cudaMemcpyDeviceToHost, s));
   cudaCheck(cudaMemcpyAsync(pair_w, c->pair_w, pb, cudaMemcpyDeviceToHost, s));
   cudaCheck(cudaStreamSynchronize(s));
-  *loss = c->loss_host[TC_EVAL_BUF];
+  *loss = c->loss_host[TC_EVAL_SLOT];
   return 0;
 }
 
@@ -376,8 +381,9 @@ static int tc_bench_run(void *host, void *dev, size_t bytes, int reps, double *g
   *gb_per_s = ms > 0 ? (double)bytes * reps / (ms * 1e-3) / 1e9 : 0.0;
   rc = 0;
 cleanup:
-  if (rc) fprintf(stderr, "twincache-train: %s:%d: CUDA error in the H2D benchmark: %s\n",
-                  __FILE__, __LINE__, cudaGetErrorString(cudaGetLastError()));
+  if (rc)
+    rc = tc_kernels_fail(__FILE__, __LINE__, "CUDA error in the H2D benchmark: %s",
+                         cudaGetErrorString(cudaGetLastError()));
   if (a) cudaEventDestroy(a);
   if (b) cudaEventDestroy(b);
   return rc;
@@ -389,8 +395,7 @@ extern "C" int tc_cuda_bench_h2d(size_t bytes, int reps, double *gb_per_s) {
   *gb_per_s = 0.0;
   if (cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess ||
       cudaMalloc(&dev, bytes) != cudaSuccess) {
-    fprintf(stderr, "twincache-train: %s:%d: cannot allocate %zu bytes for the H2D benchmark\n",
-            __FILE__, __LINE__, bytes);
+    rc = tc_kernels_fail(__FILE__, __LINE__, "cannot allocate %zu bytes for the H2D benchmark", bytes);
     goto cleanup;
   }
   memset(host, 1, bytes);

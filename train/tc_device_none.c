@@ -1,13 +1,14 @@
 /* tc_device_none.c — tc_device.h when twincache was built without CUDA:
- * no GPU is ever usable, and every entry point fails with one clear line. */
+ * no GPU is ever usable, and every entry point fails with TWINCACHE_EDEVICE
+ * and one clear line for twincache_kernels_last_error. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "tc_device.h"
+#include "tc_kernels_error.h"
 
 static int tc_no_cuda(void) {
-  fprintf(stderr, "twincache-train: built without CUDA (nvcc was not found at configure time)\n");
-  return 1;
+  return tc_kernels_fail(__FILE__, __LINE__, "built without CUDA (nvcc was not found at configure time)");
 }
 
 int tc_cuda_usable(char *why, size_t cap) {
@@ -24,7 +25,7 @@ int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_mode
   return tc_no_cuda();
 }
 void tc_cuda_free(tc_cuda *c) {}
-int tc_cuda_copy(tc_cuda *c, int buf, const void *host_slab) { return tc_no_cuda(); }
+int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch) { return tc_no_cuda(); }
 int tc_cuda_copy_wait(tc_cuda *c, int buf) { return tc_no_cuda(); }
 int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) { return tc_no_cuda(); }
 int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) { return tc_no_cuda(); }

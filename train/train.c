@@ -128,6 +128,7 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
+  if (r->cuda) lo.layout = TWINCACHE_LAYOUT_COMPACT; /* expanded on the GPU */
   twincache_loader_state resume_state = {.seed = r->loader_seed, .next_seq = r->seq0};
   int st = twincache_loader_open(o->cache, &lo, o->resume ? &resume_state : NULL, tl);
   if (st != 0) {
@@ -214,6 +215,9 @@ int main(int argc, char **argv) {
   rc = 0;
 
 cleanup:
+  /* the device layer and the kernels never print: say what failed here */
+  if (rc != 0 && *twincache_kernels_last_error())
+    fprintf(stderr, PROG ": %s\n", twincache_kernels_last_error());
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);

@@ -121,7 +121,7 @@ static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
       float loss, lr = tc_lr_at(&r->optim, s);
       if (next_batch(r, l, &b, ls)) return 1;
       held[0] = b;
-      if (tc_cuda_copy(r->dev, 0, b->slab) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
+      if (tc_cuda_copy(r->dev, 0, b) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
           tc_cuda_step_result(r->dev, 0, &loss) || tc_cuda_copy_wait(r->dev, 0))
         goto cleanup;
       twincache_loader_release(l, b);
@@ -131,13 +131,13 @@ static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
     }
     return 0;
   }
-  if (next_batch(r, l, &held[s & 1], ls) || tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1]->slab))
+  if (next_batch(r, l, &held[s & 1], ls) || tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1]))
     goto cleanup;
   for (; s < r->end_step; s++) {
     int cur = (int)(s & 1), nxt = 1 - cur;
     float lr = tc_lr_at(&r->optim, s), loss;
     if (s + 1 < r->end_step) { /* stage batch s+1 while step s-1 runs */
-      if (next_batch(r, l, &held[nxt], ls) || tc_cuda_copy(r->dev, nxt, held[nxt]->slab))
+      if (next_batch(r, l, &held[nxt], ls) || tc_cuda_copy(r->dev, nxt, held[nxt]))
         goto cleanup;
     }
     if (tc_cuda_step(r->dev, cur, &r->optim, lr, (int)(s + 1))) goto cleanup;

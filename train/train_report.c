@@ -56,9 +56,12 @@ static void print_text(const run *r, const summary *m) {
           "training time\n", m->decode_threads, m->decode_per_thread_s, 100 * m->decode_busy);
   if (r->cuda)
     fprintf(r->text, "data path (%s): compute stream waited on copies %.2f%% of the time "
-            "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies, compute %.2f ms/step\n",
+            "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies (compact, %.0f bytes/graph), "
+            "compute %.2f ms/step (expansion %.3f ms)\n",
             o->sync_copies ? "--sync-copies" : "double-buffered", 100 * m->copy_wait,
-            tm->copy_wait_ms, m->h2d_gb_per_s, tm->copies, tm->steps ? tm->step_ms / tm->steps : 0);
+            tm->copy_wait_ms, m->h2d_gb_per_s, tm->copies,
+            tm->copies ? (double)tm->copy_bytes / ((double)tm->copies * o->batch) : 0,
+            tm->steps ? tm->step_ms / tm->steps : 0, tm->steps ? tm->expand_ms / tm->steps : 0);
   if (v->done)
     fprintf(r->text, "final validation (%" PRIu64 " graphs, %" PRIu64 " pairs): model loss %.4f "
             "AUROC %.4f AUPRC %.4f SHD %.2f  vs |T| baseline AUROC %.4f AUPRC %.4f SHD %.2f\n",
@@ -73,10 +76,13 @@ static void print_json(const run *r, const summary *m) {
   printf("{\"device\": \"%s\", \"steps\": %" PRIu64 ", \"batch\": %u, \"graphs_per_s\": %.2f, "
          "\"ms_per_step\": %.4f, \"host_wait_fraction\": %.6f, \"copy_wait_fraction\": %.6f, "
          "\"h2d_gb_per_s\": %.3f, \"copy_wait_ms\": %.3f, \"compute_ms_per_step\": %.4f, "
-         "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, ",
+         "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, "
+         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, ",
          r->cuda ? "cuda" : "cpu", o->steps, o->batch, m->graphs_per_s, m->ms_per_step, m->host_wait,
          m->copy_wait, m->h2d_gb_per_s, tm->copy_wait_ms, tm->steps ? tm->step_ms / (double)tm->steps : 0.0,
-         m->decode_per_thread_s, m->decode_busy, o->sync_copies ? "true" : "false");
+         m->decode_per_thread_s, m->decode_busy, o->sync_copies ? "true" : "false",
+         tm->steps ? tm->expand_ms / (double)tm->steps : 0.0,
+         tm->copies ? (double)tm->copy_bytes / ((double)tm->copies * o->batch) : 0.0);
   const char *keys[] = {"val_loss", "val_auroc", "val_auprc", "val_shd", "baseline_auroc",
                         "baseline_auprc", "baseline_shd"};
   double vals[] = {v->loss, v->auroc, v->auprc, v->shd, v->base_auroc, v->base_auprc, v->base_shd};
@@ -115,7 +121,10 @@ int train_bench_h2d(const opts *o) {
     return 1;
   }
   double gbs = 0;
-  if (tc_cuda_bench_h2d(lay.bytes, 50, &gbs) != 0) return 1;
+  if (tc_cuda_bench_h2d(lay.bytes, 50, &gbs) != 0) {
+    fprintf(stderr, PROG ": --bench-h2d: %s\n", twincache_kernels_last_error());
+    return 1;
+  }
   if (o->json)
     printf("{\"slab_bytes\": %zu, \"pinned_memcpy_h2d_gb_per_s\": %.3f}\n", lay.bytes, gbs);
   else

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "tc_model.h"
-#include "tc_cuda_check.h"
+#include "tc_kernels_error.h"
 #include "tc_synth.h"
 #include "twincache_kernels_cuda.h"
 
@@ -36,8 +36,8 @@ typedef struct dev {
 
 static float *fbuf(size_t n) {
   float *p = NULL;
-  cudaCheck(cudaMalloc(&p, sizeof(float) * (n ? n : 1)));
-  cudaCheck(cudaMemset(p, 0, sizeof(float) * (n ? n : 1)));
+  cudaCheckOrExit(cudaMalloc(&p, sizeof(float) * (n ? n : 1)));
+  cudaCheckOrExit(cudaMemset(p, 0, sizeof(float) * (n ? n : 1)));
   return p;
 }
 
@@ -50,42 +50,42 @@ static void run_stage(dev *d, int st) {
   const tc_batch_view *b = &d->b;
   switch (st) {
   case ST_EFFECTS:
-    KCHECK(twincache_effects_cuda(d->T, d->observed, b->base, b->inter, b->target, b->node_mask,
+    kernelCheckOrExit(twincache_effects_cuda(d->T, d->observed, b->base, b->inter, b->target, b->node_mask,
                                   b->int_mask, G, b->K, b->S, N, s));
     break;
-  case ST_CORR: KCHECK(twincache_corr_cuda(d->C, b->base, b->node_mask, G, b->S, N, s)); break;
+  case ST_CORR: kernelCheckOrExit(twincache_corr_cuda(d->C, b->base, b->node_mask, G, b->S, N, s)); break;
   case ST_INVERSE:
-    KCHECK(twincache_inverse_cuda(d->W, d->Pc, d->T, d->observed, d->C, b->node_mask, G, N,
+    kernelCheckOrExit(twincache_inverse_cuda(d->W, d->Pc, d->T, d->observed, d->C, b->node_mask, G, N,
                                   d->inv_work, s));
     break;
   case ST_PAIRS:
-    KCHECK(twincache_pair_features_cuda(d->feat, d->pw, d->T, d->observed, d->C, d->W, d->Pc,
+    kernelCheckOrExit(twincache_pair_features_cuda(d->feat, d->pw, d->T, d->observed, d->C, d->W, d->Pc,
                                         b->node_mask, G, N, s));
     break;
   case ST_FWD:
-    KCHECK(twincache_linear_forward_cuda(d->h1pre, d->feat, p + o[0], p + o[1], P, F, H, h, s));
-    KCHECK(twincache_gelu_forward_cuda(d->h1, d->h1pre, (size_t)P * H, s));
-    KCHECK(twincache_linear_forward_cuda(d->h2pre, d->h1, p + o[2], p + o[3], P, H, H, h, s));
-    KCHECK(twincache_gelu_forward_cuda(d->h2, d->h2pre, (size_t)P * H, s));
-    KCHECK(twincache_linear_forward_cuda(d->logit, d->h2, p + o[4], p + o[5], P, H, 1, h, s));
+    kernelCheckOrExit(twincache_linear_forward_cuda(d->h1pre, d->feat, p + o[0], p + o[1], P, F, H, h, s));
+    kernelCheckOrExit(twincache_gelu_forward_cuda(d->h1, d->h1pre, (size_t)P * H, s));
+    kernelCheckOrExit(twincache_linear_forward_cuda(d->h2pre, d->h1, p + o[2], p + o[3], P, H, H, h, s));
+    kernelCheckOrExit(twincache_gelu_forward_cuda(d->h2, d->h2pre, (size_t)P * H, s));
+    kernelCheckOrExit(twincache_linear_forward_cuda(d->logit, d->h2, p + o[4], p + o[5], P, H, 1, h, s));
     break;
   case ST_BCE:
-    KCHECK(twincache_bce_cuda(d->dlogit, d->loss, d->logit, b->adj, d->pw, (size_t)P, 1.0f,
+    kernelCheckOrExit(twincache_bce_cuda(d->dlogit, d->loss, d->logit, b->adj, d->pw, (size_t)P, 1.0f,
                               d->bce_work, s));
     break;
   case ST_BWD:
-    KCHECK(twincache_linear_backward_cuda(d->dh2, g + o[4], g + o[5], d->dlogit, d->h2, p + o[4],
+    kernelCheckOrExit(twincache_linear_backward_cuda(d->dh2, g + o[4], g + o[5], d->dlogit, d->h2, p + o[4],
                                           P, H, 1, h, s));
-    KCHECK(twincache_gelu_backward_cuda(d->dh2, d->h2pre, d->dh2, (size_t)P * H, s));
-    KCHECK(twincache_linear_backward_cuda(d->dh1, g + o[2], g + o[3], d->dh2, d->h1, p + o[2], P,
+    kernelCheckOrExit(twincache_gelu_backward_cuda(d->dh2, d->h2pre, d->dh2, (size_t)P * H, s));
+    kernelCheckOrExit(twincache_linear_backward_cuda(d->dh1, g + o[2], g + o[3], d->dh2, d->h1, p + o[2], P,
                                           H, H, h, s));
-    KCHECK(twincache_gelu_backward_cuda(d->dh1, d->h1pre, d->dh1, (size_t)P * H, s));
-    KCHECK(twincache_linear_backward_cuda(NULL, g + o[0], g + o[1], d->dh1, d->feat, p + o[0], P,
+    kernelCheckOrExit(twincache_gelu_backward_cuda(d->dh1, d->h1pre, d->dh1, (size_t)P * H, s));
+    kernelCheckOrExit(twincache_linear_backward_cuda(NULL, g + o[0], g + o[1], d->dh1, d->feat, p + o[0], P,
                                           F, H, h, s));
     break;
   case ST_ADAMW:
     for (int k = 0; k < TC_MODEL_TENSORS; k++)
-      KCHECK(twincache_adamw_cuda(p + o[k], g + o[k], d->m + o[k], d->v + o[k], d->len[k], 1e-3f,
+      kernelCheckOrExit(twincache_adamw_cuda(p + o[k], g + o[k], d->m + o[k], d->v + o[k], d->len[k], 1e-3f,
                                   0.9f, 0.999f, 1e-8f, 1e-4f, 1 + k, s));
     break;
   }
@@ -99,19 +99,19 @@ static int cmp_float(const void *a, const void *b) {
 // Median event time (ms) of R runs of stages [first, last].
 static float time_stages(dev *d, int first, int last, int R, float *scratch) {
   cudaEvent_t a, z;
-  cudaCheck(cudaEventCreate(&a));
-  cudaCheck(cudaEventCreate(&z));
+  cudaCheckOrExit(cudaEventCreate(&a));
+  cudaCheckOrExit(cudaEventCreate(&z));
   for (int w = 0; w < 3; w++) // warm-up: module load, cuBLAS heuristics
     for (int st = first; st <= last; st++) run_stage(d, st);
   for (int r = 0; r < R; r++) {
-    cudaCheck(cudaEventRecord(a, d->s));
+    cudaCheckOrExit(cudaEventRecord(a, d->s));
     for (int st = first; st <= last; st++) run_stage(d, st);
-    cudaCheck(cudaEventRecord(z, d->s));
-    cudaCheck(cudaEventSynchronize(z));
-    cudaCheck(cudaEventElapsedTime(&scratch[r], a, z));
+    cudaCheckOrExit(cudaEventRecord(z, d->s));
+    cudaCheckOrExit(cudaEventSynchronize(z));
+    cudaCheckOrExit(cudaEventElapsedTime(&scratch[r], a, z));
   }
-  cudaCheck(cudaEventDestroy(a));
-  cudaCheck(cudaEventDestroy(z));
+  cudaCheckOrExit(cudaEventDestroy(a));
+  cudaCheckOrExit(cudaEventDestroy(z));
   qsort(scratch, (size_t)R, sizeof(float), cmp_float);
   return scratch[R / 2];
 }
@@ -121,25 +121,25 @@ static float time_stages(dev *d, int first, int last, int R, float *scratch) {
 static float time_graph(dev *d, int R, float *scratch) {
   cudaGraph_t g;
   cudaGraphExec_t ge;
-  cudaCheck(cudaStreamBeginCapture(d->s, cudaStreamCaptureModeThreadLocal));
+  cudaCheckOrExit(cudaStreamBeginCapture(d->s, cudaStreamCaptureModeThreadLocal));
   for (int st = 0; st < ST_COUNT; st++) run_stage(d, st);
-  cudaCheck(cudaStreamEndCapture(d->s, &g));
-  cudaCheck(cudaGraphInstantiate(&ge, g, 0));
+  cudaCheckOrExit(cudaStreamEndCapture(d->s, &g));
+  cudaCheckOrExit(cudaGraphInstantiate(&ge, g, 0));
   cudaEvent_t a, z;
-  cudaCheck(cudaEventCreate(&a));
-  cudaCheck(cudaEventCreate(&z));
-  for (int w = 0; w < 3; w++) cudaCheck(cudaGraphLaunch(ge, d->s));
+  cudaCheckOrExit(cudaEventCreate(&a));
+  cudaCheckOrExit(cudaEventCreate(&z));
+  for (int w = 0; w < 3; w++) cudaCheckOrExit(cudaGraphLaunch(ge, d->s));
   for (int r = 0; r < R; r++) {
-    cudaCheck(cudaEventRecord(a, d->s));
-    cudaCheck(cudaGraphLaunch(ge, d->s));
-    cudaCheck(cudaEventRecord(z, d->s));
-    cudaCheck(cudaEventSynchronize(z));
-    cudaCheck(cudaEventElapsedTime(&scratch[r], a, z));
+    cudaCheckOrExit(cudaEventRecord(a, d->s));
+    cudaCheckOrExit(cudaGraphLaunch(ge, d->s));
+    cudaCheckOrExit(cudaEventRecord(z, d->s));
+    cudaCheckOrExit(cudaEventSynchronize(z));
+    cudaCheckOrExit(cudaEventElapsedTime(&scratch[r], a, z));
   }
-  cudaCheck(cudaEventDestroy(a));
-  cudaCheck(cudaEventDestroy(z));
-  cudaCheck(cudaGraphExecDestroy(ge));
-  cudaCheck(cudaGraphDestroy(g));
+  cudaCheckOrExit(cudaEventDestroy(a));
+  cudaCheckOrExit(cudaEventDestroy(z));
+  cudaCheckOrExit(cudaGraphExecDestroy(ge));
+  cudaCheckOrExit(cudaGraphDestroy(g));
   qsort(scratch, (size_t)R, sizeof(float), cmp_float);
   return scratch[R / 2];
 }
@@ -162,33 +162,33 @@ int main(int argc, char **argv) {
   dev d = {0};
   d.G = G, d.K = N, d.S = S, d.N = N, d.P = G * N * N;
   void *slab = NULL;
-  cudaCheck(cudaMalloc(&slab, y.layout.bytes));
-  cudaCheck(cudaMemcpy(slab, y.slab, y.layout.bytes, cudaMemcpyHostToDevice));
+  cudaCheckOrExit(cudaMalloc(&slab, y.layout.bytes));
+  cudaCheckOrExit(cudaMemcpy(slab, y.slab, y.layout.bytes, cudaMemcpyHostToDevice));
   tc_batch_view_init(&d.b, &y.layout, slab);
   tc_model *m = tc_model_create(1);
   if (!m) return 1;
   for (int k = 0; k < TC_MODEL_TENSORS; k++) d.off[k] = m->off[k], d.len[k] = m->len[k];
   d.params = fbuf(m->n_params), d.grads = fbuf(m->n_params);
   d.m = fbuf(m->n_params), d.v = fbuf(m->n_params);
-  cudaCheck(cudaMemcpy(d.params, m->params, sizeof(float) * m->n_params, cudaMemcpyHostToDevice));
+  cudaCheckOrExit(cudaMemcpy(d.params, m->params, sizeof(float) * m->n_params, cudaMemcpyHostToDevice));
   size_t P = (size_t)d.P, PH = P * TC_MODEL_H;
   d.T = fbuf(P), d.C = fbuf(P), d.W = fbuf(P), d.Pc = fbuf(P), d.pw = fbuf(P);
   d.logit = fbuf(P), d.dlogit = fbuf(P), d.feat = fbuf(P * TC_MODEL_F), d.loss = fbuf(1);
   d.h1pre = fbuf(PH), d.h1 = fbuf(PH), d.h2pre = fbuf(PH), d.h2 = fbuf(PH);
   d.dh1 = fbuf(PH), d.dh2 = fbuf(PH);
-  cudaCheck(cudaMalloc(&d.observed, (size_t)G * N));
-  cudaCheck(cudaMalloc(&d.inv_work, twincache_inverse_cuda_work_bytes(G, N)));
-  cudaCheck(cudaMalloc(&d.bce_work, twincache_bce_cuda_work_bytes(P)));
-  cudaCheck(cudaStreamCreate(&d.s));
+  cudaCheckOrExit(cudaMalloc(&d.observed, (size_t)G * N));
+  cudaCheckOrExit(cudaMalloc(&d.inv_work, twincache_inverse_cuda_work_bytes(G, N)));
+  cudaCheckOrExit(cudaMalloc(&d.bce_work, twincache_bce_cuda_work_bytes(P)));
+  cudaCheckOrExit(cudaStreamCreate(&d.s));
   void *cublas_work = NULL; // fixed workspace: nothing allocated during graph capture
-  cudaCheck(cudaMalloc(&cublas_work, 32u << 20));
+  cudaCheckOrExit(cudaMalloc(&cublas_work, 32u << 20));
   if (cublasCreate(&d.cublas) != CUBLAS_STATUS_SUCCESS ||
       cublasSetWorkspace(d.cublas, cublas_work, 32u << 20) != CUBLAS_STATUS_SUCCESS)
     return 1;
   float *scratch = (float *)malloc(sizeof(float) * R);
 
   cudaDeviceProp prop;
-  cudaCheck(cudaGetDeviceProperties(&prop, 0));
+  cudaCheckOrExit(cudaGetDeviceProperties(&prop, 0));
   printf("%s: G=%d graphs, N=%d nodes, K=%d, S=%d samples, %d pairs; median of %d runs\n",
          prop.name, G, N, N, S, d.P, R);
   float stage_ms[ST_COUNT], sum = 0;

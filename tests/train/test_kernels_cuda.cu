@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tc_cuda_check.h"
+#include "tc_kernels_error.h"
 #include "tc_synth.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"
@@ -21,15 +21,15 @@ static int failures = 0;
 
 static void *up(const void *host, size_t bytes) {
   void *d = NULL;
-  cudaCheck(cudaMalloc(&d, bytes ? bytes : 1));
-  if (host) cudaCheck(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  cudaCheckOrExit(cudaMalloc(&d, bytes ? bytes : 1));
+  if (host) cudaCheckOrExit(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
   return d;
 }
 
 static void compare_f(const char *what, const float *dev, const float *ref, size_t n) {
   float *h = (float *)malloc(sizeof(float) * (n ? n : 1));
-  cudaCheck(cudaDeviceSynchronize());
-  cudaCheck(cudaMemcpy(h, dev, sizeof(float) * n, cudaMemcpyDeviceToHost));
+  cudaCheckOrExit(cudaDeviceSynchronize());
+  cudaCheckOrExit(cudaMemcpy(h, dev, sizeof(float) * n, cudaMemcpyDeviceToHost));
   double worst = 0;
   size_t at = 0;
   for (size_t i = 0; i < n; i++) {
@@ -47,8 +47,8 @@ static void compare_f(const char *what, const float *dev, const float *ref, size
 
 static void compare_u8(const char *what, const uint8_t *dev, const uint8_t *ref, size_t n) {
   uint8_t *h = (uint8_t *)malloc(n ? n : 1);
-  cudaCheck(cudaDeviceSynchronize());
-  cudaCheck(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
+  cudaCheckOrExit(cudaDeviceSynchronize());
+  cudaCheckOrExit(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) bad += h[i] != ref[i];
   printf("%-22s n=%-8zu mismatches %zu %s\n", what, n, bad, bad ? "FAIL" : "ok");
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
   uint8_t *s8 = (uint8_t *)y.slab;
   uint8_t *dslab = (uint8_t *)up(y.slab, l->bytes);
   cudaStream_t st;
-  cudaCheck(cudaStreamCreate(&st));
+  cudaCheckOrExit(cudaStreamCreate(&st));
   cublasHandle_t cb;
   if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 1;
   size_t gnn = (size_t)G * N * N, P = gnn;
@@ -98,17 +98,17 @@ int main(int argc, char **argv) {
   // device: each kernel from the same inputs
   float *dT = (float *)up(NULL, 4 * gnn), *dC = (float *)up(NULL, 4 * gnn);
   uint8_t *dob = (uint8_t *)up(NULL, (size_t)G * N);
-  KCHECK(twincache_effects_cuda(dT, dob, (const float *)(dslab + l->base), (const float *)(dslab + l->inter_off),
+  kernelCheckOrExit(twincache_effects_cuda(dT, dob, (const float *)(dslab + l->base), (const float *)(dslab + l->inter_off),
                                 dslab + l->target, dslab + l->node_mask, dslab + l->int_mask, G, K, S, N, st));
   compare_f("effects T", dT, T, gnn);
   compare_u8("effects observed", dob, ob, (size_t)G * N);
-  KCHECK(twincache_corr_cuda(dC, (const float *)(dslab + l->base), dslab + l->node_mask, G, S, N, st));
+  kernelCheckOrExit(twincache_corr_cuda(dC, (const float *)(dslab + l->base), dslab + l->node_mask, G, S, N, st));
   compare_f("corr C", dC, C, gnn);
   float *dTin = (float *)up(T, 4 * gnn), *dCin = (float *)up(C, 4 * gnn);
   uint8_t *dobin = (uint8_t *)up(ob, (size_t)G * N);
   float *dW = (float *)up(NULL, 4 * gnn), *dPc = (float *)up(NULL, 4 * gnn);
   void *work = up(NULL, twincache_inverse_cuda_work_bytes(G, N));
-  KCHECK(twincache_inverse_cuda(dW, dPc, dTin, dobin, dCin, dslab + l->node_mask, G, N, work, st));
+  kernelCheckOrExit(twincache_inverse_cuda(dW, dPc, dTin, dobin, dCin, dslab + l->node_mask, G, N, work, st));
   compare_f("inverse W_hat", dW, W, gnn);
   compare_f("inverse Pc", dPc, Pc, gnn);
   {
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
     float *dW2 = (float *)up(NULL, 4 * n2), *dP2 = (float *)up(NULL, 4 * n2);
     uint8_t *dob2 = (uint8_t *)up(ob2, (size_t)G2 * N2), *dnm2 = (uint8_t *)up(nm2, (size_t)G2 * N2);
     void *work2 = up(NULL, twincache_inverse_cuda_work_bytes(G2, N2));
-    KCHECK(twincache_inverse_cuda(dW2, dP2, dT2, dob2, dC2, dnm2, G2, N2, work2, st));
+    kernelCheckOrExit(twincache_inverse_cuda(dW2, dP2, dT2, dob2, dC2, dnm2, G2, N2, work2, st));
     printf("inverse at N=%d (global scratch of %zu bytes)\n", N2, twincache_inverse_cuda_work_bytes(G2, N2));
     compare_f("inverse W_hat, big N", dW2, W2, n2);
     compare_f("inverse Pc, big N", dP2, P2, n2);
@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
   }
   float *dWin = (float *)up(W, 4 * gnn), *dPcin = (float *)up(Pc, 4 * gnn);
   float *dfeat = (float *)up(NULL, 4 * gnn * F), *dpw = (float *)up(NULL, 4 * gnn);
-  KCHECK(twincache_pair_features_cuda(dfeat, dpw, dTin, dobin, dCin, dWin, dPcin, dslab + l->node_mask, G, N, st));
+  kernelCheckOrExit(twincache_pair_features_cuda(dfeat, dpw, dTin, dobin, dCin, dWin, dPcin, dslab + l->node_mask, G, N, st));
   compare_f("pair features", dfeat, feat, gnn * F);
   compare_f("pair weights", dpw, pw, gnn);
   // MLP layer F -> H, GELU, H -> 1, BCE, backward, AdamW on random weights
@@ -154,20 +154,20 @@ int main(int argc, char **argv) {
   twincache_linear_forward_cpu(h1, feat, w1, b1, (int)P, F, H);
   float *dw1d = (float *)up(w1, 4 * H * F), *db1d = (float *)up(b1, 4 * H), *dh1 = (float *)up(NULL, 4 * P * H);
   float *dfeatin = (float *)up(feat, 4 * gnn * F);
-  KCHECK(twincache_linear_forward_cuda(dh1, dfeatin, dw1d, db1d, (int)P, F, H, cb, st));
+  kernelCheckOrExit(twincache_linear_forward_cuda(dh1, dfeatin, dw1d, db1d, (int)P, F, H, cb, st));
   compare_f("linear forward", dh1, h1, P * H);
   twincache_gelu_forward_cpu(g1, h1, P * H);
   float *dh1in = (float *)up(h1, 4 * P * H), *dg1 = (float *)up(NULL, 4 * P * H);
-  KCHECK(twincache_gelu_forward_cuda(dg1, dh1in, P * H, st));
+  kernelCheckOrExit(twincache_gelu_forward_cuda(dg1, dh1in, P * H, st));
   compare_f("gelu forward", dg1, g1, P * H);
   float *gb = (float *)malloc(4 * P * H);
   twincache_gelu_backward_cpu(gb, h1, dh, P * H);
   float *ddh = (float *)up(dh, 4 * P * H), *dgb = (float *)up(NULL, 4 * P * H);
-  KCHECK(twincache_gelu_backward_cuda(dgb, dh1in, ddh, P * H, st));
+  kernelCheckOrExit(twincache_gelu_backward_cuda(dgb, dh1in, ddh, P * H, st));
   compare_f("gelu backward", dgb, gb, P * H);
   twincache_linear_backward_cpu(din, dw1, db1, dh, feat, w1, (int)P, F, H);
   float *ddin = (float *)up(NULL, 4 * P * F), *ddw = (float *)up(NULL, 4 * H * F), *ddb = (float *)up(NULL, 4 * H);
-  KCHECK(twincache_linear_backward_cuda(ddin, ddw, ddb, ddh, dfeatin, dw1d, (int)P, F, H, cb, st));
+  kernelCheckOrExit(twincache_linear_backward_cuda(ddin, ddw, ddb, ddh, dfeatin, dw1d, (int)P, F, H, cb, st));
   compare_f("linear backward din", ddin, din, P * F);
   compare_f("linear backward dw", ddw, dw1, (size_t)H * F);
   compare_f("linear backward db", ddb, db1, H);
@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
   float *dlogit_in = (float *)up(logit, 4 * P), *ddl = (float *)up(NULL, 4 * P), *dloss = (float *)up(NULL, 4);
   void *bwork = up(NULL, twincache_bce_cuda_work_bytes(P));
   float *dpwin = (float *)up(pw, 4 * P);
-  KCHECK(twincache_bce_cuda(ddl, dloss, dlogit_in, dslab + l->adj, dpwin, P, 1.7f, bwork, st));
+  kernelCheckOrExit(twincache_bce_cuda(ddl, dloss, dlogit_in, dslab + l->adj, dpwin, P, 1.7f, bwork, st));
   compare_f("bce loss", dloss, &loss, 1);
   compare_f("bce dlogit", ddl, dl, P);
   {
@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
     float *dlg2 = (float *)up(lg2, 4 * P2), *dpw2 = (float *)up(pw2, 4 * P2), *ddl2 = (float *)up(NULL, 4 * P2);
     uint8_t *dadj2 = (uint8_t *)up(adj2, P2);
     void *bwork2 = up(NULL, twincache_bce_cuda_work_bytes(P2));
-    KCHECK(twincache_bce_cuda(ddl2, dloss, dlg2, dadj2, dpw2, P2, 0.8f, bwork2, st));
+    kernelCheckOrExit(twincache_bce_cuda(ddl2, dloss, dlg2, dadj2, dpw2, P2, 0.8f, bwork2, st));
     compare_f("bce loss, many pairs", dloss, &loss2, 1);
     compare_f("bce dlogit, many", ddl2, dl2, P2);
     free(lg2), free(pw2), free(dl2), free(adj2);
@@ -210,12 +210,12 @@ int main(int argc, char **argv) {
   }
   float *dp = (float *)up(p, 4 * n), *dg = (float *)up(g, 4 * n), *dm = (float *)up(m, 4 * n), *dv = (float *)up(v, 4 * n);
   twincache_adamw_cpu(p, g, m, v, n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, t);
-  KCHECK(twincache_adamw_cuda(dp, dg, dm, dv, n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, t, st));
+  kernelCheckOrExit(twincache_adamw_cuda(dp, dg, dm, dv, n, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, t, st));
   compare_f("adamw param", dp, p, n);
   compare_f("adamw m", dm, m, n);
   compare_f("adamw v", dv, v, n);
-  cudaCheck(cudaStreamSynchronize(st));
-  cudaCheck(cudaGetLastError());
+  cudaCheckOrExit(cudaStreamSynchronize(st));
+  cudaCheckOrExit(cudaGetLastError());
   // the test process exits right after: device memory is released with the context
   cublasDestroy(cb);
   cudaStreamDestroy(st);
