@@ -78,8 +78,11 @@ function(twincache_add_install_surface)
           DESTINATION ${cmakedir})
 
   # pkg-config: the shared library; --static adds what the archives need.
+  # Relocatable: the prefix is found from the .pc file's own place.
+  file(RELATIVE_PATH pc_up ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+  string(REGEX REPLACE "/$" "" pc_up "${pc_up}")
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/twincache.pc.in
-       "prefix=@CMAKE_INSTALL_PREFIX@\n"
+       "prefix=\${pcfiledir}/${pc_up}\n"
        "libdir=\${prefix}/@CMAKE_INSTALL_LIBDIR@\n"
        "includedir=\${prefix}/@CMAKE_INSTALL_INCLUDEDIR@\n\n"
        "Name: twincache\n"

@@ -10,8 +10,8 @@ and summary go to this process's stderr as they are printed (progress=False
 passes --quiet). Rerunning the same call resumes an interrupted cache.
 
 The program is found, first match wins: $TWINCACHE_GEN; next to the library
-(same folder, or ../bin of an installed prefix); the build tree holding the
-library; PATH.
+(same folder, ../bin of an installed prefix, or the gen/, tools/, train/
+folders of the build tree holding the library); PATH.
 """
 import os
 import shutil
@@ -27,7 +27,9 @@ def find_program(name="twincache-gen"):
     if env:
         return env
     libdir = os.path.dirname(os.path.realpath(_capi.library_path))
-    for cand in (os.path.join(libdir, name), os.path.join(libdir, "..", "bin", name)):
+    # installed: PREFIX/lib/../bin; build tree: the programs' component folders
+    for sub in (".", os.path.join("..", "bin"), "gen", "tools", "train"):
+        cand = os.path.join(libdir, sub, name)
         if os.access(cand, os.X_OK):
             return os.path.normpath(cand)
     found = shutil.which(name)
