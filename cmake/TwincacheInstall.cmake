@@ -33,7 +33,10 @@ function(twincache_add_install_surface)
   # (the Python binding uses the public API only).
   set(map ${CMAKE_CURRENT_BINARY_DIR}/twincache.map)
   file(WRITE ${map} "{\n  global: twincache_*;\n  local: *;\n};\n")
-  target_link_options(twincache PRIVATE "LINKER:--version-script=${map}" "LINKER:--no-undefined")
+  target_link_options(twincache PRIVATE "LINKER:--version-script=${map}")
+  if(TWINCACHE_SANITIZE STREQUAL "")  # sanitizer runtimes may come from the executable
+    target_link_options(twincache PRIVATE "LINKER:--no-undefined")
+  endif()
   set_target_properties(twincache PROPERTIES
     VERSION ${PROJECT_VERSION}
     SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}  # 0.x: minor breaks ABI
