@@ -155,6 +155,8 @@ def main():
     ap.add_argument("--eval-graphs", type=int, default=0, help="hold out the cache's last graphs")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data-only", action="store_true",
+                    help="no model: how fast the data source alone delivers batches (on the device)")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     cuda = torch.cuda.is_available()
@@ -180,6 +182,8 @@ def main():
 
     def step(b):
         get = (lambda k: b[k].to(dev, non_blocking=True)) if a.data == "onthefly" else (lambda k: b[k])
+        if a.data_only:
+            return get("base").sum() + get("inter").sum()
         x, flag, nm, rm = model_inputs(get("base"), get("inter"), get("target"), get("int_mask"),
                                        get("node_mask"), a.rows)
         amp = torch.autocast(device_type="cuda", dtype=torch.bfloat16) if cuda else nullcontext()

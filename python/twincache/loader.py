@@ -93,7 +93,9 @@ class _Core:
     """One open C loader and the Python-owned memory of its slots."""
 
     def __init__(self, bpath, opts, state, pin):
-        self.lock = threading.Lock()
+        # re-entrant: a batch dropped by the garbage collector while this
+        # thread is inside release/close releases through here again
+        self.lock = threading.RLock()
         self.handle = ctypes.c_void_p()
         self.slabs = {}  # aligned address -> (keep object, numpy uint8 view of the slab)
         self.pin = pin
@@ -149,9 +151,9 @@ class _Core:
 
     def close(self):
         with self.lock:
-            if self.handle:
-                C.loader_close(self.handle)
-                self.handle = ctypes.c_void_p()
+            h, self.handle = self.handle, ctypes.c_void_p()
+            if h:  # releases arriving during the C close (free callbacks, GC) see no handle
+                C.loader_close(h)
 
 
 class Batch:
