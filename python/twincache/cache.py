@@ -115,6 +115,20 @@ class Cache:
                   f"{self.path}: graph {i}")
             return self._copy(g)
 
+    def frame(self, i):
+        """The raw, still encoded bytes of graph i's frame (for tools and tests)."""
+        i = int(i)
+        if not 0 <= i < self._count:
+            raise IndexError(f"graph index {i} out of range: the cache holds {self._count} graphs")
+        ptr, size = ctypes.c_void_p(), ctypes.c_size_t()
+        with self._lock:
+            check(C.cache_read_frame(self._h, i, ctypes.byref(ptr), ctypes.byref(size)),
+                  f"{self.path}: graph {i}")
+        try:
+            return ctypes.string_at(ptr, size.value)
+        finally:
+            C.libc_free(ptr)
+
     def _copy(self, g):
         n, s, k, h, ld, lda = g.n_nodes, g.n_samples, g.n_inter, g.n_hidden, g.ld, g.ld_adj
         base = _array(g.base, s * ld, np.float32).reshape(s, ld)[:, :n].copy()
