@@ -381,6 +381,7 @@ class Loader(_Base):
         self._core = _Core(self._bpath, self._options(), state, self.pin_memory)
         lay = self._core.layout
         self.layout = {f: getattr(lay, f) for f, _ in C.BatchLayout._fields_}
+        self._make_specs(lay)
         self.slot_count = self.slots or 2 * self.threads + 2
         self._next_seq = state.next_seq if state else 0
         if self.device is not None and self._stage is None:
@@ -477,43 +478,49 @@ class Loader(_Base):
         C.loader_get_state(self._core.handle, ctypes.byref(s))
         return s.next_seq
 
+    def _make_specs(self, lay):
+        """Per loader, once: (name, offset, shape, numpy dtype, torch dtype, bytes)."""
+        specs = []
+        for name, field, dtype, code in C.BATCH_ARRAYS:
+            shape = _shape(code, lay)
+            dt = np.dtype(dtype)
+            nbytes = int(np.prod(shape)) * dt.itemsize
+            tdt = None
+            if torch is not None:
+                tdt = {"float32": torch.float32, "uint8": torch.uint8, "uint64": torch.int64}[dtype]
+            specs.append((name, int(getattr(lay, field)), shape, dt, tdt, nbytes))
+        self._specs = specs
+        self._offsets = {sp[0]: sp[1] for sp in specs}
+        self._i64 = {sp[0] for sp in specs if sp[3] == np.uint64}
+
     def _wrap(self, core, out):
         b = out.contents
-        lay = b.layout
+        slab, nbytes = b.slab, self.layout["bytes"]
         hold = _Hold(core, out)
-        keep, raw = core.slabs[b.slab]
-        mem = np.asarray(_Memory(b.slab, lay.bytes, keep, hold))
-        views, offsets = {}, {}
-        for name, field, dtype, code in C.BATCH_ARRAYS:
-            off = getattr(lay, field)
-            shape = _shape(code, lay)
-            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-            views[name] = mem[off:off + nbytes].view(dtype).reshape(shape)
-            offsets[name] = off
-        if self.output == "torch":
-            fields = {n: torch.from_numpy(v.view(np.int64) if v.dtype == np.uint64 else v)
+        keep, raw = core.slabs[slab]
+        mem = np.asarray(_Memory(slab, nbytes, keep, hold))
+        views = {name: np.ndarray(shape, dt, mem, off) for name, off, shape, dt, _, _ in self._specs}
+        if self.output == "torch":  # torch has no uint64: graph_id is an int64 view
+            from_numpy, i64 = torch.from_numpy, self._i64
+            fields = {n: from_numpy(v) if n not in i64 else from_numpy(v.view(np.int64))
                       for n, v in views.items()}
         else:
             fields = views
-        batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, b.slab, offsets)
+        batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, slab, self._offsets)
         if self._stage is not None:
-            mt = torch.from_numpy(mem)
-            if self.pin_memory and keep is not None and isinstance(keep, torch.Tensor):
+            if isinstance(keep, torch.Tensor):
                 # the pinned tensor itself, sliced: torch then knows it is pinned
-                start = b.slab - keep.data_ptr()
-                mt = keep[start:start + lay.bytes]
-            batch._memory_tensor = mt
+                start = slab - keep.data_ptr()
+                batch._memory_tensor = keep[start:start + nbytes]
+            else:
+                batch._memory_tensor = torch.from_numpy(mem)
         return batch
 
     def _device_batch(self, buf, host):
-        fields = {}
-        for name, field, dtype, code in C.BATCH_ARRAYS:
-            off = host.offsets[name]
-            shape = _shape(code, self._core.layout)
-            tdt = {"float32": torch.float32, "uint8": torch.uint8, "uint64": torch.int64}[dtype]
-            n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-            fields[name] = buf[off:off + n].view(tdt).view(shape)
-        return Batch(fields, {}, host.seq, host.epoch, host.n_graphs, None, buf.data_ptr(), host.offsets)
+        fields = {name: buf[off:off + n].view(tdt).view(shape)
+                  for name, off, shape, _, tdt, n in self._specs}
+        return Batch(fields, {}, host.seq, host.epoch, host.n_graphs, None, buf.data_ptr(),
+                     self._offsets)
 
     def next_batch(self):
         """The next batch of the stream, or None when the epochs are done.
