@@ -225,10 +225,10 @@ class _DeviceStage:
     overlaps the caller's compute. Before a buffer is overwritten, the copy
     stream waits on an event recorded on the caller's (compute) stream when
     the next-but-one batch was asked for: all work the caller queued on the
-    old batch comes before it. So a device batch stays valid until two more
-    batches have been taken (the loop variable of the previous iteration may
-    still be read): clone() what you keep longer. The host slot is held until
-    its copy is done."""
+    old batch comes before it. So a device batch is valid until the next batch
+    is taken, in stream order: work queued on it before asking for the next
+    one is safe (as for a C batch until the next next()); clone() what you
+    keep longer. The host slot is held until its copy is done."""
 
     def __init__(self, device, nbytes):
         self.device = torch.device(device)
