@@ -3,7 +3,9 @@
 # Idempotent: installs only what is missing. Run as root or with sudo.
 set -euo pipefail
 
-need=(build-essential cmake pkg-config libzstd-dev liblmdb-dev libigraph-dev)
+# The Python binding's tests run under Debian's /usr/bin/python3 with these.
+need=(build-essential cmake pkg-config libzstd-dev liblmdb-dev libigraph-dev
+      python3 python3-numpy python3-torch python3-pytest)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,9 @@
 #   build/asan     AddressSanitizer + UndefinedBehaviorSanitizer, every test
 #   build/tsan     ThreadSanitizer, the tests labelled "threaded"
 # GPU tests exit 77 (skipped) on a machine without a usable GPU.
+# The Python binding's tests (ctest "python_binding", /usr/bin/python3 +
+# pytest) run in build/release; the sanitizer builds skip them (an ASan .so
+# inside Python would need the runtime LD_PRELOADed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +26,7 @@ configure_and_build() {
 }
 mkdir -p build
 
-configure_and_build build/release -DTWINCACHE_TESTS=ON
+configure_and_build build/release -DTWINCACHE_TESTS=ON -DTWINCACHE_PYTHON=/usr/bin/python3
 echo "== tests: release"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 

@@ -1,0 +1,35 @@
+/* abi.c — sizes and offsets of the public structs the Python binding mirrors
+ * in ctypes (python/twincache/_capi.py). The binding compares them at import,
+ * so a struct that changes in a header without its mirror fails loudly
+ * instead of reading the wrong bytes. Only the shared library uses this. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "twincache_loader.h"
+
+/* The facts, in this order; the binding checks each one by position. */
+static const uint64_t abi_facts[] = {
+    sizeof(twincache_dims),
+    sizeof(twincache_stats),
+    sizeof(twincache_graph),
+    sizeof(twincache_batch_layout),
+    sizeof(twincache_batch),
+    offsetof(twincache_batch, slab),
+    offsetof(twincache_batch, n_graphs),
+    offsetof(twincache_batch, internal_),
+    sizeof(twincache_loader_options),
+    offsetof(twincache_loader_options, alloc),
+    offsetof(twincache_loader_options, corrupt_user),
+    sizeof(twincache_loader_state),
+    sizeof(twincache_loader_stats),
+};
+
+/* Copies up to cap facts into out (out may be NULL when cap is 0) and
+ * returns how many facts there are. Thread-safe, no allocation. */
+uint32_t twincache_abi_sizes(uint64_t *out, uint32_t cap);
+
+uint32_t twincache_abi_sizes(uint64_t *out, uint32_t cap) {
+  uint32_t n = (uint32_t)(sizeof abi_facts / sizeof abi_facts[0]);
+  for (uint32_t i = 0; i < n && i < cap; i++) out[i] = abi_facts[i];
+  return n;
+}

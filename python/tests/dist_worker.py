@@ -1,0 +1,43 @@
+"""One rank of test_distributed: torch.distributed (gloo) is initialised from
+the environment, so twincache.Loader takes its rank and world size from it.
+Reads this rank's shard of one epoch, trains a tiny model one step per batch
+with gradients all-reduced, and prints one JSON line."""
+import json
+import sys
+
+import torch
+import torch.distributed as dist
+
+import twincache
+
+
+def main(cache):
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    loader = twincache.Loader(cache, batch_size=32, seed=5, threads=1)
+    model = torch.nn.Linear(7, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    ids, steps = [], 0
+    n_batches = torch.tensor([len(loader)])
+    dist.all_reduce(n_batches, op=dist.ReduceOp.MIN)  # equal step counts on every rank
+    for b in loader:
+        ids += b.graph_id[:b.n_graphs].tolist()
+        if steps >= n_batches.item():
+            continue
+        loss = model(b.base.mean(dim=1)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+        opt.step()
+        steps += 1
+    w = torch.cat([p.detach().flatten() for p in model.parameters()])
+    print(json.dumps({"rank": loader.rank, "world": loader.world_size, "ids": ids,
+                      "steps": steps, "weights": w.tolist()}))
+    loader.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

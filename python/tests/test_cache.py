@@ -1,0 +1,67 @@
+"""twincache.Cache against the C tools, and its errors."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import twincache
+
+
+def test_facts(cache_path):
+    with twincache.Cache(cache_path) as c:
+        assert len(c) == 600
+        assert c.dims["max_nodes"] == 7 and c.dims["samples"] == 8 and c.dims["graphs"] == 600
+        assert c.config["seed"] == 3 and c.config["nodes_max"] == 7
+        assert c.stats["nodes"] > 0 and c.stats["frame_bytes"] > 0
+        assert c[-1].index == 599
+
+
+@pytest.mark.parametrize("index", [0, 3, 77, 311, 599])
+def test_graph_equals_inspect_json(cache_path, inspect_exe, index):
+    out = subprocess.run([inspect_exe, "show", cache_path, str(index), "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    want = json.loads(out)
+    with twincache.Cache(cache_path) as c:
+        g = c[index]
+    assert g.index == want["index"] and g.n_nodes == want["n_nodes"]
+    assert g.n_inter == want["n_inter"] and g.mechanism == want["mechanism"]
+    f32 = lambda v: np.asarray(v, dtype=np.float32)  # noqa: E731
+    np.testing.assert_array_equal(g.adj, np.asarray(want["adjacency"], dtype=np.uint8))
+    np.testing.assert_array_equal(g.weight, f32(want["weights"]))
+    np.testing.assert_array_equal(g.noise_scale, f32(want["noise_scale"]))
+    np.testing.assert_array_equal(g.target, np.asarray(want["targets"]))
+    assert [twincache.cache.KINDS[k] for k in g.kind] == want["kinds"]
+    np.testing.assert_array_equal(g.value, f32(want["values"]))
+    np.testing.assert_array_equal(g.base, f32(want["base"]))
+    np.testing.assert_array_equal(g.inter, f32(want["inter"]).reshape(g.inter.shape))
+
+
+def test_errors(cache_path, tmp_root):
+    with pytest.raises(twincache.NotFound):
+        twincache.Cache(os.path.join(tmp_root, "no-such-cache"))
+    empty = os.path.join(tmp_root, "empty-dir")
+    os.makedirs(empty, exist_ok=True)
+    with pytest.raises(twincache.NotACache) as e:
+        twincache.Cache(empty)
+    assert e.value.code == -12 and twincache.strerror(-12) in str(e.value)
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.Cache(42)
+    with twincache.Cache(cache_path) as c:
+        with pytest.raises(IndexError):
+            c[600]
+        with pytest.raises(TypeError):
+            c["1"]
+    with pytest.raises(ValueError):
+        c[0]  # closed
+    assert issubclass(twincache.NotACache, twincache.Error)
+
+
+def test_generate(tmp_root):
+    out = os.path.join(tmp_root, "gen-cache")
+    twincache.generate(out, graphs=20, nodes=(4, 6), samples=4, seed=9, threads=1, progress=False)
+    with twincache.Cache(out) as c:
+        assert len(c) == 20 and c.dims["max_nodes"] == 6
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.generate(os.path.join(tmp_root, "bad"), graphs=20, no_such_flag=3, progress=False)

@@ -1,0 +1,24 @@
+"""twincache — pre-built causal-discovery training data for PyTorch.
+
+    import twincache
+    for batch in twincache.Loader("cache.lmdb", batch_size=256, device="cuda"):
+        loss = model(batch.base, batch.inter, batch.target).loss(batch.adj)
+
+Pure Python over libtwincache.so (ctypes); see _capi for how the library is
+found (TWINCACHE_LIBRARY, next to the package, the build tree, the system).
+"""
+from . import _capi
+from .cache import Cache, Graph
+from .errors import (Closed, Corrupt, Error, InvalidArgument, Mismatch, NotACache, NotFound,
+                     OutOfMemory, StaleBatch, StorageError, ThreadError, TooManyHeld, VersionError,
+                     strerror)
+from .gen import find_program, generate
+from .loader import Batch, Loader, default_rank_world
+
+__version__ = "0.1.0"
+library_path = _capi.library_path
+
+__all__ = ["Cache", "Graph", "Loader", "Batch", "generate", "find_program", "default_rank_world",
+           "Error", "NotFound", "NotACache", "Corrupt", "VersionError", "InvalidArgument",
+           "OutOfMemory", "StorageError", "Mismatch", "Closed", "ThreadError", "TooManyHeld",
+           "StaleBatch", "strerror", "library_path"]

@@ -1,0 +1,247 @@
+"""_capi — the ONE place that knows the C ABI of libtwincache: how the
+library is found, the ctypes mirrors of the public structs, and the function
+signatures. Every struct mirrored here is checked at import against
+twincache_abi_sizes() (loader/abi.c), compiled with the real headers, so a
+struct that changes in C without its mirror fails loudly at import instead of
+reading the wrong bytes.
+
+Where the library is found, first match wins:
+  1. $TWINCACHE_LIBRARY (a path to libtwincache.so*);
+  2. next to this package: twincache/libtwincache.so*, then ../../lib (an
+     installed prefix: PREFIX/lib/pythonX/.../twincache -> PREFIX/lib);
+  3. the build tree of a source checkout: <repo>/build/{rel,release,*}/;
+  4. the system's search path (ctypes.util.find_library("twincache")).
+"""
+import ctypes
+import ctypes.util
+import glob
+import os
+
+c_size_t = ctypes.c_size_t
+u8, u16, u32, u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
+P = ctypes.POINTER
+
+
+def _candidates():
+    env = os.environ.get("TWINCACHE_LIBRARY")
+    if env:
+        yield env
+        return  # an explicit choice is never second-guessed
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield from sorted(glob.glob(os.path.join(here, "libtwincache.so*")))
+    prefix_lib = os.path.normpath(os.path.join(here, "..", "..", "lib"))
+    yield from sorted(glob.glob(os.path.join(prefix_lib, "libtwincache.so*")))
+    repo = os.path.normpath(os.path.join(here, "..", ".."))
+    for sub in ("rel", "release"):
+        yield os.path.join(repo, "build", sub, "libtwincache.so")
+    yield from sorted(glob.glob(os.path.join(repo, "build", "*", "libtwincache.so")))
+    found = ctypes.util.find_library("twincache")
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+    raise ImportError(
+        "twincache: libtwincache.so not found. Build it (cmake --build build/rel) or set "
+        "TWINCACHE_LIBRARY=/path/to/libtwincache.so. Tried: " + "; ".join(tried or ["nothing"]))
+
+
+lib, library_path = _load()
+
+# ---- status codes (formats/twincache_format.h) -------------------------------
+OK, END = 0, 1
+ENOMEM, EINVAL, ECORRUPT, ECHECKSUM, EVERSION, ETOOBIG, EZSTD, ELMDB, EIO = range(-1, -10, -1)
+ENOTFOUND, EMISMATCH, ENOTCACHE, ETHREAD, ECLOSED, EFULL, EBUSY = range(-10, -17, -1)
+EAGAIN, EDEADLK, ESTALE, ETRUNCATED = -17, -18, -19, -20  # the session's new codes
+
+
+# ---- struct mirrors -------------------------------------------------------------
+class Dims(ctypes.Structure):
+    _fields_ = [("graphs", u64), ("chunk_graphs", u32), ("max_nodes", u32), ("max_inter", u32),
+                ("samples", u32), ("hidden", u32)]
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [("raw_bytes", u64), ("frame_bytes", u64), ("edges", u64), ("nodes", u64)]
+
+
+class Graph(ctypes.Structure):
+    _fields_ = [("cap_nodes", u32), ("cap_samples", u32), ("cap_inter", u32), ("cap_hidden", u32),
+                ("ld", u32), ("ld_adj", u32), ("index", u64), ("n_nodes", u32), ("n_samples", u32),
+                ("n_inter", u32), ("n_hidden", u32), ("mechanism", u8), ("noise", u8), ("flags", u8),
+                ("adj", P(u8)), ("weight", P(ctypes.c_float)), ("mlp", P(ctypes.c_float)),
+                ("noise_scale", P(ctypes.c_float)), ("norm_mean", P(ctypes.c_float)),
+                ("norm_std", P(ctypes.c_float)), ("target", P(u16)), ("kind", P(u8)),
+                ("value", P(ctypes.c_float)), ("base", P(ctypes.c_float)),
+                ("inter", P(ctypes.c_float))]
+
+
+# The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
+# The binding builds its views from these offsets, never from the typed pointers.
+BATCH_ARRAYS = (
+    ("base", "base", "float32", "GSN"),
+    ("inter", "inter_off", "float32", "GKSN"),
+    ("target", "target", "uint8", "GKN"),
+    ("value", "value", "float32", "GKN"),
+    ("kind", "kind", "uint8", "GK"),
+    ("adj", "adj", "uint8", "GNN"),
+    ("node_mask", "node_mask", "uint8", "GN"),
+    ("int_mask", "int_mask", "uint8", "GK"),
+    ("graph_id", "graph_id", "uint64", "G"),
+    # after the loader merge (TEAM.md decision 5): ("valid", "valid", "uint8", "G"),
+)
+
+
+class BatchLayout(ctypes.Structure):
+    _fields_ = [("graphs", u32), ("nodes", u32), ("inter", u32), ("samples", u32),
+                ("base", c_size_t), ("inter_off", c_size_t), ("target", c_size_t),
+                ("value", c_size_t), ("kind", c_size_t), ("adj", c_size_t),
+                ("node_mask", c_size_t), ("int_mask", c_size_t), ("graph_id", c_size_t),
+                ("bytes", c_size_t)]
+
+
+class Batch(ctypes.Structure):
+    _fields_ = [("layout", BatchLayout), ("slab", ctypes.c_void_p), ("n_graphs", u32),
+                ("epoch", u64), ("seq", u64),
+                ("base", ctypes.c_void_p), ("inter", ctypes.c_void_p), ("target", ctypes.c_void_p),
+                ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
+                ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
+                ("graph_id", ctypes.c_void_p), ("internal_", ctypes.c_void_p)]
+
+
+ALLOC_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, c_size_t, ctypes.c_void_p)
+FREE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+CORRUPT_FN = ctypes.CFUNCTYPE(None, u64, ctypes.c_int, ctypes.c_void_p)
+
+
+class LoaderOptions(ctypes.Structure):
+    _fields_ = [("batch_size", u32), ("epochs", u32), ("shuffle", ctypes.c_int), ("seed", u64),
+                ("rank", u32), ("world_size", u32), ("threads", u32), ("slots", u32),
+                ("drop_last", ctypes.c_int), ("index_begin", u64), ("index_end", u64),
+                ("corrupt_policy", ctypes.c_int), ("alloc", ALLOC_FN), ("free", FREE_FN),
+                ("alloc_user", ctypes.c_void_p), ("on_corrupt", CORRUPT_FN),
+                ("corrupt_user", ctypes.c_void_p)]
+
+
+class LoaderState(ctypes.Structure):
+    _fields_ = [("seed", u64), ("next_seq", u64)]
+
+
+class LoaderStats(ctypes.Structure):
+    _fields_ = [("batches", u64), ("graphs", u64), ("corrupt", u64), ("bytes_decoded", u64),
+                ("producer_wait_ns", u64), ("consumer_wait_ns", u64), ("threads", u32),
+                ("thread_graphs", u64 * 64), ("thread_busy_ns", u64 * 64)]
+
+
+# ---- the ABI check (order = abi_facts in loader/abi.c) ------------------------------
+_EXPECTED = (
+    ("sizeof(twincache_dims)", ctypes.sizeof(Dims)),
+    ("sizeof(twincache_stats)", ctypes.sizeof(Stats)),
+    ("sizeof(twincache_graph)", ctypes.sizeof(Graph)),
+    ("sizeof(twincache_batch_layout)", ctypes.sizeof(BatchLayout)),
+    ("sizeof(twincache_batch)", ctypes.sizeof(Batch)),
+    ("offsetof(twincache_batch, slab)", Batch.slab.offset),
+    ("offsetof(twincache_batch, n_graphs)", Batch.n_graphs.offset),
+    ("offsetof(twincache_batch, internal_)", Batch.internal_.offset),
+    ("sizeof(twincache_loader_options)", ctypes.sizeof(LoaderOptions)),
+    ("offsetof(twincache_loader_options, alloc)", LoaderOptions.alloc.offset),
+    ("offsetof(twincache_loader_options, corrupt_user)", LoaderOptions.corrupt_user.offset),
+    ("sizeof(twincache_loader_state)", ctypes.sizeof(LoaderState)),
+    ("sizeof(twincache_loader_stats)", ctypes.sizeof(LoaderStats)),
+)
+
+
+def _check_abi():
+    lib.twincache_abi_sizes.restype = u32
+    lib.twincache_abi_sizes.argtypes = [P(u64), u32]
+    n = lib.twincache_abi_sizes(None, 0)
+    facts = (u64 * n)()
+    lib.twincache_abi_sizes(facts, n)
+    bad = [f"{name}: C {facts[i]} != Python {want}" for i, (name, want) in enumerate(_EXPECTED)
+           if i >= n or facts[i] != want]
+    if n != len(_EXPECTED) or bad:
+        raise ImportError(f"twincache: {library_path} does not match python/twincache/_capi.py "
+                          f"({n} facts, {len(_EXPECTED)} expected): " + "; ".join(bad) +
+                          ". Update the ctypes mirrors in _capi.py together with the C header.")
+
+
+_check_abi()
+
+
+# ---- function signatures ---------------------------------------------------------
+def _sig(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+vp, cint, cstr = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+strerror = _sig("twincache_strerror", cstr, cint)
+cache_open = _sig("twincache_cache_open", cint, cstr, P(vp))
+cache_close = _sig("twincache_cache_close", None, vp)
+cache_dims = _sig("twincache_cache_dims", P(Dims), vp)
+cache_count = _sig("twincache_cache_count", u64, vp)
+cache_stats = _sig("twincache_cache_stats", P(Stats), vp)
+cache_config = _sig("twincache_cache_config", cstr, vp)
+cache_library = _sig("twincache_cache_library", cstr, vp)
+cache_disk_bytes = _sig("twincache_cache_disk_bytes", u64, vp)
+cache_read_graph = _sig("twincache_cache_read_graph", cint, vp, vp, u64, P(Graph))
+cache_read_frame = _sig("twincache_cache_read_frame", cint, vp, u64, P(vp), P(c_size_t))
+libc_free = ctypes.CDLL(None).free  # frees what read_frame malloc'd
+libc_free.restype, libc_free.argtypes = None, [vp]
+graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
+graph_free = _sig("twincache_graph_free", None, P(Graph))
+dctx_create = _sig("twincache_dctx_create", vp)
+dctx_free = _sig("twincache_dctx_free", None, vp)
+batch_layout_init = _sig("twincache_batch_layout_init", None, P(BatchLayout), u32, u32, u32, u32)
+options_init = _sig("twincache_loader_options_init", None, P(LoaderOptions))
+loader_open = _sig("twincache_loader_open", cint, cstr, P(LoaderOptions), P(LoaderState), P(vp))
+loader_close = _sig("twincache_loader_close", None, vp)
+loader_get_state = _sig("twincache_loader_get_state", None, vp, P(LoaderState))
+loader_get_stats = _sig("twincache_loader_get_stats", None, vp, P(LoaderStats))
+loader_bpe = _sig("twincache_loader_batches_per_epoch", u64, vp)
+loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
+loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
+loader_last_error = _sig("twincache_loader_last_error", cstr)
+
+# ---- the loader contract of TEAM.md decision 5, before and after the merge ---------
+# After the merge: next_timeout (EAGAIN when not ready in time) and release
+# returning int (ESTALE for a stale/double release). Before it: blocking next()
+# and void release. Nothing else in the package depends on which one is here.
+HAS_NEXT_TIMEOUT = hasattr(lib, "twincache_loader_next_timeout")
+if HAS_NEXT_TIMEOUT:
+    _next_timeout = _sig("twincache_loader_next_timeout", cint, vp, P(P(Batch)), ctypes.c_int64)
+    loader_release = _sig("twincache_loader_release", cint, vp, P(Batch))
+else:
+    _next = _sig("twincache_loader_next", cint, vp, P(P(Batch)))
+    _release_void = _sig("twincache_loader_release", None, vp, P(Batch))
+
+    def loader_release(handle, batch):
+        _release_void(handle, batch)
+        return OK
+
+# Which status of next() means "the slot the next batch needs is held by the
+# caller": EDEADLK after the merge, EINVAL (documented for next()) before it.
+HELD_STATUS = EDEADLK if HAS_NEXT_TIMEOUT else EINVAL
+POLL_NS = 100_000_000  # a blocked next() returns to Python this often (Ctrl-C works)
+
+
+def loader_next(handle, out):
+    """One next() call: returns the status; loops on EAGAIN so Python signal
+    handlers (KeyboardInterrupt) run between polls where the API allows it."""
+    if not HAS_NEXT_TIMEOUT:
+        return _next(handle, out)
+    while True:
+        rc = _next_timeout(handle, out, POLL_NS)
+        if rc != EAGAIN:
+            return rc

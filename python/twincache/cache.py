@@ -1,0 +1,177 @@
+"""twincache.Cache: one graph at a time, decoded by the C reader."""
+import ctypes
+import json
+import os
+import threading
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from . import _capi as C
+from .errors import InvalidArgument, NotFound, check
+
+MECHANISMS = ("linear", "mlp")
+NOISES = ("gauss", "laplace", "uniform")
+KINDS = ("do", "shift")
+
+
+@dataclass
+class Graph:
+    """One decoded graph, arrays trimmed to its own sizes (n nodes, K
+    interventions, S samples, H hidden) and owned by Python (copies).
+    base (S,n) float32; inter (K,S,n) float32, row s of world k twins base
+    row s; target (K,) node index; kind (K,) 0=do 1=shift; value (K,) float32;
+    adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
+    noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None."""
+    index: int
+    n_nodes: int
+    n_samples: int
+    n_inter: int
+    n_hidden: int
+    mechanism: str
+    noise: str
+    flags: int
+    base: np.ndarray
+    inter: np.ndarray
+    target: np.ndarray
+    kind: np.ndarray
+    value: np.ndarray
+    adj: np.ndarray
+    weight: np.ndarray
+    noise_scale: np.ndarray
+    mlp: Optional[np.ndarray]
+    norm_mean: Optional[np.ndarray]
+    norm_std: Optional[np.ndarray]
+
+
+def _array(ptr, count, dtype):
+    """A Python-owned copy of `count` items at a ctypes pointer."""
+    if count == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.ctypeslib.as_array(ptr, shape=(count,)).copy()
+
+
+def check_path(path):
+    """The path as bytes after the checks that need no C call (type, existence)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise InvalidArgument(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    p = os.fspath(path)
+    if not os.path.isdir(p):
+        raise NotFound(f"{os.fsdecode(p)}: no such cache directory", C.ENOTFOUND)
+    return os.fsencode(p)
+
+
+class Cache:
+    """A cache opened read-only. len(cache) graphs committed; cache[i] decodes
+    graph i (negative i counts from the end). Thread-safe (one decoder, locked).
+    Close with close() or a `with` block."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path) if isinstance(path, os.PathLike) else path
+        bpath = check_path(path)
+        self._h = ctypes.c_void_p()
+        self._lock = threading.Lock()
+        self._graph = None
+        self._dctx = None
+        check(C.cache_open(bpath, ctypes.byref(self._h)), os.fsdecode(bpath))
+        d = C.cache_dims(self._h).contents
+        self.dims = {f: getattr(d, f) for f, _ in C.Dims._fields_}
+        s = C.cache_stats(self._h).contents
+        self.stats = {f: getattr(s, f) for f, _ in C.Stats._fields_}
+        self.config_text = C.cache_config(self._h).decode("utf-8", "replace")
+        try:
+            self.config = json.loads(self.config_text)
+        except ValueError:
+            self.config = {}
+        self.library = C.cache_library(self._h).decode("utf-8", "replace")
+        self.disk_bytes = C.cache_disk_bytes(self._h)
+        self._count = C.cache_count(self._h)
+
+    def __len__(self):
+        return self._count
+
+    def __getitem__(self, i):
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"graph index must be an int, not {type(i).__name__}")
+        i = int(i)
+        n = self._count
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"graph index {i} out of range: the cache holds {n} graphs")
+        with self._lock:
+            if not self._h:
+                raise ValueError("I/O operation on a closed twincache.Cache")
+            if self._graph is None:
+                d = self.dims
+                self._graph = C.graph_alloc(d["max_nodes"], d["samples"], max(d["max_inter"], 1),
+                                            d["hidden"])
+                self._dctx = C.dctx_create()
+                if not self._graph or not self._dctx:
+                    check(C.ENOMEM, "decoder")
+            g = self._graph.contents
+            check(C.cache_read_graph(self._h, self._dctx, i, self._graph),
+                  f"{self.path}: graph {i}")
+            return self._copy(g)
+
+    def frame(self, i):
+        """The raw, still encoded bytes of graph i's frame (for tools and tests)."""
+        i = int(i)
+        if not 0 <= i < self._count:
+            raise IndexError(f"graph index {i} out of range: the cache holds {self._count} graphs")
+        ptr, size = ctypes.c_void_p(), ctypes.c_size_t()
+        with self._lock:
+            check(C.cache_read_frame(self._h, i, ctypes.byref(ptr), ctypes.byref(size)),
+                  f"{self.path}: graph {i}")
+        try:
+            return ctypes.string_at(ptr, size.value)
+        finally:
+            C.libc_free(ptr)
+
+    def _copy(self, g):
+        n, s, k, h, ld, lda = g.n_nodes, g.n_samples, g.n_inter, g.n_hidden, g.ld, g.ld_adj
+        base = _array(g.base, s * ld, np.float32).reshape(s, ld)[:, :n].copy()
+        inter = _array(g.inter, k * s * ld, np.float32).reshape(k, s, ld)[:, :, :n].copy()
+        adj = _array(g.adj, n * lda, np.uint8).reshape(n, lda)[:, :n].copy()
+        weight = _array(g.weight, n * lda, np.float32).reshape(n, lda)[:, :n].copy()
+        stride = h * n + 2 * h
+        mlp = (_array(g.mlp, n * stride, np.float32).reshape(n, stride)
+               if g.mechanism == 1 and h else None)
+        std = bool(g.flags & 1)
+        return Graph(
+            index=g.index, n_nodes=n, n_samples=s, n_inter=k, n_hidden=h,
+            mechanism=MECHANISMS[g.mechanism] if g.mechanism < 2 else str(g.mechanism),
+            noise=NOISES[g.noise] if g.noise < 3 else str(g.noise), flags=g.flags,
+            base=base, inter=inter, target=_array(g.target, k, np.uint16).astype(np.int64),
+            kind=_array(g.kind, k, np.uint8), value=_array(g.value, k, np.float32), adj=adj,
+            weight=weight, noise_scale=_array(g.noise_scale, n, np.float32), mlp=mlp,
+            norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
+            norm_std=_array(g.norm_std, n, np.float32) if std else None)
+
+    def close(self):
+        """Closes the cache (idempotent); graphs already returned stay valid."""
+        with self._lock:
+            if self._graph:
+                C.graph_free(self._graph)
+            if self._dctx:
+                C.dctx_free(self._dctx)
+            self._graph = self._dctx = None
+            if self._h:
+                C.cache_close(self._h)
+                self._h = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return f"twincache.Cache({self.path!r}, graphs={self._count}, dims={self.dims})"

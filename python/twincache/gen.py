@@ -1,0 +1,79 @@
+"""Building a cache from Python: a thin wrapper over the twincache-gen program.
+
+    twincache.generate("cache.lmdb", graphs=10000, nodes=(10, 20), mechanism="mlp",
+                       targets=3, seed=1, threads=4)
+
+Keyword arguments become flags: nodes=(10, 20) -> --nodes 10:20, edge_prob=0.3 ->
+--edge-prob 0.3, standardize=True -> --standardize (False leaves it out). Run
+`twincache-gen --help` for every flag. Progress: the program's progress line
+and summary go to this process's stderr as they are printed (progress=False
+passes --quiet). Rerunning the same call resumes an interrupted cache.
+
+The program is found, first match wins: $TWINCACHE_GEN; next to the library
+(same folder, ../bin of an installed prefix, or the gen/, tools/, train/
+folders of the build tree holding the library); PATH.
+"""
+import os
+import shutil
+import subprocess
+
+from . import _capi
+from .errors import Error, InvalidArgument
+
+
+def find_program(name="twincache-gen"):
+    """Path of a twincache program (see the module text for the order)."""
+    env = os.environ.get("TWINCACHE_" + name.split("-", 1)[1].upper().replace("-", "_"))
+    if env:
+        return env
+    libdir = os.path.dirname(os.path.realpath(_capi.library_path))
+    # installed: PREFIX/lib/../bin; build tree: the programs' component folders
+    for sub in (".", os.path.join("..", "bin"), "gen", "tools", "train"):
+        cand = os.path.join(libdir, sub, name)
+        if os.access(cand, os.X_OK):
+            return os.path.normpath(cand)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise Error(f"{name} not found next to {_capi.library_path} nor on PATH: build it "
+                f"(cmake --build build/rel) or set TWINCACHE_GEN=/path/to/{name}")
+
+
+def _flag_value(v):
+    if isinstance(v, (tuple, list)):
+        return ":".join(str(x) for x in v)
+    return str(v)
+
+
+def generate(out, progress=True, **flags):
+    """Runs twincache-gen --out OUT with `flags`; returns the output path.
+    Raises InvalidArgument for a flag the program rejects (exit 2) and Error
+    for any other failure, with the program's last stderr line."""
+    if not isinstance(out, (str, os.PathLike)):
+        raise InvalidArgument(f"out must be a path, not {type(out).__name__}")
+    cmd = [find_program("twincache-gen"), "--out", os.fspath(out)]
+    for k, v in flags.items():
+        flag = "--" + k.replace("_", "-")
+        if v is True:
+            cmd.append(flag)
+        elif v is False or v is None:
+            continue
+        else:
+            cmd += [flag, _flag_value(v)]
+    if not progress:
+        cmd.append("--quiet")
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, bufsize=1)
+    last = ""
+    for line in p.stderr:  # pass through as it comes
+        if progress:
+            import sys
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        if line.strip():
+            last = line.strip()
+    rc = p.wait()
+    if rc == 2:
+        raise InvalidArgument(f"twincache-gen: {last}", rc)
+    if rc != 0:
+        raise Error(f"twincache-gen failed ({rc}): {last}", rc)
+    return os.fspath(out)
