@@ -22,6 +22,10 @@ static const uint64_t abi_facts[] = {
     offsetof(twincache_loader_options, corrupt_user),
     sizeof(twincache_loader_state),
     sizeof(twincache_loader_stats),
+    offsetof(twincache_batch, generation),
+    offsetof(twincache_batch, valid),
+    offsetof(twincache_loader_options, layout),
+    offsetof(twincache_loader_state, cache_tag),
 };
 
 /* Copies up to cap facts into out (out may be NULL when cap is 0) and

@@ -98,10 +98,15 @@ def test_for_loop_is_one_epoch(cache_path):
 
 
 def test_rank_sharding(cache_path):
-    shards = []
+    shards, counts = [], []
     for r in range(2):
         with twincache.Loader(cache_path, batch_size=32, seed=7, rank=r, world_size=2) as L:
-            shards.append([i for b in L for i in b.numpy["graph_id"][:b.n_graphs].tolist()])
+            counts.append(len(L))
+            # ranks get equal batch counts: graphs repeated to pad have valid 0
+            shards.append([i for b in L
+                           for i, v in zip(b.numpy["graph_id"][:b.n_graphs].tolist(),
+                                           b.numpy["valid"][:b.n_graphs].tolist()) if v])
+    assert counts[0] == counts[1]
     assert set(shards[0]).isdisjoint(shards[1])
     assert sorted(shards[0] + shards[1]) == list(range(600))
 
@@ -125,7 +130,8 @@ def test_state_dict_resume(cache_path):
         head = [next(it).seq for _ in range(30)]
         state = L.state_dict()
         del it
-    assert state == {"seed": 11, "next_seq": 30} and head == list(range(30))
+    assert state["seed"] == 11 and state["next_seq"] == 30 and head == list(range(30))
+    assert state["batch_size"] == 24 and state["world_size"] == 1
     with twincache.Loader(cache_path, **kw) as L2:
         L2.load_state_dict(state)
         assert py_order(L2) == full[30:]

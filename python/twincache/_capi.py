@@ -97,7 +97,7 @@ BATCH_ARRAYS = (
     ("node_mask", "node_mask", "uint8", "GN"),
     ("int_mask", "int_mask", "uint8", "GK"),
     ("graph_id", "graph_id", "uint64", "G"),
-    # after the loader merge (TEAM.md decision 5): ("valid", "valid", "uint8", "G"),
+    ("valid", "valid", "uint8", "G"),
 )
 
 
@@ -106,16 +106,17 @@ class BatchLayout(ctypes.Structure):
                 ("base", c_size_t), ("inter_off", c_size_t), ("target", c_size_t),
                 ("value", c_size_t), ("kind", c_size_t), ("adj", c_size_t),
                 ("node_mask", c_size_t), ("int_mask", c_size_t), ("graph_id", c_size_t),
-                ("bytes", c_size_t)]
+                ("valid", c_size_t), ("bytes", c_size_t)]
 
 
 class Batch(ctypes.Structure):
     _fields_ = [("layout", BatchLayout), ("slab", ctypes.c_void_p), ("n_graphs", u32),
-                ("epoch", u64), ("seq", u64),
+                ("epoch", u64), ("seq", u64), ("generation", u64),
                 ("base", ctypes.c_void_p), ("inter", ctypes.c_void_p), ("target", ctypes.c_void_p),
                 ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
                 ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
-                ("graph_id", ctypes.c_void_p), ("internal_", ctypes.c_void_p)]
+                ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
+                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p)]
 
 
 ALLOC_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, c_size_t, ctypes.c_void_p)
@@ -129,11 +130,16 @@ class LoaderOptions(ctypes.Structure):
                 ("drop_last", ctypes.c_int), ("index_begin", u64), ("index_end", u64),
                 ("corrupt_policy", ctypes.c_int), ("alloc", ALLOC_FN), ("free", FREE_FN),
                 ("alloc_user", ctypes.c_void_p), ("on_corrupt", CORRUPT_FN),
-                ("corrupt_user", ctypes.c_void_p)]
+                ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
+                ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int)]
 
 
 class LoaderState(ctypes.Structure):
-    _fields_ = [("seed", u64), ("next_seq", u64)]
+    """twincache_loader_state: 64 bytes that define a position in a stream."""
+    _fields_ = [("seed", u64), ("next_seq", u64), ("magic", u32), ("version", u32),
+                ("cache_tag", u64), ("index_begin", u64), ("index_end", u64),
+                ("batch_size", u32), ("world_size", u32), ("rank", u32), ("shuffle", u8),
+                ("drop_last", u8), ("equal_ranks", u8), ("reserved", u8)]
 
 
 class LoaderStats(ctypes.Structure):
@@ -157,6 +163,10 @@ _EXPECTED = (
     ("offsetof(twincache_loader_options, corrupt_user)", LoaderOptions.corrupt_user.offset),
     ("sizeof(twincache_loader_state)", ctypes.sizeof(LoaderState)),
     ("sizeof(twincache_loader_stats)", ctypes.sizeof(LoaderStats)),
+    ("offsetof(twincache_batch, generation)", Batch.generation.offset),
+    ("offsetof(twincache_batch, valid)", Batch.valid.offset),
+    ("offsetof(twincache_loader_options, layout)", LoaderOptions.layout.offset),
+    ("offsetof(twincache_loader_state, cache_tag)", LoaderState.cache_tag.offset),
 )
 
 

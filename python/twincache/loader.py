@@ -18,7 +18,7 @@ DataLoader does); the next `for` continues with the next epoch, until the
 `epochs` option (0 = endless) is spent. The stream is a pure function of the
 options and the batch number, so set_epoch(e) is not needed; it is supported
 and jumps to the first batch of epoch e. state_dict()/load_state_dict()
-resume exactly (the C loader state: seed and next batch number).
+resume exactly (the C loader state: the position and what defines the stream).
 """
 import ctypes
 import gc
@@ -369,6 +369,10 @@ class Loader(_Base):
         o.batch_size, o.epochs, o.shuffle, o.seed = self.batch_size, self.epochs, int(self.shuffle), self.seed
         o.rank, o.world_size, o.threads, o.slots = self.rank, self.world_size, self.threads, self.slots
         o.drop_last = int(self.drop_last)
+        # Python releases on the consumer thread (explicitly or when a batch's
+        # arrays die), so a held slot is a certain deadlock: get EDEADLK at once
+        # and raise TooManyHeld instead of waiting forever.
+        o.release_on_any_thread = 0
         o.index_begin, o.index_end = self.index_range
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         return o
@@ -407,18 +411,26 @@ class Loader(_Base):
 
     def state_dict(self):
         """The C loader state (twincache_loader_state) as a dict of ints: the
-        position after the last batch this Loader handed out."""
-        return {"seed": self.seed, "next_seq": self._next_seq}
+        position after the last batch this Loader handed out, plus what
+        defines the stream (batch size, ranks, range, cache identity), which
+        load_state_dict() checks."""
+        self._check_open()
+        s = C.LoaderState()
+        C.loader_get_state(self._core.handle, ctypes.byref(s))
+        d = {f: int(getattr(s, f)) for f, _ in C.LoaderState._fields_}
+        d["next_seq"] = self._next_seq
+        return d
 
     def load_state_dict(self, state):
         """Continues exactly where state_dict() was taken (same options)."""
-        if not isinstance(state, dict) or set(state) != {f for f, _ in C.LoaderState._fields_}:
-            raise InvalidArgument(f"state must be a dict with keys "
+        keys = {f for f, _ in C.LoaderState._fields_}
+        if not isinstance(state, dict) or not (set(state) == keys or set(state) == {"seed", "next_seq"}):
+            raise InvalidArgument(f"state must be a dict from state_dict() with keys "
                                   f"{[f for f, _ in C.LoaderState._fields_]}, got {state!r}")
         if state["seed"] != self.seed:
             raise InvalidArgument(f"state is of seed {state['seed']}, this loader's seed is {self.seed}")
-        s = C.LoaderState()
-        for f, _ in C.LoaderState._fields_:
+        s = C.LoaderState()  # {seed, next_seq} alone (magic 0): position only
+        for f in state:
             setattr(s, f, int(state[f]))
         self._check_open()
         self._open(s)
