@@ -11,39 +11,9 @@
 #include "tc_common.h"
 #include "twincache_format.h"
 
-static int tf_failures;
-#define TF_CHECK(cond)                                                          \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
-      tf_failures++;                                                            \
-    }                                                                           \
-  } while (0)
-#define TF_CHECK_RC(expr, want)                                                            \
-  do {                                                                                     \
-    int rc_ = (expr);                                                                      \
-    if (rc_ != (want)) {                                                                   \
-      fprintf(stderr, "%s:%d: %s returned %d (%s), want %d\n", __FILE__, __LINE__, #expr, \
-              rc_, twincache_strerror(rc_), (want));                                       \
-      tf_failures++;                                                                       \
-    }                                                                                      \
-  } while (0)
-#define TF_REQUIRE(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: required check failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
-
-static inline int tf_finish(const char *name) {
-  if (tf_failures) {
-    fprintf(stderr, "%s: %d check(s) failed\n", name, tf_failures);
-    return 1;
-  }
-  printf("%s: ok\n", name);
-  return 0;
-}
+/* checks: TC_CHECK & co. (tests/tc_test.h), status names through strerror */
+#define TC_TEST_STRERROR twincache_strerror
+#include "tc_test.h"
 
 /* What to sample. */
 typedef struct tf_spec {
@@ -126,7 +96,7 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   }
   for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
   float *e = malloc(sizeof(float) * n * S);
-  TF_REQUIRE(e);
+  TC_REQUIRE(e);
   for (size_t q = 0; q < (size_t)n * S; q++) e[q] = (float)tc_rng_normal(&r);
   for (size_t q = 0; q < (size_t)S * g->ld; q++) g->base[q] = NAN;
   tf_world(g, ord, e, -1, 0, 0.0f, g->base);
