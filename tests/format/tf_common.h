@@ -1,5 +1,6 @@
-/* tf_common.h — helpers of the format tests: checks and a tiny SCM sampler
- * (linear or MLP, twin worlds sharing the base noise) built on tc_rng. */
+/* tf_common.h — helpers of the format tests: a tiny SCM sampler (linear or
+ * MLP, twin worlds sharing the base noise) on the shared DAG of
+ * tests/tc_toy_scm.h, graph comparison; checks come from tests/tc_test.h. */
 #ifndef TF_COMMON_H
 #define TF_COMMON_H
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "tc_common.h"
+#include "tc_toy_scm.h"
 #include "twincache_format.h"
 
 /* checks: TC_CHECK & co. (tests/tc_test.h), status names through strerror */
@@ -68,23 +70,12 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   g->n_hidden = sp->mlp ? 4 : 0;
   g->noise = TWINCACHE_NOISE_GAUSS;
   g->flags = sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
-  for (uint32_t i = 0; i < n; i++) ord[i] = i;
-  for (uint32_t i = n; i > 1; i--) { /* Fisher-Yates */
-    uint32_t j = tc_rng_below(&r, i), t = ord[i - 1];
-    ord[i - 1] = ord[j];
-    ord[j] = t;
-  }
   memset(g->adj, 0, (size_t)n * g->ld_adj);
   for (uint32_t a = 0; a < n; a++)
     for (uint32_t b = 0; b < g->ld_adj; b++) g->weight[a * g->ld_adj + b] = 0.0f;
+  tc_toy_scm_dag(&r, n, sp->edge_p, 0.5, 2.0, ord, g->weight, g->ld_adj);
   for (uint32_t a = 0; a < n; a++)
-    for (uint32_t b = a + 1; b < n; b++)
-      if (tc_rng_uniform(&r) < sp->edge_p) {
-        uint32_t i = ord[a], j = ord[b];
-        g->adj[i * g->ld_adj + j] = 1;
-        double w = tc_rng_range(&r, 0.5, 2.0);
-        g->weight[i * g->ld_adj + j] = (float)(tc_rng_below(&r, 2) ? w : -w);
-      }
+    for (uint32_t b = 0; b < n; b++) g->adj[a * g->ld_adj + b] = g->weight[a * g->ld_adj + b] != 0.0f;
   if (sp->mlp) {
     uint32_t H = g->n_hidden, stride = H * n + 2 * H;
     for (uint32_t j = 0; j < n; j++)
