@@ -42,10 +42,12 @@ static inline int tc_test_finish(const char *name) {
   return tc_test_result();
 }
 
-/* Prints "file:line: what: expr" (and ": message" when fmt is not NULL). */
+/* Prints "file:line: what: expr" (": expr" left out when expr is empty, and
+ * ": message" added when fmt is not NULL). */
 static inline void tc_test_vreport_(const char *file, int line, const char *what, const char *expr,
                                     const char *fmt, va_list ap) {
-  fprintf(stderr, "%s:%d: %s: %s", file, line, what, expr);
+  fprintf(stderr, "%s:%d: %s", file, line, what);
+  if (expr[0]) fprintf(stderr, ": %s", expr);
   if (fmt) {
     fputs(": ", stderr);
     vfprintf(stderr, fmt, ap);
