@@ -44,17 +44,17 @@ static void check_programs_fail(const char *dir, const char *what, int with_info
   const char *bench[] = {bench_path, "--cache", dir, NULL};
   char *err = NULL;
   int st = run_status(verify, &err);
-  CHECK(st == 1, "%s: inspect verify exited %d: %s", what, st, err ? err : "");
-  CHECK(err && strstr(err, dir), "%s: verify's message does not name %s: %s", what, dir, err ? err : "");
+  TC_CHECK(st == 1, "%s: inspect verify exited %d: %s", what, st, err ? err : "");
+  TC_CHECK(err && strstr(err, dir), "%s: verify's message does not name %s: %s", what, dir, err ? err : "");
   free(err);
   if (with_info) {
     st = run_status(info, NULL);
-    CHECK(st == 1, "%s: inspect info exited %d", what, st);
+    TC_CHECK(st == 1, "%s: inspect info exited %d", what, st);
     st = run_status(show, NULL);
-    CHECK(st == 1, "%s: inspect show exited %d", what, st);
+    TC_CHECK(st == 1, "%s: inspect show exited %d", what, st);
   }
   st = run_status(bench, NULL);
-  CHECK(st == 1, "%s: loader bench exited %d", what, st);
+  TC_CHECK(st == 1, "%s: loader bench exited %d", what, st);
 }
 
 /* The generator extending dir (tt_make_cache's flags, seed `seed`). */
@@ -73,24 +73,24 @@ static void test_truncated(const char *good) {
   char path[4096], data[4200];
   snprintf(data, sizeof data, "%s/data.mdb", good);
   uint64_t size = file_size(data);
-  CHECK(size > 0, "no data file in %s", good);
+  TC_CHECK(size > 0, "no data file in %s", good);
   static const unsigned pct[] = {35, 60, 97};
   for (size_t i = 0; i < 4; i++) {
     snprintf(path, sizeof path, "%s/trunc-%u", scratch, i < 3 ? pct[i] : 0);
-    CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+    TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
     snprintf(data, sizeof data, "%s/data.mdb", path);
     uint64_t to = i < 3 ? size * pct[i] / 100 : 100;
-    CHECK(truncate(data, (off_t)to) == 0, "truncate %s", data);
+    TC_CHECK(truncate(data, (off_t)to) == 0, "truncate %s", data);
     twincache_cache *c = NULL;
     int rc = twincache_cache_open(path, &c);
-    CHECK(rc == TWINCACHE_ETRUNCATED, "%s: open gave %d (%s)", path, rc, twincache_strerror(rc));
-    CHECK(strstr(twincache_cache_last_error(), "data.mdb") != NULL, "last error: %s",
+    TC_CHECK(rc == TWINCACHE_ETRUNCATED, "%s: open gave %d (%s)", path, rc, twincache_strerror(rc));
+    TC_CHECK(strstr(twincache_cache_last_error(), "data.mdb") != NULL, "last error: %s",
           twincache_cache_last_error());
     twincache_cache_close(c);
     check_programs_fail(path, "truncated", 1);
     char *err = NULL;
     int st = gen_extend(path, "1", &err);
-    CHECK(st == 1 && err && strstr(err, "truncated"), "truncated: gen exited %d: %s", st, err ? err : "");
+    TC_CHECK(st == 1 && err && strstr(err, "truncated"), "truncated: gen exited %d: %s", st, err ? err : "");
     free(err);
   }
 }
@@ -116,20 +116,20 @@ static int replace_bytes(const char *file, const char *from, const char *to) {
 static void test_meta_flip(const char *good) {
   char path[4096], data[4200];
   snprintf(path, sizeof path, "%s/meta-flip", scratch);
-  CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
   snprintf(data, sizeof data, "%s/data.mdb", path);
   int n = replace_bytes(data, "\"seed\":1,", "\"seed\":3,");
-  CHECK(n >= 1, "config text not found in %s (%d)", data, n);
+  TC_CHECK(n >= 1, "config text not found in %s (%d)", data, n);
   twincache_cache *c = NULL;
   int rc = twincache_cache_open(path, &c);
-  CHECK(rc == TWINCACHE_ECORRUPT, "meta flip: open gave %d (%s)", rc, twincache_strerror(rc));
-  CHECK(strstr(twincache_cache_last_error(), "meta") != NULL, "last error: %s", twincache_cache_last_error());
+  TC_CHECK(rc == TWINCACHE_ECORRUPT, "meta flip: open gave %d (%s)", rc, twincache_strerror(rc));
+  TC_CHECK(strstr(twincache_cache_last_error(), "meta") != NULL, "last error: %s", twincache_cache_last_error());
   twincache_cache_close(c);
   check_programs_fail(path, "meta flip", 1);
   for (int s = 0; s < 2; s++) {
     char *err = NULL;
     int st = gen_extend(path, s ? "1" : "3", &err);
-    CHECK(st == 1 && err && strstr(err, "meta"), "meta flip: gen --seed %s exited %d: %s", s ? "1" : "3", st,
+    TC_CHECK(st == 1 && err && strstr(err, "meta"), "meta flip: gen --seed %s exited %d: %s", s ? "1" : "3", st,
           err ? err : "");
     free(err);
   }
@@ -142,7 +142,7 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
   twincache_chunk_builder *b = twincache_chunk_builder_create();
   tc_cache_writer *w = NULL;
   char msg[512];
-  CHECK(b && twincache_cache_open(from, &src) == 0 && twincache_cache_open(into, &dst) == 0, "open %s/%s",
+  TC_CHECK(b && twincache_cache_open(from, &src) == 0 && twincache_cache_open(into, &dst) == 0, "open %s/%s",
         from, into);
   if (!b || !src || !dst) goto done;
   const twincache_dims *d = twincache_cache_dims(dst);
@@ -151,18 +151,18 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
   for (uint64_t i = chunk * d->chunk_graphs; i < (chunk + 1) * d->chunk_graphs; i++) {
     void *f = NULL;
     size_t n = 0;
-    CHECK(twincache_cache_read_frame(src, i, &f, &n) == 0, "frame %llu", (unsigned long long)i);
-    CHECK(f && twincache_chunk_builder_add_frame(b, f, n) == 0, "add frame %llu", (unsigned long long)i);
+    TC_CHECK(twincache_cache_read_frame(src, i, &f, &n) == 0, "frame %llu", (unsigned long long)i);
+    TC_CHECK(f && twincache_chunk_builder_add_frame(b, f, n) == 0, "add frame %llu", (unsigned long long)i);
     free(f);
   }
   tc_cache_chunk rec = {.chunk = chunk};
-  CHECK(twincache_chunk_builder_finish(b, &rec.data, &rec.size) == 0, "finish");
+  TC_CHECK(twincache_chunk_builder_finish(b, &rec.data, &rec.size) == 0, "finish");
   twincache_dims dims = *d;
   twincache_stats stats = *twincache_cache_stats(dst);
   uint64_t count = twincache_cache_count(dst);
   int rc = tc_cache_writer_open(into, &dims, twincache_cache_config(dst), "test", 1u << 30, &w, msg, sizeof msg);
-  CHECK(rc == 0, "writer open: %s", msg);
-  if (rc == 0) CHECK(tc_cache_writer_put(w, &rec, 1, count, &stats) == 0, "put");
+  TC_CHECK(rc == 0, "writer open: %s", msg);
+  if (rc == 0) TC_CHECK(tc_cache_writer_put(w, &rec, 1, count, &stats) == 0, "put");
 done:
   tc_cache_writer_close(w);
   twincache_cache_close(src);
@@ -173,29 +173,29 @@ done:
 static void test_splice(const char *good, const char *other) {
   char path[4096];
   snprintf(path, sizeof path, "%s/splice", scratch);
-  CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
   splice_chunk(other, path, 2);
   tt_reader r;
   int rc = tt_reader_open(path, &r);
-  CHECK(rc == 0, "splice: open gave %d", rc);
+  TC_CHECK(rc == 0, "splice: open gave %d", rc);
   if (rc == 0) {
-    CHECK(twincache_cache_tag(r.cache) != 0, "tag");
+    TC_CHECK(twincache_cache_tag(r.cache) != 0, "tag");
     rc = twincache_cache_read_graph(r.cache, r.dctx, 0, r.graph);
-    CHECK(rc == 0, "graph 0 of the spliced cache: %d", rc);
+    TC_CHECK(rc == 0, "graph 0 of the spliced cache: %d", rc);
     rc = twincache_cache_read_graph(r.cache, r.dctx, 2 * 16 + 3, r.graph);
-    CHECK(rc == TWINCACHE_ECORRUPT, "graph 35 (spliced chunk 2) gave %d (%s)", rc, twincache_strerror(rc));
+    TC_CHECK(rc == TWINCACHE_ECORRUPT, "graph 35 (spliced chunk 2) gave %d (%s)", rc, twincache_strerror(rc));
     tt_reader_close(&r);
   }
   const char *verify[] = {inspect_path, "verify", path, NULL};
   tt_result res;
-  CHECK(tt_run((char *const *)verify, scratch, &res) == 0 && res.status == 1, "verify of splice exited %d",
+  TC_CHECK(tt_run((char *const *)verify, scratch, &res) == 0 && res.status == 1, "verify of splice exited %d",
         res.status);
-  CHECK(strstr(res.out, "chunk 2 ") || strstr(res.err, "chunk 2 "), "verify does not name chunk 2: %s%s",
+  TC_CHECK(strstr(res.out, "chunk 2 ") || strstr(res.err, "chunk 2 "), "verify does not name chunk 2: %s%s",
         res.out, res.err);
   tt_result_clear(&res);
   const char *bench[] = {bench_path, "--cache", path, NULL};
   int st = run_status(bench, NULL);
-  CHECK(st == 1, "splice: loader bench exited %d", st);
+  TC_CHECK(st == 1, "splice: loader bench exited %d", st);
 }
 
 static void write_garbage(const char *file, size_t n) {
@@ -207,24 +207,24 @@ static void write_garbage(const char *file, size_t n) {
 static void test_garbage_locks(const char *good) {
   char path[4096], file[4200];
   snprintf(path, sizeof path, "%s/garbage-lock", scratch);
-  CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
   snprintf(file, sizeof file, "%s/lock.mdb", path);
   write_garbage(file, 8192);
   snprintf(file, sizeof file, "%s/twincache-gen.lock", path);
   write_garbage(file, 100);
   twincache_cache *c = NULL;
   int rc = twincache_cache_open(path, &c);
-  CHECK(rc == 0, "garbage locks: open gave %d (%s)", rc, twincache_strerror(rc));
+  TC_CHECK(rc == 0, "garbage locks: open gave %d (%s)", rc, twincache_strerror(rc));
   twincache_cache_close(c);
   const char *verify[] = {inspect_path, "verify", path, NULL};
   int st = run_status(verify, NULL);
-  CHECK(st == 0, "garbage locks: verify exited %d", st);
+  TC_CHECK(st == 0, "garbage locks: verify exited %d", st);
   char *err = NULL;
   st = gen_extend(path, "1", &err);
-  CHECK(st == 0, "garbage locks: gen exited %d: %s", st, err ? err : "");
+  TC_CHECK(st == 0, "garbage locks: gen exited %d: %s", st, err ? err : "");
   free(err);
   st = run_status(verify, NULL);
-  CHECK(st == 0, "garbage locks: verify after extending exited %d", st);
+  TC_CHECK(st == 0, "garbage locks: verify after extending exited %d", st);
 }
 
 static void test_map_size(void) {
@@ -234,40 +234,40 @@ static void test_map_size(void) {
                         "--quiet", NULL};
   int st = run_status(argv, NULL);
   struct stat sb;
-  CHECK(st != 0 && st < 128, "--map-size 2^64-1 exited %d", st);
-  CHECK(stat(path, &sb) != 0, "--map-size 2^64-1 left %s behind", path);
+  TC_CHECK(st != 0 && st < 128, "--map-size 2^64-1 exited %d", st);
+  TC_CHECK(stat(path, &sb) != 0, "--map-size 2^64-1 left %s behind", path);
 }
 
 static void test_v1_meta(const char *good) {
   char path[4096];
   snprintf(path, sizeof path, "%s/v1", scratch);
-  CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
   tc_cache_raw *raw = NULL;
   uint8_t ver[4];
   tc_store_u32(ver, 1);
-  CHECK(tc_cache_raw_open(path, 1, &raw) == 0, "raw open %s", path);
+  TC_CHECK(tc_cache_raw_open(path, 1, &raw) == 0, "raw open %s", path);
   if (raw) {
-    CHECK(tc_cache_raw_put(raw, "meta", TWINCACHE_META_VERSION, strlen(TWINCACHE_META_VERSION), ver, 4) == 0,
+    TC_CHECK(tc_cache_raw_put(raw, "meta", TWINCACHE_META_VERSION, strlen(TWINCACHE_META_VERSION), ver, 4) == 0,
           "put version");
-    CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_TAG, strlen(TWINCACHE_META_TAG)) == 0, "del tag");
-    CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_CHECK, strlen(TWINCACHE_META_CHECK)) == 0, "del check");
-    CHECK(tc_cache_raw_close(raw) == 0, "commit");
+    TC_CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_TAG, strlen(TWINCACHE_META_TAG)) == 0, "del tag");
+    TC_CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_CHECK, strlen(TWINCACHE_META_CHECK)) == 0, "del check");
+    TC_CHECK(tc_cache_raw_close(raw) == 0, "commit");
   }
   tt_reader r, g;
-  CHECK(tt_reader_open(path, &r) == 0 && tt_reader_open(good, &g) == 0, "open v1 and v2");
-  CHECK(twincache_cache_tag(r.cache) == twincache_cache_tag(g.cache), "v1 tag %llx, v2 tag %llx",
+  TC_CHECK(tt_reader_open(path, &r) == 0 && tt_reader_open(good, &g) == 0, "open v1 and v2");
+  TC_CHECK(twincache_cache_tag(r.cache) == twincache_cache_tag(g.cache), "v1 tag %llx, v2 tag %llx",
         (unsigned long long)twincache_cache_tag(r.cache), (unsigned long long)twincache_cache_tag(g.cache));
   const char *cfg = twincache_cache_config(g.cache);
-  CHECK(twincache_cache_tag(g.cache) == tc_fnv1a64(cfg, strlen(cfg)), "tag is not FNV-1a 64 of the config");
-  CHECK(twincache_cache_read_graph(r.cache, r.dctx, 99, r.graph) == 0, "read graph 99 of the v1 copy");
+  TC_CHECK(twincache_cache_tag(g.cache) == tc_fnv1a64(cfg, strlen(cfg)), "tag is not FNV-1a 64 of the config");
+  TC_CHECK(twincache_cache_read_graph(r.cache, r.dctx, 99, r.graph) == 0, "read graph 99 of the v1 copy");
   tt_reader_close(&r);
   tt_reader_close(&g);
   const char *verify[] = {inspect_path, "verify", path, NULL};
   int st = run_status(verify, NULL);
-  CHECK(st == 0, "v1: verify exited %d", st);
+  TC_CHECK(st == 0, "v1: verify exited %d", st);
   char *err = NULL;
   st = gen_extend(path, "1", &err);
-  CHECK(st == 1 && err && strstr(err, "format version 1"), "v1: gen exited %d: %s", st, err ? err : "");
+  TC_CHECK(st == 1 && err && strstr(err, "format version 1"), "v1: gen exited %d: %s", st, err ? err : "");
   free(err);
 }
 
@@ -295,7 +295,7 @@ int main(int argc, char **argv) {
   test_garbage_locks(good);
   test_map_size();
   test_v1_meta(good);
-  if (tt_failures == 0) tt_remove_tree(scratch);
-  printf("test_cache_damage: %s\n", tt_failures ? "FAILED" : "ok");
-  return tt_failures ? 1 : 0;
+  if (tc_test_failures() == 0) tt_remove_tree(scratch);
+  printf("test_cache_damage: %s\n", tc_test_failures() ? "FAILED" : "ok");
+  return tc_test_failures() ? 1 : 0;
 }

@@ -9,18 +9,9 @@
 #include <string.h>
 
 #include "tc_args.h"
+#include "tc_test.h"
 #include "tc_checked.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                         \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);   \
-      fprintf(stderr, __VA_ARGS__);                                              \
-      fputc('\n', stderr);                                                       \
-      failures++;                                                                \
-    }                                                                            \
-  } while (0)
 
 static void numbers(void) {
   /* refused: sign, junk, empty, spaces, hex, exponent, 2^64 and beyond */
@@ -29,40 +20,40 @@ static void numbers(void) {
                            "\t7", NULL};
   for (int i = 0; bad_u64[i]; i++) {
     uint64_t v = 42;
-    CHECK(tc_parse_u64_in(bad_u64[i], 0, UINT64_MAX, &v) == -1 && v == 42, "'%s' accepted", bad_u64[i]);
+    TC_CHECK(tc_parse_u64_in(bad_u64[i], 0, UINT64_MAX, &v) == -1 && v == 42, "'%s' accepted", bad_u64[i]);
   }
   uint64_t v = 0;
-  CHECK(tc_parse_u64_in(NULL, 0, 10, &v) == -1, "NULL accepted");
-  CHECK(tc_parse_u64_in("18446744073709551615", 0, UINT64_MAX, &v) == 0 && v == UINT64_MAX, "2^64-1");
-  CHECK(tc_parse_u64_in("18446744073709551417", 0, UINT64_MAX, &v) == 0 && v == 18446744073709551417ull,
+  TC_CHECK(tc_parse_u64_in(NULL, 0, 10, &v) == -1, "NULL accepted");
+  TC_CHECK(tc_parse_u64_in("18446744073709551615", 0, UINT64_MAX, &v) == 0 && v == UINT64_MAX, "2^64-1");
+  TC_CHECK(tc_parse_u64_in("18446744073709551417", 0, UINT64_MAX, &v) == 0 && v == 18446744073709551417ull,
         "2^64-199");
-  CHECK(tc_parse_u64_in("18446744073709551417", 0, 1ull << 60, &v) == -1, "2^64-199 above a range");
-  CHECK(tc_parse_u64_in("007", 0, 10, &v) == 0 && v == 7, "leading zeros");
-  CHECK(tc_parse_u64_in("0", 0, 0, &v) == 0 && v == 0, "zero");
-  CHECK(tc_parse_u64_in("4", 5, 9, &v) == -1 && tc_parse_u64_in("10", 5, 9, &v) == -1, "range ends");
-  CHECK(tc_parse_u64_in("5", 5, 9, &v) == 0 && tc_parse_u64_in("9", 5, 9, &v) == 0 && v == 9, "range ends in");
+  TC_CHECK(tc_parse_u64_in("18446744073709551417", 0, 1ull << 60, &v) == -1, "2^64-199 above a range");
+  TC_CHECK(tc_parse_u64_in("007", 0, 10, &v) == 0 && v == 7, "leading zeros");
+  TC_CHECK(tc_parse_u64_in("0", 0, 0, &v) == 0 && v == 0, "zero");
+  TC_CHECK(tc_parse_u64_in("4", 5, 9, &v) == -1 && tc_parse_u64_in("10", 5, 9, &v) == -1, "range ends");
+  TC_CHECK(tc_parse_u64_in("5", 5, 9, &v) == 0 && tc_parse_u64_in("9", 5, 9, &v) == 0 && v == 9, "range ends in");
   uint32_t w = 3;
-  CHECK(tc_parse_u32_in("4294967296", 0, UINT32_MAX, &w) == -1 && w == 3, "2^32");
-  CHECK(tc_parse_u32_in("4294967295", 0, UINT32_MAX, &w) == 0 && w == UINT32_MAX, "2^32-1");
+  TC_CHECK(tc_parse_u32_in("4294967296", 0, UINT32_MAX, &w) == -1 && w == 3, "2^32");
+  TC_CHECK(tc_parse_u32_in("4294967295", 0, UINT32_MAX, &w) == 0 && w == UINT32_MAX, "2^32-1");
 
   const char *bad_f64[] = {"", "abc", "nan", "inf", "-inf", "0x1p3", " 1", "1 ", "1e", "e5", ".",
                            "-", "1e999", "1.5.2", "--1", NULL};
   for (int i = 0; bad_f64[i]; i++) {
     double d = 42;
-    CHECK(tc_parse_f64_in(bad_f64[i], -1e300, 1e300, 0, &d) == -1 && d == 42, "'%s' accepted", bad_f64[i]);
+    TC_CHECK(tc_parse_f64_in(bad_f64[i], -1e300, 1e300, 0, &d) == -1 && d == 42, "'%s' accepted", bad_f64[i]);
   }
   double d = 0;
-  CHECK(tc_parse_f64_in("-0.5", -1, 1, 0, &d) == 0 && d == -0.5, "-0.5");
-  CHECK(tc_parse_f64_in(".5e-1", 0, 1, 0, &d) == 0 && d == 0.05, ".5e-1");
-  CHECK(tc_parse_f64_in("+3", 0, 10, 0, &d) == 0 && d == 3, "+3");
-  CHECK(tc_parse_f64_in("0", 0, 1, TC_OPEN_LO, &d) == -1, "open low end");
-  CHECK(tc_parse_f64_in("1", 0, 1, TC_OPEN_HI, &d) == -1, "open high end");
-  CHECK(tc_parse_f64_in("1", 0, 1, TC_OPEN_LO, &d) == 0 && d == 1, "closed high end");
+  TC_CHECK(tc_parse_f64_in("-0.5", -1, 1, 0, &d) == 0 && d == -0.5, "-0.5");
+  TC_CHECK(tc_parse_f64_in(".5e-1", 0, 1, 0, &d) == 0 && d == 0.05, ".5e-1");
+  TC_CHECK(tc_parse_f64_in("+3", 0, 10, 0, &d) == 0 && d == 3, "+3");
+  TC_CHECK(tc_parse_f64_in("0", 0, 1, TC_OPEN_LO, &d) == -1, "open low end");
+  TC_CHECK(tc_parse_f64_in("1", 0, 1, TC_OPEN_HI, &d) == -1, "open high end");
+  TC_CHECK(tc_parse_f64_in("1", 0, 1, TC_OPEN_LO, &d) == 0 && d == 1, "closed high end");
   char buf[96];
   tc_expect_u64(buf, sizeof buf, 1, 4096);
-  CHECK(!strcmp(buf, "an integer in [1, 4096]"), "%s", buf);
+  TC_CHECK(!strcmp(buf, "an integer in [1, 4096]"), "%s", buf);
   tc_expect_f64(buf, sizeof buf, 0, 10, TC_OPEN_LO);
-  CHECK(!strcmp(buf, "a number in (0, 10]"), "%s", buf);
+  TC_CHECK(!strcmp(buf, "a number in (0, 10]"), "%s", buf);
 }
 
 typedef struct cfg {
@@ -124,24 +115,24 @@ static void flags(void) {
   {
     const char *a[] = {"--out", "d", "--graphs=12", "--nodes", "3:4", "--p", "0.5", "--range=-1:0.5",
                        "--level", "19", "--model", "ws", "--k", "all", "--quiet", NULL};
-    CHECK(parse(&c, &e, a) == TC_ARGS_OK, "good line: status %d", e.status);
-    CHECK(!strcmp(c.out, "d") && c.graphs == 12 && c.lo == 3 && c.hi == 4 && c.p == 0.5 && c.a == -1 &&
+    TC_CHECK(parse(&c, &e, a) == TC_ARGS_OK, "good line: status %d", e.status);
+    TC_CHECK(!strcmp(c.out, "d") && c.graphs == 12 && c.lo == 3 && c.hi == 4 && c.p == 0.5 && c.a == -1 &&
               c.b == 0.5 && c.level == 19 && c.model == 2 && c.custom == 0 && c.quiet == 1,
           "values");
-    CHECK(c.graphs_seen == 3, "seen position %d", c.graphs_seen); /* argv[3] = "--graphs=12" */
+    TC_CHECK(c.graphs_seen == 3, "seen position %d", c.graphs_seen); /* argv[3] = "--graphs=12" */
   }
   /* every hostile value for --graphs: BAD_VALUE naming the flag and the range, value untouched */
   const char *hostile[] = {"-1", "18446744073709551616", "18446744073709551417", "1e3", "", "0x10", "5x", NULL};
   for (int i = 0; hostile[i]; i++) {
     const char *a[] = {"--graphs", hostile[i], NULL};
-    CHECK(parse(&c, &e, a) == TC_ARGS_BAD_VALUE, "'%s': status %d", hostile[i], e.status);
-    CHECK(!strcmp(e.name, "--graphs") && e.value && !strcmp(e.value, hostile[i]), "name %s", e.name);
-    CHECK(!strcmp(e.expect, "an integer in [0, 1152921504606846976]"), "expect %s", e.expect);
-    CHECK(c.graphs == 1000, "'%s' changed the value", hostile[i]);
+    TC_CHECK(parse(&c, &e, a) == TC_ARGS_BAD_VALUE, "'%s': status %d", hostile[i], e.status);
+    TC_CHECK(!strcmp(e.name, "--graphs") && e.value && !strcmp(e.value, hostile[i]), "name %s", e.name);
+    TC_CHECK(!strcmp(e.expect, "an integer in [0, 1152921504606846976]"), "expect %s", e.expect);
+    TC_CHECK(c.graphs == 1000, "'%s' changed the value", hostile[i]);
   }
   {
     const char *a[] = {"--graphs=-3", NULL};
-    CHECK(parse(&c, &e, a) == TC_ARGS_BAD_VALUE && !strcmp(e.name, "--graphs") && !strcmp(e.value, "-3"),
+    TC_CHECK(parse(&c, &e, a) == TC_ARGS_BAD_VALUE && !strcmp(e.name, "--graphs") && !strcmp(e.value, "-3"),
           "--graphs=-3");
   }
   struct { const char *a[4]; tc_args_status st; const char *name; } cases[] = {
@@ -166,17 +157,17 @@ static void flags(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tc_args_status st = parse(&c, &e, cases[i].a);
-    CHECK(st == cases[i].st && e.status == st, "case %zu (%s): status %d, want %d", i, cases[i].a[0], st,
+    TC_CHECK(st == cases[i].st && e.status == st, "case %zu (%s): status %d, want %d", i, cases[i].a[0], st,
           cases[i].st);
-    CHECK(!strcmp(e.name, cases[i].name), "case %zu: name '%s', want '%s'", i, e.name, cases[i].name);
+    TC_CHECK(!strcmp(e.name, cases[i].name), "case %zu: name '%s', want '%s'", i, e.name, cases[i].name);
   }
   {
     const char *a[] = {"--model", "gp", NULL};
     parse(&c, &e, a);
-    CHECK(!strcmp(e.expect, "one of er, ba, ws"), "choice expect: %s", e.expect);
+    TC_CHECK(!strcmp(e.expect, "one of er, ba, ws"), "choice expect: %s", e.expect);
     const char *b[] = {"--nodes", "9:1", NULL};
     parse(&c, &e, b);
-    CHECK(strstr(e.expect, "LO:HI") && strstr(e.expect, "[1, 256]"), "pair expect: %s", e.expect);
+    TC_CHECK(strstr(e.expect, "LO:HI") && strstr(e.expect, "[1, 256]"), "pair expect: %s", e.expect);
   }
 }
 
@@ -189,19 +180,19 @@ static void positionals(void) {
   int n_pos = -1;
   tc_args_error e;
   char *a1[] = {"show", "cache", "--json", "-3", NULL};
-  CHECK(tc_args_parse_pos(4, a1, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_OK && n_pos == 2 &&
+  TC_CHECK(tc_args_parse_pos(4, a1, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_OK && n_pos == 2 &&
             !strcmp(pos[0], "cache") && !strcmp(pos[1], "-3") && json == 1,
         "negative number is positional");
   char *a2[] = {"show", "--", "--json", NULL};
   json = 0;
-  CHECK(tc_args_parse_pos(3, a2, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_OK && n_pos == 1 &&
+  TC_CHECK(tc_args_parse_pos(3, a2, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_OK && n_pos == 1 &&
             !strcmp(pos[0], "--json") && json == 0,
         "-- ends flags");
   char *a3[] = {"show", "a", "b", "c", NULL};
-  CHECK(tc_args_parse_pos(4, a3, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_POSITIONAL && !strcmp(e.name, "c"),
+  TC_CHECK(tc_args_parse_pos(4, a3, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_POSITIONAL && !strcmp(e.name, "c"),
         "one too many");
   char *a4[] = {"show", "-x", NULL};
-  CHECK(tc_args_parse_pos(2, a4, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_UNKNOWN && !strcmp(e.name, "-x"),
+  TC_CHECK(tc_args_parse_pos(2, a4, o, 2, pos, 2, &n_pos, &e) == TC_ARGS_UNKNOWN && !strcmp(e.name, "-x"),
         "single-dash word");
 }
 
@@ -214,7 +205,7 @@ static void help(void) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  CHECK(f != NULL, "open_memstream");
+  TC_CHECK(f != NULL, "open_memstream");
   if (!f) return;
   tc_args_help(f, o, n, 20); /* help text starts in column 20 */
   fclose(f);
@@ -222,25 +213,25 @@ static void help(void) {
                         "  --nodes LO:HI" "     " "nodes (default 5:10)\n", "(default 0.3)",
                         "a range\n                    second line\n", "model (default ba)", "k (default all)",
                         "  --quiet" "           " "quiet\n", NULL};
-  for (int i = 0; want[i]; i++) CHECK(strstr(text, want[i]) != NULL, "help lacks '%s':\n%s", want[i], text);
+  for (int i = 0; want[i]; i++) TC_CHECK(strstr(text, want[i]) != NULL, "help lacks '%s':\n%s", want[i], text);
   free(text);
 }
 
 static void checked(void) {
   uint64_t r = 7;
-  CHECK(tc_mul_u64_overflow(UINT64_MAX, 2, &r) == 1 && r == 7, "mul overflow");
-  CHECK(tc_mul_u64_overflow(1ull << 32, 1ull << 32, &r) == 1, "2^32 * 2^32");
-  CHECK(tc_mul_u64_overflow((1ull << 32) - 1, (1ull << 32) + 1, &r) == 0 && r == UINT64_MAX, "2^64-1");
-  CHECK(tc_mul_u64_overflow(0, UINT64_MAX, &r) == 0 && r == 0, "0 * max");
-  CHECK(tc_add_u64_overflow(UINT64_MAX - 198, 199, &r) == 1, "add overflow");
-  CHECK(tc_add_u64_overflow(UINT64_MAX - 199, 199, &r) == 0 && r == UINT64_MAX, "add edge");
-  CHECK(tc_mul3_u64_overflow(4096, 65535, 256 * 257 * 4ull, &r) == 0, "a batch slab fits");
-  CHECK(tc_mul3_u64_overflow(1ull << 30, 1ull << 30, 1ull << 4, &r) == 1, "mul3 overflow");
-  CHECK(tc_div_ceil_u64(UINT64_MAX, 2) == (1ull << 63), "div_ceil at the edge");
-  CHECK(tc_div_ceil_u64(18446744073709551417ull, 200) == 92233720368547758ull, "div_ceil no wrap");
-  CHECK(tc_div_ceil_u64(0, 7) == 0 && tc_div_ceil_u64(14, 7) == 2 && tc_div_ceil_u64(15, 7) == 3, "div_ceil");
+  TC_CHECK(tc_mul_u64_overflow(UINT64_MAX, 2, &r) == 1 && r == 7, "mul overflow");
+  TC_CHECK(tc_mul_u64_overflow(1ull << 32, 1ull << 32, &r) == 1, "2^32 * 2^32");
+  TC_CHECK(tc_mul_u64_overflow((1ull << 32) - 1, (1ull << 32) + 1, &r) == 0 && r == UINT64_MAX, "2^64-1");
+  TC_CHECK(tc_mul_u64_overflow(0, UINT64_MAX, &r) == 0 && r == 0, "0 * max");
+  TC_CHECK(tc_add_u64_overflow(UINT64_MAX - 198, 199, &r) == 1, "add overflow");
+  TC_CHECK(tc_add_u64_overflow(UINT64_MAX - 199, 199, &r) == 0 && r == UINT64_MAX, "add edge");
+  TC_CHECK(tc_mul3_u64_overflow(4096, 65535, 256 * 257 * 4ull, &r) == 0, "a batch slab fits");
+  TC_CHECK(tc_mul3_u64_overflow(1ull << 30, 1ull << 30, 1ull << 4, &r) == 1, "mul3 overflow");
+  TC_CHECK(tc_div_ceil_u64(UINT64_MAX, 2) == (1ull << 63), "div_ceil at the edge");
+  TC_CHECK(tc_div_ceil_u64(18446744073709551417ull, 200) == 92233720368547758ull, "div_ceil no wrap");
+  TC_CHECK(tc_div_ceil_u64(0, 7) == 0 && tc_div_ceil_u64(14, 7) == 2 && tc_div_ceil_u64(15, 7) == 3, "div_ceil");
   size_t s;
-  CHECK(tc_u64_to_size_overflow(123, &s) == 0 && s == 123, "to size");
+  TC_CHECK(tc_u64_to_size_overflow(123, &s) == 0 && s == 123, "to size");
 }
 
 int main(void) {
@@ -249,6 +240,6 @@ int main(void) {
   positionals();
   help();
   checked();
-  printf("test_args: %d failures\n", failures);
-  return failures ? 1 : 0;
+  printf("test_args: %d failures\n", tc_test_failures());
+  return tc_test_failures() ? 1 : 0;
 }

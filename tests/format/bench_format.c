@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
   }
   twincache_graph **g = calloc(graphs, sizeof *g);
   twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
-  TF_REQUIRE(g && out);
+  TC_REQUIRE(g && out);
   uint64_t raw = 0;
   for (uint32_t i = 0; i < graphs; i++) {
     tc_rng r;
@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
     uint32_t n = 5 + tc_rng_below(&r, 6);
     tf_spec sp = {.seed = 2024, .index = i, .n = n, .s = 64, .k = n, .kinds = 0, .edge_p = 0.3};
     g[i] = twincache_graph_alloc(n, 64, n, 0);
-    TF_REQUIRE(g[i]);
+    TC_REQUIRE(g[i]);
     tf_sample(g[i], &sp);
     raw += twincache_graph_raw_bytes(g[i]);
   }
@@ -36,11 +36,11 @@ int main(int argc, char **argv) {
   {
     size_t cap = ZSTD_compressBound(4 * 64 * 10 * 11);
     uint8_t *dst = malloc(cap);
-    TF_REQUIRE(dst);
+    TC_REQUIRE(dst);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t rb = 4ull * 64 * g[i]->n_nodes;
       uint8_t *src = malloc(rb * (1 + g[i]->n_inter));
-      TF_REQUIRE(src);
+      TC_REQUIRE(src);
       memcpy(src, g[i]->base, rb);
       memcpy(src + rb, g[i]->inter, rb * g[i]->n_inter);
       plain += ZSTD_compress(dst, cap, src, rb * (1 + g[i]->n_inter), level);
@@ -59,12 +59,12 @@ int main(int argc, char **argv) {
     ZSTD_DCtx *zd = ZSTD_createDCtx();
     uint8_t *frames = malloc((size_t)graphs * bound), *scratch = malloc(1 << 20);
     size_t *off = calloc(graphs + 1, sizeof *off);
-    TF_REQUIRE(cc && dc && zd && frames && scratch && off);
-    TF_REQUIRE(twincache_cctx_set_encoding(cc, TWINCACHE_ENCODING_SMALL) == 0);
+    TC_REQUIRE(cc && dc && zd && frames && scratch && off);
+    TC_REQUIRE(twincache_cctx_set_encoding(cc, TWINCACHE_ENCODING_SMALL) == 0);
     twincache_cctx_set_shuffle(cc, shuffle);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t w;
-      TF_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+      TC_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
       off[i + 1] = off[i] + w;
     }
     /* decode, best of 5 passes each */
@@ -72,12 +72,12 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < 5; rep++) {
       uint64_t t0 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++)
-        TF_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+        TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
       uint64_t t1 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         const uint8_t *f = frames + off[i];
         size_t r = ZSTD_decompressDCtx(zd, scratch, 1 << 20, f + 40, tc_load_u32(f + 32));
-        TF_REQUIRE(!ZSTD_isError(r));
+        TC_REQUIRE(!ZSTD_isError(r));
       }
       uint64_t t2 = tc_now_ns();
       if ((t1 - t0) / 1e9 < best_dec) best_dec = (t1 - t0) / 1e9;

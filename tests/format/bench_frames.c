@@ -27,11 +27,11 @@ static double secs(uint64_t t0, uint64_t t1) { return (t1 - t0) / 1e9; }
 
 static ZSTD_CCtx *cctx_for(const variant *v, int entropy) {
   ZSTD_CCtx *z = ZSTD_createCCtx();
-  TF_REQUIRE(z);
-  TF_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, v->level)));
-  TF_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, v->checksum)));
+  TC_REQUIRE(z);
+  TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, v->level)));
+  TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, v->checksum)));
   if (v->literals_off && !entropy)
-    TF_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_disable)));
+    TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_disable)));
   return z;
 }
 
@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   }
   twincache_graph **g = calloc(graphs, sizeof *g);
   twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
-  TF_REQUIRE(g && out);
+  TC_REQUIRE(g && out);
   uint64_t raw = 0;
   for (uint32_t i = 0; i < graphs; i++) {
     tc_rng r;
@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
     uint32_t n = 5 + tc_rng_below(&r, 6);
     tf_spec sp = {.seed = 2024, .index = i, .n = n, .s = 64, .k = n, .kinds = 0, .edge_p = 0.3};
     g[i] = twincache_graph_alloc(n, 64, n, 0);
-    TF_REQUIRE(g[i]);
+    TC_REQUIRE(g[i]);
     tf_sample(g[i], &sp);
     raw += twincache_graph_raw_bytes(g[i]);
   }
@@ -62,13 +62,13 @@ int main(int argc, char **argv) {
   uint8_t *payload = malloc((size_t)graphs * bound), *shuf = malloc((size_t)graphs * bound);
   uint8_t *copy = malloc((size_t)graphs * bound);
   twincache_cctx *small = twincache_cctx_create(1);
-  TF_REQUIRE(frame && poff && sboff && payload && shuf && copy && small);
-  TF_REQUIRE(twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
+  TC_REQUIRE(frame && poff && sboff && payload && shuf && copy && small);
+  TC_REQUIRE(twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
   for (uint32_t i = 0; i < graphs; i++) {
     size_t w;
-    TF_REQUIRE(twincache_frame_encode(small, g[i], frame, bound, &w) == 0);
+    TC_REQUIRE(twincache_frame_encode(small, g[i], frame, bound, &w) == 0);
     size_t d = ZSTD_decompress(payload + poff[i], bound, frame + 40, w - 40);
-    TF_REQUIRE(!ZSTD_isError(d));
+    TC_REQUIRE(!ZSTD_isError(d));
     poff[i + 1] = poff[i] + d;
     /* where the samples start: the payload minus the sample floats */
     uint32_t n = g[i]->n_nodes, s = g[i]->n_samples, samples = 0;
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     uint64_t t1 = tc_now_ns();
     if (secs(t0, t1) < best_mc) best_mc = secs(t0, t1);
   }
-  TF_REQUIRE(memcmp(copy, payload, dec_bytes) == 0);
+  TC_REQUIRE(memcmp(copy, payload, dec_bytes) == 0);
   printf("bench_frames: %u graphs, raw float32 %.1f B/graph, payload (decoded) %.1f B/graph, libzstd %s\n",
          graphs, (double)raw / graphs, (double)dec_bytes / graphs, ZSTD_versionString());
   printf("memcpy of the decoded bytes: %.2f GB/s (%.0fk graphs/s)\n\n", dec_bytes / 1e9 / best_mc,
@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
   uint8_t *z = malloc((size_t)graphs * zcap);
   size_t *zoff = calloc(2 * (size_t)graphs + 1, sizeof *zoff);
   ZSTD_DCtx *zd = ZSTD_createDCtx();
-  TF_REQUIRE(z && zoff && zd);
+  TC_REQUIRE(z && zoff && zd);
   for (size_t vi = 0; vi < sizeof vs / sizeof vs[0]; vi++) {
     const variant *v = &vs[vi];
     ZSTD_CCtx *zc = cctx_for(v, 0), *ze = cctx_for(v, 1);
@@ -133,16 +133,16 @@ int main(int argc, char **argv) {
         if (v->planes == 2) { /* [fixed sections + planes 0..2] then [plane 3] */
           size_t hi = (len - sboff[i]) / 4, lo_len = len - hi;
           r = ZSTD_compress2(zc, z + at, zcap, p, lo_len);
-          TF_REQUIRE(!ZSTD_isError(r));
+          TC_REQUIRE(!ZSTD_isError(r));
           zoff[2 * i + 1] = at += r;
           r = ZSTD_compress2(ze, z + at, zcap, p + lo_len, hi);
         } else {
           r = ZSTD_compress2(zc, z + at, zcap, p, len);
-          TF_REQUIRE(!ZSTD_isError(r));
+          TC_REQUIRE(!ZSTD_isError(r));
           zoff[2 * i + 1] = at += r;
           r = 0;
         }
-        TF_REQUIRE(!ZSTD_isError(r));
+        TC_REQUIRE(!ZSTD_isError(r));
         zoff[2 * i + 2] = at += r;
       }
       uint64_t t1 = tc_now_ns();
@@ -150,18 +150,18 @@ int main(int argc, char **argv) {
         uint8_t *dst = copy + poff[i];
         size_t len = poff[i + 1] - poff[i];
         size_t r = ZSTD_decompressDCtx(zd, dst, len, z + zoff[2 * i], zoff[2 * i + 1] - zoff[2 * i]);
-        TF_REQUIRE(!ZSTD_isError(r));
+        TC_REQUIRE(!ZSTD_isError(r));
         if (zoff[2 * i + 2] > zoff[2 * i + 1]) {
           size_t r2 = ZSTD_decompressDCtx(zd, dst + r, len - r, z + zoff[2 * i + 1],
                                           zoff[2 * i + 2] - zoff[2 * i + 1]);
-          TF_REQUIRE(!ZSTD_isError(r2));
+          TC_REQUIRE(!ZSTD_isError(r2));
         }
       }
       uint64_t t2 = tc_now_ns();
       if (secs(t0, t1) < best_enc) best_enc = secs(t0, t1);
       if (secs(t1, t2) < best_dec) best_dec = secs(t1, t2);
     }
-    TF_REQUIRE(memcmp(copy, src, dec_bytes) == 0);
+    TC_REQUIRE(memcmp(copy, src, dec_bytes) == 0);
     double bytes = (double)(zoff[2 * (size_t)graphs] + 40ull * graphs) / graphs; /* + frame header */
     if (vi == 0) v1_bytes = bytes;
     printf("%-34s %9.1f %7.4f %9.1f %10.2f %11.0f %9.2f %8.3fx\n", v->name, bytes,
@@ -185,29 +185,29 @@ int main(int argc, char **argv) {
   uint8_t *frames = malloc((size_t)graphs * bound);
   size_t *off = calloc(graphs + 1, sizeof *off);
   twincache_dctx *dc = twincache_dctx_create();
-  TF_REQUIRE(frames && off && dc);
+  TC_REQUIRE(frames && off && dc);
   for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
     twincache_cctx *cc = twincache_cctx_create(1);
-    TF_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
+    TC_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
                twincache_cctx_set_shuffle(cc, ws[wi].shuffle) == 0);
     double best_enc = 1e30, best_dec = 1e30, best_z = 1e30;
     for (int rep = 0; rep < REPS; rep++) {
       uint64_t t0 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         size_t w;
-        TF_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+        TC_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
         off[i + 1] = off[i] + w;
       }
       uint64_t t1 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         out->ld = out->ld_adj = g[i]->n_nodes; /* dense rows of the graph's own width */
-        TF_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+        TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
       }
       uint64_t t2 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         const uint8_t *f = frames + off[i];
         size_t r = ZSTD_decompressDCtx(zd, copy, bound, f + 40, tc_load_u32(f + 32));
-        TF_REQUIRE(!ZSTD_isError(r));
+        TC_REQUIRE(!ZSTD_isError(r));
       }
       uint64_t t3 = tc_now_ns();
       if (secs(t0, t1) < best_enc) best_enc = secs(t0, t1);
@@ -216,8 +216,8 @@ int main(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < graphs; i += 97) {
       out->ld = out->ld_adj = 10;
-      TF_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
-      TF_REQUIRE(tf_graph_same(g[i], out));
+      TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+      TC_REQUIRE(tf_graph_same(g[i], out));
     }
     printf("%-22s %9.1f %7.4f %9.1f %9.1f %10.2f %9.1f %9.2f\n", ws[wi].name,
            (double)off[graphs] / graphs, (double)off[graphs] / raw, graphs / best_enc / 1e3,
@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
   size_t per_graph = (size_t)SS * SN * (1 + SK); /* floats */
   float *slab = malloc(sizeof(float) * per_graph * SLAB_G * SLAB_SLOTS);
   float *slab_src = malloc(sizeof(float) * per_graph * SLAB_G);
-  TF_REQUIRE(slab && slab_src);
+  TC_REQUIRE(slab && slab_src);
   memset(slab, 0, sizeof(float) * per_graph * SLAB_G * SLAB_SLOTS);
   memset(slab_src, 1, sizeof(float) * per_graph * SLAB_G);
   double best_slab_mc = 1e30;
@@ -252,11 +252,11 @@ int main(int argc, char **argv) {
   printf("%-22s %10s %10s %9s\n", "twincache frames", "kgraphs/s", "slab GB/s", "vs memcpy");
   for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
     twincache_cctx *cc = twincache_cctx_create(1);
-    TF_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
+    TC_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
                twincache_cctx_set_shuffle(cc, ws[wi].shuffle) == 0);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t w;
-      TF_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+      TC_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
       off[i + 1] = off[i] + w;
     }
     twincache_graph sg = *out;
@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
       for (uint32_t i = 0; i < graphs; i++) {
         sg.base = slab + per_graph * (i % (SLAB_G * SLAB_SLOTS));
         sg.inter = sg.base + (size_t)SS * SN;
-        TF_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], &sg) == 0);
+        TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], &sg) == 0);
       }
       uint64_t t1 = tc_now_ns();
       if (secs(t0, t1) < best) best = secs(t0, t1);

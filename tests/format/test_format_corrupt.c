@@ -28,7 +28,7 @@ static int decode_safe(const void *p, size_t n) {
 static size_t wrap(const uint8_t *frame, const void *payload, size_t psize, uint8_t *out, size_t cap) {
   memcpy(out, frame, 40);
   size_t z = ZSTD_compress2(zc, out + 40, cap - 40, payload, psize);
-  TF_REQUIRE(!ZSTD_isError(z));
+  TC_REQUIRE(!ZSTD_isError(z));
   tc_store_u32(out + 28, (uint32_t)psize);
   tc_store_u32(out + 32, (uint32_t)z);
   tc_store_u32(out + 36, tc_fnv1a32(out, 36));
@@ -48,10 +48,10 @@ static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
   accepted = 0;
   for (size_t n = 0; n < size; n++) bad += !decode_safe(frame, n) || accepted;
   if (bad) fprintf(stderr, "%s: %d truncations were not refused\n", what, bad);
-  TF_CHECK(bad == 0);
+  TC_CHECK(bad == 0);
   bad = 0;
   uint8_t *copy = malloc(size + 64);
-  TF_REQUIRE(copy);
+  TC_REQUIRE(copy);
   for (size_t i = 0; i < size; i++)
     for (int bit = 0; bit < 8; bit++) {
       memcpy(copy, frame, size);
@@ -59,36 +59,36 @@ static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
       bad += !decode_safe(copy, size);
     }
   if (bad) fprintf(stderr, "%s: %d bit flips decoded wrongly\n", what, bad);
-  TF_CHECK(bad == 0);
+  TC_CHECK(bad == 0);
   /* flips in the header or the zstd checksum are always refused */
   accepted = 0;
   for (size_t i = 0; i < 40; i++) {
     memcpy(copy, frame, size);
     copy[i] ^= 0x10;
-    TF_CHECK(decode_safe(copy, size));
+    TC_CHECK(decode_safe(copy, size));
   }
-  TF_CHECK(accepted == 0);
+  TC_CHECK(accepted == 0);
   memcpy(copy, frame, size);
   copy[size - 1] ^= 1; /* last byte of zstd's XXH64 content checksum */
-  TF_CHECK_RC(twincache_frame_decode(dc, copy, size, out_g), TWINCACHE_ECHECKSUM);
+  TC_CHECK_RC(twincache_frame_decode(dc, copy, size, out_g), TWINCACHE_ECHECKSUM);
   /* trailing bytes after the frame are ignored by size fields, not read */
   memcpy(copy, frame, size);
   memset(copy + size, 0xab, 64);
-  TF_CHECK_RC(twincache_frame_decode(dc, copy, size + 64, out_g), 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, copy, size + 64, out_g), 0);
   /* random garbage, with and without a valid magic */
   tc_rng r;
   tc_rng_init(&r, 99, 0);
   for (int t = 0; t < 2000; t++) {
     for (size_t i = 0; i < size; i++) copy[i] = (uint8_t)tc_rng_u64(&r);
     if (t % 2) memcpy(copy, frame, 8 + (size_t)(t % 33));
-    TF_CHECK(decode_safe(copy, size));
+    TC_CHECK(decode_safe(copy, size));
   }
   free(copy);
 }
 
 static void absurd_headers(const uint8_t *frame, size_t size) {
   uint8_t *h = malloc(size + 4096);
-  TF_REQUIRE(h);
+  TC_REQUIRE(h);
   struct { int off, width; uint32_t v; int want; } cases[] = {
     {4, 2, 0, TWINCACHE_ECORRUPT},                              /* version 0 */
     {4, 2, TWINCACHE_FORMAT_VERSION + 1, TWINCACHE_EVERSION},   /* newer version */
@@ -119,10 +119,10 @@ static void absurd_headers(const uint8_t *frame, size_t size) {
     if (rc != cases[c].want)
       fprintf(stderr, "absurd header case %zu (offset %d = %u): rc %d (%s)\n", c, cases[c].off,
               cases[c].v, rc, twincache_strerror(rc));
-    TF_CHECK(rc == cases[c].want);
+    TC_CHECK(rc == cases[c].want);
     rc = twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL);
     if (rc != cases[c].want) fprintf(stderr, "peek case %zu: rc %d\n", c, rc);
-    TF_CHECK(rc == cases[c].want); /* all of these are visible in the header */
+    TC_CHECK(rc == cases[c].want); /* all of these are visible in the header */
   }
   /* a valid-looking header asking for big dimensions with a tiny body */
   memcpy(h, frame, 40);
@@ -133,20 +133,20 @@ static void absurd_headers(const uint8_t *frame, size_t size) {
   header_set(h, 32, 4, 16);
   memset(h + 40, 0, 16);
   twincache_graph *huge_cap = twincache_graph_alloc(256, 64, 1, 0);
-  TF_REQUIRE(huge_cap);
+  TC_REQUIRE(huge_cap);
   huge_cap->cap_samples = 65535; /* claims more than it has: never reached */
   huge_cap->cap_inter = 256;
-  TF_CHECK(twincache_frame_decode(dc, h, 56, huge_cap) < 0);
-  TF_CHECK_RC(twincache_frame_decode(dc, h, 56, out_g), TWINCACHE_ETOOBIG);
+  TC_CHECK(twincache_frame_decode(dc, h, 56, huge_cap) < 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, h, 56, out_g), TWINCACHE_ETOOBIG);
   twincache_graph_free(huge_cap);
   /* wrong magic, NULLs */
   memcpy(h, frame, size);
   h[0] = 'X';
-  TF_CHECK_RC(twincache_frame_decode(dc, h, size, out_g), TWINCACHE_ECORRUPT);
-  TF_CHECK_RC(twincache_frame_decode(dc, NULL, size, out_g), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_frame_decode(NULL, frame, size, out_g), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_frame_decode(dc, frame, size, NULL), TWINCACHE_EINVAL);
-  TF_CHECK(twincache_frame_peek(NULL, 0, NULL, NULL, NULL, NULL, NULL) < 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, h, size, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, NULL, size, out_g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_frame_decode(NULL, frame, size, out_g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_frame_decode(dc, frame, size, NULL), TWINCACHE_EINVAL);
+  TC_CHECK(twincache_frame_peek(NULL, 0, NULL, NULL, NULL, NULL, NULL) < 0);
   free(h);
 }
 
@@ -155,33 +155,33 @@ static void payload_attacks(const uint8_t *frame, size_t size) {
   uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
   uint8_t *pay = malloc(dsize + 64), *out = malloc(size + 4096);
   size_t cap = size + 4096;
-  TF_REQUIRE(pay && out);
-  TF_REQUIRE(ZSTD_decompress(pay, dsize, frame + 40, csize) == dsize);
+  TC_REQUIRE(pay && out);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + 40, csize) == dsize);
   uint32_t n = tc_load_u16(frame + 16), rb = (n + 7) / 8;
   /* unchanged payload re-wrapped decodes */
   size_t m = wrap(frame, pay, dsize, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
   /* sizes: one byte short / long (header adjusted, so only the parse sees it) */
   m = wrap(frame, pay, dsize - 1, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   pay[dsize] = 0;
   m = wrap(frame, pay, dsize + 1, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   /* header's decoded size differs from zstd's content size */
   m = wrap(frame, pay, dsize, out, cap);
   header_set(out, 28, 4, dsize + 4);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   /* a bit past node N-1 in an adjacency row (N = 7: bit 7 of byte 0) */
   uint8_t save = pay[0];
   pay[0] |= 0x80;
   m = wrap(frame, pay, dsize, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   pay[0] = save;
   /* a self-loop on node 0; every other one-bit change of the adjacency */
   for (uint32_t i = 0; i < n * rb * 8; i++) {
     pay[i / 8] ^= (uint8_t)(1u << (i % 8));
     m = wrap(frame, pay, dsize, out, cap);
-    TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
     pay[i / 8] ^= (uint8_t)(1u << (i % 8));
   }
   /* the interventions and masks follow adj, weights, noise (linear, no norm) */
@@ -194,25 +194,25 @@ static void payload_attacks(const uint8_t *frame, size_t size) {
   memcpy(r0, rec, 8);
   tc_store_u16(rec, (uint16_t)n); /* target out of range */
   m = wrap(frame, pay, dsize, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
   rec[2] = 2; /* kind */
   m = wrap(frame, pay, dsize, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
   rec[3] = 1; /* pad */
   m = wrap(frame, pay, dsize, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
   for (uint32_t i = 0; i < k_n * rb * 8; i++) { /* every mask bit */
     masks[i / 8] ^= (uint8_t)(1u << (i % 8));
     m = wrap(frame, pay, dsize, out, cap);
-    TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
     masks[i / 8] ^= (uint8_t)(1u << (i % 8));
   }
   m = wrap(frame, pay, dsize, out, cap);
-  TF_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
-  TF_CHECK(tf_graph_same(ref_g, out_g));
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  TC_CHECK(tf_graph_same(ref_g, out_g));
   free(pay);
   free(out);
 }
@@ -221,9 +221,9 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
   twincache_chunk_view v;
   int bad = 0;
   for (size_t n = 0; n < size; n++) bad += twincache_chunk_parse(chunk, n, &v) >= 0;
-  TF_CHECK(bad == 0);
+  TC_CHECK(bad == 0);
   uint8_t *c = malloc(size);
-  TF_REQUIRE(c);
+  TC_REQUIRE(c);
   /* flips: the header and table are checksummed; frames are checked on decode */
   bad = 0;
   for (size_t i = 0; i < size; i++)
@@ -248,7 +248,7 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
         bad += rc > 0;
       }
     }
-  TF_CHECK(bad == 0);
+  TC_CHECK(bad == 0);
   /* hand-made tables with a valid checksum */
   uint32_t count = tc_load_u32(chunk + 16);
   uint8_t *t = c + 28;
@@ -258,7 +258,7 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
     tc_store_u32(t + 4 * cases[k].slot, cases[k].v);
     tc_store_u32(c + 20, tc_fnv1a32(t, 4 * ((size_t)count + 1)));
     tc_store_u32(c + 24, tc_fnv1a32(c, 24));
-    TF_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECORRUPT);
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECORRUPT);
   }
   uint32_t counts[] = {0, count + 1, 0xffffffffu, TWINCACHE_MAX_CHUNK_GRAPHS + 1};
   for (size_t k = 0; k < 4; k++) {
@@ -266,19 +266,19 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
     tc_store_u32(c + 16, counts[k]);
     tc_store_u32(c + 24, tc_fnv1a32(c, 24));
     int rc = twincache_chunk_parse(c, size, &v); /* the table's checksum may differ first */
-    TF_CHECK(rc == TWINCACHE_ECORRUPT || (k == 1 && rc == TWINCACHE_ECHECKSUM));
+    TC_CHECK(rc == TWINCACHE_ECORRUPT || (k == 1 && rc == TWINCACHE_ECHECKSUM));
   }
   memcpy(c, chunk, size);
   tc_store_u16(c + 4, TWINCACHE_FORMAT_VERSION + 1);
-  TF_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_EVERSION);
+  TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_EVERSION);
   memcpy(c, chunk, size);
   c[20] ^= 1;
-  TF_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
-  TF_CHECK_RC(twincache_chunk_parse(NULL, size, &v), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_chunk_parse(chunk, size, &v), 0);
+  TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
+  TC_CHECK_RC(twincache_chunk_parse(NULL, size, &v), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_chunk_parse(chunk, size, &v), 0);
   const void *f;
   size_t fs;
-  TF_CHECK_RC(twincache_chunk_frame(&v, v.count, &f, &fs), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_chunk_frame(&v, v.count, &f, &fs), TWINCACHE_EINVAL);
   free(c);
 }
 
@@ -287,29 +287,29 @@ int main(void) {
   twincache_cctx *cs = twincache_cctx_create(3);
   dc = twincache_dctx_create();
   zc = ZSTD_createCCtx();
-  TF_REQUIRE(cc && cs && dc && zc);
+  TC_REQUIRE(cc && cs && dc && zc);
   ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
   twincache_cctx_set_shuffle(cs, 1);
   ref_g = twincache_graph_alloc(7, 12, 7, 4);
   out_g = twincache_graph_alloc(7, 12, 7, 4);
-  TF_REQUIRE(ref_g && out_g);
+  TC_REQUIRE(ref_g && out_g);
   size_t cap = twincache_frame_bound(7, 12, 7, 4), size;
   uint8_t *frame = malloc(cap);
-  TF_REQUIRE(frame);
+  TC_REQUIRE(frame);
 
   /* linear, mixed do/shift, FAST encoding (the default), small enough to
    * flip every bit */
   tf_spec sp = {.seed = 21, .index = 5, .n = 7, .s = 12, .k = 7, .kinds = 2, .edge_p = 0.4};
   tf_sample(ref_g, &sp);
-  TF_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
   frame_attacks(frame, size, "linear");
   absurd_headers(frame, size);
   payload_attacks(frame, size);
 
   /* the same graph in the SMALL encoding (Huffman-coded literals) */
   twincache_cctx *small = twincache_cctx_create(3);
-  TF_REQUIRE(small && twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
-  TF_REQUIRE(twincache_frame_encode(small, ref_g, frame, cap, &size) == 0);
+  TC_REQUIRE(small && twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
+  TC_REQUIRE(twincache_frame_encode(small, ref_g, frame, cap, &size) == 0);
   frame_attacks(frame, size, "linear small");
   twincache_cctx_free(small);
 
@@ -323,20 +323,20 @@ int main(void) {
   tf_spec sm = {.seed = 22, .index = 6, .n = 7, .s = 12, .k = 4, .mlp = 1, .kinds = 2,
                 .standardize = 1, .edge_p = 0.5};
   tf_sample(ref_g, &sm);
-  TF_REQUIRE(twincache_frame_encode(cs, ref_g, frame, cap, &size) == 0);
+  TC_REQUIRE(twincache_frame_encode(cs, ref_g, frame, cap, &size) == 0);
   frame_attacks(frame, size, "mlp+shuffle");
 
   /* a chunk of three graphs */
   twincache_chunk_builder *b = twincache_chunk_builder_create();
-  TF_REQUIRE(b);
+  TC_REQUIRE(b);
   twincache_chunk_builder_reset(b, 40);
   for (int i = 0; i < 3; i++) {
     tf_spec sc = {.seed = 23, .index = 40 + i, .n = 3 + i, .s = 4, .k = 2, .kinds = i % 2, .edge_p = 0.6};
     tf_sample(ref_g, &sc);
-    TF_REQUIRE(twincache_chunk_builder_add(b, cc, ref_g) == 0);
+    TC_REQUIRE(twincache_chunk_builder_add(b, cc, ref_g) == 0);
   }
   const void *chunk;
-  TF_REQUIRE(twincache_chunk_builder_finish(b, &chunk, &size) == 0);
+  TC_REQUIRE(twincache_chunk_builder_finish(b, &chunk, &size) == 0);
   chunk_attacks(chunk, size);
 
   free(frame);
@@ -347,5 +347,5 @@ int main(void) {
   twincache_cctx_free(cs);
   twincache_dctx_free(dc);
   ZSTD_freeCCtx(zc);
-  return tf_finish("test_format_corrupt");
+  return tc_test_finish("test_format_corrupt");
 }

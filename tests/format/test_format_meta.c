@@ -8,43 +8,43 @@ static void meta_roundtrip(void) {
   uint8_t buf[TWINCACHE_DIMS_BYTES + 1];
   twincache_dims_encode(&d, buf);
   memset(&e, 0xff, sizeof e);
-  TF_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES, &e), 0);
-  TF_CHECK(e.graphs == d.graphs && e.chunk_graphs == d.chunk_graphs && e.max_nodes == d.max_nodes &&
+  TC_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES, &e), 0);
+  TC_CHECK(e.graphs == d.graphs && e.chunk_graphs == d.chunk_graphs && e.max_nodes == d.max_nodes &&
            e.max_inter == d.max_inter && e.samples == d.samples && e.hidden == d.hidden);
-  TF_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES - 1, &e), TWINCACHE_ECORRUPT);
-  TF_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES + 1, &e), TWINCACHE_ECORRUPT);
-  TF_CHECK_RC(twincache_dims_decode("short", 5, &e), TWINCACHE_ECORRUPT);
-  TF_CHECK_RC(twincache_dims_decode(buf, 0, &e), TWINCACHE_ECORRUPT);
-  TF_CHECK_RC(twincache_dims_decode(NULL, 32, &e), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES - 1, &e), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES + 1, &e), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_dims_decode("short", 5, &e), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_dims_decode(buf, 0, &e), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_dims_decode(NULL, 32, &e), TWINCACHE_EINVAL);
   tc_store_u32(buf, 2);
-  TF_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES, &e), TWINCACHE_EVERSION);
+  TC_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES, &e), TWINCACHE_EVERSION);
   tc_store_u32(buf, 0);
-  TF_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES, &e), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_dims_decode(buf, TWINCACHE_DIMS_BYTES, &e), TWINCACHE_ECORRUPT);
 
   twincache_stats s = {.raw_bytes = 1ull << 40, .frame_bytes = 12345, .edges = 77, .nodes = 0xffffffffffull}, t;
   uint8_t sb[TWINCACHE_STATS_BYTES];
   twincache_stats_encode(&s, sb);
-  TF_CHECK_RC(twincache_stats_decode(sb, sizeof sb, &t), 0);
-  TF_CHECK(t.raw_bytes == s.raw_bytes && t.frame_bytes == s.frame_bytes && t.edges == s.edges &&
+  TC_CHECK_RC(twincache_stats_decode(sb, sizeof sb, &t), 0);
+  TC_CHECK(t.raw_bytes == s.raw_bytes && t.frame_bytes == s.frame_bytes && t.edges == s.edges &&
            t.nodes == s.nodes);
-  TF_CHECK_RC(twincache_stats_decode(sb, sizeof sb - 1, &t), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_stats_decode(sb, sizeof sb - 1, &t), TWINCACHE_ECORRUPT);
   tc_store_u32(sb, 9);
-  TF_CHECK_RC(twincache_stats_decode(sb, sizeof sb, &t), TWINCACHE_EVERSION);
+  TC_CHECK_RC(twincache_stats_decode(sb, sizeof sb, &t), TWINCACHE_EVERSION);
   twincache_stats_encode(&s, sb);
   sb[4] = 1; /* reserved */
-  TF_CHECK_RC(twincache_stats_decode(sb, sizeof sb, &t), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_stats_decode(sb, sizeof sb, &t), TWINCACHE_ECORRUPT);
 }
 
 static void strerror_all(void) {
   const char *unknown = twincache_strerror(12345);
-  TF_CHECK(unknown && strcmp(unknown, "unknown twincache error") == 0);
+  TC_CHECK(unknown && strcmp(unknown, "unknown twincache error") == 0);
   for (int c = TWINCACHE_EDEVICE; c <= TWINCACHE_END; c++) {
     const char *m = twincache_strerror(c);
-    TF_CHECK(m && *m && strcmp(m, unknown) != 0);
-    for (int o = TWINCACHE_EDEVICE; o < c; o++) TF_CHECK(strcmp(m, twincache_strerror(o)) != 0);
+    TC_CHECK(m && *m && strcmp(m, unknown) != 0);
+    for (int o = TWINCACHE_EDEVICE; o < c; o++) TC_CHECK(strcmp(m, twincache_strerror(o)) != 0);
   }
-  TF_CHECK(strcmp(twincache_strerror(-22), unknown) == 0);
-  TF_CHECK(strcmp(twincache_strerror(2), unknown) == 0);
+  TC_CHECK(strcmp(twincache_strerror(-22), unknown) == 0);
+  TC_CHECK(strcmp(twincache_strerror(2), unknown) == 0);
 }
 
 static void dag_helpers(void) {
@@ -53,51 +53,51 @@ static void dag_helpers(void) {
   adj[0 * 6 + 1] = adj[1 * 6 + 3] = adj[0 * 6 + 2] = 1;
   for (int i = 0; i < 5; i++) adj[i * 6 + 5] = 7;
   uint8_t desc[5];
-  TF_CHECK(twincache_graph_descendants(adj, 5, 6, 0, desc) == 4);
-  TF_CHECK(desc[0] && desc[1] && desc[2] && desc[3] && !desc[4]);
-  TF_CHECK(twincache_graph_descendants(adj, 5, 6, 1, desc) == 2);
-  TF_CHECK(!desc[0] && desc[1] && !desc[2] && desc[3] && !desc[4]);
-  TF_CHECK(twincache_graph_descendants(adj, 5, 6, 3, desc) == 1 && desc[3]);
-  TF_CHECK(twincache_graph_descendants(adj, 5, 6, 4, desc) == 1 && desc[4]);
-  TF_CHECK(twincache_graph_descendants(adj, 5, 6, 5, desc) == 0); /* out of range */
-  TF_CHECK(twincache_graph_is_dag(adj, 5, 6) == 1);
+  TC_CHECK(twincache_graph_descendants(adj, 5, 6, 0, desc) == 4);
+  TC_CHECK(desc[0] && desc[1] && desc[2] && desc[3] && !desc[4]);
+  TC_CHECK(twincache_graph_descendants(adj, 5, 6, 1, desc) == 2);
+  TC_CHECK(!desc[0] && desc[1] && !desc[2] && desc[3] && !desc[4]);
+  TC_CHECK(twincache_graph_descendants(adj, 5, 6, 3, desc) == 1 && desc[3]);
+  TC_CHECK(twincache_graph_descendants(adj, 5, 6, 4, desc) == 1 && desc[4]);
+  TC_CHECK(twincache_graph_descendants(adj, 5, 6, 5, desc) == 0); /* out of range */
+  TC_CHECK(twincache_graph_is_dag(adj, 5, 6) == 1);
   adj[3 * 6 + 0] = 1; /* 3 -> 0 closes 0 -> 1 -> 3 -> 0 */
-  TF_CHECK(twincache_graph_is_dag(adj, 5, 6) == 0);
-  TF_CHECK(twincache_graph_descendants(adj, 5, 6, 1, desc) == 4); /* terminates on cycles */
+  TC_CHECK(twincache_graph_is_dag(adj, 5, 6) == 0);
+  TC_CHECK(twincache_graph_descendants(adj, 5, 6, 1, desc) == 4); /* terminates on cycles */
   adj[3 * 6 + 0] = 0;
   adj[4 * 6 + 4] = 1; /* self-loop */
-  TF_CHECK(twincache_graph_is_dag(adj, 5, 6) == 0);
+  TC_CHECK(twincache_graph_is_dag(adj, 5, 6) == 0);
   adj[4 * 6 + 4] = 0;
-  TF_CHECK(twincache_graph_is_dag(adj, 1, 6) == 1);
+  TC_CHECK(twincache_graph_is_dag(adj, 1, 6) == 1);
   /* a chain of 256 nodes: the last is reached from the first */
   uint8_t *chain = calloc(256 * 256, 1), *d2 = malloc(256);
-  TF_REQUIRE(chain && d2);
+  TC_REQUIRE(chain && d2);
   for (int i = 0; i + 1 < 256; i++) chain[i * 256 + i + 1] = 1;
-  TF_CHECK(twincache_graph_descendants(chain, 256, 256, 0, d2) == 256);
-  TF_CHECK(twincache_graph_descendants(chain, 256, 256, 200, d2) == 56 && !d2[199] && d2[255]);
-  TF_CHECK(twincache_graph_is_dag(chain, 256, 256) == 1);
+  TC_CHECK(twincache_graph_descendants(chain, 256, 256, 0, d2) == 256);
+  TC_CHECK(twincache_graph_descendants(chain, 256, 256, 200, d2) == 56 && !d2[199] && d2[255]);
+  TC_CHECK(twincache_graph_is_dag(chain, 256, 256) == 1);
   chain[255 * 256 + 0] = 1;
-  TF_CHECK(twincache_graph_is_dag(chain, 256, 256) == 0);
+  TC_CHECK(twincache_graph_is_dag(chain, 256, 256) == 0);
   free(chain);
   free(d2);
 }
 
 static void alloc_limits(void) {
-  TF_CHECK(twincache_graph_alloc(0, 1, 1, 0) == NULL);
-  TF_CHECK(twincache_graph_alloc(1, 0, 1, 0) == NULL);
-  TF_CHECK(twincache_graph_alloc(TWINCACHE_MAX_NODES + 1, 1, 1, 0) == NULL);
-  TF_CHECK(twincache_graph_alloc(1, 1, TWINCACHE_MAX_INTER + 1, 0) == NULL);
-  TF_CHECK(twincache_graph_alloc(1, 1, 1, TWINCACHE_MAX_HIDDEN + 1) == NULL);
+  TC_CHECK(twincache_graph_alloc(0, 1, 1, 0) == NULL);
+  TC_CHECK(twincache_graph_alloc(1, 0, 1, 0) == NULL);
+  TC_CHECK(twincache_graph_alloc(TWINCACHE_MAX_NODES + 1, 1, 1, 0) == NULL);
+  TC_CHECK(twincache_graph_alloc(1, 1, TWINCACHE_MAX_INTER + 1, 0) == NULL);
+  TC_CHECK(twincache_graph_alloc(1, 1, 1, TWINCACHE_MAX_HIDDEN + 1) == NULL);
   twincache_graph *g = twincache_graph_alloc(10, 64, 10, 8);
-  TF_REQUIRE(g);
-  TF_CHECK(g->ld == 10 && g->ld_adj == 10 && g->cap_nodes == 10 && g->cap_samples == 64 &&
+  TC_REQUIRE(g);
+  TC_CHECK(g->ld == 10 && g->ld_adj == 10 && g->cap_nodes == 10 && g->cap_samples == 64 &&
            g->cap_inter == 10 && g->cap_hidden == 8 && g->mlp);
   g->n_nodes = 10;
   g->n_samples = 64;
   g->n_inter = 10;
-  TF_CHECK(twincache_graph_raw_bytes(g) == 64ull * 10 * 11 * 4);
+  TC_CHECK(twincache_graph_raw_bytes(g) == 64ull * 10 * 11 * 4);
   twincache_graph_free(g);
-  TF_CHECK(twincache_graph_raw_bytes(NULL) == 0);
+  TC_CHECK(twincache_graph_raw_bytes(NULL) == 0);
 }
 
 static void permute_bijection(void) {
@@ -105,27 +105,27 @@ static void permute_bijection(void) {
   for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
     uint64_t n = ns[t];
     uint8_t *seen = calloc(n, 1);
-    TF_REQUIRE(seen);
+    TC_REQUIRE(seen);
     for (uint64_t key = 0; key < 3; key++) {
       memset(seen, 0, n);
       uint64_t fixed = 0;
       for (uint64_t x = 0; x < n; x++) {
         uint64_t y = tc_permute(x, n, key * 0x9e3779b97f4a7c15ull);
-        TF_CHECK(y < n);
+        TC_CHECK(y < n);
         if (y < n) {
-          TF_CHECK(!seen[y]);
+          TC_CHECK(!seen[y]);
           seen[y] = 1;
         }
         fixed += y == x;
       }
-      if (n >= 1000) TF_CHECK(fixed < n / 10); /* it actually shuffles */
+      if (n >= 1000) TC_CHECK(fixed < n / 10); /* it actually shuffles */
     }
     free(seen);
   }
   /* different keys give different orders */
   int differ = 0;
   for (uint64_t x = 0; x < 1000; x++) differ += tc_permute(x, 1000, 1) != tc_permute(x, 1000, 2);
-  TF_CHECK(differ > 900);
+  TC_CHECK(differ > 900);
 }
 
 int main(void) {
@@ -134,5 +134,5 @@ int main(void) {
   dag_helpers();
   alloc_limits();
   permute_bijection();
-  return tf_finish("test_format_meta");
+  return tc_test_finish("test_format_meta");
 }

@@ -13,15 +13,15 @@ static int encode(const twincache_graph *g) {
 
 int main(void) {
   cc = twincache_cctx_create(3);
-  TF_REQUIRE(cc);
+  TC_REQUIRE(cc);
   tf_spec sp = {.seed = 11, .index = 3, .n = 6, .s = 8, .k = 6, .kinds = 2, .edge_p = 0.5};
   twincache_graph *g = twincache_graph_alloc(6, 8, 6, 0);
-  TF_REQUIRE(g);
+  TC_REQUIRE(g);
   cap = twincache_frame_bound(6, 8, 6, 0);
   buf = malloc(cap);
-  TF_REQUIRE(buf);
+  TC_REQUIRE(buf);
   tf_sample(g, &sp);
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
 
   /* a column outside target ∪ descendants differs from base by one bit */
   uint8_t desc[6];
@@ -34,32 +34,32 @@ int main(void) {
       memcpy(&bits, x, 4);
       bits ^= 1;
       memcpy(x, &bits, 4);
-      TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+      TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
       *x = old;
     }
   }
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
   /* a do target column that is not its value; -0.0 vs 0.0 counts too */
   for (uint32_t k = 0; k < 6; k++) {
     if (g->kind[k] != TWINCACHE_DO) continue;
     float *x = &g->inter[((size_t)k * 8 + 2) * g->ld + g->target[k]], old = *x;
     *x = old + 1.0f;
-    TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+    TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
     *x = old;
   }
   float v0 = g->value[0], x0[8];
-  TF_REQUIRE(g->kind[0] == TWINCACHE_DO);
+  TC_REQUIRE(g->kind[0] == TWINCACHE_DO);
   for (int s = 0; s < 8; s++) {
     x0[s] = g->inter[(size_t)s * g->ld + g->target[0]];
     g->inter[(size_t)s * g->ld + g->target[0]] = 0.0f;
   }
   g->value[0] = -0.0f;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->value[0] = 0.0f;
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
   g->value[0] = v0;
   for (int s = 0; s < 8; s++) g->inter[(size_t)s * g->ld + g->target[0]] = x0[s];
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
 
   /* a cycle, then a self-loop */
   uint8_t saved[36];
@@ -70,69 +70,69 @@ int main(void) {
         g->adj[j * 6 + i] = 1;
         i = j = 6;
       }
-  TF_CHECK(!twincache_graph_is_dag(g->adj, 6, 6));
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK(!twincache_graph_is_dag(g->adj, 6, 6));
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   memcpy(g->adj, saved, 36);
   g->adj[2 * 6 + 2] = 1;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   memcpy(g->adj, saved, 36);
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
 
   /* targets, kinds, dimensions, mechanism, flags, ld, missing arrays */
   uint16_t t0 = g->target[0];
   g->target[0] = 6;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->target[0] = t0;
   g->kind[1] = 2;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->kind[1] = 1;
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
   g->n_nodes = 0;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_nodes = 6;
   g->n_samples = 0;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_samples = 8;
   g->n_inter = TWINCACHE_MAX_INTER + 1;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_inter = 6;
   g->ld = 5;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->ld = 6;
   g->n_hidden = 3; /* linear with hidden units */
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_hidden = 0;
   g->mechanism = TWINCACHE_MECH_MLP; /* MLP without hidden units or params */
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = 7;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = TWINCACHE_MECH_LINEAR;
   g->noise = 3;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->noise = TWINCACHE_NOISE_LAPLACE;
   g->flags = 0x80;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->flags = TWINCACHE_GRAPH_STANDARDIZED;
   float *mean = g->norm_mean;
   g->norm_mean = NULL;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->norm_mean = mean;
   g->flags = 0;
   float *inter = g->inter;
   g->inter = NULL;
-  TF_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_inter = 0; /* no interventions: inter not needed */
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
   g->inter = inter;
   g->n_inter = 6;
-  TF_CHECK_RC(encode(g), 0);
+  TC_CHECK_RC(encode(g), 0);
   size_t written;
-  TF_CHECK_RC(twincache_frame_encode(NULL, g, buf, cap, &written), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_frame_encode(cc, NULL, buf, cap, &written), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_frame_encode(cc, g, NULL, cap, &written), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_frame_encode(NULL, g, buf, cap, &written), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_frame_encode(cc, NULL, buf, cap, &written), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_frame_encode(cc, g, NULL, cap, &written), TWINCACHE_EINVAL);
 
   free(buf);
   twincache_graph_free(g);
   twincache_cctx_free(cc);
-  return tf_finish("test_format_refuse");
+  return tc_test_finish("test_format_refuse");
 }

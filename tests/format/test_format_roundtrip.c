@@ -17,35 +17,35 @@ static twincache_dctx *dc;
 static void roundtrip(const tf_spec *sp, uint32_t cap_n) {
   twincache_graph *src = twincache_graph_alloc(cap_n, sp->s, sp->k ? sp->k : 1, sp->mlp ? 4 : 0);
   twincache_graph *dst = twincache_graph_alloc(cap_n + 3, sp->s, sp->k ? sp->k : 1, 4);
-  TF_REQUIRE(src && dst);
+  TC_REQUIRE(src && dst);
   tf_sample(src, sp);
   size_t cap = twincache_frame_bound(sp->n, sp->s, sp->k, src->n_hidden), written = 0;
   uint8_t *buf = malloc(cap);
-  TF_REQUIRE(buf);
+  TC_REQUIRE(buf);
   for (int e = 0; e < N_ENC; e++) {
-    TF_CHECK_RC(twincache_frame_encode(encs[e], src, buf, cap, &written), 0);
-    TF_CHECK(written <= cap);
-    TF_CHECK(tc_load_u16(buf + 4) == TWINCACHE_FORMAT_VERSION);
+    TC_CHECK_RC(twincache_frame_encode(encs[e], src, buf, cap, &written), 0);
+    TC_CHECK(written <= cap);
+    TC_CHECK(tc_load_u16(buf + 4) == TWINCACHE_FORMAT_VERSION);
     uint64_t index = 0;
     uint32_t n = 0, s = 0, k = 0, h = 9;
-    TF_CHECK_RC(twincache_frame_peek(buf, written, &index, &n, &s, &k, &h), 0);
-    TF_CHECK(index == sp->index && n == sp->n && s == sp->s && k == sp->k && h == src->n_hidden);
+    TC_CHECK_RC(twincache_frame_peek(buf, written, &index, &n, &s, &k, &h), 0);
+    TC_CHECK(index == sp->index && n == sp->n && s == sp->s && k == sp->k && h == src->n_hidden);
     tf_graph_poison(dst);
-    TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+    TC_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
     if (!tf_graph_same(src, dst)) {
       fprintf(stderr, "mismatch: n=%u s=%u k=%u mlp=%d kinds=%d std=%d cap=%u encoding=%s\n", sp->n,
               sp->s, sp->k, sp->mlp, sp->kinds, sp->standardize, cap_n, enc_names[e]);
-      tf_failures++;
+      tc_test_count_failure();
     }
     /* decoding again into the same buffers gives the same bytes */
-    TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
-    TF_CHECK(tf_graph_same(src, dst));
+    TC_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+    TC_CHECK(tf_graph_same(src, dst));
     /* a frame re-encoded from the decoded graph is byte-identical */
     uint8_t *again = malloc(cap);
     size_t written2 = 0;
-    TF_REQUIRE(again);
-    TF_CHECK_RC(twincache_frame_encode(encs[e], dst, again, cap, &written2), 0);
-    TF_CHECK(written2 == written && memcmp(buf, again, written) == 0);
+    TC_REQUIRE(again);
+    TC_CHECK_RC(twincache_frame_encode(encs[e], dst, again, cap, &written2), 0);
+    TC_CHECK(written2 == written && memcmp(buf, again, written) == 0);
     free(again);
   }
   twincache_graph_free(src);
@@ -58,48 +58,48 @@ static void partial_arrays(void) {
   tf_spec sp = {.seed = 5, .index = 77, .n = 9, .s = 16, .k = 9, .kinds = 2, .edge_p = 0.4};
   twincache_graph *src = twincache_graph_alloc(9, 16, 9, 0);
   twincache_graph *dst = twincache_graph_alloc(12, 16, 9, 0);
-  TF_REQUIRE(src && dst);
+  TC_REQUIRE(src && dst);
   tf_sample(src, &sp);
   size_t cap = twincache_frame_bound(9, 16, 9, 0), written;
   uint8_t *buf = malloc(cap);
-  TF_REQUIRE(buf);
-  TF_CHECK_RC(twincache_frame_encode(cc, src, buf, cap, &written), 0);
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
-  TF_REQUIRE(tf_graph_same(src, dst));
+  TC_REQUIRE(buf);
+  TC_CHECK_RC(twincache_frame_encode(cc, src, buf, cap, &written), 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+  TC_REQUIRE(tf_graph_same(src, dst));
   float *ref = malloc(4 * (size_t)9 * 16 * 12);
-  TF_REQUIRE(ref);
+  TC_REQUIRE(ref);
   memcpy(ref, dst->inter, 4 * (size_t)9 * 16 * 12);
   float *base = dst->base;
   dst->base = NULL; /* rows of the twins must not depend on base being asked for */
   memset(dst->inter, 0xff, 4 * (size_t)9 * 16 * 12);
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
-  TF_CHECK(memcmp(ref, dst->inter, 4 * (size_t)9 * 16 * 12) == 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+  TC_CHECK(memcmp(ref, dst->inter, 4 * (size_t)9 * 16 * 12) == 0);
   dst->base = base;
   float *inter = dst->inter;
   uint8_t *adj = dst->adj;
   dst->inter = NULL;
   dst->adj = NULL;
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, dst), 0);
   dst->inter = inter;
   dst->adj = adj;
   /* capacities too small: ETOOBIG, nothing read out of bounds */
   twincache_graph *tiny = twincache_graph_alloc(8, 16, 9, 0);
-  TF_REQUIRE(tiny);
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
+  TC_REQUIRE(tiny);
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
   tiny->cap_nodes = 9;
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG); /* ld 8 < 9 */
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG); /* ld 8 < 9 */
   twincache_graph_free(tiny);
   tiny = twincache_graph_alloc(9, 15, 9, 0);
-  TF_REQUIRE(tiny);
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
+  TC_REQUIRE(tiny);
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
   twincache_graph_free(tiny);
   tiny = twincache_graph_alloc(9, 16, 8, 0);
-  TF_REQUIRE(tiny);
-  TF_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
+  TC_REQUIRE(tiny);
+  TC_CHECK_RC(twincache_frame_decode(dc, buf, written, tiny), TWINCACHE_ETOOBIG);
   twincache_graph_free(tiny);
   /* destination too small for the encoder */
-  TF_CHECK_RC(twincache_frame_encode(cc, src, buf, 10, &written), TWINCACHE_ETOOBIG);
-  TF_CHECK_RC(twincache_frame_encode(cc, src, buf, 60, &written), TWINCACHE_ETOOBIG);
+  TC_CHECK_RC(twincache_frame_encode(cc, src, buf, 10, &written), TWINCACHE_ETOOBIG);
+  TC_CHECK_RC(twincache_frame_encode(cc, src, buf, 60, &written), TWINCACHE_ETOOBIG);
   free(ref);
   free(buf);
   twincache_graph_free(src);
@@ -111,48 +111,48 @@ static void chunk_roundtrip(void) {
   enum { C = 6 };
   twincache_chunk_builder *b = twincache_chunk_builder_create();
   twincache_graph *src[C], *dst = twincache_graph_alloc(10, 32, 10, 4);
-  TF_REQUIRE(b && dst);
+  TC_REQUIRE(b && dst);
   twincache_chunk_builder_reset(b, 1000);
   for (int i = 0; i < C; i++) {
     tf_spec sp = {.seed = 9, .index = 1000 + i, .n = 2 + i, .s = 32, .k = 2 + i, .mlp = i == 3,
                   .kinds = i % 3, .standardize = i % 2, .edge_p = 0.5};
     src[i] = twincache_graph_alloc(10, 32, 10, 4);
-    TF_REQUIRE(src[i]);
+    TC_REQUIRE(src[i]);
     tf_sample(src[i], &sp);
     if (i % 2 == 0) {
-      TF_CHECK_RC(twincache_chunk_builder_add(b, cc, src[i]), 0);
+      TC_CHECK_RC(twincache_chunk_builder_add(b, cc, src[i]), 0);
     } else {
       size_t cap = twincache_frame_bound(sp.n, sp.s, sp.k, 4), written;
       uint8_t *f = malloc(cap);
-      TF_REQUIRE(f);
-      TF_CHECK_RC(twincache_frame_encode(cc, src[i], f, cap, &written), 0);
-      TF_CHECK_RC(twincache_chunk_builder_add_frame(b, f, written), 0);
+      TC_REQUIRE(f);
+      TC_CHECK_RC(twincache_frame_encode(cc, src[i], f, cap, &written), 0);
+      TC_CHECK_RC(twincache_chunk_builder_add_frame(b, f, written), 0);
       free(f);
     }
   }
-  TF_CHECK(twincache_chunk_builder_count(b) == C);
+  TC_CHECK(twincache_chunk_builder_count(b) == C);
   /* a graph out of sequence is refused */
-  TF_CHECK_RC(twincache_chunk_builder_add(b, cc, src[0]), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_chunk_builder_add(b, cc, src[0]), TWINCACHE_EINVAL);
   const void *data;
   size_t size;
-  TF_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), 0);
+  TC_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), 0);
   twincache_chunk_view v;
-  TF_CHECK_RC(twincache_chunk_parse(data, size, &v), 0);
-  TF_CHECK(v.first_index == 1000 && v.count == C);
+  TC_CHECK_RC(twincache_chunk_parse(data, size, &v), 0);
+  TC_CHECK(v.first_index == 1000 && v.count == C);
   for (uint32_t i = 0; i < C; i++) {
     const void *f;
     size_t fs;
-    TF_CHECK_RC(twincache_chunk_frame(&v, i, &f, &fs), 0);
+    TC_CHECK_RC(twincache_chunk_frame(&v, i, &f, &fs), 0);
     tf_graph_poison(dst);
-    TF_CHECK_RC(twincache_frame_decode(dc, f, fs, dst), 0);
-    TF_CHECK(tf_graph_same(src[i], dst));
+    TC_CHECK_RC(twincache_frame_decode(dc, f, fs, dst), 0);
+    TC_CHECK(tf_graph_same(src[i], dst));
   }
   const void *f;
   size_t fs;
-  TF_CHECK_RC(twincache_chunk_frame(&v, C, &f, &fs), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_chunk_frame(&v, C, &f, &fs), TWINCACHE_EINVAL);
   twincache_chunk_builder_reset(b, 5);
-  TF_CHECK(twincache_chunk_builder_count(b) == 0);
-  TF_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), TWINCACHE_EINVAL); /* empty */
+  TC_CHECK(twincache_chunk_builder_count(b) == 0);
+  TC_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), TWINCACHE_EINVAL); /* empty */
   for (int i = 0; i < C; i++) twincache_graph_free(src[i]);
   twincache_graph_free(dst);
   twincache_chunk_builder_free(b);
@@ -164,47 +164,47 @@ static void golden_v1(void) {
   tf_spec sp = {.seed = 42, .index = 5, .n = 5, .s = 8, .k = 5, .kinds = 2, .standardize = 1, .edge_p = 0.5};
   twincache_graph *src = twincache_graph_alloc(5, 8, 5, 0), *dst = twincache_graph_alloc(7, 8, 5, 0);
   twincache_chunk_builder *b = twincache_chunk_builder_create();
-  TF_REQUIRE(src && dst && b);
+  TC_REQUIRE(src && dst && b);
   tf_sample(src, &sp);
   const uint8_t *frames[2] = {tf_golden_v1_plain, tf_golden_v1_shuffle};
   size_t sizes[2] = {sizeof tf_golden_v1_plain, sizeof tf_golden_v1_shuffle};
   for (int i = 0; i < 2; i++) {
-    TF_CHECK(tc_load_u16(frames[i] + 4) == 1);
+    TC_CHECK(tc_load_u16(frames[i] + 4) == 1);
     uint64_t index = 0;
     uint32_t n = 0, s = 0, k = 0, h = 9;
-    TF_CHECK_RC(twincache_frame_peek(frames[i], sizes[i], &index, &n, &s, &k, &h), 0);
-    TF_CHECK(index == 5 && n == 5 && s == 8 && k == 5 && h == 0);
+    TC_CHECK_RC(twincache_frame_peek(frames[i], sizes[i], &index, &n, &s, &k, &h), 0);
+    TC_CHECK(index == 5 && n == 5 && s == 8 && k == 5 && h == 0);
     tf_graph_poison(dst);
-    TF_CHECK_RC(twincache_frame_decode(dc, frames[i], sizes[i], dst), 0);
-    TF_CHECK(tf_graph_same(src, dst));
+    TC_CHECK_RC(twincache_frame_decode(dc, frames[i], sizes[i], dst), 0);
+    TC_CHECK(tf_graph_same(src, dst));
   }
   /* chunks mixing versions and encodings: a v1 frame (index 5), then v2
    * FAST (6) and v2 SMALL (7) frames of the same graph */
   size_t cap = twincache_frame_bound(5, 8, 5, 0), w;
   uint8_t *f = malloc(cap);
-  TF_REQUIRE(f);
+  TC_REQUIRE(f);
   for (int i = 0; i < 2; i++) {
     twincache_chunk_builder_reset(b, 5);
-    TF_CHECK_RC(twincache_chunk_builder_add_frame(b, frames[i], sizes[i]), 0);
+    TC_CHECK_RC(twincache_chunk_builder_add_frame(b, frames[i], sizes[i]), 0);
     for (uint64_t e = 0; e < 2; e++) {
       src->index = 6 + e;
-      TF_CHECK_RC(twincache_frame_encode(encs[2 * e], src, f, cap, &w), 0);
-      TF_CHECK_RC(twincache_chunk_builder_add_frame(b, f, w), 0);
+      TC_CHECK_RC(twincache_frame_encode(encs[2 * e], src, f, cap, &w), 0);
+      TC_CHECK_RC(twincache_chunk_builder_add_frame(b, f, w), 0);
     }
     const void *data;
     size_t size;
     twincache_chunk_view v;
-    TF_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), 0);
-    TF_CHECK_RC(twincache_chunk_parse(data, size, &v), 0);
-    TF_CHECK(v.count == 3);
+    TC_CHECK_RC(twincache_chunk_builder_finish(b, &data, &size), 0);
+    TC_CHECK_RC(twincache_chunk_parse(data, size, &v), 0);
+    TC_CHECK(v.count == 3);
     for (uint32_t j = 0; j < 3 && j < v.count; j++) {
       const void *fr;
       size_t fs;
-      TF_CHECK_RC(twincache_chunk_frame(&v, j, &fr, &fs), 0);
+      TC_CHECK_RC(twincache_chunk_frame(&v, j, &fr, &fs), 0);
       tf_graph_poison(dst);
-      TF_CHECK_RC(twincache_frame_decode(dc, fr, fs, dst), 0);
+      TC_CHECK_RC(twincache_frame_decode(dc, fr, fs, dst), 0);
       src->index = 5 + j;
-      TF_CHECK(tf_graph_same(src, dst));
+      TC_CHECK(tf_graph_same(src, dst));
     }
   }
   free(f);
@@ -219,23 +219,23 @@ static void encoding_option(void) {
   tf_spec sp = {.seed = 11, .index = 3, .n = 10, .s = 64, .k = 10, .edge_p = 0.3};
   twincache_graph *src = twincache_graph_alloc(10, 64, 10, 0);
   twincache_cctx *c = twincache_cctx_create(1);
-  TF_REQUIRE(src && c);
+  TC_REQUIRE(src && c);
   tf_sample(src, &sp);
   size_t cap = twincache_frame_bound(10, 64, 10, 0), w_default, w_fast, w_small;
   uint8_t *f = malloc(cap), *f2 = malloc(cap);
-  TF_REQUIRE(f && f2);
-  TF_CHECK_RC(twincache_frame_encode(c, src, f, cap, &w_default), 0);
-  TF_CHECK_RC(twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_SMALL), 0);
-  TF_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_small), 0);
-  TF_CHECK(w_small < w_default); /* Huffman-coded mantissas are smaller */
-  TF_CHECK_RC(twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_FAST), 0);
-  TF_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_fast), 0);
-  TF_CHECK(w_fast == w_default && memcmp(f, f2, w_fast) == 0); /* the default is FAST */
-  TF_CHECK_RC(twincache_cctx_set_encoding(c, 2), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_cctx_set_encoding(c, -1), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_cctx_set_encoding(NULL, TWINCACHE_ENCODING_FAST), TWINCACHE_EINVAL);
-  TF_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_fast), 0); /* unchanged by refusals */
-  TF_CHECK(w_fast == w_default && memcmp(f, f2, w_fast) == 0);
+  TC_REQUIRE(f && f2);
+  TC_CHECK_RC(twincache_frame_encode(c, src, f, cap, &w_default), 0);
+  TC_CHECK_RC(twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_SMALL), 0);
+  TC_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_small), 0);
+  TC_CHECK(w_small < w_default); /* Huffman-coded mantissas are smaller */
+  TC_CHECK_RC(twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_FAST), 0);
+  TC_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_fast), 0);
+  TC_CHECK(w_fast == w_default && memcmp(f, f2, w_fast) == 0); /* the default is FAST */
+  TC_CHECK_RC(twincache_cctx_set_encoding(c, 2), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_cctx_set_encoding(c, -1), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_cctx_set_encoding(NULL, TWINCACHE_ENCODING_FAST), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_frame_encode(c, src, f2, cap, &w_fast), 0); /* unchanged by refusals */
+  TC_CHECK(w_fast == w_default && memcmp(f, f2, w_fast) == 0);
   free(f);
   free(f2);
   twincache_cctx_free(c);
@@ -245,14 +245,14 @@ static void encoding_option(void) {
 int main(void) {
   for (int e = 0; e < N_ENC; e++) {
     encs[e] = twincache_cctx_create(3);
-    TF_REQUIRE(encs[e]);
-    TF_CHECK_RC(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST
+    TC_REQUIRE(encs[e]);
+    TC_CHECK_RC(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST
                                                          : TWINCACHE_ENCODING_SMALL), 0);
-    TF_CHECK_RC(twincache_cctx_set_shuffle(encs[e], e % 2), 0);
+    TC_CHECK_RC(twincache_cctx_set_shuffle(encs[e], e % 2), 0);
   }
   cc = encs[0];
   dc = twincache_dctx_create();
-  TF_REQUIRE(dc);
+  TC_REQUIRE(dc);
   uint64_t index = 0;
   for (int mlp = 0; mlp < 2; mlp++)
     for (int kinds = 0; kinds < 3; kinds++)
@@ -297,5 +297,5 @@ int main(void) {
   twincache_dctx_free(NULL);
   twincache_graph_free(NULL);
   twincache_chunk_builder_free(NULL);
-  return tf_finish("test_format_roundtrip");
+  return tc_test_finish("test_format_roundtrip");
 }

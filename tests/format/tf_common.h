@@ -1,5 +1,6 @@
-/* tf_common.h — helpers of the format tests: checks and a tiny SCM sampler
- * (linear or MLP, twin worlds sharing the base noise) built on tc_rng. */
+/* tf_common.h — helpers of the format tests: a tiny SCM sampler (linear or
+ * MLP, twin worlds sharing the base noise) on the shared DAG of
+ * tests/tc_toy_scm.h, graph comparison; checks come from tests/tc_test.h. */
 #ifndef TF_COMMON_H
 #define TF_COMMON_H
 
@@ -9,41 +10,12 @@
 #include <string.h>
 
 #include "tc_common.h"
+#include "tc_toy_scm.h"
 #include "twincache_format.h"
 
-static int tf_failures;
-#define TF_CHECK(cond)                                                          \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
-      tf_failures++;                                                            \
-    }                                                                           \
-  } while (0)
-#define TF_CHECK_RC(expr, want)                                                            \
-  do {                                                                                     \
-    int rc_ = (expr);                                                                      \
-    if (rc_ != (want)) {                                                                   \
-      fprintf(stderr, "%s:%d: %s returned %d (%s), want %d\n", __FILE__, __LINE__, #expr, \
-              rc_, twincache_strerror(rc_), (want));                                       \
-      tf_failures++;                                                                       \
-    }                                                                                      \
-  } while (0)
-#define TF_REQUIRE(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: required check failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
-
-static inline int tf_finish(const char *name) {
-  if (tf_failures) {
-    fprintf(stderr, "%s: %d check(s) failed\n", name, tf_failures);
-    return 1;
-  }
-  printf("%s: ok\n", name);
-  return 0;
-}
+/* checks: TC_CHECK & co. (tests/tc_test.h), status names through strerror */
+#define TC_TEST_STRERROR twincache_strerror
+#include "tc_test.h"
 
 /* What to sample. */
 typedef struct tf_spec {
@@ -98,23 +70,12 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   g->n_hidden = sp->mlp ? 4 : 0;
   g->noise = TWINCACHE_NOISE_GAUSS;
   g->flags = sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
-  for (uint32_t i = 0; i < n; i++) ord[i] = i;
-  for (uint32_t i = n; i > 1; i--) { /* Fisher-Yates */
-    uint32_t j = tc_rng_below(&r, i), t = ord[i - 1];
-    ord[i - 1] = ord[j];
-    ord[j] = t;
-  }
   memset(g->adj, 0, (size_t)n * g->ld_adj);
   for (uint32_t a = 0; a < n; a++)
     for (uint32_t b = 0; b < g->ld_adj; b++) g->weight[a * g->ld_adj + b] = 0.0f;
+  tc_toy_scm_dag(&r, n, sp->edge_p, 0.5, 2.0, ord, g->weight, g->ld_adj);
   for (uint32_t a = 0; a < n; a++)
-    for (uint32_t b = a + 1; b < n; b++)
-      if (tc_rng_uniform(&r) < sp->edge_p) {
-        uint32_t i = ord[a], j = ord[b];
-        g->adj[i * g->ld_adj + j] = 1;
-        double w = tc_rng_range(&r, 0.5, 2.0);
-        g->weight[i * g->ld_adj + j] = (float)(tc_rng_below(&r, 2) ? w : -w);
-      }
+    for (uint32_t b = 0; b < n; b++) g->adj[a * g->ld_adj + b] = g->weight[a * g->ld_adj + b] != 0.0f;
   if (sp->mlp) {
     uint32_t H = g->n_hidden, stride = H * n + 2 * H;
     for (uint32_t j = 0; j < n; j++)
@@ -126,7 +87,7 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   }
   for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
   float *e = malloc(sizeof(float) * n * S);
-  TF_REQUIRE(e);
+  TC_REQUIRE(e);
   for (size_t q = 0; q < (size_t)n * S; q++) e[q] = (float)tc_rng_normal(&r);
   for (size_t q = 0; q < (size_t)S * g->ld; q++) g->base[q] = NAN;
   tf_world(g, ord, e, -1, 0, 0.0f, g->base);

@@ -45,25 +45,25 @@ static size_t make_seeds(uint8_t *seeds[3], size_t sizes[3]) {
   twincache_cctx *cc = twincache_cctx_create(1);
   twincache_graph *g = twincache_graph_alloc(6, 8, 6, 4);
   twincache_chunk_builder *b = twincache_chunk_builder_create();
-  TF_REQUIRE(cc && g && b);
+  TC_REQUIRE(cc && g && b);
   size_t cap = twincache_frame_bound(6, 8, 6, 4);
   for (int i = 0; i < 2; i++) {
     tf_spec sp = {.seed = 31, .index = (uint64_t)i, .n = 6, .s = 8, .k = i ? 3 : 6, .mlp = i,
                   .kinds = 2, .standardize = i, .edge_p = 0.4};
     tf_sample(g, &sp);
     seeds[i] = malloc(cap);
-    TF_REQUIRE(seeds[i] && twincache_frame_encode(cc, g, seeds[i], cap, &sizes[i]) == 0);
+    TC_REQUIRE(seeds[i] && twincache_frame_encode(cc, g, seeds[i], cap, &sizes[i]) == 0);
   }
   twincache_chunk_builder_reset(b, 7);
   for (int i = 0; i < 2; i++) {
     tf_spec sp = {.seed = 32, .index = 7 + (uint64_t)i, .n = 3 + i, .s = 4, .k = 2, .kinds = i, .edge_p = 0.5};
     tf_sample(g, &sp);
-    TF_REQUIRE(twincache_chunk_builder_add(b, cc, g) == 0);
+    TC_REQUIRE(twincache_chunk_builder_add(b, cc, g) == 0);
   }
   const void *data;
-  TF_REQUIRE(twincache_chunk_builder_finish(b, &data, &sizes[2]) == 0);
+  TC_REQUIRE(twincache_chunk_builder_finish(b, &data, &sizes[2]) == 0);
   seeds[2] = malloc(sizes[2]);
-  TF_REQUIRE(seeds[2]);
+  TC_REQUIRE(seeds[2]);
   memcpy(seeds[2], data, sizes[2]);
   twincache_chunk_builder_free(b);
   twincache_graph_free(g);
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
   size_t runs = 0;
   for (int i = 0; i < 3; i++) {
     uint8_t *m = malloc(sizes[i]);
-    TF_REQUIRE(m);
+    TC_REQUIRE(m);
     for (size_t n = 0; n <= sizes[i]; n++, runs++) LLVMFuzzerTestOneInput(seeds[i], n);
     for (int t = 0; t < 3000; t++, runs++) {
       memcpy(m, seeds[i], sizes[i]);

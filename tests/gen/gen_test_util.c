@@ -200,16 +200,16 @@ typedef struct tg_walk {
 static int walk_chunk(const void *key, size_t key_len, const void *val, size_t val_len, void *user) {
   tg_walk *w = user;
   twincache_chunk_view view;
-  CHECK(twincache_chunk_parse(val, val_len, &view) == 0, "chunk parse");
-  CHECK(view.first_index == w->n, "chunk first_index %llu, expected %llu",
+  TC_REQUIRE(twincache_chunk_parse(val, val_len, &view) == 0, "chunk parse");
+  TC_REQUIRE(view.first_index == w->n, "chunk first_index %llu, expected %llu",
         (unsigned long long)view.first_index, (unsigned long long)w->n);
   for (uint32_t s = 0; s < view.count; s++) {
     const void *f;
     size_t fs;
-    CHECK(twincache_chunk_frame(&view, s, &f, &fs) == 0, "chunk frame");
+    TC_REQUIRE(twincache_chunk_frame(&view, s, &f, &fs) == 0, "chunk frame");
     int drc = twincache_frame_decode(w->d, f, fs, w->g);
-    CHECK(drc == 0, "decode graph %llu: %s", (unsigned long long)w->n, twincache_strerror(drc));
-    CHECK(w->g->index == w->n, "graph index %llu, expected %llu", (unsigned long long)w->g->index,
+    TC_REQUIRE(drc == 0, "decode graph %llu: %s", (unsigned long long)w->n, twincache_strerror(drc));
+    TC_REQUIRE(w->g->index == w->n, "graph index %llu, expected %llu", (unsigned long long)w->g->index,
           (unsigned long long)w->n);
     w->fn(w->g, &w->dims, w->user);
     w->n++;
@@ -222,14 +222,14 @@ uint64_t tg_for_each_graph(const char *dir, tg_graph_fn fn, void *user) {
   tg_walk w = {.fn = fn, .user = user};
   void *v = NULL;
   size_t n = 0;
-  CHECK(tc_cache_raw_open(dir, 0, &r) == 0, "open %s", dir);
-  CHECK(tc_cache_raw_get(r, "meta", TWINCACHE_META_DIMS, strlen(TWINCACHE_META_DIMS), &v, &n) == 0,
+  TC_REQUIRE(tc_cache_raw_open(dir, 0, &r) == 0, "open %s", dir);
+  TC_REQUIRE(tc_cache_raw_get(r, "meta", TWINCACHE_META_DIMS, strlen(TWINCACHE_META_DIMS), &v, &n) == 0,
         "no dims in %s", dir);
-  CHECK(twincache_dims_decode(v, n, &w.dims) == 0, "dims decode");
+  TC_REQUIRE(twincache_dims_decode(v, n, &w.dims) == 0, "dims decode");
   free(v);
   w.g = twincache_graph_alloc(w.dims.max_nodes, w.dims.samples, w.dims.max_inter, w.dims.hidden);
   w.d = twincache_dctx_create();
-  CHECK(w.g && w.d, "alloc");
+  TC_REQUIRE(w.g && w.d, "alloc");
   tc_cache_raw_foreach(r, "graphs", walk_chunk, &w);
   tc_cache_raw_abort(r);
   twincache_dctx_free(w.d);

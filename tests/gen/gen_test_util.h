@@ -9,15 +9,7 @@
 
 #include "twincache_format.h"
 
-#define CHECK(cond, ...)                                                      \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                           \
-      fprintf(stderr, "\n");                                                  \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#include "tc_test.h" /* TC_REQUIRE: the generator tests stop at the first failed check */
 
 /* Runs bin with the NULL-terminated args (argv[0] excluded); captures stderr
  * into err (NUL-terminated, may be NULL). Returns the exit status, or 128+sig

@@ -18,17 +18,17 @@ static const char *gen;
 static void expect(int want_rc, const char *must_contain, const char *const *args) {
   char err[8192];
   int rc = tg_run(gen, args, err, sizeof err);
-  CHECK(rc == want_rc, "args starting '%s %s': exit %d, expected %d; stderr: %s", args[0],
+  TC_REQUIRE(rc == want_rc, "args starting '%s %s': exit %d, expected %d; stderr: %s", args[0],
         args[1] ? args[1] : "", rc, want_rc, err);
-  if (must_contain) CHECK(strstr(err, must_contain) != NULL, "stderr lacks '%s': %s", must_contain, err);
+  if (must_contain) TC_REQUIRE(strstr(err, must_contain) != NULL, "stderr lacks '%s': %s", must_contain, err);
   if (want_rc == 2) {
     char *nl = strchr(err, '\n');
-    CHECK(nl && nl[1] == 0, "usage error is not exactly one line: %s", err);
+    TC_REQUIRE(nl && nl[1] == 0, "usage error is not exactly one line: %s", err);
   }
 }
 
 int main(int argc, char **argv) {
-  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  TC_REQUIRE(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
   gen = argv[1];
   char root[4096], a[4600], b[4600], file[4600], help[16384];
   snprintf(root, sizeof root, "%s/gen_cli", argv[2]);
@@ -38,12 +38,12 @@ int main(int argc, char **argv) {
   tg_rmrf(a);
   tg_rmrf(b);
   unlink(file);
-  CHECK(tg_mkdir(root), "mkdir");
+  TC_REQUIRE(tg_mkdir(root), "mkdir");
 
   /* --help: exit 0 and every flag with a default */
   {
     int fds[2];
-    CHECK(pipe(fds) == 0, "pipe");
+    TC_REQUIRE(pipe(fds) == 0, "pipe");
     pid_t pid = fork();
     if (pid == 0) {
       dup2(fds[1], 1);
@@ -57,15 +57,15 @@ int main(int argc, char **argv) {
     while ((got = read(fds[0], help + used, sizeof help - 1 - used)) > 0) used += (size_t)got;
     help[used] = 0;
     close(fds[0]);
-    CHECK(tg_wait(pid) == 0, "--help exit");
+    TC_REQUIRE(tg_wait(pid) == 0, "--help exit");
     const char *flags[] = {"--out", "--graphs", "--seed", "--threads", "--nodes", "--samples",
                            "--graph", "--edge-prob", "--expected-degree", "--ba-m", "--ws-k",
                            "--ws-p", "--mechanism", "--weights", "--mlp-hidden", "--noise",
                            "--noise-scale", "--standardize", "--intervention", "--targets",
                            "--values", "--value-dist", "--zstd-level", "--chunk-graphs",
                            "--map-size", "--quiet", "--help", NULL};
-    for (int i = 0; flags[i]; i++) CHECK(strstr(help, flags[i]) != NULL, "--help lacks %s", flags[i]);
-    CHECK(strstr(help, "default 5:10") && strstr(help, "default 0.3") && strstr(help, "default 64"),
+    for (int i = 0; flags[i]; i++) TC_REQUIRE(strstr(help, flags[i]) != NULL, "--help lacks %s", flags[i]);
+    TC_REQUIRE(strstr(help, "default 5:10") && strstr(help, "default 0.3") && strstr(help, "default 64"),
           "--help lacks defaults");
   }
 
@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--graph", "ws", "--ws-k", "3", "--nodes", "5:10", NULL}; expect(2, "--ws-k", x); }
   { const char *x[] = {"--out", a, "--graph", "er", "--ba-m", "3", NULL}; expect(2, "--ba-m", x); }
   { const char *x[] = {"--out", a, "extra", NULL}; expect(2, "extra", x); }
-  CHECK(access(a, F_OK) != 0, "a usage error created %s", a);
+  TC_REQUIRE(access(a, F_OK) != 0, "a usage error created %s", a);
 
   /* numbers near 2^64 and other hostile spellings: exit 2 naming the flag
    * and its range, and no directory, no LMDB environment */
@@ -109,15 +109,15 @@ int main(int argc, char **argv) {
         const char *x[] = {"--out", a, flags[f][0], hostile[v], "--quiet", NULL};
         expect(2, flags[f][0], x);
         expect(2, flags[f][1], x);
-        CHECK(access(a, F_OK) != 0, "%s %s created %s", flags[f][0], hostile[v], a);
+        TC_REQUIRE(access(a, F_OK) != 0, "%s %s created %s", flags[f][0], hostile[v], a);
       }
     /* the commands: nothing written, not even an empty environment */
     { const char *x[] = {"--out", a, "--graphs", "18446744073709551417", NULL}; expect(2, "--graphs", x); }
     { const char *x[] = {"--out", a, "--map-size", "18446744073709551615", NULL}; expect(2, "--map-size", x); }
-    CHECK(access(a, F_OK) != 0, "the 2^64 commands created %s", a);
+    TC_REQUIRE(access(a, F_OK) != 0, "the 2^64 commands created %s", a);
     /* the ends of the ranges pass parsing (the config check is what runs) */
     { const char *x[] = {"--out", a, "--graphs", "1152921504606846977", NULL}; expect(2, "--graphs", x); }
-    CHECK(access(a, F_OK) != 0, "2^60+1 graphs created %s", a);
+    TC_REQUIRE(access(a, F_OK) != 0, "2^60+1 graphs created %s", a);
   }
 
   /* a cache, then a different config against it */
@@ -128,15 +128,15 @@ int main(int argc, char **argv) {
     expect(1, "samples", x); }
   { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "4", NULL};
     expect(1, "chunk_graphs", x); }
-  CHECK(tg_committed(a) == 40, "refused runs changed the cache");
+  TC_REQUIRE(tg_committed(a) == 40, "refused runs changed the cache");
   /* same config again: nothing to do, success; fewer graphs: success, untouched */
   { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", NULL}; expect(0, NULL, x); }
   { const char *x[] = {"--out", a, "--graphs", "10", "--chunk-graphs", "8", NULL}; expect(0, "already holds 40", x); }
-  CHECK(tg_committed(a) == 40, "committed changed");
+  TC_REQUIRE(tg_committed(a) == 40, "committed changed");
 
   /* --out is a plain file */
   FILE *f = fopen(file, "w");
-  CHECK(f != NULL, "create %s", file);
+  TC_REQUIRE(f != NULL, "create %s", file);
   fputs("not a cache\n", f);
   fclose(f);
   { const char *x[] = {"--out", file, "--graphs", "4", NULL}; expect(1, "not a directory", x); }
@@ -146,10 +146,10 @@ int main(int argc, char **argv) {
     char c[4600];
     snprintf(c, sizeof c, "%s/other-lmdb", root);
     tg_rmrf(c);
-    CHECK(tg_mkdir(c), "mkdir");
+    TC_REQUIRE(tg_mkdir(c), "mkdir");
     tc_cache_raw *raw = NULL;
-    CHECK(tc_cache_raw_open(c, 1, &raw) == 0, "lmdb open");
-    CHECK(raw && tc_cache_raw_put(raw, NULL, "key", 3, "value", 5) == 0 && tc_cache_raw_close(raw) == 0, "put");
+    TC_REQUIRE(tc_cache_raw_open(c, 1, &raw) == 0, "lmdb open");
+    TC_REQUIRE(raw && tc_cache_raw_put(raw, NULL, "key", 3, "value", 5) == 0 && tc_cache_raw_close(raw) == 0, "put");
     const char *x[] = {"--out", c, "--graphs", "4", NULL};
     expect(1, "not a twincache cache", x);
     tg_rmrf(c);
@@ -162,31 +162,31 @@ int main(int argc, char **argv) {
                        "65536", NULL};
     expect(0, NULL, x); }
   char why[512];
-  CHECK(tg_cache_compare(a, b, why, sizeof why) == 0, "map growth changed the cache: %s", why);
-  CHECK(tg_committed(b) == 600, "map growth run committed %llu", (unsigned long long)tg_committed(b));
+  TC_REQUIRE(tg_cache_compare(a, b, why, sizeof why) == 0, "map growth changed the cache: %s", why);
+  TC_REQUIRE(tg_committed(b) == 600, "map growth run committed %llu", (unsigned long long)tg_committed(b));
 
   /* the meta entries a reader needs */
   size_t n;
   char *cfg = tg_meta(a, TWINCACHE_META_CONFIG, &n);
-  CHECK(cfg && strstr(cfg, "\"seed\":0") && strstr(cfg, "\"chunk_graphs\":16"), "config: %s", cfg ? cfg : "(none)");
+  TC_REQUIRE(cfg && strstr(cfg, "\"seed\":0") && strstr(cfg, "\"chunk_graphs\":16"), "config: %s", cfg ? cfg : "(none)");
   free(cfg);
   char *dims_raw = tg_meta(a, TWINCACHE_META_DIMS, &n);
   twincache_dims dims;
-  CHECK(dims_raw && twincache_dims_decode(dims_raw, n, &dims) == 0, "dims");
-  CHECK(dims.graphs == 600 && dims.chunk_graphs == 16 && dims.max_nodes == 10 && dims.max_inter == 10 &&
+  TC_REQUIRE(dims_raw && twincache_dims_decode(dims_raw, n, &dims) == 0, "dims");
+  TC_REQUIRE(dims.graphs == 600 && dims.chunk_graphs == 16 && dims.max_nodes == 10 && dims.max_inter == 10 &&
             dims.samples == 64 && dims.hidden == 0,
         "dims %llu %u %u %u %u %u", (unsigned long long)dims.graphs, dims.chunk_graphs, dims.max_nodes,
         dims.max_inter, dims.samples, dims.hidden);
   free(dims_raw);
   char *stats_raw = tg_meta(a, TWINCACHE_META_STATS, &n);
   twincache_stats st;
-  CHECK(stats_raw && twincache_stats_decode(stats_raw, n, &st) == 0, "stats");
-  CHECK(st.nodes >= 600 * 5 && st.nodes <= 600 * 10 && st.frame_bytes > 0 &&
+  TC_REQUIRE(stats_raw && twincache_stats_decode(stats_raw, n, &st) == 0, "stats");
+  TC_REQUIRE(st.nodes >= 600 * 5 && st.nodes <= 600 * 10 && st.frame_bytes > 0 &&
             st.frame_bytes < st.raw_bytes && st.raw_bytes >= st.nodes * 64 * 4,
         "stats implausible");
   free(stats_raw);
   char *lib = tg_meta(a, TWINCACHE_META_LIBRARY, &n);
-  CHECK(lib && strstr(lib, TWINCACHE_VERSION_STRING), "library");
+  TC_REQUIRE(lib && strstr(lib, TWINCACHE_VERSION_STRING), "library");
   free(lib);
 
   tg_rmrf(a);

@@ -77,15 +77,15 @@ static double max_z(const twincache_graph *g, const double *sigma) {
 static void check_graph(const twincache_graph *g, const twincache_dims *dims, void *user) {
   ctx *cx = user;
   uint32_t n = g->n_nodes;
-  CHECK(n <= MAXN, "n %u", n);
-  CHECK(g->mechanism == TWINCACHE_MECH_LINEAR && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "flags");
+  TC_REQUIRE(n <= MAXN, "n %u", n);
+  TC_REQUIRE(g->mechanism == TWINCACHE_MECH_LINEAR && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "flags");
   double w[MAXN * MAXN], sigma[MAXN * MAXN];
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t j = 0; j < n; j++) w[i * n + j] = g->weight[i * g->ld_adj + j];
   implied_cov(g, w, cx->noise_var_factor, sigma);
   double z = max_z(g, sigma);
   printf("graph %llu: %u nodes, max |z| = %.2f\n", (unsigned long long)g->index, n, z);
-  CHECK(z < cx->tol, "graph %llu: sample covariance off by %.1f standard errors", (unsigned long long)g->index, z);
+  TC_REQUIRE(z < cx->tol, "graph %llu: sample covariance off by %.1f standard errors", (unsigned long long)g->index, z);
   if (z > cx->worst_z) cx->worst_z = z;
   cx->graphs++;
   /* power: flipping the sign of one edge weight must be detected */
@@ -107,19 +107,19 @@ static void run_case(const char *gen, const char *dir, const char *noise, double
   const char *args[] = {"--out", dir, "--graphs", "4", "--samples", "20000", "--nodes", "3:6",
                         "--edge-prob", "0.6", "--weights", "0.3:0.9", "--noise", noise, "--quiet", NULL};
   int rc = tg_run(gen, args, err, sizeof err);
-  CHECK(rc == 0, "generator exit %d: %s", rc, err);
+  TC_REQUIRE(rc == 0, "generator exit %d: %s", rc, err);
   ctx cx = {factor, tol, 0, 0, 0, 0, 0};
   uint64_t n = tg_for_each_graph(dir, check_graph, &cx);
-  CHECK(n == 4 && cx.graphs == 4, "visited %llu graphs", (unsigned long long)n);
+  TC_REQUIRE(n == 4 && cx.graphs == 4, "visited %llu graphs", (unsigned long long)n);
   printf("%s: worst |z| %.2f; flipped-weight alternatives rejected %d of %d\n", noise, cx.worst_z,
          cx.flipped_rejected, cx.flipped_tested);
-  CHECK(cx.flipped_rejected >= min_flips, "the check has no power: %d of %d wrong models rejected",
+  TC_REQUIRE(cx.flipped_rejected >= min_flips, "the check has no power: %d of %d wrong models rejected",
         cx.flipped_rejected, cx.flipped_tested);
   tg_rmrf(dir);
 }
 
 int main(int argc, char **argv) {
-  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  TC_REQUIRE(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
   char dir[4600];
   snprintf(dir, sizeof dir, "%s/gen_covariance", argv[2]);
   /* SE assumes Gaussian fourth moments; Laplace's excess kurtosis (3) makes

@@ -20,18 +20,18 @@ static void build(const char *name, const char *threads, const char *graphs, con
   for (int i = 0; opts[i]; i++) args[n++] = opts[i];
   args[n] = NULL;
   int rc = tg_run(gen, args, err, sizeof err);
-  CHECK(rc == 0, "%s: exit %d: %s", name, rc, err);
+  TC_REQUIRE(rc == 0, "%s: exit %d: %s", name, rc, err);
 }
 
 static void same(const char *a, const char *b) {
   char da[4600], db[4600], why[512];
   snprintf(da, sizeof da, "%s/%s", tmp, a);
   snprintf(db, sizeof db, "%s/%s", tmp, b);
-  CHECK(tg_cache_compare(da, db, why, sizeof why) == 0, "%s vs %s: %s", a, b, why);
+  TC_REQUIRE(tg_cache_compare(da, db, why, sizeof why) == 0, "%s vs %s: %s", a, b, why);
 }
 
 int main(int argc, char **argv) {
-  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  TC_REQUIRE(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
   gen = argv[1];
   snprintf(tmp, sizeof tmp, "%s/gen_determinism", argv[2]);
   const char *names[] = {"d_t1", "d_t2", "d_t8", "d_ext", "d_seed", "m_t1", "m_t2", "m_t8",
@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     tg_rmrf(dir);
   }
   tg_rmrf(tmp);
-  CHECK(tg_mkdir(tmp), "mkdir %s", tmp);
+  TC_REQUIRE(tg_mkdir(tmp), "mkdir %s", tmp);
 
   /* default workload, small chunks so several workers share the work */
   const char *def[] = {"--chunk-graphs", "16", NULL};
@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   build("d_t8", "8", "300", def);
   same("d_t1", "d_t2");
   same("d_t1", "d_t8");
-  CHECK(tg_committed(strcat(strcpy(dir, tmp), "/d_t1")) == 300, "committed != 300");
+  TC_REQUIRE(tg_committed(strcat(strcpy(dir, tmp), "/d_t1")) == 300, "committed != 300");
 
   /* extend: 100 graphs (last chunk partial: 100 = 6*16 + 4), then 300 */
   build("d_ext", "2", "100", def);
@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
   char why[512], da[4600], db[4600];
   snprintf(da, sizeof da, "%s/d_t1", tmp);
   snprintf(db, sizeof db, "%s/d_seed", tmp);
-  CHECK(tg_cache_compare(da, db, why, sizeof why) != 0, "seed 7 gave the same cache as seed 0");
+  TC_REQUIRE(tg_cache_compare(da, db, why, sizeof why) != 0, "seed 7 gave the same cache as seed 0");
 
   /* every other code path: MLP, standardisation, shift, a subset of targets, BA */
   const char *mlp[] = {"--chunk-graphs", "8", "--mechanism", "mlp", "--mlp-hidden", "4",

@@ -32,40 +32,40 @@ static void check_graph(const twincache_graph *g, const twincache_dims *dims, vo
   ctx *cx = user;
   uint32_t n = g->n_nodes, S = g->n_samples, K = g->n_inter;
   unsigned long long id = (unsigned long long)g->index;
-  CHECK(n >= cx->nodes_min && n <= cx->nodes_max, "graph %llu: %u nodes", id, n);
-  CHECK(S == dims->samples && n <= dims->max_nodes && K <= dims->max_inter, "graph %llu: dims", id);
-  CHECK(K == (cx->targets == 0 || cx->targets > n ? n : cx->targets), "graph %llu: K=%u", id, K);
-  CHECK(twincache_graph_is_dag(g->adj, n, g->ld_adj), "graph %llu is not a DAG", id);
-  CHECK(!!(g->flags & TWINCACHE_GRAPH_STANDARDIZED) == cx->standardized, "graph %llu: flags", id);
+  TC_REQUIRE(n >= cx->nodes_min && n <= cx->nodes_max, "graph %llu: %u nodes", id, n);
+  TC_REQUIRE(S == dims->samples && n <= dims->max_nodes && K <= dims->max_inter, "graph %llu: dims", id);
+  TC_REQUIRE(K == (cx->targets == 0 || cx->targets > n ? n : cx->targets), "graph %llu: K=%u", id, K);
+  TC_REQUIRE(twincache_graph_is_dag(g->adj, n, g->ld_adj), "graph %llu is not a DAG", id);
+  TC_REQUIRE(!!(g->flags & TWINCACHE_GRAPH_STANDARDIZED) == cx->standardized, "graph %llu: flags", id);
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t j = 0; j < n; j++) {
       cx->edges += g->adj[i * g->ld_adj + j];
       if (cx->linear && g->adj[i * g->ld_adj + j])
-        CHECK(g->weight[i * g->ld_adj + j] != 0.0f, "graph %llu: zero weight on an edge", id);
+        TC_REQUIRE(g->weight[i * g->ld_adj + j] != 0.0f, "graph %llu: zero weight on an edge", id);
     }
   uint8_t seen[TWINCACHE_MAX_NODES] = {0}, desc[TWINCACHE_MAX_NODES];
   for (uint32_t k = 0; k < K; k++) {
     uint32_t t = g->target[k];
-    CHECK(t < n && !seen[t], "graph %llu: target %u repeated or out of range", id, t);
+    TC_REQUIRE(t < n && !seen[t], "graph %llu: target %u repeated or out of range", id, t);
     seen[t] = 1;
-    CHECK(g->kind[k] == cx->kind, "graph %llu: kind", id);
+    TC_REQUIRE(g->kind[k] == cx->kind, "graph %llu: kind", id);
     twincache_graph_descendants(g->adj, n, g->ld_adj, t, desc);
     for (uint32_t s = 0; s < S; s++) {
       const float *b = g->base + (size_t)s * g->ld;
       const float *x = g->inter + ((size_t)k * S + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
         if (!desc[j]) {
-          CHECK(!memcmp(&x[j], &b[j], sizeof(float)), "graph %llu inter %u row %u: non-descendant %u differs", id,
+          TC_REQUIRE(!memcmp(&x[j], &b[j], sizeof(float)), "graph %llu inter %u row %u: non-descendant %u differs", id,
                 k, s, j);
         } else if (j == t && g->kind[k] == TWINCACHE_DO) {
-          CHECK(!memcmp(&x[j], &g->value[k], sizeof(float)), "graph %llu inter %u: do column %u != value", id, k, j);
+          TC_REQUIRE(!memcmp(&x[j], &g->value[k], sizeof(float)), "graph %llu inter %u: do column %u != value", id, k, j);
         } else if (cx->linear && !cx->standardized) {
           double rb = residual(g, b, j), rx = residual(g, x, j);
           double want = j == t ? rb + g->value[k] : rb;
           double scale = 1.0 + fabs(x[j]) + fabs(b[j]);
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[i * g->ld_adj + j]) scale += fabs(g->weight[i * g->ld_adj + j]) * (fabs(x[i]) + fabs(b[i]));
-          CHECK(fabs(rx - want) <= 1e-5 * scale, "graph %llu inter %u row %u node %u: noise not shared (%g vs %g)",
+          TC_REQUIRE(fabs(rx - want) <= 1e-5 * scale, "graph %llu inter %u row %u node %u: noise not shared (%g vs %g)",
                 id, k, s, j, rx, want);
         }
       }
@@ -82,8 +82,8 @@ static void check_graph(const twincache_graph *g, const twincache_dims *dims, vo
         v += d * d;
       }
       double sd = sqrt(v / S);
-      CHECK(fabs(m) < 1e-4, "graph %llu node %u: standardised mean %g", id, j, m);
-      CHECK(fabs(sd - 1.0) < 1e-3 || g->norm_std[j] == 1.0f, "graph %llu node %u: standardised std %g", id, j, sd);
+      TC_REQUIRE(fabs(m) < 1e-4, "graph %llu node %u: standardised mean %g", id, j, m);
+      TC_REQUIRE(fabs(sd - 1.0) < 1e-3 || g->norm_std[j] == 1.0f, "graph %llu node %u: standardised std %g", id, j, sd);
     }
   }
   cx->graphs++;
@@ -97,19 +97,19 @@ static void run_case(const char *gen, const char *dir, const char *graphs, const
   args[n] = NULL;
   tg_rmrf(dir);
   int rc = tg_run(gen, args, err, sizeof err);
-  CHECK(rc == 0, "generator exit %d: %s", rc, err);
+  TC_REQUIRE(rc == 0, "generator exit %d: %s", rc, err);
   uint64_t want = strtoull(graphs, NULL, 10);
   uint64_t got = tg_for_each_graph(dir, check_graph, &cx);
-  CHECK(got == want && cx.graphs == want, "visited %llu of %llu graphs", (unsigned long long)got,
+  TC_REQUIRE(got == want && cx.graphs == want, "visited %llu of %llu graphs", (unsigned long long)got,
         (unsigned long long)want);
-  CHECK(cx.edges > 0, "no edges at all");
+  TC_REQUIRE(cx.edges > 0, "no edges at all");
   printf("%-60s %llu graphs, %llu edges, %llu changed columns: ok\n", opts[0] ? opts[0] : "(defaults)",
          (unsigned long long)cx.graphs, (unsigned long long)cx.edges, (unsigned long long)cx.changed_cols);
   tg_rmrf(dir);
 }
 
 int main(int argc, char **argv) {
-  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  TC_REQUIRE(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
   const char *gen = argv[1];
   char dir[4600];
   snprintf(dir, sizeof dir, "%s/gen_invariants", argv[2]);

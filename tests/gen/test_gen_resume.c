@@ -32,10 +32,10 @@ static uint64_t wait_committed(pid_t pid, const char *dir) {
     uint64_t n = tg_committed(dir);
     if (n > 0) return n;
     int st;
-    if (waitpid(pid, &st, WNOHANG) == pid) CHECK(0, "generator exited before committing (status %d)", st);
+    if (waitpid(pid, &st, WNOHANG) == pid) TC_REQUIRE(0, "generator exited before committing (status %d)", st);
     nanosleep(&pause, NULL);
   }
-  CHECK(0, "nothing committed after 120 s");
+  TC_REQUIRE(0, "nothing committed after 120 s");
   return 0;
 }
 
@@ -45,7 +45,7 @@ static void interrupted_then_resumed(const char *dir, const char *ref, int sig) 
   tg_rmrf(dir);
   args_for(dir, args);
   pid_t pid = tg_spawn(gen, args);
-  CHECK(pid > 0, "spawn");
+  TC_REQUIRE(pid > 0, "spawn");
   uint64_t seen = wait_committed(pid, dir);
   kill(pid, sig);
   int rc = tg_wait(pid);
@@ -56,20 +56,20 @@ static void interrupted_then_resumed(const char *dir, const char *ref, int sig) 
     /* the run finished before the signal landed: nothing was resumed */
     printf("signal %d: the generator finished first; resume not exercised this time\n", sig);
   } else {
-    CHECK(after >= seen, "committed went backwards: %llu < %llu", (unsigned long long)after,
+    TC_REQUIRE(after >= seen, "committed went backwards: %llu < %llu", (unsigned long long)after,
           (unsigned long long)seen);
-    if (sig == SIGKILL) CHECK(rc == 128 + SIGKILL, "exit %d after SIGKILL", rc);
-    if (sig == SIGINT) CHECK(rc == 130, "exit %d after SIGINT, expected 130", rc);
+    if (sig == SIGKILL) TC_REQUIRE(rc == 128 + SIGKILL, "exit %d after SIGKILL", rc);
+    if (sig == SIGINT) TC_REQUIRE(rc == 130, "exit %d after SIGINT, expected 130", rc);
   }
   /* the same command again */
   const char *args2[16];
   args_for(dir, args2);
   args2[12] = NULL; /* drop --quiet to see the summary */
   rc = tg_run(gen, args2, err, sizeof err);
-  CHECK(rc == 0, "resume exit %d: %s", rc, err);
-  if (after > 0 && after < GRAPHS_N) CHECK(strstr(err, "resumed") != NULL, "no 'resumed' in: %s", err);
-  CHECK(tg_committed(dir) == GRAPHS_N, "committed %llu after resume", (unsigned long long)tg_committed(dir));
-  CHECK(tg_cache_compare(ref, dir, why, sizeof why) == 0, "resumed cache differs: %s", why);
+  TC_REQUIRE(rc == 0, "resume exit %d: %s", rc, err);
+  if (after > 0 && after < GRAPHS_N) TC_REQUIRE(strstr(err, "resumed") != NULL, "no 'resumed' in: %s", err);
+  TC_REQUIRE(tg_committed(dir) == GRAPHS_N, "committed %llu after resume", (unsigned long long)tg_committed(dir));
+  TC_REQUIRE(tg_cache_compare(ref, dir, why, sizeof why) == 0, "resumed cache differs: %s", why);
 }
 
 /* A second generator on a cache that one is writing is refused with one line
@@ -80,26 +80,26 @@ static void second_writer_refused(const char *dir) {
   char err[8192];
   tg_rmrf(dir);
   pid_t pid = tg_spawn(gen, big);
-  CHECK(pid > 0, "spawn");
+  TC_REQUIRE(pid > 0, "spawn");
   wait_committed(pid, dir); /* it holds the writer lock from before its first commit */
   const char *second[] = {"--out", dir, "--graphs", "50000000", "--threads", "1", "--samples", "16",
                           "--nodes", "3:6", "--chunk-graphs", "50", NULL};
   int rc = tg_run(gen, second, err, sizeof err);
-  CHECK(rc == 1, "second writer exit %d, expected 1: %s", rc, err);
-  CHECK(strstr(err, "another twincache-gen is writing") != NULL, "unclear refusal: %s", err);
-  CHECK(strchr(err, '\n') == strrchr(err, '\n'), "refusal is more than one line: %s", err);
+  TC_REQUIRE(rc == 1, "second writer exit %d, expected 1: %s", rc, err);
+  TC_REQUIRE(strstr(err, "another twincache-gen is writing") != NULL, "unclear refusal: %s", err);
+  TC_REQUIRE(strchr(err, '\n') == strrchr(err, '\n'), "refusal is more than one line: %s", err);
   kill(pid, SIGKILL);
   tg_wait(pid);
   /* the lock dies with its holder: the same command resumes at once */
   const char *small[] = {"--out", dir, "--graphs", "200", "--threads", "1", "--samples", "16",
                          "--nodes", "3:6", "--chunk-graphs", "50", "--quiet", NULL};
   rc = tg_run(gen, small, err, sizeof err);
-  CHECK(rc == 0, "run after the killed writer: exit %d: %s", rc, err);
+  TC_REQUIRE(rc == 0, "run after the killed writer: exit %d: %s", rc, err);
   tg_rmrf(dir);
 }
 
 int main(int argc, char **argv) {
-  CHECK(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  TC_REQUIRE(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
   gen = argv[1];
   char root[4096], ref[4600], killed[4600], interrupted[4600], err[8192];
   snprintf(root, sizeof root, "%s/gen_resume", argv[2]);
@@ -109,13 +109,13 @@ int main(int argc, char **argv) {
   tg_rmrf(ref);
   tg_rmrf(killed);
   tg_rmrf(interrupted);
-  CHECK(tg_mkdir(root), "mkdir %s", root);
+  TC_REQUIRE(tg_mkdir(root), "mkdir %s", root);
 
   const char *args[16];
   args_for(ref, args);
   int rc = tg_run(gen, args, err, sizeof err);
-  CHECK(rc == 0, "reference run exit %d: %s", rc, err);
-  CHECK(tg_committed(ref) == GRAPHS_N, "reference committed");
+  TC_REQUIRE(rc == 0, "reference run exit %d: %s", rc, err);
+  TC_REQUIRE(tg_committed(ref) == GRAPHS_N, "reference committed");
 
   interrupted_then_resumed(killed, ref, SIGKILL);
   interrupted_then_resumed(interrupted, ref, SIGINT);
@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
   tg_rmrf(interrupted);
   args_for(interrupted, args);
   int fds[2];
-  CHECK(pipe(fds) == 0, "pipe");
+  TC_REQUIRE(pipe(fds) == 0, "pipe");
   pid_t pid = fork();
   if (pid == 0) {
     char *argv2[32];
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
   err[used] = 0;
   close(fds[0]);
   rc = tg_wait(pid);
-  if (rc == 130) CHECK(strstr(err, "resume") != NULL, "SIGINT message lacks a resume hint: %s", err);
+  if (rc == 130) TC_REQUIRE(strstr(err, "resume") != NULL, "SIGINT message lacks a resume hint: %s", err);
 
   tg_rmrf(ref);
   tg_rmrf(killed);

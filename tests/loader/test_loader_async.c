@@ -45,31 +45,31 @@ static void releaser_stream(const char *cache, uint32_t slots, uint32_t threads,
   o.slots = slots;
   o.threads = threads;
   twincache_loader *l = NULL;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
   if (!l) return;
   handoff h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .l = l};
   pthread_t t;
-  TL_REQUIRE(pthread_create(&t, NULL, releaser_main, &h) == 0);
+  TC_REQUIRE(pthread_create(&t, NULL, releaser_main, &h) == 0);
   size_t got = 0;
   int rc;
   twincache_batch *b;
   while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) {
-    TL_CHECK(b->seq == got);
-    TL_CHECK(got < ref->count && !memcmp(b->slab, ref->slabs[got], ref->slab_bytes));
+    TC_CHECK(b->seq == got);
+    TC_CHECK(got < ref->count && !memcmp(b->slab, ref->slabs[got], ref->slab_bytes));
     got++;
     pthread_mutex_lock(&h.mu);
     h.items[h.tail++ % 64] = b;
     pthread_cond_signal(&h.cv);
     pthread_mutex_unlock(&h.mu);
   }
-  TL_CHECK_RC(rc, TWINCACHE_END);
-  TL_CHECK(got == ref->count);
+  TC_CHECK_RC(rc, TWINCACHE_END);
+  TC_CHECK(got == ref->count);
   pthread_mutex_lock(&h.mu);
   h.done = 1;
   pthread_cond_signal(&h.cv);
   pthread_mutex_unlock(&h.mu);
   pthread_join(t, NULL);
-  TL_CHECK(h.release_errors == 0);
+  TC_CHECK(h.release_errors == 0);
   twincache_loader_close(l);
 }
 
@@ -86,7 +86,7 @@ static void *next_main(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 2);
+  TC_REQUIRE(argc == 2);
   const char *cache = argv[1];
   twincache_loader_options o;
   twincache_loader *l = NULL;
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   o.batch_size = 7;
   o.epochs = 2;
   o.seed = 9;
-  TL_REQUIRE(tl_stream_load(cache, &o, NULL, &ref) == TWINCACHE_OK);
+  TC_REQUIRE(tl_stream_load(cache, &o, NULL, &ref) == TWINCACHE_OK);
 
   /* 1. a releasing thread, few slots: the whole stream, no error */
   releaser_stream(cache, 4, 2, &ref);
@@ -110,44 +110,44 @@ int main(int argc, char **argv) {
   o.batch_size = 7;
   o.epochs = 0;
   o.slots = 4;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
   if (l) {
-    for (int i = 0; i < 4; i++) TL_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
+    for (int i = 0; i < 4; i++) TC_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
     b = (twincache_batch *)1;
-    TL_CHECK_RC(twincache_loader_next_timeout(l, &b, 0), TWINCACHE_EAGAIN);
-    TL_CHECK(b == NULL);
-    TL_CHECK_RC(twincache_loader_next_timeout(l, &b, 1000000), TWINCACHE_EAGAIN); /* 1 ms */
+    TC_CHECK_RC(twincache_loader_next_timeout(l, &b, 0), TWINCACHE_EAGAIN);
+    TC_CHECK(b == NULL);
+    TC_CHECK_RC(twincache_loader_next_timeout(l, &b, 1000000), TWINCACHE_EAGAIN); /* 1 ms */
     twincache_loader_state st;
     twincache_loader_get_state(l, &st);
-    TL_CHECK(st.next_seq == 4); /* nothing consumed by the timeouts */
-    TL_CHECK_RC(twincache_loader_release(l, held[0]), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_next_timeout(l, &b, -1), TWINCACHE_OK);
-    TL_CHECK(b && b->seq == 4);
+    TC_CHECK(st.next_seq == 4); /* nothing consumed by the timeouts */
+    TC_CHECK_RC(twincache_loader_release(l, held[0]), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_next_timeout(l, &b, -1), TWINCACHE_OK);
+    TC_CHECK(b && b->seq == 4);
 
     /* 3. close while another thread is blocked in next(): it gets ECLOSED */
     blocked_next n = {.l = l, .rc = 12345};
     pthread_t t;
-    TL_REQUIRE(pthread_create(&t, NULL, next_main, &n) == 0);
+    TC_REQUIRE(pthread_create(&t, NULL, next_main, &n) == 0);
     while (tc_loader_calls_in_next(l) == 0) sched_yield(); /* until it is inside */
     twincache_loader_close(l);
     pthread_join(t, NULL);
-    TL_CHECK_RC(n.rc, TWINCACHE_ECLOSED);
-    TL_CHECK(n.b == NULL);
+    TC_CHECK_RC(n.rc, TWINCACHE_ECLOSED);
+    TC_CHECK(n.b == NULL);
   }
 
   /* 4. release_on_any_thread = 0: a held needed slot is a certain deadlock */
   o.release_on_any_thread = 0;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
   if (l) {
-    for (int i = 0; i < 4; i++) TL_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK);
-    TL_CHECK(strstr(twincache_loader_last_error(), "release_on_any_thread") != NULL);
-    TL_CHECK_RC(twincache_loader_release(l, held[0]), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
-    TL_CHECK(b && b->seq == 4);
+    for (int i = 0; i < 4; i++) TC_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK);
+    TC_CHECK(strstr(twincache_loader_last_error(), "release_on_any_thread") != NULL);
+    TC_CHECK_RC(twincache_loader_release(l, held[0]), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+    TC_CHECK(b && b->seq == 4);
     twincache_loader_close(l);
   }
 
   tl_stream_free(&ref);
-  return tl_finish("test_loader_async");
+  return tc_test_finish("test_loader_async");
 }

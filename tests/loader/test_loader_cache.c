@@ -19,15 +19,15 @@ static void path_in_scratch(char *out, size_t cap, const char *name) {
 /* Writes one key into an LMDB env at dir (a sub-DB when db is not NULL). */
 static void lmdb_put_one(const char *dir, const char *db, const char *key, const void *val, size_t size) {
   tc_cache_raw *r = NULL;
-  TL_REQUIRE(tc_cache_raw_open(dir, 1, &r) == 0);
-  TL_REQUIRE(tc_cache_raw_put(r, db, key, strlen(key), val, size) == 0);
-  TL_REQUIRE(tc_cache_raw_close(r) == 0);
+  TC_REQUIRE(tc_cache_raw_open(dir, 1, &r) == 0);
+  TC_REQUIRE(tc_cache_raw_put(r, db, key, strlen(key), val, size) == 0);
+  TC_REQUIRE(tc_cache_raw_close(r) == 0);
 }
 
 /* Copies the cache at src into the empty directory dst. */
 static void cache_copy(const char *src, const char *dst) {
   tl_mkdir(dst);
-  TL_REQUIRE(tc_cache_raw_copy(src, dst) == 0);
+  TC_REQUIRE(tc_cache_raw_copy(src, dst) == 0);
 }
 
 typedef struct reader_arg {
@@ -50,7 +50,7 @@ static void *reader_main(void *p) {
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 3);
+  TC_REQUIRE(argc == 3);
   const char *cache_dir = argv[1];
   snprintf(scratch, sizeof scratch, "%s", argv[2]);
   tl_mkdir(scratch);
@@ -58,48 +58,48 @@ int main(int argc, char **argv) {
   twincache_cache *c = NULL;
 
   /* --- a real cache -------------------------------------------------------- */
-  TL_REQUIRE(twincache_cache_open(cache_dir, &c) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_cache_open(cache_dir, &c) == TWINCACHE_OK);
   const twincache_dims *d = twincache_cache_dims(c);
   uint64_t count = twincache_cache_count(c);
-  TL_CHECK(count > 0 && count <= d->graphs);
-  TL_CHECK(d->chunk_graphs > 0 && d->max_nodes > 0 && d->samples > 0);
-  TL_CHECK(twincache_cache_config(c)[0] == '{');
-  TL_CHECK(strlen(twincache_cache_library(c)) > 0);
-  TL_CHECK(twincache_cache_disk_bytes(c) > 0);
+  TC_CHECK(count > 0 && count <= d->graphs);
+  TC_CHECK(d->chunk_graphs > 0 && d->max_nodes > 0 && d->samples > 0);
+  TC_CHECK(twincache_cache_config(c)[0] == '{');
+  TC_CHECK(strlen(twincache_cache_library(c)) > 0);
+  TC_CHECK(twincache_cache_disk_bytes(c) > 0);
   const twincache_stats *st = twincache_cache_stats(c);
-  TL_CHECK(st->frame_bytes > 0 && st->raw_bytes > st->frame_bytes && st->nodes > 0);
+  TC_CHECK(st->frame_bytes > 0 && st->raw_bytes > st->frame_bytes && st->nodes > 0);
 
   twincache_graph *g = twincache_graph_alloc(d->max_nodes, d->samples, d->max_inter, d->hidden);
   twincache_dctx *dctx = twincache_dctx_create();
-  TL_REQUIRE(g && dctx);
+  TC_REQUIRE(g && dctx);
   uint64_t nodes = 0;
   for (uint64_t i = 0; i < count; i++) {
-    TL_CHECK_RC(twincache_cache_read_graph(c, dctx, i, g), TWINCACHE_OK);
-    TL_CHECK(g->index == i && g->n_nodes >= 1 && g->n_nodes <= d->max_nodes);
-    TL_CHECK(g->n_samples == d->samples && g->n_inter <= d->max_inter);
+    TC_CHECK_RC(twincache_cache_read_graph(c, dctx, i, g), TWINCACHE_OK);
+    TC_CHECK(g->index == i && g->n_nodes >= 1 && g->n_nodes <= d->max_nodes);
+    TC_CHECK(g->n_samples == d->samples && g->n_inter <= d->max_inter);
     nodes += g->n_nodes;
     void *frame = NULL;
     size_t size = 0;
-    TL_CHECK_RC(twincache_cache_read_frame(c, i, &frame, &size), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_cache_read_frame(c, i, &frame, &size), TWINCACHE_OK);
     uint64_t peek_index = 0;
     uint32_t peek_nodes = 0;
-    TL_CHECK_RC(twincache_frame_peek(frame, size, &peek_index, &peek_nodes, NULL, NULL, NULL), TWINCACHE_OK);
-    TL_CHECK(peek_index == i && peek_nodes == g->n_nodes);
+    TC_CHECK_RC(twincache_frame_peek(frame, size, &peek_index, &peek_nodes, NULL, NULL, NULL), TWINCACHE_OK);
+    TC_CHECK(peek_index == i && peek_nodes == g->n_nodes);
     free(frame);
   }
-  if (count == d->graphs) TL_CHECK(nodes == st->nodes);
-  TL_CHECK_RC(twincache_cache_read_graph(c, dctx, count, g), TWINCACHE_ENOTFOUND);
+  if (count == d->graphs) TC_CHECK(nodes == st->nodes);
+  TC_CHECK_RC(twincache_cache_read_graph(c, dctx, count, g), TWINCACHE_ENOTFOUND);
   void *frame = (void *)1;
   size_t size = 1;
-  TL_CHECK_RC(twincache_cache_read_frame(c, count, &frame, &size), TWINCACHE_ENOTFOUND);
-  TL_CHECK(frame == NULL && size == 0);
+  TC_CHECK_RC(twincache_cache_read_frame(c, count, &frame, &size), TWINCACHE_ENOTFOUND);
+  TC_CHECK(frame == NULL && size == 0);
 
   /* one handle, two threads */
   reader_arg args[2] = {{c, 0, 2, 0}, {c, 1, 2, 0}};
   pthread_t th[2];
-  for (int i = 0; i < 2; i++) TL_REQUIRE(pthread_create(&th[i], NULL, reader_main, &args[i]) == 0);
+  for (int i = 0; i < 2; i++) TC_REQUIRE(pthread_create(&th[i], NULL, reader_main, &args[i]) == 0);
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
-  TL_CHECK(args[0].ok + args[1].ok == count);
+  TC_CHECK(args[0].ok + args[1].ok == count);
   twincache_graph_free(g);
   twincache_dctx_free(dctx);
   twincache_cache_close(c);
@@ -108,43 +108,43 @@ int main(int argc, char **argv) {
   /* --- what is not a cache ------------------------------------------------ */
   c = (twincache_cache *)1;
   path_in_scratch(path, sizeof path, "missing");
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTFOUND);
-  TL_CHECK(c == NULL);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTFOUND);
+  TC_CHECK(c == NULL);
   path_in_scratch(path, sizeof path, "missing/deeper");
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTFOUND);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTFOUND);
 
   path_in_scratch(path, sizeof path, "plain-file");
   FILE *f = fopen(path, "w");
-  TL_REQUIRE(f);
+  TC_REQUIRE(f);
   fputs("not a cache\n", f);
   fclose(f);
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
 
   path_in_scratch(path, sizeof path, "empty");
   tl_mkdir(path);
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
   char lock[4200];
   snprintf(lock, sizeof lock, "%s/lock.mdb", path);
-  TL_CHECK(access(lock, F_OK) != 0); /* opening left nothing behind */
+  TC_CHECK(access(lock, F_OK) != 0); /* opening left nothing behind */
 
   path_in_scratch(path, sizeof path, "garbage-data");
   tl_mkdir(path);
   snprintf(lock, sizeof lock, "%s/data.mdb", path);
   f = fopen(lock, "w");
-  TL_REQUIRE(f);
+  TC_REQUIRE(f);
   for (int i = 0; i < 3000; i++) fputs("garbage ", f);
   fclose(f);
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
 
   path_in_scratch(path, sizeof path, "foreign-main");
   tl_mkdir(path);
   lmdb_put_one(path, NULL, "hello", "world", 5);
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
 
   path_in_scratch(path, sizeof path, "foreign-meta");
   tl_mkdir(path);
   lmdb_put_one(path, "meta", "something", "else", 4);
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_ENOTCACHE);
 
   /* a newer format version is refused; a broken dims entry is corrupt */
   path_in_scratch(path, sizeof path, "newer");
@@ -152,15 +152,15 @@ int main(int argc, char **argv) {
   uint8_t v[4];
   tc_store_u32(v, TWINCACHE_FORMAT_VERSION + 1);
   lmdb_put_one(path, "meta", TWINCACHE_META_VERSION, v, 4);
-  TL_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_EVERSION);
+  TC_CHECK_RC(twincache_cache_open(path, &c), TWINCACHE_EVERSION);
 
   path_in_scratch(path, sizeof path, "bad-dims");
   cache_copy(cache_dir, path);
   lmdb_put_one(path, "meta", TWINCACHE_META_DIMS, "short", 5);
   int rc = twincache_cache_open(path, &c);
-  TL_CHECK(rc == TWINCACHE_ECORRUPT || rc == TWINCACHE_EVERSION);
+  TC_CHECK(rc == TWINCACHE_ECORRUPT || rc == TWINCACHE_EVERSION);
   if (rc == TWINCACHE_OK) twincache_cache_close(c);
 
-  TL_CHECK_RC(twincache_cache_open(NULL, &c), TWINCACHE_EINVAL);
-  return tl_finish("test_loader_cache");
+  TC_CHECK_RC(twincache_cache_open(NULL, &c), TWINCACHE_EINVAL);
+  return tc_test_finish("test_loader_cache");
 }

@@ -39,30 +39,30 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
   twincache_loader *ld = NULL, *lc = NULL;
   od.layout = TWINCACHE_LAYOUT_DENSE;
   oc.layout = TWINCACHE_LAYOUT_COMPACT;
-  TL_REQUIRE(twincache_loader_open(cache, &od, NULL, &ld) == TWINCACHE_OK);
-  TL_REQUIRE(twincache_loader_open(cache, &oc, NULL, &lc) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_loader_open(cache, &od, NULL, &ld) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_loader_open(cache, &oc, NULL, &lc) == TWINCACHE_OK);
   const twincache_batch_layout *L = twincache_loader_layout(ld);
   twincache_compact_layout CL;
-  TL_REQUIRE(twincache_compact_layout_init(&CL, L) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_compact_layout_init(&CL, L) == TWINCACHE_OK);
   twincache_expand_offsets eo;
   tc_expand_offsets_init(&eo, &CL);
   uint8_t *out = calloc(1, L->bytes);
-  TL_REQUIRE(out);
+  TC_REQUIRE(out);
   uint64_t used_sum = 0;
   int bad_reported = 0;
   for (;;) {
     twincache_batch *bd, *bc;
     int rd = twincache_loader_next(ld, &bd), rc = twincache_loader_next(lc, &bc);
-    TL_CHECK_RC(rc, rd);
+    TC_CHECK_RC(rc, rd);
     if (rd != TWINCACHE_OK || rc != TWINCACHE_OK) break;
-    TL_CHECK(bc->n_graphs == bd->n_graphs && bc->seq == bd->seq && bc->epoch == bd->epoch);
-    TL_CHECK(bd->compact == NULL && bc->slab == NULL && bc->inter == NULL);
+    TC_CHECK(bc->n_graphs == bd->n_graphs && bc->seq == bd->seq && bc->epoch == bd->epoch);
+    TC_CHECK(bd->compact == NULL && bc->slab == NULL && bc->inter == NULL);
     const twincache_compact_batch *cb = bc->compact;
-    TL_REQUIRE(cb && cb->slab);
-    TL_CHECK(cb->layout.bytes == CL.bytes && cb->layout.cols == CL.cols);
-    TL_CHECK(cb->used_bytes == twincache_compact_used_bytes(&CL, cb->n_cols));
-    TL_CHECK(cb->used_bytes <= CL.bytes && cb->used_bytes % 64 == 0);
-    TL_CHECK(bc->base == cb->base && bc->graph_id == cb->graph_id);
+    TC_REQUIRE(cb && cb->slab);
+    TC_CHECK(cb->layout.bytes == CL.bytes && cb->layout.cols == CL.cols);
+    TC_CHECK(cb->used_bytes == twincache_compact_used_bytes(&CL, cb->n_cols));
+    TC_CHECK(cb->used_bytes <= CL.bytes && cb->used_bytes % 64 == 0);
+    TC_CHECK(bc->base == cb->base && bc->graph_id == cb->graph_id);
     /* only the used prefix may matter: spoil the rest before expanding */
     memset((uint8_t *)cb->slab + cb->used_bytes, 0xA5, CL.bytes - cb->used_bytes);
     twincache_expand_cpu(out, cb->slab, &eo);
@@ -72,7 +72,7 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
       if (bad_reported++ < 3)
         fprintf(stderr, "%s batch %llu (G=%u, %u graphs): expansion differs at byte %zu (%s)\n",
                 cache, (unsigned long long)bd->seq, L->graphs, bd->n_graphs, at, array_at(L, at));
-      tl_failures++;
+      tc_test_count_failure();
     }
     t->graphs += bd->n_graphs;
     t->batches++;
@@ -85,7 +85,7 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
   }
   twincache_loader_stats st;
   twincache_loader_get_stats(lc, &st);
-  TL_CHECK(st.bytes_decoded == used_sum);
+  TC_CHECK(st.bytes_decoded == used_sum);
   t->corrupt += st.corrupt;
   free(out);
   twincache_loader_close(ld);
@@ -102,24 +102,24 @@ static void damage_graph(const char *dir, uint32_t chunk_graphs, uint64_t victim
   const void *frame;
   size_t size;
   uint8_t key_bytes[8];
-  TL_REQUIRE(mdb_env_create(&env) == 0);
+  TC_REQUIRE(mdb_env_create(&env) == 0);
   mdb_env_set_maxdbs(env, 4);
-  TL_REQUIRE(mdb_env_open(env, dir, 0, 0644) == 0);
-  TL_REQUIRE(mdb_txn_begin(env, NULL, 0, &txn) == 0);
-  TL_REQUIRE(mdb_dbi_open(txn, "graphs", 0, &dbi) == 0);
+  TC_REQUIRE(mdb_env_open(env, dir, 0, 0644) == 0);
+  TC_REQUIRE(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+  TC_REQUIRE(mdb_dbi_open(txn, "graphs", 0, &dbi) == 0);
   tc_store_be64(key_bytes, victim / chunk_graphs);
   MDB_val k = {8, key_bytes}, v;
-  TL_REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
+  TC_REQUIRE(mdb_get(txn, dbi, &k, &v) == 0);
   uint8_t *copy = malloc(v.mv_size);
-  TL_REQUIRE(copy);
+  TC_REQUIRE(copy);
   memcpy(copy, v.mv_data, v.mv_size);
-  TL_REQUIRE(twincache_chunk_parse(copy, v.mv_size, &view) == 0);
-  TL_REQUIRE(twincache_chunk_frame(&view, (uint32_t)(victim % chunk_graphs), &frame, &size) == 0);
+  TC_REQUIRE(twincache_chunk_parse(copy, v.mv_size, &view) == 0);
+  TC_REQUIRE(twincache_chunk_frame(&view, (uint32_t)(victim % chunk_graphs), &frame, &size) == 0);
   uint8_t *p = (uint8_t *)frame;
   for (size_t i = size / 2; i < size / 2 + 4 && i < size; i++) p[i] ^= 0x5a;
   MDB_val nv = {v.mv_size, copy};
-  TL_REQUIRE(mdb_put(txn, dbi, &k, &nv, 0) == 0);
-  TL_REQUIRE(mdb_txn_commit(txn) == 0);
+  TC_REQUIRE(mdb_put(txn, dbi, &k, &nv, 0) == 0);
+  TC_REQUIRE(mdb_txn_commit(txn) == 0);
   mdb_env_close(env);
   free(copy);
 }
@@ -132,13 +132,13 @@ static void check_skip(const char *cache, const char *scratch) {
   snprintf(dir, sizeof dir, "%s/copy", scratch);
   tl_mkdir(dir);
   MDB_env *env;
-  TL_REQUIRE(mdb_env_create(&env) == 0);
+  TC_REQUIRE(mdb_env_create(&env) == 0);
   mdb_env_set_maxdbs(env, 4);
-  TL_REQUIRE(mdb_env_open(env, cache, MDB_RDONLY, 0644) == 0);
-  TL_REQUIRE(mdb_env_copy(env, dir) == 0);
+  TC_REQUIRE(mdb_env_open(env, cache, MDB_RDONLY, 0644) == 0);
+  TC_REQUIRE(mdb_env_copy(env, dir) == 0);
   mdb_env_close(env);
   twincache_cache *c;
-  TL_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
   uint32_t chunk_graphs = twincache_cache_dims(c)->chunk_graphs;
   twincache_cache_close(c);
   const uint64_t victims[] = {10, 11, 40};
@@ -153,7 +153,7 @@ static void check_skip(const char *cache, const char *scratch) {
   check_stream(dir, &o, &t);
   o.shuffle = 1;
   check_stream(dir, &o, &t);
-  TL_CHECK(t.batches > 0 && t.corrupt == 6); /* 3 damaged graphs met once per stream */
+  TC_CHECK(t.batches > 0 && t.corrupt == 6); /* 3 damaged graphs met once per stream */
 }
 
 int main(int argc, char **argv) {
@@ -168,8 +168,8 @@ int main(int argc, char **argv) {
   twincache_loader *l = NULL;
   twincache_loader_options_init(&o);
   o.layout = 2;
-  TL_CHECK_RC(twincache_loader_open(argv[1], &o, NULL, &l), TWINCACHE_EINVAL);
-  TL_CHECK(l == NULL);
+  TC_CHECK_RC(twincache_loader_open(argv[1], &o, NULL, &l), TWINCACHE_EINVAL);
+  TC_CHECK(l == NULL);
 
   for (int a = 1; a < argc; a++) {
     totals t = {0};
@@ -195,8 +195,8 @@ int main(int argc, char **argv) {
       o.seed = 11 + r;
       check_stream(argv[a], &o, &t);
     }
-    TL_CHECK(t.partial > 0);
-    TL_CHECK(t.compact_bytes < t.dense_bytes);
+    TC_CHECK(t.partial > 0);
+    TC_CHECK(t.compact_bytes < t.dense_bytes);
     printf("%s: %llu batches (%llu partial), %llu graphs: dense %.0f bytes/graph, compact %.0f "
            "bytes/graph (%.2fx fewer)\n",
            argv[a], (unsigned long long)t.batches, (unsigned long long)t.partial,
@@ -205,5 +205,5 @@ int main(int argc, char **argv) {
            (double)t.dense_bytes / (double)t.compact_bytes);
   }
   check_skip(argv[1], scratch);
-  return tl_finish("test_loader_compact");
+  return tc_test_finish("test_loader_compact");
 }

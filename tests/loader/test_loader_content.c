@@ -28,17 +28,17 @@ static void check_graph(const twincache_batch *b, uint32_t g) {
   const uint8_t *node_mask = b->node_mask + g * N, *int_mask = b->int_mask + g * K;
 
   if (g >= b->n_graphs) { /* an empty place of a partial batch: all zero */
-    TL_CHECK(all_zero(base, S * N * 4) && all_zero(inter, K * S * N * 4));
-    TL_CHECK(all_zero(target, K * N) && all_zero(value, K * N * 4) && all_zero(kind, K));
-    TL_CHECK(all_zero(adj, N * N) && all_zero(node_mask, N) && all_zero(int_mask, K));
-    TL_CHECK(b->graph_id[g] == 0);
+    TC_CHECK(all_zero(base, S * N * 4) && all_zero(inter, K * S * N * 4));
+    TC_CHECK(all_zero(target, K * N) && all_zero(value, K * N * 4) && all_zero(kind, K));
+    TC_CHECK(all_zero(adj, N * N) && all_zero(node_mask, N) && all_zero(int_mask, K));
+    TC_CHECK(b->graph_id[g] == 0);
     padded_checked++;
     return;
   }
   uint64_t id = b->graph_id[g];
-  TL_CHECK_RC(twincache_cache_read_graph(cache, dctx, id, gr), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_cache_read_graph(cache, dctx, id, gr), TWINCACHE_OK);
   size_t n = gr->n_nodes, k = gr->n_inter, ld = gr->ld;
-  TL_REQUIRE(n <= N && k <= K && gr->n_samples == S);
+  TC_REQUIRE(n <= N && k <= K && gr->n_samples == S);
   int ok = 1;
   for (size_t s = 0; s < S; s++)
     for (size_t j = 0; j < N; j++)
@@ -66,18 +66,18 @@ static void check_graph(const twincache_batch *b, uint32_t g) {
   if (!ok) {
     fprintf(stderr, "batch %llu place %u graph %llu differs from the reader's decode\n",
             (unsigned long long)b->seq, g, (unsigned long long)id);
-    tl_failures++;
+    tc_test_count_failure();
   }
   graphs_checked++;
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 2);
-  TL_REQUIRE(twincache_cache_open(argv[1], &cache) == TWINCACHE_OK);
+  TC_REQUIRE(argc == 2);
+  TC_REQUIRE(twincache_cache_open(argv[1], &cache) == TWINCACHE_OK);
   const twincache_dims *d = twincache_cache_dims(cache);
   gr = twincache_graph_alloc(d->max_nodes, d->samples, d->max_inter, d->hidden);
   dctx = twincache_dctx_create();
-  TL_REQUIRE(gr && dctx);
+  TC_REQUIRE(gr && dctx);
   uint64_t count = twincache_cache_count(cache);
 
   /* batch sizes that do and do not divide the count, one slot reused by
@@ -93,26 +93,26 @@ int main(int argc, char **argv) {
     o.slots = configs[ci][2];
     o.epochs = configs[ci][3];
     o.seed = 11 + ci;
-    TL_CHECK_RC(twincache_loader_open(argv[1], &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(argv[1], &o, NULL, &l), TWINCACHE_OK);
     if (!l) continue;
     twincache_batch *b;
     int rc;
     uint64_t seq = 0;
     while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) {
-      TL_CHECK(b->seq == seq++);
-      TL_CHECK(((uintptr_t)b->slab & 63) == 0);
-      TL_CHECK((uint8_t *)b->base == (uint8_t *)b->slab + b->layout.base);
-      TL_CHECK((uint8_t *)b->graph_id == (uint8_t *)b->slab + b->layout.graph_id);
+      TC_CHECK(b->seq == seq++);
+      TC_CHECK(((uintptr_t)b->slab & 63) == 0);
+      TC_CHECK((uint8_t *)b->base == (uint8_t *)b->slab + b->layout.base);
+      TC_CHECK((uint8_t *)b->graph_id == (uint8_t *)b->slab + b->layout.graph_id);
       for (uint32_t g = 0; g < b->layout.graphs; g++) check_graph(b, g);
       twincache_loader_release(l, b);
     }
-    TL_CHECK_RC(rc, TWINCACHE_END);
+    TC_CHECK_RC(rc, TWINCACHE_END);
     twincache_loader_close(l);
   }
-  TL_CHECK(graphs_checked == count * (3 + 2 + 1));
-  TL_CHECK(padded_checked > 0 || count % 7 == 0);
+  TC_CHECK(graphs_checked == count * (3 + 2 + 1));
+  TC_CHECK(padded_checked > 0 || count % 7 == 0);
   twincache_graph_free(gr);
   twincache_dctx_free(dctx);
   twincache_cache_close(cache);
-  return tl_finish("test_loader_content");
+  return tc_test_finish("test_loader_content");
 }

@@ -37,44 +37,44 @@ static void damage_graph(const char *dir, uint32_t chunk_graphs, uint64_t victim
   size_t size, v_size;
   uint8_t key_bytes[8];
   void *v_data = NULL;
-  TL_REQUIRE(tc_cache_raw_open(dir, 1, &r) == 0);
+  TC_REQUIRE(tc_cache_raw_open(dir, 1, &r) == 0);
   tc_cache_raw_chunk_key(key_bytes, victim / chunk_graphs);
-  TL_REQUIRE(tc_cache_raw_get(r, "graphs", key_bytes, 8, &v_data, &v_size) == 0);
+  TC_REQUIRE(tc_cache_raw_get(r, "graphs", key_bytes, 8, &v_data, &v_size) == 0);
   uint8_t *copy = v_data;
-  TL_REQUIRE(copy);
-  TL_REQUIRE(twincache_chunk_parse(copy, v_size, &view) == 0);
-  TL_REQUIRE(twincache_chunk_frame(&view, (uint32_t)(victim % chunk_graphs), &frame, &size) == 0);
+  TC_REQUIRE(copy);
+  TC_REQUIRE(twincache_chunk_parse(copy, v_size, &view) == 0);
+  TC_REQUIRE(twincache_chunk_frame(&view, (uint32_t)(victim % chunk_graphs), &frame, &size) == 0);
   uint8_t *p = (uint8_t *)frame;
   for (size_t i = size / 2; i < size / 2 + 4 && i < size; i++) p[i] ^= 0x5a;
-  TL_REQUIRE(tc_cache_raw_put(r, "graphs", key_bytes, 8, copy, v_size) == 0);
-  TL_REQUIRE(tc_cache_raw_close(r) == 0);
+  TC_REQUIRE(tc_cache_raw_put(r, "graphs", key_bytes, 8, copy, v_size) == 0);
+  TC_REQUIRE(tc_cache_raw_close(r) == 0);
   free(copy);
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 3);
+  TC_REQUIRE(argc == 3);
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/copy", argv[2]);
   tl_mkdir(dir);
-  TL_REQUIRE(tc_cache_raw_copy(argv[1], dir) == 0);
+  TC_REQUIRE(tc_cache_raw_copy(argv[1], dir) == 0);
   twincache_cache *c;
-  TL_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
   const twincache_dims dims = *twincache_cache_dims(c);
   uint64_t count = twincache_cache_count(c);
-  TL_REQUIRE(count > 4 * G);
+  TC_REQUIRE(count > 4 * G);
   const uint64_t victim = G + 5; /* in batch 1 without shuffle */
   twincache_cache_close(c);
   damage_graph(dir, dims.chunk_graphs, victim);
 
   /* the reader sees the damage; the neighbours are intact */
-  TL_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_cache_open(dir, &c) == TWINCACHE_OK);
   twincache_graph *g = twincache_graph_alloc(dims.max_nodes, dims.samples, dims.max_inter, dims.hidden);
   twincache_dctx *dctx = twincache_dctx_create();
-  TL_REQUIRE(g && dctx);
+  TC_REQUIRE(g && dctx);
   int rc = twincache_cache_read_graph(c, dctx, victim, g);
-  TL_CHECK(is_record_error(rc));
-  TL_CHECK_RC(twincache_cache_read_graph(c, dctx, victim - 1, g), TWINCACHE_OK);
-  TL_CHECK_RC(twincache_cache_read_graph(c, dctx, victim + 1, g), TWINCACHE_OK);
+  TC_CHECK(is_record_error(rc));
+  TC_CHECK_RC(twincache_cache_read_graph(c, dctx, victim - 1, g), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_cache_read_graph(c, dctx, victim + 1, g), TWINCACHE_OK);
   twincache_graph_free(g);
   twincache_dctx_free(dctx);
   twincache_cache_close(c);
@@ -92,29 +92,29 @@ int main(int argc, char **argv) {
   o.slots = 3;
   o.on_corrupt = on_corrupt;
   o.corrupt_user = &calls;
-  TL_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
   if (l) {
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
     if (b) twincache_loader_release(l, b);
     int err = twincache_loader_next(l, &b);
-    TL_CHECK(err == rc && is_record_error(err));
-    TL_CHECK(b == NULL);
-    TL_CHECK_RC(twincache_loader_next(l, &b), err);
+    TC_CHECK(err == rc && is_record_error(err));
+    TC_CHECK(b == NULL);
+    TC_CHECK_RC(twincache_loader_next(l, &b), err);
     twincache_loader_close(l);
-    TL_CHECK(calls == 1 && last_index == victim && last_status == rc);
+    TC_CHECK(calls == 1 && last_index == victim && last_status == rc);
   }
 
   /* FAIL with no hook: nothing printed, the last error names the graph */
   o.on_corrupt = NULL;
   o.threads = 1;
-  TL_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
   if (l) {
     tl_stream s = {0};
-    TL_CHECK_RC(tl_stream_read(l, 0, &s), rc);
-    TL_CHECK(s.count == 1);
+    TC_CHECK_RC(tl_stream_read(l, 0, &s), rc);
+    TC_CHECK(s.count == 1);
     char want[64];
     snprintf(want, sizeof want, "graph %llu", (unsigned long long)victim);
-    TL_CHECK(strstr(twincache_loader_last_error(), want) != NULL);
+    TC_CHECK(strstr(twincache_loader_last_error(), want) != NULL);
     tl_stream_free(&s);
     twincache_loader_close(l);
   }
@@ -135,25 +135,25 @@ int main(int argc, char **argv) {
     o.corrupt_policy = TWINCACHE_CORRUPT_SKIP;
     o.on_corrupt = on_corrupt;
     o.corrupt_user = &calls;
-    TL_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
     if (!l) continue;
     twincache_batch_layout L = *twincache_loader_layout(l);
-    TL_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
+    TC_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
     twincache_loader_stats st;
     twincache_loader_get_stats(l, &st);
     twincache_loader_close(l);
-    TL_CHECK(st.corrupt == epochs && calls == epochs && last_index == victim);
-    TL_CHECK(st.graphs == epochs * count);
+    TC_CHECK(st.corrupt == epochs && calls == epochs && last_index == victim);
+    TC_CHECK(st.graphs == epochs * count);
     uint64_t bpe = (count + G - 1) / G;
-    TL_CHECK(s.count == epochs * bpe);
+    TC_CHECK(s.count == epochs * bpe);
     uint32_t *seen = calloc(count, sizeof *seen);
-    TL_REQUIRE(seen);
+    TC_REQUIRE(seen);
     for (uint32_t e = 0; e < epochs; e++) {
       memset(seen, 0, count * sizeof *seen);
       for (size_t i = e * bpe; i < (e + 1) * bpe && i < s.count; i++)
         for (uint32_t q = 0; q < s.n_graphs[i]; q++) {
           uint64_t id = tl_graph_id(&s, &L, i, q);
-          TL_REQUIRE(id < count);
+          TC_REQUIRE(id < count);
           seen[id]++;
         }
       uint64_t missing = 0, twice = 0, more = 0;
@@ -162,16 +162,16 @@ int main(int argc, char **argv) {
         twice += seen[i] == 2;
         more += seen[i] > 2;
       }
-      TL_CHECK(seen[victim] == 0 && missing == 1 && twice == 1 && more == 0);
+      TC_CHECK(seen[victim] == 0 && missing == 1 && twice == 1 && more == 0);
     }
     free(seen);
     if (threads == 1) ref = s;
     else {
-      TL_CHECK(tl_stream_equal(&s, &ref));
+      TC_CHECK(tl_stream_equal(&s, &ref));
       tl_stream_free(&s);
     }
   }
   tl_stream_free(&ref);
   (void)reports;
-  return tl_finish("test_loader_corrupt");
+  return tc_test_finish("test_loader_corrupt");
 }

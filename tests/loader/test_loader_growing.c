@@ -36,47 +36,47 @@ static uint64_t read_all(twincache_cache *c, uint64_t count) {
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 3);
+  TC_REQUIRE(argc == 3);
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/cache", argv[2]);
   tl_mkdir(argv[2]);
-  TL_REQUIRE(run_gen(argv[1], dir, "100") == 0);
+  TC_REQUIRE(run_gen(argv[1], dir, "100") == 0);
 
   twincache_cache *before = NULL, *after = NULL;
   twincache_loader *l = NULL;
   twincache_loader_options o;
-  TL_REQUIRE(twincache_cache_open(dir, &before) == TWINCACHE_OK);
-  TL_CHECK(twincache_cache_count(before) == 100);
+  TC_REQUIRE(twincache_cache_open(dir, &before) == TWINCACHE_OK);
+  TC_CHECK(twincache_cache_count(before) == 100);
   twincache_loader_options_init(&o);
   o.batch_size = 8;
   o.epochs = 0;
   o.threads = 2;
   o.slots = 3;
-  TL_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
   twincache_batch *b;
-  TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK); /* threads hold read txns now */
+  TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK); /* threads hold read txns now */
   if (l && b) twincache_loader_release(l, b);
 
   /* twenty times the data: the writer's map (128 KiB at first) must grow */
-  TL_CHECK(run_gen(argv[1], dir, "2000") == 0);
+  TC_CHECK(run_gen(argv[1], dir, "2000") == 0);
 
-  TL_CHECK(twincache_cache_count(before) == 100);
-  TL_CHECK(read_all(before, 100) == 100);
+  TC_CHECK(twincache_cache_count(before) == 100);
+  TC_CHECK(read_all(before, 100) == 100);
   if (l) {
     for (int i = 0; i < 40; i++) { /* three epochs of the 100 graphs */
-      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+      TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
       if (!b) break;
-      for (uint32_t g = 0; g < b->n_graphs; g++) TL_CHECK(b->graph_id[g] < 100);
+      for (uint32_t g = 0; g < b->n_graphs; g++) TC_CHECK(b->graph_id[g] < 100);
       twincache_loader_release(l, b);
     }
-    TL_CHECK(twincache_loader_batches_per_epoch(l) == 13);
+    TC_CHECK(twincache_loader_batches_per_epoch(l) == 13);
   }
-  TL_REQUIRE(twincache_cache_open(dir, &after) == TWINCACHE_OK);
-  TL_CHECK(twincache_cache_count(after) == 2000);
-  TL_CHECK(read_all(after, 2000) == 2000);
+  TC_REQUIRE(twincache_cache_open(dir, &after) == TWINCACHE_OK);
+  TC_CHECK(twincache_cache_count(after) == 2000);
+  TC_CHECK(read_all(after, 2000) == 2000);
   twincache_cache_close(before);
   twincache_loader_close(l);
-  TL_CHECK(read_all(after, 2000) == 2000);
+  TC_CHECK(read_all(after, 2000) == 2000);
   twincache_cache_close(after);
-  return tl_finish("test_loader_growing");
+  return tc_test_finish("test_loader_growing");
 }

@@ -40,16 +40,16 @@ static void *fail_alloc(size_t bytes, void *user) {
 static void expect_einval(const char *cache, const twincache_loader_options *o,
                           const twincache_loader_state *resume, const char *word) {
   twincache_loader *l = (twincache_loader *)1;
-  TL_CHECK_RC(twincache_loader_open(cache, o, resume, &l), TWINCACHE_EINVAL);
-  TL_CHECK(l == NULL);
+  TC_CHECK_RC(twincache_loader_open(cache, o, resume, &l), TWINCACHE_EINVAL);
+  TC_CHECK(l == NULL);
   if (!strstr(twincache_loader_last_error(), word)) {
     fprintf(stderr, "error message '%s' does not name '%s'\n", twincache_loader_last_error(), word);
-    tl_failures++;
+    tc_test_count_failure();
   }
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 3);
+  TC_REQUIRE(argc == 3);
   const char *cache = argv[1];
   char path[4096];
   twincache_loader_options o;
@@ -57,14 +57,14 @@ int main(int argc, char **argv) {
   twincache_batch *b;
 
   twincache_cache *c;
-  TL_REQUIRE(twincache_cache_open(cache, &c) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_cache_open(cache, &c) == TWINCACHE_OK);
   uint64_t count = twincache_cache_count(c);
   twincache_cache_close(c);
 
   /* --- bad options ---------------------------------------------------------- */
   twincache_loader_options_init(&o);
-  TL_CHECK(o.batch_size == 32 && o.epochs == 1 && o.shuffle == 1 && o.world_size == 1);
-  TL_CHECK(o.threads == 2 && o.slots == 0 && o.corrupt_policy == TWINCACHE_CORRUPT_FAIL);
+  TC_CHECK(o.batch_size == 32 && o.epochs == 1 && o.shuffle == 1 && o.world_size == 1);
+  TC_CHECK(o.threads == 2 && o.slots == 0 && o.corrupt_policy == TWINCACHE_CORRUPT_FAIL);
 #define BAD(field, val, word)                                                          \
   do {                                                                                 \
     twincache_loader_options_init(&o);                                                 \
@@ -93,17 +93,17 @@ int main(int argc, char **argv) {
   twincache_loader_state wrong = {.seed = 1, .next_seq = 0};
   twincache_loader_options_init(&o);
   expect_einval(cache, &o, &wrong, "seed");
-  TL_CHECK_RC(twincache_loader_open(NULL, &o, NULL, &l), TWINCACHE_EINVAL);
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, NULL), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_loader_open(NULL, &o, NULL, &l), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, NULL), TWINCACHE_EINVAL);
 
   /* --- bad paths ------------------------------------------------------------ */
   snprintf(path, sizeof path, "%s/missing", argv[2]);
   tl_mkdir(argv[2]);
-  TL_CHECK_RC(twincache_loader_open(path, &o, NULL, &l), TWINCACHE_ENOTFOUND);
-  TL_CHECK(strstr(twincache_loader_last_error(), "missing") != NULL);
+  TC_CHECK_RC(twincache_loader_open(path, &o, NULL, &l), TWINCACHE_ENOTFOUND);
+  TC_CHECK(strstr(twincache_loader_last_error(), "missing") != NULL);
   snprintf(path, sizeof path, "%s/empty", argv[2]);
   tl_mkdir(path);
-  TL_CHECK_RC(twincache_loader_open(path, &o, NULL, &l), TWINCACHE_ENOTCACHE);
+  TC_CHECK_RC(twincache_loader_open(path, &o, NULL, &l), TWINCACHE_ENOTCACHE);
 
   /* --- allocator: every slot freed, failure to allocate is clean ----------- */
   counting_alloc ca = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
@@ -112,13 +112,13 @@ int main(int argc, char **argv) {
   o.free = count_free;
   o.alloc_user = &ca;
   o.slots = 5;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
-  TL_CHECK(ca.live == 5 && ca.total == 5);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK(ca.live == 5 && ca.total == 5);
   twincache_loader_close(l);
-  TL_CHECK(ca.live == 0);
+  TC_CHECK(ca.live == 0);
   o.alloc = fail_alloc;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_ENOMEM);
-  TL_CHECK(l == NULL);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_ENOMEM);
+  TC_CHECK(l == NULL);
 
   /* auto ring depth follows the thread count set after init: 2*5+2 = 12
    * slots, counted by the allocator and by how many batches can be held */
@@ -131,20 +131,20 @@ int main(int argc, char **argv) {
   o.free = count_free;
   o.alloc_user = &ca;
   ca.total = 0;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
   if (l) {
-    TL_CHECK(ca.live == 12 && ca.total == 12);
-    for (int i = 0; i < 12; i++) TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* all 12 held */
+    TC_CHECK(ca.live == 12 && ca.total == 12);
+    for (int i = 0; i < 12; i++) TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* all 12 held */
     twincache_loader_close(l);
   }
-  TL_CHECK(ca.live == 0);
+  TC_CHECK(ca.live == 0);
 
   /* NULL options: the defaults */
-  TL_CHECK_RC(twincache_loader_open(cache, NULL, NULL, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, NULL, NULL, &l), TWINCACHE_OK);
   if (l) {
-    TL_CHECK(twincache_loader_layout(l)->graphs == 32);
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+    TC_CHECK(twincache_loader_layout(l)->graphs == 32);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
     twincache_loader_close(l);
   }
   twincache_loader_close(NULL);
@@ -160,13 +160,13 @@ int main(int argc, char **argv) {
     ov.index_begin = count / 2;
     ov.index_end = 0;
     ov.shuffle = 0;
-    TL_CHECK_RC(twincache_loader_open(cache, &ot, NULL, &train), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_open(cache, &ov, NULL, &valid), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &ot, NULL, &train), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &ov, NULL, &valid), TWINCACHE_OK);
     uint64_t seen_train = 0, seen_valid = 0;
     int rc_t = TWINCACHE_OK, rc_v = TWINCACHE_OK;
     while (train && valid && (rc_t == TWINCACHE_OK || rc_v == TWINCACHE_OK)) {
       if (rc_t == TWINCACHE_OK && (rc_t = twincache_loader_next(train, &b)) == TWINCACHE_OK) {
-        for (uint32_t g = 0; g < b->n_graphs; g++) TL_CHECK(b->graph_id[g] < count / 2);
+        for (uint32_t g = 0; g < b->n_graphs; g++) TC_CHECK(b->graph_id[g] < count / 2);
         seen_train += b->n_graphs;
         twincache_loader_release(train, b);
       }
@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
         break;
       }
       if (rc_v == TWINCACHE_OK && (rc_v = twincache_loader_next(valid, &b)) == TWINCACHE_OK) {
-        for (uint32_t g = 0; g < b->n_graphs; g++) TL_CHECK(b->graph_id[g] == count / 2 + seen_valid + g);
+        for (uint32_t g = 0; g < b->n_graphs; g++) TC_CHECK(b->graph_id[g] == count / 2 + seen_valid + g);
         seen_valid += b->n_graphs;
         twincache_loader_release(valid, b);
       }
@@ -185,8 +185,8 @@ int main(int argc, char **argv) {
       seen_train += b->n_graphs;
       twincache_loader_release(train, b);
     }
-    TL_CHECK_RC(rc_t, TWINCACHE_END);
-    TL_CHECK(seen_train == count / 2 && seen_valid > 0);
+    TC_CHECK_RC(rc_t, TWINCACHE_END);
+    TC_CHECK(seen_train == count / 2 && seen_valid > 0);
     twincache_loader_close(train);
     twincache_loader_close(valid);
   }
@@ -201,34 +201,34 @@ int main(int argc, char **argv) {
     o.alloc = count_alloc;
     o.free = count_free;
     o.alloc_user = &ca;
-    TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
     if (!l) continue;
     switch (round % 4) {
     case 0: /* close at once: threads starting or blocked on the ring */
       break;
     case 1: /* hold every slot, so the threads block, then close */
-      for (uint32_t i = 0; i < o.slots; i++) TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+      for (uint32_t i = 0; i < o.slots; i++) TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
       break;
     case 2: { /* read a few, release, close while they decode ahead */
       tl_stream s = {0};
-      TL_CHECK_RC(tl_stream_read(l, 3, &s), TWINCACHE_OK);
+      TC_CHECK_RC(tl_stream_read(l, 3, &s), TWINCACHE_OK);
       tl_stream_free(&s);
       break;
     }
     case 3: /* read to the end (or far, when endless) */
       if (o.epochs) {
         tl_stream s = {0};
-        TL_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
-        TL_CHECK(s.count == 2 * ((count + 7) / 8));
+        TC_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
+        TC_CHECK(s.count == 2 * ((count + 7) / 8));
         tl_stream_free(&s);
       }
       break;
     }
     twincache_loader_stats st;
     twincache_loader_get_stats(l, &st);
-    TL_CHECK(st.threads == o.threads);
+    TC_CHECK(st.threads == o.threads);
     twincache_loader_close(l);
-    TL_CHECK(ca.live == 0);
+    TC_CHECK(ca.live == 0);
   }
-  return tl_finish("test_loader_lifecycle");
+  return tc_test_finish("test_loader_lifecycle");
 }

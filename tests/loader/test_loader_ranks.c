@@ -12,7 +12,7 @@ static void check_case(const char *cache, uint64_t begin, uint64_t n, uint32_t G
   const uint32_t epochs = 2;
   uint64_t per_rank = drop_last ? n / ((uint64_t)G * W) : (n + (uint64_t)G * W - 1) / ((uint64_t)G * W);
   uint32_t *hits = calloc(n * epochs, sizeof *hits);
-  TL_REQUIRE(hits);
+  TC_REQUIRE(hits);
   uint64_t invalid = 0;
   for (uint32_t r = 0; r < W; r++) {
     twincache_loader_options o;
@@ -29,43 +29,43 @@ static void check_case(const char *cache, uint64_t begin, uint64_t n, uint32_t G
     o.index_begin = begin;
     o.index_end = begin + n;
     twincache_loader *l = NULL;
-    TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
     if (!l) continue;
-    TL_CHECK(twincache_loader_batches_per_epoch(l) == per_rank);
+    TC_CHECK(twincache_loader_batches_per_epoch(l) == per_rank);
     twincache_batch *b;
     uint64_t count = 0;
     int rc;
     while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) {
-      TL_CHECK(b->n_graphs == G); /* every batch full */
-      TL_CHECK(b->epoch == count / (per_rank ? per_rank : 1));
+      TC_CHECK(b->n_graphs == G); /* every batch full */
+      TC_CHECK(b->epoch == count / (per_rank ? per_rank : 1));
       for (uint32_t g = 0; g < G; g++) {
         uint64_t id = b->graph_id[g];
-        TL_CHECK(id >= begin && id < begin + n);
-        TL_CHECK(b->valid[g] == 0 || b->valid[g] == 1);
+        TC_CHECK(id >= begin && id < begin + n);
+        TC_CHECK(b->valid[g] == 0 || b->valid[g] == 1);
         if (id < begin || id >= begin + n || b->epoch >= epochs) continue;
         if (b->valid[g]) hits[b->epoch * n + (id - begin)]++;
         else invalid++;
       }
-      TL_CHECK_RC(twincache_loader_release(l, b), TWINCACHE_OK);
+      TC_CHECK_RC(twincache_loader_release(l, b), TWINCACHE_OK);
       count++;
     }
-    TL_CHECK_RC(rc, TWINCACHE_END);
-    TL_CHECK(count == per_rank * epochs);
+    TC_CHECK_RC(rc, TWINCACHE_END);
+    TC_CHECK(count == per_rank * epochs);
     twincache_loader_close(l);
   }
   uint64_t valid = 0;
   for (uint64_t i = 0; i < n * epochs; i++) {
-    TL_CHECK(hits[i] <= 1);
-    if (!drop_last) TL_CHECK(hits[i] == 1); /* the union of valid graphs is the epoch */
+    TC_CHECK(hits[i] <= 1);
+    if (!drop_last) TC_CHECK(hits[i] == 1); /* the union of valid graphs is the epoch */
     valid += hits[i];
   }
   uint64_t slots_total = per_rank * W * G * epochs;
   if (drop_last) {
-    TL_CHECK(valid == slots_total && invalid == 0);
+    TC_CHECK(valid == slots_total && invalid == 0);
   } else {
-    TL_CHECK(valid == n * epochs && invalid == slots_total - n * epochs);
+    TC_CHECK(valid == n * epochs && invalid == slots_total - n * epochs);
   }
-  if (tl_failures) fprintf(stderr, "  (case n=%llu G=%u W=%u drop_last=%d shuffle=%d)\n",
+  if (tc_test_failures()) fprintf(stderr, "  (case n=%llu G=%u W=%u drop_last=%d shuffle=%d)\n",
                            (unsigned long long)n, G, W, drop_last, shuffle);
   free(hits);
 }
@@ -85,15 +85,15 @@ static void check_padding_graphs(const char *cache) {
     o.index_begin = 100;
     o.index_end = 100 + n;
     twincache_loader *l = NULL;
-    TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
     if (!l) continue;
     twincache_batch *b;
     for (uint64_t j = 0; twincache_loader_next(l, &b) == TWINCACHE_OK; j++) {
       uint64_t first = (j * W + r) * G;
       for (uint32_t g = 0; g < G; g++) {
         uint64_t p = first + g, want = 100 + (p < n ? p : (p - n) % n);
-        TL_CHECK(b->graph_id[g] == want);
-        TL_CHECK(b->valid[g] == (p < n));
+        TC_CHECK(b->graph_id[g] == want);
+        TC_CHECK(b->valid[g] == (p < n));
       }
       twincache_loader_release(l, b);
     }
@@ -102,7 +102,7 @@ static void check_padding_graphs(const char *cache) {
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 2);
+  TC_REQUIRE(argc == 2);
   const char *cache = argv[1];
   const uint64_t counts[] = {101, 37, 5};
   for (uint32_t W = 2; W <= 7; W++)
@@ -117,11 +117,11 @@ int main(int argc, char **argv) {
   o.batch_size = 4;
   o.index_end = 13;
   tl_stream a = {0}, b = {0};
-  TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &a), TWINCACHE_OK);
+  TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &a), TWINCACHE_OK);
   o.equal_ranks = 0;
-  TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &b), TWINCACHE_OK);
-  TL_CHECK(a.count == 4 && a.n_graphs[3] == 1 && tl_stream_equal(&a, &b));
+  TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &b), TWINCACHE_OK);
+  TC_CHECK(a.count == 4 && a.n_graphs[3] == 1 && tl_stream_equal(&a, &b));
   tl_stream_free(&a);
   tl_stream_free(&b);
-  return tl_finish("test_loader_ranks");
+  return tc_test_finish("test_loader_ranks");
 }

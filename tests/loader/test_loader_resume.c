@@ -23,16 +23,16 @@ static void base_options(twincache_loader_options *o) {
 static void expect_refused(const char *cache, const twincache_loader_options *o,
                            const twincache_loader_state *s, const char *word) {
   twincache_loader *l = (twincache_loader *)1;
-  TL_CHECK_RC(twincache_loader_open(cache, o, s, &l), TWINCACHE_EINVAL);
-  TL_CHECK(l == NULL);
+  TC_CHECK_RC(twincache_loader_open(cache, o, s, &l), TWINCACHE_EINVAL);
+  TC_CHECK(l == NULL);
   if (!strstr(twincache_loader_last_error(), word)) {
     fprintf(stderr, "error message '%s' does not name '%s'\n", twincache_loader_last_error(), word);
-    tl_failures++;
+    tc_test_count_failure();
   }
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 2);
+  TC_REQUIRE(argc == 2);
   const char *cache = argv[1];
   twincache_loader_options o;
   twincache_loader *l = NULL;
@@ -41,35 +41,35 @@ int main(int argc, char **argv) {
   /* the uninterrupted stream, and a state after 5 of its batches */
   tl_stream ref = {0}, s = {0};
   base_options(&o);
-  TL_REQUIRE(tl_stream_load(cache, &o, NULL, &ref) == TWINCACHE_OK);
-  TL_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK);
-  TL_CHECK_RC(tl_stream_read(l, 5, &s), TWINCACHE_OK);
+  TC_REQUIRE(tl_stream_load(cache, &o, NULL, &ref) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK);
+  TC_CHECK_RC(tl_stream_read(l, 5, &s), TWINCACHE_OK);
   twincache_loader_get_state(l, &st);
   uint64_t total = 2 * twincache_loader_batches_per_epoch(l);
   twincache_loader_close(l);
-  TL_CHECK(st.magic == TWINCACHE_LOADER_STATE_MAGIC && st.version == TWINCACHE_LOADER_STATE_VERSION);
-  TL_CHECK(st.seed == 21 && st.next_seq == 5 && st.batch_size == 6 && st.world_size == 3 && st.rank == 1);
-  TL_CHECK(st.index_begin == 5 && st.index_end == 200 && st.shuffle == 1 && st.drop_last == 0);
-  TL_CHECK(st.equal_ranks == 1 && st.reserved == 0 && st.cache_tag != 0);
-  TL_CHECK(sizeof st == TWINCACHE_LOADER_STATE_BYTES && offsetof(twincache_loader_state, reserved) == 63);
+  TC_CHECK(st.magic == TWINCACHE_LOADER_STATE_MAGIC && st.version == TWINCACHE_LOADER_STATE_VERSION);
+  TC_CHECK(st.seed == 21 && st.next_seq == 5 && st.batch_size == 6 && st.world_size == 3 && st.rank == 1);
+  TC_CHECK(st.index_begin == 5 && st.index_end == 200 && st.shuffle == 1 && st.drop_last == 0);
+  TC_CHECK(st.equal_ranks == 1 && st.reserved == 0 && st.cache_tag != 0);
+  TC_CHECK(sizeof st == TWINCACHE_LOADER_STATE_BYTES && offsetof(twincache_loader_state, reserved) == 63);
 
   /* through bytes and back, then resumed: the rest of the same stream */
   uint8_t bytes[TWINCACHE_LOADER_STATE_BYTES];
   twincache_loader_state back;
   twincache_loader_state_encode(&st, bytes);
-  TL_CHECK(bytes[8] == 5 && bytes[16] == 0x54 && bytes[48] == 6); /* little-endian at the documented offsets */
-  TL_CHECK_RC(twincache_loader_state_decode(bytes, &back), TWINCACHE_OK);
-  TL_CHECK(!memcmp(&back, &st, sizeof st));
+  TC_CHECK(bytes[8] == 5 && bytes[16] == 0x54 && bytes[48] == 6); /* little-endian at the documented offsets */
+  TC_CHECK_RC(twincache_loader_state_decode(bytes, &back), TWINCACHE_OK);
+  TC_CHECK(!memcmp(&back, &st, sizeof st));
   o.threads = 3; /* threads, slots and epochs may change */
   o.slots = 5;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, &back, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, &back, &l), TWINCACHE_OK);
   if (l) {
-    TL_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
+    TC_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
     twincache_loader_close(l);
   }
-  TL_CHECK(tl_stream_equal(&s, &ref));
+  TC_CHECK(tl_stream_equal(&s, &ref));
   bytes[17] ^= 1;
-  TL_CHECK_RC(twincache_loader_state_decode(bytes, &back), TWINCACHE_EINVAL);
+  TC_CHECK_RC(twincache_loader_state_decode(bytes, &back), TWINCACHE_EINVAL);
 
   /* each field that defines the stream, changed in the options */
   base_options(&o);
@@ -115,10 +115,10 @@ int main(int argc, char **argv) {
   /* the end of the stream is a valid position; past it is not */
   bad = st;
   bad.next_seq = total;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, &bad, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, &bad, &l), TWINCACHE_OK);
   if (l) {
     twincache_batch *b;
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END);
     twincache_loader_close(l);
   }
   bad.next_seq = total + 1;
@@ -126,10 +126,10 @@ int main(int argc, char **argv) {
   /* (endless: any position is in the stream) */
   o.epochs = 0;
   bad.next_seq = 1000 * total;
-  TL_CHECK_RC(twincache_loader_open(cache, &o, &bad, &l), TWINCACHE_OK);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, &bad, &l), TWINCACHE_OK);
   twincache_loader_close(l);
 
   tl_stream_free(&s);
   tl_stream_free(&ref);
-  return tl_finish("test_loader_resume");
+  return tc_test_finish("test_loader_resume");
 }

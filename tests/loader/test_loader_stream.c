@@ -21,12 +21,12 @@ static void check_exactly_once(const tl_stream *s, const twincache_batch_layout 
                                uint64_t end, uint64_t epochs, int allow_missing_tail) {
   uint64_t n = end - begin;
   uint32_t *seen = calloc(n * epochs, sizeof *seen);
-  TL_REQUIRE(seen);
+  TC_REQUIRE(seen);
   for (size_t i = 0; i < s->count; i++) {
-    TL_CHECK(s->epoch[i] < epochs);
+    TC_CHECK(s->epoch[i] < epochs);
     for (uint32_t g = 0; g < s->n_graphs[i]; g++) {
       uint64_t id = tl_graph_id(s, L, i, g);
-      TL_CHECK(id >= begin && id < end);
+      TC_CHECK(id >= begin && id < end);
       if (id >= begin && id < end && s->epoch[i] < epochs) seen[s->epoch[i] * n + (id - begin)]++;
     }
   }
@@ -35,14 +35,14 @@ static void check_exactly_once(const tl_stream *s, const twincache_batch_layout 
     missing += seen[i] == 0;
     doubled += seen[i] > 1;
   }
-  TL_CHECK(doubled == 0);
-  if (allow_missing_tail) TL_CHECK(missing == epochs * (n % G));
-  else TL_CHECK(missing == 0);
+  TC_CHECK(doubled == 0);
+  if (allow_missing_tail) TC_CHECK(missing == epochs * (n % G));
+  else TC_CHECK(missing == 0);
   free(seen);
 }
 
 int main(int argc, char **argv) {
-  TL_REQUIRE(argc == 2);
+  TC_REQUIRE(argc == 2);
   const char *cache = argv[1];
   twincache_loader_options o;
   twincache_loader *l = NULL;
@@ -50,37 +50,37 @@ int main(int argc, char **argv) {
 
   /* reference: one thread, one slot */
   base_options(&o);
-  TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
-  TL_REQUIRE(l);
+  TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+  TC_REQUIRE(l);
   twincache_batch_layout L = *twincache_loader_layout(l);
   const twincache_dims *d = twincache_loader_dims(l);
   twincache_cache *c = NULL;
-  TL_REQUIRE(twincache_cache_open(cache, &c) == TWINCACHE_OK);
+  TC_REQUIRE(twincache_cache_open(cache, &c) == TWINCACHE_OK);
   uint64_t count = twincache_cache_count(c);
   twincache_cache_close(c);
-  TL_REQUIRE(count >= 3 * G);
+  TC_REQUIRE(count >= 3 * G);
   uint64_t bpe = (count + G - 1) / G;
-  TL_CHECK(twincache_loader_batches_per_epoch(l) == bpe);
-  TL_CHECK(L.graphs == G && L.nodes == d->max_nodes && L.inter == d->max_inter && L.samples == d->samples);
-  TL_CHECK(L.bytes % 64 == 0 && L.base % 64 == 0 && L.inter_off % 64 == 0 && L.graph_id % 64 == 0);
-  TL_CHECK_RC(tl_stream_read(l, 0, &ref), TWINCACHE_END);
+  TC_CHECK(twincache_loader_batches_per_epoch(l) == bpe);
+  TC_CHECK(L.graphs == G && L.nodes == d->max_nodes && L.inter == d->max_inter && L.samples == d->samples);
+  TC_CHECK(L.bytes % 64 == 0 && L.base % 64 == 0 && L.inter_off % 64 == 0 && L.graph_id % 64 == 0);
+  TC_CHECK_RC(tl_stream_read(l, 0, &ref), TWINCACHE_END);
   twincache_batch *b = NULL;
-  TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END); /* stays at END */
+  TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END); /* stays at END */
   twincache_loader_stats st;
   twincache_loader_get_stats(l, &st);
-  TL_CHECK(st.batches == 2 * bpe && st.graphs == 2 * count && st.corrupt == 0 && st.threads == 1);
-  TL_CHECK(st.bytes_decoded == 2 * bpe * L.bytes && st.thread_graphs[0] == 2 * count);
+  TC_CHECK(st.batches == 2 * bpe && st.graphs == 2 * count && st.corrupt == 0 && st.threads == 1);
+  TC_CHECK(st.bytes_decoded == 2 * bpe * L.bytes && st.thread_graphs[0] == 2 * count);
   twincache_loader_close(l);
-  TL_CHECK(ref.count == 2 * bpe);
+  TC_CHECK(ref.count == 2 * bpe);
   check_exactly_once(&ref, &L, 0, count, 2, 0);
   for (size_t i = 0; i < ref.count; i++) {
-    TL_CHECK(ref.epoch[i] == i / bpe);
-    TL_CHECK(ref.n_graphs[i] == ((i % bpe) == bpe - 1 && count % G ? count % G : G));
+    TC_CHECK(ref.epoch[i] == i / bpe);
+    TC_CHECK(ref.n_graphs[i] == ((i % bpe) == bpe - 1 && count % G ? count % G : G));
   }
   /* the two epochs are ordered differently */
   int same_order = 1;
   for (uint32_t g = 0; g < G; g++) same_order &= tl_graph_id(&ref, &L, 0, g) == tl_graph_id(&ref, &L, bpe, g);
-  TL_CHECK(!same_order);
+  TC_CHECK(!same_order);
 
   /* same bytes for other thread counts and ring depths */
   static const uint32_t configs[][2] = {{1, 3}, {2, 1}, {2, 2}, {2, 6}, {4, 3}, {4, 0}, {3, 9}};
@@ -89,10 +89,10 @@ int main(int argc, char **argv) {
     base_options(&o);
     o.threads = configs[i][0];
     o.slots = configs[i][1];
-    TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
+    TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
     if (!tl_stream_equal(&s, &ref)) {
       fprintf(stderr, "threads %u slots %u: stream differs from the 1-thread stream\n", o.threads, o.slots);
-      tl_failures++;
+      tc_test_count_failure();
     }
     tl_stream_free(&s);
   }
@@ -103,10 +103,10 @@ int main(int argc, char **argv) {
     base_options(&o);
     o.seed = 6;
     o.epochs = 1;
-    TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
+    TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
     int same = 1;
     for (uint32_t g = 0; g < G; g++) same &= tl_graph_id(&s, &L, 0, g) == tl_graph_id(&ref, &L, 0, g);
-    TL_CHECK(!same);
+    TC_CHECK(!same);
     check_exactly_once(&s, &L, 0, count, 1, 0);
     tl_stream_free(&s);
 
@@ -114,11 +114,11 @@ int main(int argc, char **argv) {
     o.shuffle = 0;
     o.threads = 2;
     o.slots = 3;
-    TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
-    TL_CHECK(s.count == 2 * bpe);
+    TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
+    TC_CHECK(s.count == 2 * bpe);
     for (size_t i = 0; i < s.count; i++)
       for (uint32_t g = 0; g < s.n_graphs[i]; g++)
-        TL_CHECK(tl_graph_id(&s, &L, i, g) == (i % bpe) * G + g);
+        TC_CHECK(tl_graph_id(&s, &L, i, g) == (i % bpe) * G + g);
     tl_stream_free(&s);
   }
 
@@ -128,9 +128,9 @@ int main(int argc, char **argv) {
     base_options(&o);
     o.drop_last = 1;
     o.threads = 2;
-    TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
-    TL_CHECK(s.count == 2 * (count / G));
-    for (size_t i = 0; i < s.count; i++) TL_CHECK(s.n_graphs[i] == G);
+    TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
+    TC_CHECK(s.count == 2 * (count / G));
+    for (size_t i = 0; i < s.count; i++) TC_CHECK(s.n_graphs[i] == G);
     check_exactly_once(&s, &L, 0, count, 2, 1);
     tl_stream_free(&s);
   }
@@ -143,8 +143,8 @@ int main(int argc, char **argv) {
     o.index_end = count - 50;
     o.threads = 2;
     o.slots = 4;
-    TL_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
-    TL_CHECK(s.count == 2 * ((count - 87 + G - 1) / G));
+    TC_CHECK_RC(tl_stream_load(cache, &o, NULL, &s), TWINCACHE_OK);
+    TC_CHECK(s.count == 2 * ((count - 87 + G - 1) / G));
     check_exactly_once(&s, &L, 37, count - 50, 2, 0);
     tl_stream_free(&s);
   }
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     const uint32_t W = 3;
     uint64_t total_bpe = 0;
     uint32_t *hits = calloc(ref.count, sizeof *hits);
-    TL_REQUIRE(hits);
+    TC_REQUIRE(hits);
     for (uint32_t r = 0; r < W; r++) {
       tl_stream s = {0};
       base_options(&o);
@@ -163,25 +163,25 @@ int main(int argc, char **argv) {
       o.equal_ranks = 0; /* the plain round-robin (equal counts: test_loader_ranks) */
       o.threads = 1 + r % 2;
       o.slots = 2;
-      TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+      TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
       if (!l) continue;
       uint64_t rbpe = twincache_loader_batches_per_epoch(l);
-      TL_CHECK(rbpe == (bpe - r + W - 1) / W);
+      TC_CHECK(rbpe == (bpe - r + W - 1) / W);
       total_bpe += rbpe;
-      TL_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
+      TC_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
       twincache_loader_close(l);
-      TL_CHECK(s.count == 2 * rbpe);
+      TC_CHECK(s.count == 2 * rbpe);
       for (size_t i = 0; i < s.count; i++) {
         uint64_t e = i / rbpe, j = i % rbpe, global = e * bpe + j * W + r;
-        TL_CHECK(global < ref.count);
+        TC_CHECK(global < ref.count);
         if (global >= ref.count) continue;
         hits[global]++;
-        TL_CHECK(s.n_graphs[i] == ref.n_graphs[global] && !memcmp(s.slabs[i], ref.slabs[global], L.bytes));
+        TC_CHECK(s.n_graphs[i] == ref.n_graphs[global] && !memcmp(s.slabs[i], ref.slabs[global], L.bytes));
       }
       tl_stream_free(&s);
     }
-    TL_CHECK(total_bpe == bpe);
-    for (size_t i = 0; i < ref.count; i++) TL_CHECK(hits[i] == 1);
+    TC_CHECK(total_bpe == bpe);
+    for (size_t i = 0; i < ref.count; i++) TC_CHECK(hits[i] == 1);
     free(hits);
   }
 
@@ -194,27 +194,27 @@ int main(int argc, char **argv) {
       base_options(&o);
       o.threads = 2;
       o.slots = 3;
-      TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+      TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
       if (!l) continue;
-      if (cuts[ci]) TL_CHECK_RC(tl_stream_read(l, cuts[ci], &s), TWINCACHE_OK);
+      if (cuts[ci]) TC_CHECK_RC(tl_stream_read(l, cuts[ci], &s), TWINCACHE_OK);
       twincache_loader_get_state(l, &state);
-      TL_CHECK(state.seed == 5 && state.next_seq == cuts[ci]);
+      TC_CHECK(state.seed == 5 && state.next_seq == cuts[ci]);
       twincache_loader_close(l); /* decode threads are busy ahead: close anyway */
       o.threads = 1 + ci % 3;    /* a different thread count after resuming */
-      TL_CHECK_RC(twincache_loader_open(cache, &o, &state, &l), TWINCACHE_OK);
+      TC_CHECK_RC(twincache_loader_open(cache, &o, &state, &l), TWINCACHE_OK);
       if (!l) continue;
-      TL_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
+      TC_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
       twincache_loader_close(l);
-      TL_CHECK(tl_stream_equal(&s, &ref));
+      TC_CHECK(tl_stream_equal(&s, &ref));
       tl_stream_free(&s);
     }
     twincache_loader_state end_state = {.seed = 5, .next_seq = 2 * bpe};
     base_options(&o);
-    TL_CHECK_RC(twincache_loader_open(cache, &o, &end_state, &l), TWINCACHE_OK);
-    TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, &end_state, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_END);
     twincache_loader_close(l);
     twincache_loader_state bad_seed = {.seed = 6, .next_seq = 3};
-    TL_CHECK_RC(twincache_loader_open(cache, &o, &bad_seed, &l), TWINCACHE_EINVAL);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, &bad_seed, &l), TWINCACHE_EINVAL);
   }
 
   /* endless: epochs go on; close while the threads run ahead */
@@ -224,11 +224,11 @@ int main(int argc, char **argv) {
     o.epochs = 0;
     o.threads = 2;
     o.slots = 3;
-    TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
     if (l) {
-      TL_CHECK_RC(tl_stream_read(l, 3 * bpe + 2, &s), TWINCACHE_OK);
-      for (size_t i = 0; i < s.count; i++) TL_CHECK(s.epoch[i] == i / bpe);
-      for (size_t i = 0; i < ref.count; i++) TL_CHECK(!memcmp(s.slabs[i], ref.slabs[i], L.bytes));
+      TC_CHECK_RC(tl_stream_read(l, 3 * bpe + 2, &s), TWINCACHE_OK);
+      for (size_t i = 0; i < s.count; i++) TC_CHECK(s.epoch[i] == i / bpe);
+      for (size_t i = 0; i < ref.count; i++) TC_CHECK(!memcmp(s.slabs[i], ref.slabs[i], L.bytes));
       size_t read = s.count;
       s.count = 3 * bpe; /* epochs 0..2 */
       check_exactly_once(&s, &L, 0, count, 3, 0);
@@ -245,26 +245,26 @@ int main(int argc, char **argv) {
     o.threads = 2;
     o.slots = 3;
     o.release_on_any_thread = 0;
-    TL_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
+    TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_OK);
     if (l) {
       twincache_batch *held[3];
       for (int i = 0; i < 3; i++) {
-        TL_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
-        TL_CHECK(held[i] && held[i]->seq == (uint64_t)i);
+        TC_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
+        TC_CHECK(held[i] && held[i]->seq == (uint64_t)i);
       }
-      for (int i = 0; i < 3; i++) TL_CHECK(held[i] && !memcmp(held[i]->slab, ref.slabs[i], L.bytes));
-      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* every slot held */
-      TL_CHECK_RC(twincache_loader_release(l, held[1]), TWINCACHE_OK);
-      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* seq 3 needs slot 0 */
+      for (int i = 0; i < 3; i++) TC_CHECK(held[i] && !memcmp(held[i]->slab, ref.slabs[i], L.bytes));
+      TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* every slot held */
+      TC_CHECK_RC(twincache_loader_release(l, held[1]), TWINCACHE_OK);
+      TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK); /* seq 3 needs slot 0 */
       twincache_loader_release(l, held[0]);
-      TL_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
-      TL_CHECK(b && b->seq == 3 && !memcmp(b->slab, ref.slabs[3], L.bytes));
-      TL_CHECK_RC(twincache_loader_next(l, &held[1]), TWINCACHE_OK);
-      TL_CHECK(held[1] && held[1]->seq == 4 && !memcmp(held[1]->slab, ref.slabs[4], L.bytes));
+      TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
+      TC_CHECK(b && b->seq == 3 && !memcmp(b->slab, ref.slabs[3], L.bytes));
+      TC_CHECK_RC(twincache_loader_next(l, &held[1]), TWINCACHE_OK);
+      TC_CHECK(held[1] && held[1]->seq == 4 && !memcmp(held[1]->slab, ref.slabs[4], L.bytes));
       twincache_loader_close(l); /* with batches still held */
     }
   }
 
   tl_stream_free(&ref);
-  return tl_finish("test_loader_stream");
+  return tc_test_finish("test_loader_stream");
 }

@@ -11,42 +11,9 @@
 
 #include "twincache_loader.h"
 
-static int tl_failures;
-
-#define TL_CHECK(cond)                                                                \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);        \
-      tl_failures++;                                                                  \
-    }                                                                                 \
-  } while (0)
-
-/* Checks a status code, printing both names on mismatch. */
-#define TL_CHECK_RC(rc, want)                                                         \
-  do {                                                                                \
-    int tl_rc_ = (rc), tl_want_ = (want);                                             \
-    if (tl_rc_ != tl_want_) {                                                         \
-      fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d (%s)\n", __FILE__,     \
-              __LINE__, #rc, tl_rc_, twincache_strerror(tl_rc_), tl_want_,            \
-              twincache_strerror(tl_want_));                                          \
-      tl_failures++;                                                                  \
-    }                                                                                 \
-  } while (0)
-
-/* Fatal setup failure: the rest of the test cannot run. */
-#define TL_REQUIRE(cond)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);            \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
-
-static inline int tl_finish(const char *name) {
-  if (tl_failures) fprintf(stderr, "%s: %d check(s) failed\n", name, tl_failures);
-  else printf("%s: ok\n", name);
-  return tl_failures ? 1 : 0;
-}
+/* checks: TC_CHECK & co. (tests/tc_test.h), status names through strerror */
+#define TC_TEST_STRERROR twincache_strerror
+#include "tc_test.h"
 
 /* A whole stream, copied out: every batch's slab and facts. */
 typedef struct tl_stream {
@@ -70,11 +37,11 @@ static inline void tl_stream_push(tl_stream *s, const twincache_batch *b) {
     s->slabs = realloc(s->slabs, s->cap * sizeof *s->slabs);
     s->n_graphs = realloc(s->n_graphs, s->cap * sizeof *s->n_graphs);
     s->epoch = realloc(s->epoch, s->cap * sizeof *s->epoch);
-    TL_REQUIRE(s->slabs && s->n_graphs && s->epoch);
+    TC_REQUIRE(s->slabs && s->n_graphs && s->epoch);
   }
   s->slab_bytes = b->layout.bytes;
   s->slabs[s->count] = malloc(b->layout.bytes);
-  TL_REQUIRE(s->slabs[s->count]);
+  TC_REQUIRE(s->slabs[s->count]);
   memcpy(s->slabs[s->count], b->slab, b->layout.bytes);
   s->n_graphs[s->count] = b->n_graphs;
   s->epoch[s->count] = b->epoch;
@@ -90,7 +57,7 @@ static inline int tl_stream_read(twincache_loader *l, size_t max_batches, tl_str
     if (rc != TWINCACHE_OK) return rc;
     if (b->seq != s->count && max_batches == 0) {
       fprintf(stderr, "batch seq %llu out of order\n", (unsigned long long)b->seq);
-      tl_failures++;
+      tc_test_count_failure();
     }
     tl_stream_push(s, b);
     twincache_loader_release(l, b);
@@ -129,7 +96,7 @@ static inline uint64_t tl_graph_id(const tl_stream *s, const twincache_batch_lay
 static inline void tl_mkdir(const char *dir) {
   char cmd[8300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-  TL_REQUIRE(system(cmd) == 0);
+  TC_REQUIRE(system(cmd) == 0);
 }
 
 #endif /* TL_COMMON_H */

@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int tt_failures = 0;
 
 char *tt_read_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");

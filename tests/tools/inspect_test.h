@@ -1,7 +1,7 @@
 /* inspect_test.h — shared helpers of the twincache-inspect tests: run a
  * program and capture its exit status, stdout and stderr; build a small cache
  * with the real twincache-gen; remove a scratch directory; read the truth
- * through the library; CHECK macros.
+ * through the library; TC_CHECK (tests/tc_test.h).
  *
  * Every test program is called as: test GEN INSPECT SCRATCH_DIR
  * (ctest passes $<TARGET_FILE:...> and a directory unique to the test). */
@@ -14,17 +14,7 @@
 #include "twincache_format.h"
 #include "twincache_loader.h"
 
-extern int tt_failures;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fputc('\n', stderr);                                            \
-      tt_failures++;                                                  \
-    }                                                                 \
-  } while (0)
+#include "tc_test.h" /* TC_CHECK & co. */
 
 typedef struct tt_result {
   int status; /* exit code, or 128 + signal */

@@ -36,15 +36,15 @@ static void expect_refused(char **argv, int status, const char *flag, const char
     strncat(cmd, "' ", sizeof cmd - strlen(cmd) - 1);
   }
   if (tt_run(argv, scratch, &r) != 0) {
-    CHECK(0, "could not run %s", cmd);
+    TC_CHECK(0, "could not run %s", cmd);
     return;
   }
-  CHECK(r.status == status, "%s: exit %d, want %d; stderr: %s", cmd, r.status, status, r.err);
-  CHECK(tt_count_lines(r.err) == 1, "%s: %zu stderr lines, want 1: %s", cmd, tt_count_lines(r.err), r.err);
-  CHECK(strstr(r.err, flag) != NULL, "%s: stderr does not name %s: %s", cmd, flag, r.err);
-  if (range) CHECK(strstr(r.err, range) != NULL, "%s: stderr lacks the range '%s': %s", cmd, range, r.err);
+  TC_CHECK(r.status == status, "%s: exit %d, want %d; stderr: %s", cmd, r.status, status, r.err);
+  TC_CHECK(tt_count_lines(r.err) == 1, "%s: %zu stderr lines, want 1: %s", cmd, tt_count_lines(r.err), r.err);
+  TC_CHECK(strstr(r.err, flag) != NULL, "%s: stderr does not name %s: %s", cmd, flag, r.err);
+  if (range) TC_CHECK(strstr(r.err, range) != NULL, "%s: stderr lacks the range '%s': %s", cmd, range, r.err);
   for (int i = 0; never && never[i]; i++) {
-    CHECK(!exists(never[i]), "%s created %s", cmd, never[i]);
+    TC_CHECK(!exists(never[i]), "%s created %s", cmd, never[i]);
     tt_remove_tree(never[i]);
   }
   tt_result_clear(&r);
@@ -181,7 +181,7 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (tt_failures == 0) tt_remove_tree(scratch);
-  printf("%s: %d failures\n", argv[0], tt_failures);
-  return tt_failures ? 1 : 0;
+  if (tc_test_failures() == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tc_test_failures());
+  return tc_test_failures() ? 1 : 0;
 }

@@ -14,7 +14,7 @@
 static void expect(char **argv, const char *scratch, int status, int err_lines, const char *needle) {
   tt_result r;
   if (tt_run(argv, scratch, &r) != 0) {
-    CHECK(0, "could not run %s", argv[0]);
+    TC_CHECK(0, "could not run %s", argv[0]);
     return;
   }
   char cmd[512] = "";
@@ -22,12 +22,12 @@ static void expect(char **argv, const char *scratch, int status, int err_lines, 
     strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
     strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
   }
-  CHECK(r.status == status, "'%s' exited %d, want %d; stderr: %s", cmd, r.status, status, r.err);
+  TC_CHECK(r.status == status, "'%s' exited %d, want %d; stderr: %s", cmd, r.status, status, r.err);
   if (err_lines >= 0)
-    CHECK(tt_count_lines(r.err) == (size_t)err_lines, "'%s': %zu stderr lines, want %d: %s", cmd,
+    TC_CHECK(tt_count_lines(r.err) == (size_t)err_lines, "'%s': %zu stderr lines, want %d: %s", cmd,
           tt_count_lines(r.err), err_lines, r.err);
   if (needle)
-    CHECK(strstr(r.out, needle) || strstr(r.err, needle), "'%s' output lacks '%s': %s%s", cmd,
+    TC_CHECK(strstr(r.out, needle) || strstr(r.err, needle), "'%s' output lacks '%s': %s%s", cmd,
           needle, r.out, r.err);
   tt_result_clear(&r);
 }
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   char *ok[] = {in, "verify", cache, NULL};
   expect(ok, scratch, 0, 0, "all 5 graphs");
 
-  if (tt_failures == 0) tt_remove_tree(scratch);
-  printf("%s: %d failures\n", argv[0], tt_failures);
-  return tt_failures ? 1 : 0;
+  if (tc_test_failures() == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tc_test_failures());
+  return tc_test_failures() ? 1 : 0;
 }

@@ -25,12 +25,12 @@ static void check_csv(const char *path, const float *m, uint32_t rows, uint32_t 
                       int lead_cols) {
   size_t size = 0;
   char *text = tt_read_file(path, &size);
-  CHECK(text != NULL, "%s missing", path);
+  TC_CHECK(text != NULL, "%s missing", path);
   if (!text) return;
-  CHECK(tt_count_lines(text) == rows + 1, "%s: %zu lines, want %u", path, tt_count_lines(text),
+  TC_CHECK(tt_count_lines(text) == rows + 1, "%s: %zu lines, want %u", path, tt_count_lines(text),
         rows + 1);
   char *save = NULL, *line = strtok_r(text, "\n", &save);
-  CHECK(line && strncmp(line, lead_cols ? "world,sample,x0" : "x0", lead_cols ? 15 : 2) == 0,
+  TC_CHECK(line && strncmp(line, lead_cols ? "world,sample,x0" : "x0", lead_cols ? 15 : 2) == 0,
         "%s header '%s'", path, line ? line : "");
   for (uint32_t r = 0; r < rows; r++) {
     line = strtok_r(NULL, "\n", &save);
@@ -38,14 +38,14 @@ static void check_csv(const char *path, const float *m, uint32_t rows, uint32_t 
     char *p = line;
     for (int l = 0; l < lead_cols && p; l++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
     if (!p) {
-      CHECK(0, "%s row %u: too few columns", path, r);
+      TC_CHECK(0, "%s row %u: too few columns", path, r);
       break;
     }
     for (uint32_t j = 0; j < n; j++) {
       char *end = NULL;
       float v = strtof(p, &end);
       if (memcmp(&v, &m[(size_t)r * ld + j], sizeof v) != 0) {
-        CHECK(0, "%s row %u col %u: %.9g, want %.9g", path, r, j, (double)v,
+        TC_CHECK(0, "%s row %u col %u: %.9g, want %.9g", path, r, j, (double)v,
               (double)m[(size_t)r * ld + j]);
         free(text);
         return;
@@ -61,27 +61,27 @@ static void check_npy(const char *path, const char *descr, const char *shape, co
                       uint32_t rows, uint32_t n, uint32_t ld) {
   size_t size = 0;
   char *bytes = tt_read_file(path, &size);
-  CHECK(bytes != NULL && size >= 10, "%s missing or short", path);
+  TC_CHECK(bytes != NULL && size >= 10, "%s missing or short", path);
   if (!bytes || size < 10) {
     free(bytes);
     return;
   }
-  CHECK(memcmp(bytes, "\x93NUMPY\x01\x00", 8) == 0, "%s: magic/version", path);
+  TC_CHECK(memcmp(bytes, "\x93NUMPY\x01\x00", 8) == 0, "%s: magic/version", path);
   size_t header = 10 + tc_load_u16(bytes + 8);
-  CHECK(header % 64 == 0 && header <= size && bytes[header - 1] == '\n',
+  TC_CHECK(header % 64 == 0 && header <= size && bytes[header - 1] == '\n',
         "%s: header length %zu", path, header);
   char want[128];
   snprintf(want, sizeof want, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
-  CHECK(header <= size && strncmp(bytes + 10, want, strlen(want)) == 0, "%s: header '%.*s'", path,
+  TC_CHECK(header <= size && strncmp(bytes + 10, want, strlen(want)) == 0, "%s: header '%.*s'", path,
         (int)(header - 10), bytes + 10);
   if (m) {
-    CHECK(size == header + (size_t)rows * n * 4, "%s: %zu bytes", path, size);
+    TC_CHECK(size == header + (size_t)rows * n * 4, "%s: %zu bytes", path, size);
     for (uint32_t r = 0; size == header + (size_t)rows * n * 4 && r < rows; r++)
       for (uint32_t j = 0; j < n; j++) {
         uint32_t bits = tc_load_u32(bytes + header + ((size_t)r * n + j) * 4), want_bits;
         memcpy(&want_bits, &m[(size_t)r * ld + j], 4);
         if (bits != want_bits) {
-          CHECK(0, "%s: value (%u,%u) differs", path, r, j);
+          TC_CHECK(0, "%s: value (%u,%u) differs", path, r, j);
           r = rows;
           break;
         }
@@ -99,17 +99,17 @@ int main(int argc, char **argv) {
   snprintf(prefix, sizeof prefix, "%s/g9", scratch);
   tt_reader lib;
   rc = tt_reader_open(cache, &lib);
-  CHECK(rc == 0, "open: %s", twincache_strerror(rc));
+  TC_CHECK(rc == 0, "open: %s", twincache_strerror(rc));
   if (rc != 0) return 1;
   twincache_graph *g = lib.graph;
   rc = twincache_cache_read_graph(lib.cache, lib.dctx, 9, g);
-  CHECK(rc == 0, "read graph 9");
+  TC_CHECK(rc == 0, "read graph 9");
   if (rc != 0) return 1;
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
 
   /* csv */
   char *csv[] = {inspect, "export", cache, "9", "--format", "csv", "--out", prefix, NULL};
-  CHECK(run_status(csv, scratch, NULL) == 0, "export csv");
+  TC_CHECK(run_status(csv, scratch, NULL) == 0, "export csv");
   snprintf(path, sizeof path, "%s_base.csv", prefix);
   check_csv(path, g->base, s_n, n, g->ld, 0);
   snprintf(path, sizeof path, "%s_inter.csv", prefix);
@@ -118,20 +118,20 @@ int main(int argc, char **argv) {
   check_csv(path, g->weight, n, n, g->ld_adj, 0);
   snprintf(path, sizeof path, "%s_interventions.csv", prefix);
   char *iv = tt_read_file(path, NULL);
-  CHECK(iv && tt_count_lines(iv) == k_n + 1, "%s has K+1 lines", path);
+  TC_CHECK(iv && tt_count_lines(iv) == k_n + 1, "%s has K+1 lines", path);
   free(iv);
 
   /* existing files: refused without --force (exit 1, one line naming a file), then forced */
   char *err = NULL;
-  CHECK(run_status(csv, scratch, &err) == 1, "export over existing files must fail");
-  CHECK(err && strstr(err, "exists") && tt_count_lines(err) == 1, "message: %s", err ? err : "");
+  TC_CHECK(run_status(csv, scratch, &err) == 1, "export over existing files must fail");
+  TC_CHECK(err && strstr(err, "exists") && tt_count_lines(err) == 1, "message: %s", err ? err : "");
   free(err);
   char *csv_force[] = {inspect, "export", cache, "9", "--format=csv", "--out", prefix, "--force", NULL};
-  CHECK(run_status(csv_force, scratch, NULL) == 0, "export --force");
+  TC_CHECK(run_status(csv_force, scratch, NULL) == 0, "export --force");
 
   /* npy */
   char *npy[] = {inspect, "export", cache, "9", "--format", "npy", "--out", prefix, NULL};
-  CHECK(run_status(npy, scratch, NULL) == 0, "export npy");
+  TC_CHECK(run_status(npy, scratch, NULL) == 0, "export npy");
   char shape[64];
   snprintf(path, sizeof path, "%s_base.npy", prefix);
   snprintf(shape, sizeof shape, "(%u, %u)", s_n, n);
@@ -148,12 +148,12 @@ int main(int argc, char **argv) {
 
   /* usage errors exit 2 */
   char *bad_fmt[] = {inspect, "export", cache, "9", "--format", "parquet", "--out", prefix, NULL};
-  CHECK(run_status(bad_fmt, scratch, NULL) == 2, "bad --format exits 2");
+  TC_CHECK(run_status(bad_fmt, scratch, NULL) == 2, "bad --format exits 2");
   char *no_out[] = {inspect, "export", cache, "9", "--format", "csv", NULL};
-  CHECK(run_status(no_out, scratch, NULL) == 2, "missing --out exits 2");
+  TC_CHECK(run_status(no_out, scratch, NULL) == 2, "missing --out exits 2");
 
   tt_reader_close(&lib);
-  if (tt_failures == 0) tt_remove_tree(scratch);
-  printf("%s: %d failures\n", argv[0], tt_failures);
-  return tt_failures ? 1 : 0;
+  if (tc_test_failures() == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tc_test_failures());
+  return tc_test_failures() ? 1 : 0;
 }

@@ -23,17 +23,17 @@ static int float_equal_text(const tj_value *v, float expect) {
 /* arr is a JSON array of `rows` arrays of `cols` numbers equal to m (ld). */
 static void check_matrix(const char *what, const tj_value *arr, const float *m, uint32_t rows,
                          uint32_t cols, uint32_t ld, uint64_t index) {
-  CHECK(tj_len(arr) == rows, "graph %llu: %s has %zu rows, want %u", (unsigned long long)index,
+  TC_CHECK(tj_len(arr) == rows, "graph %llu: %s has %zu rows, want %u", (unsigned long long)index,
         what, tj_len(arr), rows);
   if (tj_len(arr) != rows) return;
   for (uint32_t r = 0; r < rows; r++) {
     const tj_value *row = tj_at(arr, r);
-    CHECK(tj_len(row) == cols, "graph %llu: %s row %u has %zu values, want %u",
+    TC_CHECK(tj_len(row) == cols, "graph %llu: %s row %u has %zu values, want %u",
           (unsigned long long)index, what, r, tj_len(row), cols);
     if (tj_len(row) != cols) return;
     for (uint32_t j = 0; j < cols; j++)
       if (!float_equal_text(tj_at(row, j), m[(size_t)r * ld + j])) {
-        CHECK(0, "graph %llu: %s[%u][%u] = %s, want %.9g", (unsigned long long)index, what, r, j,
+        TC_CHECK(0, "graph %llu: %s[%u][%u] = %s, want %.9g", (unsigned long long)index, what, r, j,
               tj_at(row, j) && tj_at(row, j)->text ? tj_at(row, j)->text : "?",
               (double)m[(size_t)r * ld + j]);
         return;
@@ -43,34 +43,34 @@ static void check_matrix(const char *what, const tj_value *arr, const float *m, 
 
 static void check_vector(const char *what, const tj_value *arr, const float *v, uint32_t n,
                          uint64_t index) {
-  CHECK(tj_len(arr) == n, "graph %llu: %s has %zu values, want %u", (unsigned long long)index,
+  TC_CHECK(tj_len(arr) == n, "graph %llu: %s has %zu values, want %u", (unsigned long long)index,
         what, tj_len(arr), n);
   if (tj_len(arr) != n) return;
   for (uint32_t i = 0; i < n; i++)
-    CHECK(float_equal_text(tj_at(arr, i), v[i]), "graph %llu: %s[%u] differs (want %.9g)",
+    TC_CHECK(float_equal_text(tj_at(arr, i), v[i]), "graph %llu: %s[%u] differs (want %.9g)",
           (unsigned long long)index, what, i, (double)v[i]);
 }
 
 static void check_show_json(const tj_value *o, const twincache_graph *g) {
   uint64_t idx = g->index;
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
-  CHECK(tj_num(tj_get(o, "index")) == (double)idx, "index");
-  CHECK(tj_num(tj_get(o, "n_nodes")) == n, "n_nodes");
-  CHECK(tj_num(tj_get(o, "n_samples")) == s_n, "n_samples");
-  CHECK(tj_num(tj_get(o, "n_inter")) == k_n, "n_inter");
-  CHECK(tj_num(tj_get(o, "flags")) == g->flags, "flags");
+  TC_CHECK(tj_num(tj_get(o, "index")) == (double)idx, "index");
+  TC_CHECK(tj_num(tj_get(o, "n_nodes")) == n, "n_nodes");
+  TC_CHECK(tj_num(tj_get(o, "n_samples")) == s_n, "n_samples");
+  TC_CHECK(tj_num(tj_get(o, "n_inter")) == k_n, "n_inter");
+  TC_CHECK(tj_num(tj_get(o, "flags")) == g->flags, "flags");
   const tj_value *mech = tj_get(o, "mechanism");
-  CHECK(mech && mech->type == TJ_STRING &&
+  TC_CHECK(mech && mech->type == TJ_STRING &&
             !strcmp(mech->text, g->mechanism == TWINCACHE_MECH_LINEAR ? "linear" : "mlp"),
         "mechanism");
 
   const tj_value *adj = tj_get(o, "adjacency");
-  CHECK(tj_len(adj) == n, "adjacency rows");
+  TC_CHECK(tj_len(adj) == n, "adjacency rows");
   for (uint32_t i = 0; i < n && tj_len(adj) == n; i++) {
     const tj_value *row = tj_at(adj, i);
-    CHECK(tj_len(row) == n, "adjacency row %u length", i);
+    TC_CHECK(tj_len(row) == n, "adjacency row %u length", i);
     for (uint32_t j = 0; j < n && tj_len(row) == n; j++)
-      CHECK(tj_num(tj_at(row, j)) == (g->adj[(size_t)i * g->ld_adj + j] ? 1.0 : 0.0),
+      TC_CHECK(tj_num(tj_at(row, j)) == (g->adj[(size_t)i * g->ld_adj + j] ? 1.0 : 0.0),
             "graph %llu: adjacency[%u][%u]", (unsigned long long)idx, i, j);
   }
   check_matrix("weights", tj_get(o, "weights"), g->weight, n, n, g->ld_adj, idx);
@@ -78,28 +78,28 @@ static void check_show_json(const tj_value *o, const twincache_graph *g) {
     uint32_t stride = g->n_hidden * n + 2 * g->n_hidden;
     check_matrix("mlp", tj_get(o, "mlp"), g->mlp, n, stride, stride, idx);
   } else {
-    CHECK(tj_get(o, "mlp") && tj_get(o, "mlp")->type == TJ_NULL, "mlp is null for linear");
+    TC_CHECK(tj_get(o, "mlp") && tj_get(o, "mlp")->type == TJ_NULL, "mlp is null for linear");
   }
   check_vector("noise_scale", tj_get(o, "noise_scale"), g->noise_scale, n, idx);
   if (g->flags & TWINCACHE_GRAPH_STANDARDIZED) {
     check_vector("norm_mean", tj_get(o, "norm_mean"), g->norm_mean, n, idx);
     check_vector("norm_std", tj_get(o, "norm_std"), g->norm_std, n, idx);
   } else {
-    CHECK(tj_get(o, "norm_mean") && tj_get(o, "norm_mean")->type == TJ_NULL, "norm_mean null");
+    TC_CHECK(tj_get(o, "norm_mean") && tj_get(o, "norm_mean")->type == TJ_NULL, "norm_mean null");
   }
   const tj_value *targets = tj_get(o, "targets"), *kinds = tj_get(o, "kinds");
-  CHECK(tj_len(targets) == k_n && tj_len(kinds) == k_n, "targets/kinds length");
+  TC_CHECK(tj_len(targets) == k_n && tj_len(kinds) == k_n, "targets/kinds length");
   for (uint32_t k = 0; k < k_n && tj_len(targets) == k_n && tj_len(kinds) == k_n; k++) {
-    CHECK(tj_num(tj_at(targets, k)) == g->target[k], "graph %llu: target %u",
+    TC_CHECK(tj_num(tj_at(targets, k)) == g->target[k], "graph %llu: target %u",
           (unsigned long long)idx, k);
     const char *want = g->kind[k] == TWINCACHE_DO ? "do" : "shift";
-    CHECK(tj_at(kinds, k)->type == TJ_STRING && !strcmp(tj_at(kinds, k)->text, want),
+    TC_CHECK(tj_at(kinds, k)->type == TJ_STRING && !strcmp(tj_at(kinds, k)->text, want),
           "graph %llu: kind %u", (unsigned long long)idx, k);
   }
   check_vector("values", tj_get(o, "values"), g->value, k_n, idx);
   check_matrix("base", tj_get(o, "base"), g->base, s_n, n, g->ld, idx);
   const tj_value *inter = tj_get(o, "inter");
-  CHECK(tj_len(inter) == k_n, "graph %llu: inter has %zu worlds, want %u", (unsigned long long)idx,
+  TC_CHECK(tj_len(inter) == k_n, "graph %llu: inter has %zu worlds, want %u", (unsigned long long)idx,
         tj_len(inter), k_n);
   for (uint32_t k = 0; k < k_n && tj_len(inter) == k_n; k++)
     check_matrix("inter", tj_at(inter, k), g->inter + (size_t)k * s_n * g->ld, s_n, n, g->ld, idx);
@@ -108,7 +108,7 @@ static void check_show_json(const tj_value *o, const twincache_graph *g) {
 static void check_cache(const char *inspect, const char *cache, const char *scratch) {
   tt_reader lib;
   int rc = tt_reader_open(cache, &lib);
-  CHECK(rc == 0, "open %s: %s", cache, twincache_strerror(rc));
+  TC_CHECK(rc == 0, "open %s: %s", cache, twincache_strerror(rc));
   if (rc != 0) return;
   twincache_graph *g = lib.graph;
   uint64_t count = twincache_cache_count(lib.cache);
@@ -117,14 +117,14 @@ static void check_cache(const char *inspect, const char *cache, const char *scra
     char idx[32];
     snprintf(idx, sizeof idx, "%llu", (unsigned long long)picks[p]);
     rc = twincache_cache_read_graph(lib.cache, lib.dctx, picks[p], g);
-    CHECK(rc == 0, "read graph %s: %s", idx, twincache_strerror(rc));
+    TC_CHECK(rc == 0, "read graph %s: %s", idx, twincache_strerror(rc));
     char *argv[] = {(char *)inspect, "show", (char *)cache, idx, "--json", NULL};
     tt_result r;
     if (rc != 0 || tt_run(argv, scratch, &r) != 0) continue;
-    CHECK(r.status == 0, "show --json %s exited %d: %s", idx, r.status, r.err);
+    TC_CHECK(r.status == 0, "show --json %s exited %d: %s", idx, r.status, r.err);
     char err[256] = "";
     tj_value *o = tj_parse(r.out, err, sizeof err);
-    CHECK(o != NULL, "show --json %s is not valid JSON: %s", idx, err);
+    TC_CHECK(o != NULL, "show --json %s is not valid JSON: %s", idx, err);
     if (o) check_show_json(o, g);
     tj_free(o);
     tt_result_clear(&r);
@@ -146,16 +146,16 @@ int main(int argc, char **argv) {
   if (tt_make_cache(gen, cache2, scratch, 20, other) == 0)
     check_cache(inspect, cache2, scratch);
   else
-    CHECK(0, "could not create the MLP/standardised/shift cache");
+    TC_CHECK(0, "could not create the MLP/standardised/shift cache");
 
   /* text form: runs, names the graph, prints R rows per world */
   {
     char *a[] = {argv[2], "show", cache, "7", "--rows", "2", NULL};
     tt_result r;
     if (tt_run(a, scratch, &r) == 0) {
-      CHECK(r.status == 0, "show text exited %d: %s", r.status, r.err);
-      CHECK(strstr(r.out, "graph 7:") != NULL, "text names the graph: %s", r.out);
-      CHECK(strstr(r.out, "base world (first 2 of 16 rows)") != NULL, "rows: %s", r.out);
+      TC_CHECK(r.status == 0, "show text exited %d: %s", r.status, r.err);
+      TC_CHECK(strstr(r.out, "graph 7:") != NULL, "text names the graph: %s", r.out);
+      TC_CHECK(strstr(r.out, "base world (first 2 of 16 rows)") != NULL, "rows: %s", r.out);
       tt_result_clear(&r);
     }
   }
@@ -168,13 +168,13 @@ int main(int argc, char **argv) {
                    (char *)bad[i][2], NULL};
       tt_result r;
       if (tt_run(a, scratch, &r) != 0) continue;
-      CHECK(r.status == 2, "show %s exited %d, want 2", bad[i][0], r.status);
-      CHECK(tt_count_lines(r.err) == 1, "one line on stderr: '%s'", r.err);
-      if (!bad[i][1]) CHECK(strstr(r.err, "0..49") != NULL, "names the range: %s", r.err);
+      TC_CHECK(r.status == 2, "show %s exited %d, want 2", bad[i][0], r.status);
+      TC_CHECK(tt_count_lines(r.err) == 1, "one line on stderr: '%s'", r.err);
+      if (!bad[i][1]) TC_CHECK(strstr(r.err, "0..49") != NULL, "names the range: %s", r.err);
       tt_result_clear(&r);
     }
   }
-  if (tt_failures == 0) tt_remove_tree(scratch);
-  printf("%s: %d failures\n", argv[0], tt_failures);
-  return tt_failures ? 1 : 0;
+  if (tc_test_failures() == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tc_test_failures());
+  return tc_test_failures() ? 1 : 0;
 }

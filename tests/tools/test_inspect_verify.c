@@ -72,12 +72,12 @@ static void expect_verify(const char *inspect, const char *cache, const char *sc
   char *argv[] = {(char *)inspect, "verify", (char *)cache, NULL};
   tt_result r;
   if (tt_run(argv, scratch, &r) != 0) {
-    CHECK(0, "could not run %s", inspect);
+    TC_CHECK(0, "could not run %s", inspect);
     return;
   }
-  CHECK(r.status == want_status, "verify %s exited %d, want %d\nstdout: %s\nstderr: %s", cache,
+  TC_CHECK(r.status == want_status, "verify %s exited %d, want %d\nstdout: %s\nstderr: %s", cache,
         r.status, want_status, r.out, r.err);
-  CHECK(strstr(r.out, want_text) != NULL, "verify %s output lacks '%s':\n%s", cache, want_text,
+  TC_CHECK(strstr(r.out, want_text) != NULL, "verify %s output lacks '%s':\n%s", cache, want_text,
         r.out);
   tt_result_clear(&r);
 }
@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
   }
   uint64_t count = twincache_cache_count(c), per_chunk = twincache_cache_dims(c)->chunk_graphs;
   twincache_cache_close(c);
-  CHECK(count == 50 && per_chunk > 0, "count %llu, chunk %llu", (unsigned long long)count,
+  TC_CHECK(count == 50 && per_chunk > 0, "count %llu, chunk %llu", (unsigned long long)count,
         (unsigned long long)per_chunk);
   if (count != 50 || per_chunk == 0) return 1;
 
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
   if (tt_make_cache(gen, bad, scratch, 40, other) == 0)
     expect_verify(inspect, bad, scratch, 0, "all 40 graphs");
   else
-    CHECK(0, "could not create the MLP/standardised/shift cache");
+    TC_CHECK(0, "could not create the MLP/standardised/shift cache");
 
   /* 1: one flipped byte in graph 37's frame */
   uint64_t x = 37;
@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
     expect_verify(inspect, bad, scratch, 1, want);
     expect_verify(inspect, bad, scratch, 1, "1 of 50 graphs bad");
   } else {
-    CHECK(0, "could not damage a copy of the cache (flip)");
+    TC_CHECK(0, "could not damage a copy of the cache (flip)");
   }
 
   /* 2: a valid chunk record filed under another chunk's key */
@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
              (unsigned long long)((2 * per_chunk < count ? 2 * per_chunk : count) - 1));
     expect_verify(inspect, bad, scratch, 1, want);
   } else if (count > per_chunk) {
-    CHECK(0, "could not damage a copy of the cache (misfile)");
+    TC_CHECK(0, "could not damage a copy of the cache (misfile)");
   }
 
   /* 3: the last chunk deleted */
@@ -139,18 +139,18 @@ int main(int argc, char **argv) {
   if (tt_copy_cache(cache, bad) == 0 && damage_chunk(bad, last, DAMAGE_DELETE, 0) == 0)
     expect_verify(inspect, bad, scratch, 1, want);
   else
-    CHECK(0, "could not damage a copy of the cache (delete)");
+    TC_CHECK(0, "could not damage a copy of the cache (delete)");
 
   /* --quiet: nothing on success */
   {
     char *a[] = {(char *)inspect, "verify", cache, "--quiet", NULL};
     tt_result r;
     if (tt_run(a, scratch, &r) == 0) {
-      CHECK(r.status == 0 && r.out_len == 0, "verify --quiet: status %d, out '%s'", r.status, r.out);
+      TC_CHECK(r.status == 0 && r.out_len == 0, "verify --quiet: status %d, out '%s'", r.status, r.out);
       tt_result_clear(&r);
     }
   }
-  if (tt_failures == 0) tt_remove_tree(scratch);
-  printf("%s: %d failures\n", argv[0], tt_failures);
-  return tt_failures ? 1 : 0;
+  if (tc_test_failures() == 0) tt_remove_tree(scratch);
+  printf("%s: %d failures\n", argv[0], tc_test_failures());
+  return tc_test_failures() ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /* tc_synth.h — in-memory synthetic batches for the train tests: a tiny
  * linear (or tanh) SCM generator writing a padded batch slab of the loader's
- * layout, with one DO intervention per node on twin noise. Header-only. */
+ * layout, with one DO intervention per node on twin noise; its DAG comes
+ * from tests/tc_toy_scm.h. Header-only. */
 #ifndef TC_SYNTH_H
 #define TC_SYNTH_H
 
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "tc_common.h"
+#include "tc_toy_scm.h"
 #include "twincache_loader.h"
 
 typedef struct tc_synth {
@@ -29,7 +31,7 @@ static inline int tc_synth_make(tc_synth *y, int G, int N, int S, int n_min, dou
   y->weight = (float *)calloc((size_t)G * N * N, sizeof(float));
   double *x = (double *)malloc(sizeof(double) * N);
   double *e = (double *)malloc(sizeof(double) * (size_t)S * N);
-  int *order = (int *)malloc(sizeof(int) * N);
+  uint32_t *order = (uint32_t *)malloc(sizeof(uint32_t) * N);
   if (!y->slab || !y->weight || !x || !e || !order) {
     free(x), free(e), free(order);
     free(y->slab), free(y->weight);
@@ -48,20 +50,9 @@ static inline int tc_synth_make(tc_synth *y, int G, int N, int S, int n_min, dou
     tc_rng_init(&r, seed, (uint64_t)g);
     int n = n_min + (int)tc_rng_below(&r, (uint32_t)(N - n_min + 1));
     gid[g] = (uint64_t)g;
-    for (int i = 0; i < n; i++) order[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-      int k = (int)tc_rng_below(&r, (uint32_t)(i + 1)), t = order[i];
-      order[i] = order[k], order[k] = t;
-    }
     float *W = y->weight + (size_t)g * N * N;
-    for (int a = 0; a < n; a++)
-      for (int b = a + 1; b < n; b++)
-        if (tc_rng_uniform(&r) < p_edge) {
-          int i = order[a], j = order[b];
-          double w = tc_rng_range(&r, 0.5, 1.5) * (tc_rng_uniform(&r) < 0.5 ? -1 : 1);
-          W[i * N + j] = (float)w;
-          adj[((size_t)g * N + i) * N + j] = 1;
-        }
+    tc_toy_scm_dag(&r, (uint32_t)n, p_edge, 0.5, 1.5, order, W, (size_t)N);
+    for (int q = 0; q < n * N; q++) adj[(size_t)g * N * N + q] = W[q] != 0.0f;
     for (int i = 0; i < n; i++) nm[(size_t)g * N + i] = 1;
     for (int q = 0; q < S * n; q++) e[q] = tc_rng_normal(&r);
     /* world -1 = base, world k = do(node k = value) */

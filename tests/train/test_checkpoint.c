@@ -6,15 +6,8 @@
 #include <string.h>
 
 #include "tc_checkpoint.h"
+#include "tc_test.h"
 
-static int failures = 0;
-#define CHECK(cond, what)                              \
-  do {                                                 \
-    if (!(cond)) {                                     \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, what); \
-      failures++;                                      \
-    }                                                  \
-  } while (0)
 
 static long file_size(const char *p) {
   FILE *f = fopen(p, "rb");
@@ -35,40 +28,40 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < a->n_params; i++) a->m[i] = (float)i * 1e-3f, a->v[i] = (float)i * 1e-6f;
   tc_checkpoint_info in = {.batch = 32, .step = 123, .seed = 9, .next_seq = 456, .index_end = 900};
   tc_checkpoint_info out;
-  CHECK(tc_checkpoint_save(path, a, &in, err, sizeof err) == 0, err);
-  CHECK(tc_checkpoint_load(path, b, &out, err, sizeof err) == 0, err);
-  CHECK(!memcmp(a->params, b->params, 4 * a->n_params) && !memcmp(a->m, b->m, 4 * a->n_params) &&
+  TC_CHECK(tc_checkpoint_save(path, a, &in, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_checkpoint_load(path, b, &out, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(!memcmp(a->params, b->params, 4 * a->n_params) && !memcmp(a->m, b->m, 4 * a->n_params) &&
             !memcmp(a->v, b->v, 4 * a->n_params),
         "round trip is bit-exact");
-  CHECK(out.batch == 32 && out.step == 123 && out.seed == 9 && out.next_seq == 456 &&
+  TC_CHECK(out.batch == 32 && out.step == 123 && out.seed == 9 && out.next_seq == 456 &&
             out.index_end == 900,
         "info round trip");
   /* corrupt copies */
   long n = file_size(path);
   unsigned char *bytes = malloc((size_t)n);
   FILE *f = fopen(path, "rb");
-  CHECK(f && fread(bytes, 1, (size_t)n, f) == (size_t)n, "read back");
+  TC_CHECK(f && fread(bytes, 1, (size_t)n, f) == (size_t)n, "read back");
   if (f) fclose(f);
   struct { long at; long len; const char *what; } cases[] = {
       {1000, n, "flipped payload byte"}, {0, n, "bad magic"}, {-1, n - 7, "truncated"}};
   for (int c = 0; c < 3; c++) {
     f = fopen(bad, "wb");
-    if (!f) { failures++; break; }
+    if (!f) { tc_test_count_failure(); break; }
     if (cases[c].at >= 0) bytes[cases[c].at] ^= 0x5a;
     fwrite(bytes, 1, (size_t)cases[c].len, f);
     fclose(f);
     if (cases[c].at >= 0) bytes[cases[c].at] ^= 0x5a;
     err[0] = '\0';
-    CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && err[0], cases[c].what);
+    TC_CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && err[0], "%s", cases[c].what);
     printf("%s -> %s\n", cases[c].what, err);
   }
-  CHECK(tc_checkpoint_load("/nonexistent/x.ckpt", b, &out, err, sizeof err) != 0, "missing file");
+  TC_CHECK(tc_checkpoint_load("/nonexistent/x.ckpt", b, &out, err, sizeof err) != 0, "missing file");
   remove(bad);
   remove(path);
   free(bytes);
   tc_model_free(a);
   tc_model_free(b);
-  if (failures) return 1;
+  if (tc_test_failures()) return 1;
   printf("checkpoint: round trip exact, damaged files refused\n");
   return 0;
 }

@@ -6,24 +6,15 @@
 
 #include "tc_common.h"
 #include "tc_synth.h"
+#include "tc_test.h"
 #include "twincache_kernels.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);      \
-      fprintf(stderr, __VA_ARGS__);                             \
-      fprintf(stderr, "\n");                                    \
-      failures++;                                               \
-    }                                                           \
-  } while (0)
 
 /* T, W_hat, C and the pair features on a linear SCM with a do() per node */
 static void test_features(void) {
   const int G = 5, N = 7, S = 24, F = TWINCACHE_FEATURES;
   tc_synth y;
-  if (tc_synth_make(&y, G, N, S, 2, 0.4, 0, 42) != 0) { failures++; return; }
+  if (tc_synth_make(&y, G, N, S, 2, 0.4, 0, 42) != 0) { tc_test_count_failure(); return; }
   const twincache_batch_layout *l = &y.layout;
   uint8_t *s8 = y.slab;
   const float *base = (float *)(s8 + l->base), *inter = (float *)(s8 + l->inter_off);
@@ -56,14 +47,14 @@ static void test_features(void) {
       for (int q = 0; q < N * N; q++) pw_k[q] = tmp[q], te[q] += tmp[q];
     }
     for (int i = 0; i < N; i++) {
-      CHECK(ob[g * N + i] == nm[g * N + i], "observed[%d][%d]", g, i);
+      TC_CHECK(ob[g * N + i] == nm[g * N + i], "observed[%d][%d]", g, i);
       for (int j = 0; j < N; j++) {
         size_t p = (size_t)g * N * N + i * N + j;
         double want_t = (nm[g * N + i] && nm[g * N + j]) ? te[i * N + j] : 0.0;
-        CHECK(fabs(T[p] - want_t) < 1e-4 * (1 + fabs(want_t)), "T[%d][%d][%d] %g vs %g", g, i,
+        TC_CHECK(fabs(T[p] - want_t) < 1e-4 * (1 + fabs(want_t)), "T[%d][%d][%d] %g vs %g", g, i,
               j, T[p], want_t);
         double want_w = (i != j) ? Wt[i * N + j] : 0.0;
-        CHECK(fabs(W[p] - want_w) < 1e-3 * (1 + fabs(want_w)), "W_hat[%d][%d][%d] %g vs %g", g,
+        TC_CHECK(fabs(W[p] - want_w) < 1e-3 * (1 + fabs(want_w)), "W_hat[%d][%d][%d] %g vs %g", g,
               i, j, W[p], want_w);
         /* correlation, one-pass formula in double */
         double want_c = 0;
@@ -76,32 +67,32 @@ static void test_features(void) {
           double cov = sxy - sx * sy / S, vx = sxx - sx * sx / S, vy = syy - sy * sy / S;
           want_c = cov / sqrt(vx * vy);
         }
-        CHECK(fabs(C[p] - want_c) < 1e-4, "C[%d][%d][%d] %g vs %g", g, i, j, C[p], want_c);
-        CHECK(fabsf(Pc[p] - Pc[(size_t)g * N * N + j * N + i]) < 1e-5, "Pc symmetric");
+        TC_CHECK(fabs(C[p] - want_c) < 1e-4, "C[%d][%d][%d] %g vs %g", g, i, j, C[p], want_c);
+        TC_CHECK(fabsf(Pc[p] - Pc[(size_t)g * N * N + j * N + i]) < 1e-5, "Pc symmetric");
         /* features of the pair */
         const float *f = feat + p * F;
         int real = i != j && nm[g * N + i] && nm[g * N + j];
-        CHECK(pw[p] == (real ? 1.0f : 0.0f), "pair_w[%zu]", p);
+        TC_CHECK(pw[p] == (real ? 1.0f : 0.0f), "pair_w[%zu]", p);
         wsum += pw[p];
         if (!real) {
-          for (int q = 0; q < F; q++) CHECK(f[q] == 0.0f, "padding feature %d of pair %zu", q, p);
+          for (int q = 0; q < F; q++) TC_CHECK(f[q] == 0.0f, "padding feature %d of pair %zu", q, p);
           continue;
         }
         float clip = TWINCACHE_FEATURE_CLIP;
-        CHECK(f[0] == fmaxf(-clip, fminf(clip, T[p])), "f0");
-        CHECK(f[1] == fmaxf(-clip, fminf(clip, T[(size_t)g * N * N + j * N + i])), "f1");
-        CHECK(f[3] == fmaxf(-clip, fminf(clip, W[p])), "f3");
-        CHECK(f[6] == C[p] && f[7] == fabsf(C[p]), "f6/f7");
-        CHECK(f[8] == Pc[p], "f8");
-        CHECK(f[10] == 1.0f && f[11] == 1.0f, "observed flags");
+        TC_CHECK(f[0] == fmaxf(-clip, fminf(clip, T[p])), "f0");
+        TC_CHECK(f[1] == fmaxf(-clip, fminf(clip, T[(size_t)g * N * N + j * N + i])), "f1");
+        TC_CHECK(f[3] == fmaxf(-clip, fminf(clip, W[p])), "f3");
+        TC_CHECK(f[6] == C[p] && f[7] == fabsf(C[p]), "f6/f7");
+        TC_CHECK(f[8] == Pc[p], "f8");
+        TC_CHECK(f[10] == 1.0f && f[11] == 1.0f, "observed flags");
         float rmax = 0;
         for (int k = 0; k < N; k++)
           if (k != i && nm[g * N + k]) rmax = fmaxf(rmax, fabsf(T[(size_t)g * N * N + i * N + k]));
-        CHECK(f[12] == fminf(clip, rmax), "row max %g vs %g", f[12], rmax);
+        TC_CHECK(f[12] == fminf(clip, rmax), "row max %g vs %g", f[12], rmax);
       }
     }
   }
-  CHECK(wsum == pairs, "pair weights %g vs real pairs %g", wsum, pairs);
+  TC_CHECK(wsum == pairs, "pair weights %g vs real pairs %g", wsum, pairs);
   free(T), free(C), free(W), free(Pc), free(feat), free(pw), free(ob), free(te), free(pw_k),
       free(tmp);
   tc_synth_free(&y);
@@ -115,8 +106,8 @@ static void test_partial_corr(void) {
   twincache_inverse_cpu(W, Pc, T, ob, C, nm, 1, N);
   double r01 = 0.5, r02 = 0.3, r12 = 0.6;
   double want = (r01 - r02 * r12) / sqrt((1 - r02 * r02) * (1 - r12 * r12));
-  CHECK(fabs(Pc[1] - want) < 5e-3, "partial corr %g vs %g", Pc[1], want);
-  CHECK(Pc[0] == 0 && W[1] == 0, "diagonal / unobserved W_hat");
+  TC_CHECK(fabs(Pc[1] - want) < 5e-3, "partial corr %g vs %g", Pc[1], want);
+  TC_CHECK(Pc[0] == 0 && W[1] == 0, "diagonal / unobserved W_hat");
 }
 
 /* a shift intervention: T is the ratio of mean differences */
@@ -132,10 +123,10 @@ static void test_effects_shift(void) {
   for (int q = 9; q < 18; q++) inter[q] = 123.0f; /* masked intervention: ignored */
   float T[9];
   twincache_effects_cpu(T, ob, base, inter, target, nm, im, G, K, S, N);
-  CHECK(ob[0] == 0 && ob[1] == 1 && ob[2] == 0, "observed %d %d %d", ob[0], ob[1], ob[2]);
-  CHECK(fabsf(T[3] - 0) < 1e-6 && T[4] == 1.0f && fabsf(T[5] + 1.5f) < 1e-6, "T row %g %g %g",
+  TC_CHECK(ob[0] == 0 && ob[1] == 1 && ob[2] == 0, "observed %d %d %d", ob[0], ob[1], ob[2]);
+  TC_CHECK(fabsf(T[3] - 0) < 1e-6 && T[4] == 1.0f && fabsf(T[5] + 1.5f) < 1e-6, "T row %g %g %g",
         T[3], T[4], T[5]);
-  CHECK(T[0] == 0 && T[8] == 0, "unobserved rows are 0");
+  TC_CHECK(T[0] == 0 && T[8] == 0, "unobserved rows are 0");
 }
 
 static double frand(tc_rng *r) { return tc_rng_range(r, -1, 1); }
@@ -155,35 +146,35 @@ static void test_mlp(uint64_t seed) {
     for (int o = 0; o < O; o++) {
       double acc = b[o];
       for (int i = 0; i < I; i++) acc += (double)in[p * I + i] * w[o * I + i];
-      CHECK(fabs(out[p * O + o] - acc) < 1e-5, "linear forward");
+      TC_CHECK(fabs(out[p * O + o] - acc) < 1e-5, "linear forward");
     }
   for (int p = 0; p < P; p++)
     for (int i = 0; i < I; i++) {
       double acc = 0;
       for (int o = 0; o < O; o++) acc += (double)dout[p * O + o] * w[o * I + i];
-      CHECK(fabs(din[p * I + i] - acc) < 1e-5, "linear din");
+      TC_CHECK(fabs(din[p * I + i] - acc) < 1e-5, "linear din");
     }
   for (int o = 0; o < O; o++) {
     double accb = 0;
     for (int p = 0; p < P; p++) accb += dout[p * O + o];
-    CHECK(fabs(db[o] - accb) < 1e-5, "linear db");
+    TC_CHECK(fabs(db[o] - accb) < 1e-5, "linear db");
     for (int i = 0; i < I; i++) {
       double acc = 0;
       for (int p = 0; p < P; p++) acc += (double)dout[p * O + o] * in[p * I + i];
-      CHECK(fabs(dw[o * I + i] - acc) < 1e-5, "linear dw");
+      TC_CHECK(fabs(dw[o * I + i] - acc) < 1e-5, "linear dw");
     }
   }
   /* GELU: known values and the derivative against a central difference */
   float x[5] = {-3, -0.5f, 0, 0.7f, 2.5f}, y[5], ones[5] = {1, 1, 1, 1, 1}, g[5];
   twincache_gelu_forward_cpu(y, x, 5);
   twincache_gelu_backward_cpu(g, x, ones, 5);
-  CHECK(y[2] == 0.0f && fabsf(y[4] - 2.4849f) < 1e-3 && fabsf(y[0] + 0.00364f) < 1e-4,
+  TC_CHECK(y[2] == 0.0f && fabsf(y[4] - 2.4849f) < 1e-3 && fabsf(y[0] + 0.00364f) < 1e-4,
         "gelu values %g %g", y[4], y[0]);
   for (int q = 0; q < 5; q++) {
     double h = 1e-3, xp = x[q] + h, xm = x[q] - h, k = 0.7978845608028654;
     double fp = 0.5 * xp * (1 + tanh(k * (xp + 0.044715 * xp * xp * xp)));
     double fm = 0.5 * xm * (1 + tanh(k * (xm + 0.044715 * xm * xm * xm)));
-    CHECK(fabs(g[q] - (fp - fm) / (2 * h)) < 1e-4, "gelu' at %g: %g vs %g", x[q], g[q],
+    TC_CHECK(fabs(g[q] - (fp - fm) / (2 * h)) < 1e-4, "gelu' at %g: %g vs %g", x[q], g[q],
           (fp - fm) / (2 * h));
   }
 }
@@ -193,13 +184,13 @@ static void test_bce(void) {
   uint8_t adj[4] = {1, 0, 0, 1};
   float loss = twincache_bce_cpu(d, logit, adj, w, 4, 2.0f);
   double want = (2 * log1p(exp(-2.0)) + log1p(exp(-1.0)) + log1p(exp(0.5))) / 3;
-  CHECK(fabs(loss - want) < 1e-6, "bce loss %g vs %g", loss, want);
+  TC_CHECK(fabs(loss - want) < 1e-6, "bce loss %g vs %g", loss, want);
   double s0 = 1 / (1 + exp(-2.0)), s1 = 1 / (1 + exp(1.0));
-  CHECK(fabs(d[0] - 2 * (s0 - 1) / 3) < 1e-6 && fabs(d[1] - s1 / 3) < 1e-6 && d[3] == 0.0f,
+  TC_CHECK(fabs(d[0] - 2 * (s0 - 1) / 3) < 1e-6 && fabs(d[1] - s1 / 3) < 1e-6 && d[3] == 0.0f,
         "bce grad");
   float z[1] = {0}, w0[1] = {0};
   uint8_t a0[1] = {1};
-  CHECK(twincache_bce_cpu(d, z, a0, w0, 1, 1.0f) == 0.0f && d[0] == 0.0f, "all-masked bce");
+  TC_CHECK(twincache_bce_cpu(d, z, a0, w0, 1, 1.0f) == 0.0f && d[0] == 0.0f, "all-masked bce");
 }
 
 static void test_adamw(void) {
@@ -208,9 +199,9 @@ static void test_adamw(void) {
   twincache_adamw_cpu(p, g, m, v, 2, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1);
   double want0 = 1.0 - 0.1 * (0.5 / (0.5 + 1e-8) + 0.01 * 1.0);
   double want1 = -2.0 - 0.1 * (-0.1 / (0.1 + 1e-8) + 0.01 * -2.0);
-  CHECK(fabs(p[0] - want0) < 1e-6 && fabs(p[1] - want1) < 1e-6, "adamw step 1: %g %g",
+  TC_CHECK(fabs(p[0] - want0) < 1e-6 && fabs(p[1] - want1) < 1e-6, "adamw step 1: %g %g",
         p[0], p[1]);
-  CHECK(fabsf(m[0] - 0.05f) < 1e-7 && fabsf(v[0] - 0.00025f) < 1e-8, "adamw moments");
+  TC_CHECK(fabsf(m[0] - 0.05f) < 1e-7 && fabsf(v[0] - 0.00025f) < 1e-8, "adamw moments");
   /* step 2 with gradient 0.2 on p[0], by hand */
   float g2[2] = {0.2f, 0.0f};
   double p0 = p[0];
@@ -218,7 +209,7 @@ static void test_adamw(void) {
   double m2 = 0.9 * 0.05 + 0.1 * 0.2, v2 = 0.999 * 0.00025 + 0.001 * 0.04;
   double mh = m2 / (1 - 0.81), vh = v2 / (1 - 0.999 * 0.999);
   double want = p0 - 0.1 * (mh / (sqrt(vh) + 1e-8) + 0.01 * p0);
-  CHECK(fabs(p[0] - want) < 1e-5, "adamw step 2: %g vs %g", p[0], want);
+  TC_CHECK(fabs(p[0] - want) < 1e-5, "adamw step 2: %g vs %g", p[0], want);
 }
 
 int main(void) {
@@ -230,7 +221,7 @@ int main(void) {
   test_mlp(seed);
   test_bce();
   test_adamw();
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  if (tc_test_failures()) fprintf(stderr, "%d check(s) failed\n", tc_test_failures());
   else printf("all CPU kernel checks passed\n");
-  return failures ? 1 : 0;
+  return tc_test_failures() ? 1 : 0;
 }
