@@ -11,7 +11,7 @@
 #   6. the loader alone for 1..T decode threads (twincache-loader-bench)
 # and prints the tables last. Logs and JSON lines go to WORK_DIR.
 #
-# usage: tools/bench-gpu.sh [BUILD_DIR] [WORK_DIR]
+# usage: bench/bench-gpu.sh [BUILD_DIR] [WORK_DIR]
 #   env: GRAPHS (default 100000), STEPS (default 2000), THREADS (loader
 #        decode threads; default: online cores - 2, at least 2)
 set -euo pipefail
@@ -22,7 +22,7 @@ STEPS=${STEPS:-2000}
 cores=$(nproc 2>/dev/null || echo 2)
 THREADS=${THREADS:-$((cores > 4 ? cores - 2 : 2))}
 
-for exe in gen/twincache-gen train/twincache-train tools/twincache-loader-bench; do
+for exe in gen/twincache-gen train/twincache-train bench/twincache-loader-bench; do
   [ -x "$bin/$exe" ] || { echo "bench-gpu: $bin/$exe not found: build first" >&2; exit 1; }
 done
 [ -x "$bin/tests/train/test_train_kernels_cuda" ] ||
@@ -44,7 +44,7 @@ if [ "$rc" -eq 77 ]; then echo "bench-gpu: no usable CUDA GPU" >&2; exit 1; fi
 
 echo "== 1b. GPU time per stage of one training step (synthetic batches)"
 for g in 32 256; do
-  "$bin/tests/train/bench_kernels_cuda" "$g" 10 64 200 | tee -a "$log" >"$work/kernels-$g.txt"
+  "$bin/bench/bench_kernels_cuda" "$g" 10 64 200 | tee -a "$log" >"$work/kernels-$g.txt"
 done
 
 echo "== 2. caches ($GRAPHS default graphs, 20000 MLP graphs; $cores generator threads)"
@@ -84,7 +84,7 @@ echo "== 6. the loader alone (batch 256)"
 loader_threads="1 2 4"
 [ "$THREADS" -gt 4 ] && loader_threads="$loader_threads $THREADS"
 for t in $loader_threads; do
-  "$bin/tools/twincache-loader-bench" --cache "$work/linear" --threads "$t" --batch 256 \
+  "$bin/bench/twincache-loader-bench" --cache "$work/linear" --threads "$t" --batch 256 \
     --json >"$work/loader-$t.json" 2>>"$log"
   cat "$work/loader-$t.json" >>"$log"
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_loader.py — the Python loop over twincache.Loader against the C
+"""python_loader_bench.py — the Python loop over twincache.Loader against the C
 loader (twincache-loader-bench) on the same cache, threads and batch size.
 
 For each thread count it prints graphs/s of: the C loop (best of --repeat),
@@ -8,7 +8,7 @@ Python/C (target >= 0.90) and the Python overhead per batch in microseconds
 ((t_python - t_C) / batches). The loops touch no data: they measure what the
 binding adds per batch (creating the views, the slot hold, the ctypes call).
 
-usage: /usr/bin/python3 python/bench_loader.py --cache DIR [--threads 1,2]
+usage: /usr/bin/python3 bench/python_loader_bench.py --cache DIR [--threads 1,2]
        [--batch 256] [--epochs 3] [--repeat 5]
 """
 import argparse
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import twincache  # noqa: E402
 from twincache.gen import find_program  # noqa: E402
 
