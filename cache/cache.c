@@ -32,6 +32,8 @@ int tc_status_from_mdb(int rc) {
   }
 }
 
+static void set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 int tc_env_check_size(MDB_env *env) {
   MDB_envinfo info;
   MDB_stat ms;
@@ -41,7 +43,10 @@ int tc_env_check_size(MDB_env *env) {
       fstat(fd, &fs) != 0)
     return TWINCACHE_EIO;
   uint64_t need_bytes = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
-  return (uint64_t)fs.st_size < need_bytes ? TWINCACHE_ETRUNCATED : TWINCACHE_OK;
+  if ((uint64_t)fs.st_size >= need_bytes) return TWINCACHE_OK;
+  set_last_error("data.mdb is %llu bytes, but LMDB's last page in use ends at byte %llu",
+                 (unsigned long long)fs.st_size, (unsigned long long)need_bytes);
+  return TWINCACHE_ETRUNCATED;
 }
 
 /* A data file too short to hold LMDB's two meta pages: LMDB itself calls it
@@ -305,9 +310,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   rc = TWINCACHE_OK;
 
 cleanup:
-  if (rc == TWINCACHE_ETRUNCATED)
-    set_last_error("%s/data.mdb: shorter than the last page LMDB says is in use (truncated or "
-                   "damaged copy)", path);
+  if (rc == TWINCACHE_ETRUNCATED) set_last_error("%s/data.mdb: shorter than LMDB's own size", path);
   if (rc != TWINCACHE_OK) set_last_error("%s: %s", path, twincache_strerror(rc));
   if (txn) mdb_txn_abort(txn);
   if (e) shared_env_unref(e);
