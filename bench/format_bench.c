@@ -17,20 +17,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_format: bad GRAPHS or LEVEL (usage: bench_format [GRAPHS] [LEVEL])\n");
     return 2;
   }
-  twincache_graph **g = calloc(graphs, sizeof *g);
-  twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
-  TC_REQUIRE(g && out);
   uint64_t raw = 0;
-  for (uint32_t i = 0; i < graphs; i++) {
-    tc_rng r;
-    tc_rng_init(&r, 2024, i);
-    uint32_t n = 5 + tc_rng_below(&r, 6);
-    tf_spec sp = {.seed = 2024, .index = i, .n = n, .s = 64, .k = n, .kinds = 0, .edge_p = 0.3};
-    g[i] = twincache_graph_alloc(n, 64, n, 0);
-    TC_REQUIRE(g[i]);
-    tf_sample(g[i], &sp);
-    raw += twincache_graph_raw_bytes(g[i]);
-  }
+  twincache_graph **g = tf_default_graphs(graphs, &raw);
+  twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
+  TC_REQUIRE(out);
   /* plain zstd over the raw tensors (base then inter), for reference */
   uint64_t plain = 0;
   {
@@ -93,8 +83,7 @@ int main(int argc, char **argv) {
     twincache_dctx_free(dc);
   }
   printf("(MB/s are raw float32 bytes rebuilt per second; vs zstd = decode speed / ZSTD_decompress speed)\n");
-  for (uint32_t i = 0; i < graphs; i++) twincache_graph_free(g[i]);
-  free(g);
+  tf_default_graphs_free(g, graphs);
   twincache_graph_free(out);
   return 0;
 }

@@ -178,4 +178,28 @@ static inline void tf_graph_poison(twincache_graph *g) {
   memset(g->inter, 0xff, 4 * k * s * g->ld);
 }
 
+/* The seeds' default workload as `graphs` in-memory graphs (5-10 nodes,
+ * ER p=0.3, 64 samples, one do() per node; graph i from seed 2024 and i):
+ * the input of the codec benchmarks. Returns an array the caller frees with
+ * tf_default_graphs_free, and adds their raw float32 bytes to *raw_bytes. */
+static inline twincache_graph **tf_default_graphs(uint32_t graphs, uint64_t *raw_bytes) {
+  twincache_graph **g = calloc(graphs, sizeof *g);
+  TC_REQUIRE(g);
+  for (uint32_t i = 0; i < graphs; i++) {
+    tc_rng r;
+    tc_rng_init(&r, 2024, i);
+    uint32_t n = 5 + tc_rng_below(&r, 6);
+    tf_spec sp = {.seed = 2024, .index = i, .n = n, .s = 64, .k = n, .kinds = 0, .edge_p = 0.3};
+    g[i] = twincache_graph_alloc(n, 64, n, 0);
+    TC_REQUIRE(g[i]);
+    tf_sample(g[i], &sp);
+    *raw_bytes += twincache_graph_raw_bytes(g[i]);
+  }
+  return g;
+}
+static inline void tf_default_graphs_free(twincache_graph **g, uint32_t graphs) {
+  for (uint32_t i = 0; g && i < graphs; i++) twincache_graph_free(g[i]);
+  free(g);
+}
+
 #endif /* TF_COMMON_H */
