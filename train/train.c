@@ -253,7 +253,7 @@ cleanup:
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);
     rc = 1;
   }
-  if (r->batch_log && fclose(r->batch_log) != 0 && rc == 0) {
+  if (r->batch_log && (ferror(r->batch_log) | fclose(r->batch_log)) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --batch-log: cannot write %s\n", o->batch_log);
     rc = 1;
   }
