@@ -1,26 +1,51 @@
-/* checkpoint.c — save and validate twincache-train checkpoints. */
+/* checkpoint.c — save and validate twincache-train checkpoints (layout in
+ * tc_checkpoint.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tc_checkpoint.h"
 #include "tc_common.h"
 
 #define TC_CK_MAGIC "TCTRAIN"
-#define TC_CK_HEADER 64 /* 8 magic + 4 u32 + 5 u64: see tc_checkpoint.h */
+#define TC_CK_STATE 48                                       /* loader state offset */
+#define TC_CK_HEADER (TC_CK_STATE + TWINCACHE_LOADER_STATE_BYTES) /* 112 */
 
 static size_t tc_ck_bytes(size_t n_params) { return TC_CK_HEADER + 3 * 4 * n_params + 4; }
 
+/* Flushes the directory holding path, so the rename itself survives a
+ * crash. Best effort: some file systems refuse fsync on a directory, and
+ * the checkpoint is whole either way (old or new). */
+static void sync_parent_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? malloc((size_t)(slash - path) + 2) : NULL;
+  if (slash && !dir) return;
+  if (dir) {
+    size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/x" -> "/" */
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+  }
+  int fd = open(dir ? dir : ".", O_RDONLY);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+  free(dir);
+}
+
 int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info,
                        char *errmsg, size_t cap) {
-  int rc = -1;
+  int rc = -1, tmp_made = 0;
   size_t n = tc_ck_bytes(m->n_params);
   uint8_t *buf = malloc(n);
   char *tmp = malloc(strlen(path) + 5);
   FILE *f = NULL;
   if (!buf || !tmp) {
-    snprintf(errmsg, cap, "out of memory");
+    snprintf(errmsg, cap, "out of memory writing checkpoint %s", path);
     goto cleanup;
   }
   memset(buf, 0, n);
@@ -28,12 +53,10 @@ int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_
   tc_store_u32(buf + 8, TC_CHECKPOINT_VERSION);
   tc_store_u32(buf + 12, TC_MODEL_F);
   tc_store_u32(buf + 16, TC_MODEL_H);
-  tc_store_u32(buf + 20, info->batch);
   tc_store_u64(buf + 24, m->n_params);
   tc_store_u64(buf + 32, info->step);
   tc_store_u64(buf + 40, info->seed);
-  tc_store_u64(buf + 48, info->next_seq);
-  tc_store_u64(buf + 56, info->index_end);
+  twincache_loader_state_encode(&info->stream, buf + TC_CK_STATE);
   uint8_t *p = buf + TC_CK_HEADER;
   const float *arr[3] = {m->params, m->m, m->v};
   for (int a = 0; a < 3; a++)
@@ -42,26 +65,35 @@ int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_
       memcpy(&u, &arr[a][i], 4);
       tc_store_u32(p, u);
     }
-  tc_store_u32(p, tc_fnv1a32(buf, (size_t)(p - buf)));
+  tc_store_u32(p, tc_fnv1a32(buf, n - 4));
   sprintf(tmp, "%s.tmp", path);
   f = fopen(tmp, "wb");
-  if (!f || fwrite(buf, 1, (size_t)(p + 4 - buf), f) != (size_t)(p + 4 - buf)) {
+  if (!f) {
+    snprintf(errmsg, cap, "cannot create checkpoint %s: %s", tmp, strerror(errno));
+    goto cleanup;
+  }
+  tmp_made = 1;
+  /* on disk before the rename makes it the checkpoint */
+  if (fwrite(buf, 1, n, f) != n || fflush(f) != 0 || fsync(fileno(f)) != 0) {
     snprintf(errmsg, cap, "cannot write checkpoint %s: %s", tmp, strerror(errno));
     goto cleanup;
   }
-  if (fclose(f) != 0) {
-    f = NULL;
-    snprintf(errmsg, cap, "cannot write checkpoint %s: %s", tmp, strerror(errno));
-    goto cleanup;
-  }
+  int closed = fclose(f);
   f = NULL;
+  if (closed != 0) {
+    snprintf(errmsg, cap, "cannot write checkpoint %s: %s", tmp, strerror(errno));
+    goto cleanup;
+  }
   if (rename(tmp, path) != 0) {
     snprintf(errmsg, cap, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     goto cleanup;
   }
+  tmp_made = 0;
+  sync_parent_dir(path);
   rc = 0;
 cleanup:
   if (f) fclose(f);
+  if (tmp_made) remove(tmp); /* never leave a partial file behind */
   free(buf);
   free(tmp);
   return rc;
@@ -79,39 +111,59 @@ int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info, 
   size_t want = tc_ck_bytes(m->n_params);
   buf = malloc(want + 1);
   if (!buf) {
-    snprintf(errmsg, cap, "out of memory");
+    snprintf(errmsg, cap, "out of memory reading checkpoint %s", path);
     goto cleanup;
   }
-  size_t got = fread(buf, 1, want + 1, f);
-  if (got < TC_CK_HEADER || memcmp(buf, TC_CK_MAGIC, 8) != 0) {
+  size_t got = fread(buf, 1, want + 1, f); /* one more: a too-long file shows */
+  if (ferror(f)) {
+    snprintf(errmsg, cap, "cannot read checkpoint %s: %s", path, strerror(errno));
+    goto cleanup;
+  }
+  if (got < 12 || memcmp(buf, TC_CK_MAGIC, 8) != 0) {
     snprintf(errmsg, cap, "%s is not a twincache-train checkpoint (bad magic)", path);
     goto cleanup;
   }
   uint32_t version = tc_load_u32(buf + 8);
   if (version != TC_CHECKPOINT_VERSION) {
-    snprintf(errmsg, cap, "checkpoint %s has version %u, this build reads version %u", path,
-             version, TC_CHECKPOINT_VERSION);
+    snprintf(errmsg, cap, "checkpoint %s has version %" PRIu32 ", this build reads version %d%s",
+             path, version, TC_CHECKPOINT_VERSION,
+             version == 1 ? " (version 1 lacks the loader's full state: restart the run, or "
+                            "finish it with the build that wrote it)"
+                          : "");
+    goto cleanup;
+  }
+  if (got < TC_CK_HEADER) {
+    snprintf(errmsg, cap, "checkpoint %s is truncated (%zu bytes, expected %zu)", path, got,
+             want);
     goto cleanup;
   }
   if (tc_load_u32(buf + 12) != TC_MODEL_F || tc_load_u32(buf + 16) != TC_MODEL_H ||
       tc_load_u64(buf + 24) != m->n_params) {
-    snprintf(errmsg, cap, "checkpoint %s holds a model of another shape", path);
+    snprintf(errmsg, cap, "checkpoint %s holds a model of another shape (F %" PRIu32 " H %" PRIu32
+             ", %" PRIu64 " parameters; this build has F %d H %d, %zu)", path,
+             tc_load_u32(buf + 12), tc_load_u32(buf + 16), tc_load_u64(buf + 24), TC_MODEL_F,
+             TC_MODEL_H, m->n_params);
     goto cleanup;
   }
   if (got != want) {
-    snprintf(errmsg, cap, "checkpoint %s is truncated or too long (%zu bytes, expected %zu)",
-             path, got, want);
+    if (got < want)
+      snprintf(errmsg, cap, "checkpoint %s is truncated (%zu bytes, expected %zu)", path, got,
+               want);
+    else
+      snprintf(errmsg, cap, "checkpoint %s is too long (expected %zu bytes)", path, want);
     goto cleanup;
   }
   if (tc_load_u32(buf + want - 4) != tc_fnv1a32(buf, want - 4)) {
     snprintf(errmsg, cap, "checkpoint %s is corrupt (checksum mismatch)", path);
     goto cleanup;
   }
-  info->batch = tc_load_u32(buf + 20);
+  if (twincache_loader_state_decode(buf + TC_CK_STATE, &info->stream) != TWINCACHE_OK) {
+    snprintf(errmsg, cap, "checkpoint %s holds no valid loader state (magic, version or "
+             "reserved byte of its bytes %d..%d wrong)", path, TC_CK_STATE, TC_CK_HEADER - 1);
+    goto cleanup;
+  }
   info->step = tc_load_u64(buf + 32);
   info->seed = tc_load_u64(buf + 40);
-  info->next_seq = tc_load_u64(buf + 48);
-  info->index_end = tc_load_u64(buf + 56);
   const uint8_t *p = buf + TC_CK_HEADER;
   float *arr[3] = {m->params, m->m, m->v};
   for (int a = 0; a < 3; a++)

@@ -1,34 +1,52 @@
 /* tc_checkpoint.h — twincache-train checkpoints: model parameters, AdamW
- * moments, the step count and the loader position, in one versioned file.
+ * moments, the step count and the training loader's whole state, in one
+ * versioned, checksummed file written atomically.
  *
- * Layout (little-endian): magic "TCTRAIN\0" (8), u32 version (1), u32 F,
- * u32 H, u32 batch size, u64 n_params, u64 step (steps done), u64 loader
- * seed, u64 loader next_seq, u64 train index_end, then params, m, v
- * (n_params f32 each), then u32 FNV-1a of every byte before it. */
+ * Layout, version 2 (little-endian; offsets in bytes):
+ *     0  magic "TCTRAIN\0" (8)
+ *     8  u32 version (2)
+ *    12  u32 F, 16 u32 H (the model's shape, MODEL.md)
+ *    20  u32 reserved (0)
+ *    24  u64 n_params
+ *    32  u64 step: optimiser steps done
+ *    40  u64 seed: --seed of the run (model initialisation)
+ *    48  the train loader's state, TWINCACHE_LOADER_STATE_BYTES (64) as
+ *        twincache_loader_state_encode writes them: stream position
+ *        (next_seq), shuffle seed, batch size, index range, rank/world,
+ *        shuffle/drop_last/equal_ranks and the cache's tag
+ *   112  params, m, v (n_params f32 each)
+ *   end  u32 FNV-1a of every byte before it
+ * Version 1 held only the loader's seed and next_seq in a 64-byte header;
+ * it is refused with a message naming the file and both versions. */
 #ifndef TC_CHECKPOINT_H
 #define TC_CHECKPOINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tc_model.h"
+#include "twincache_loader.h"
 
-#define TC_CHECKPOINT_VERSION 1
+#define TC_CHECKPOINT_VERSION 2
 
 typedef struct tc_checkpoint_info {
-  uint32_t batch;     /* G the run used */
-  uint64_t step;      /* optimiser steps done */
-  uint64_t seed;      /* loader seed */
-  uint64_t next_seq;  /* next batch of the train stream */
-  uint64_t index_end; /* end of the train range */
+  uint64_t step;                 /* optimiser steps done */
+  uint64_t seed;                 /* --seed of the run */
+  twincache_loader_state stream; /* the train loader after `step` batches */
 } tc_checkpoint_info;
 
-/* Writes m and info to path (through path.tmp and a rename, so a crash never
- * leaves a half-written checkpoint). Returns 0, or -1 with errmsg set. */
+/* Writes m and info to path through path.tmp (flushed to disk, then renamed
+ * over path, then the directory flushed), so a crash leaves either the old
+ * checkpoint or the new one, never a torn file. Returns 0, or -1 with a
+ * one-line errmsg naming the file (path.tmp is then removed). */
 int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info,
                        char *errmsg, size_t cap);
-/* Reads path into m (whose shape must match) and *info after checking magic,
- * version, shape, size and checksum. Returns 0, or -1 with errmsg set
- * (m is then unspecified). */
+/* Reads path into m (whose shape must match) and *info after checking, in
+ * this order: magic, version, shape, size, checksum, and that the loader
+ * state decodes (twincache_loader_state_decode). Whether the state fits a
+ * cache and options is twincache_loader_open's check. Returns 0, or -1 with
+ * a one-line errmsg naming the file and what is wrong (m and *info are then
+ * unspecified). */
 int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info, char *errmsg,
                        size_t cap);
 

@@ -22,7 +22,7 @@
 enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2 }; /* order of --device's choices */
 
 typedef struct opts {
-  const char *cache, *checkpoint, *resume, *log;
+  const char *cache, *checkpoint, *resume, *log, *batch_log;
   double val_split;
   uint32_t batch, threads, cpu_threads;
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
@@ -54,7 +54,11 @@ typedef struct run {
   twincache_batch_layout layout; /* the training loader's */
   uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */
   uint64_t loader_seed;
-  FILE *log, *text; /* text: where human-readable lines go */
+  /* the train loader's state: on --resume the checkpoint's until the loader
+   * opens, then the loader's own at open (next_seq = seq0); a checkpoint
+   * stores it with next_seq advanced by the steps done since */
+  twincache_loader_state stream;
+  FILE *log, *batch_log, *text; /* text: where human-readable lines go */
   float *ev_logit, *ev_T, *ev_w; /* CUDA eval host copies, G*N*N each */
   val_result last;
   uint64_t eval_ns, ckpt_ns;

@@ -76,10 +76,12 @@ static int model_create(run *r) {
   return 0;
 }
 
-/* --resume: loads the checkpoint into the model; refuses, naming the flag,
- * an option that fixes the batch stream and differs from the checkpoint's
- * (--batch, --seed, the train range = --val-split of the cache); the
- * others apply to this run and are printed in one line. */
+/* --resume: loads the checkpoint into the model and its loader state into
+ * r->stream; refuses, naming the flag, an option that fixes the batch
+ * stream and differs from the checkpoint's (--batch, --seed, the train
+ * range = --val-split of the cache); the loader checks the rest of the
+ * state (the cache's tag, ...) when it opens. The other options apply to
+ * this run and are printed in one line. */
 static int resume_from(run *r) {
   const opts *o = &r->o;
   char err[512];
@@ -88,22 +90,31 @@ static int resume_from(run *r) {
     fprintf(stderr, PROG ": --resume: %s\n", err);
     return 1;
   }
-  if (info.batch != o->batch) {
-    fprintf(stderr, PROG ": --batch: checkpoint %s was written with --batch %u, this run has %u; "
-            "--batch cannot change on --resume (see --help)\n", o->resume, info.batch, o->batch);
+  const twincache_loader_state *s = &info.stream;
+  if (s->batch_size != o->batch) {
+    fprintf(stderr, PROG ": --batch: checkpoint %s was written with --batch %" PRIu32 ", this run "
+            "has %" PRIu32 "; --batch cannot change on --resume (see --help)\n", o->resume,
+            s->batch_size, o->batch);
     return 1;
   }
-  if (info.seed != o->seed) {
+  if (info.seed != o->seed) { /* the loader's seed is checked at open */
     fprintf(stderr, PROG ": --seed: checkpoint %s was written with --seed %" PRIu64 ", this run "
             "has %" PRIu64 "; --seed cannot change on --resume (see --help)\n", o->resume,
             info.seed, o->seed);
     return 1;
   }
-  if (info.index_end != r->train_end) {
-    fprintf(stderr, PROG ": --val-split: checkpoint %s was written with a train range of %" PRIu64
-            " graphs, this run has %" PRIu64 " (--val-split %g of %" PRIu64 " graphs in %s); "
-            "--val-split and the cache cannot change on --resume (see --help)\n", o->resume,
-            info.index_end, r->train_end, o->val_split, r->count, o->cache);
+  if (s->index_begin != 0 || s->index_end != r->train_end) {
+    fprintf(stderr, PROG ": --val-split: checkpoint %s was written with a train range of [%" PRIu64
+            ", %" PRIu64 ") graphs, this run has [0, %" PRIu64 ") (--val-split %g of %" PRIu64
+            " graphs in %s); --val-split and the cache cannot change on --resume (see --help)\n",
+            o->resume, s->index_begin, s->index_end, r->train_end, o->val_split, r->count,
+            o->cache);
+    return 1;
+  }
+  /* each step takes one batch of the endless stream, from batch 0 at step 0 */
+  if (s->next_seq != info.step) {
+    fprintf(stderr, PROG ": --resume: checkpoint %s is inconsistent: step %" PRIu64 " but the "
+            "loader is at batch %" PRIu64 "\n", o->resume, info.step, s->next_seq);
     return 1;
   }
   if (info.step >= o->steps) {
@@ -111,16 +122,19 @@ static int resume_from(run *r) {
             "of --steps %" PRIu64 "\n", o->resume, info.step, o->steps);
     return 1;
   }
-  r->step0 = info.step, r->seq0 = info.next_seq;
+  r->stream = *s;
+  r->step0 = info.step, r->seq0 = s->next_seq;
   if (!o->quiet) {
-    fprintf(r->text, "resumed from %s at step %" PRIu64 "\n", o->resume, info.step);
+    fprintf(r->text, "resumed from %s at step %" PRIu64 " (loader state: batch %" PRIu64
+            " of the stream)\n", o->resume, info.step, s->next_seq);
     train_flags_print_resumable(r->text, o);
   }
   return 0;
 }
 
-/* The train stream (shuffled, endless, resumable); the batch layout is the
- * loader's. */
+/* The train stream (shuffled, endless, resumable: on --resume from the
+ * checkpoint's loader state, which must match the cache and options); the
+ * batch layout is the loader's. */
 static int open_train_stream(run *r, twincache_loader **tl) {
   const opts *o = &r->o;
   twincache_loader_options lo;
@@ -129,13 +143,19 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
   if (r->cuda) lo.layout = TWINCACHE_LAYOUT_COMPACT; /* expanded on the GPU */
-  twincache_loader_state resume_state = {.seed = r->loader_seed, .next_seq = r->seq0};
-  int st = twincache_loader_open(o->cache, &lo, o->resume ? &resume_state : NULL, tl);
+  int st = twincache_loader_open(o->cache, &lo, o->resume ? &r->stream : NULL, tl);
+  if (st == TWINCACHE_EINVAL && o->resume) {
+    /* the loader names the field of the state that differs */
+    fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
+            "%s\n", o->resume, o->cache, twincache_loader_last_error());
+    return 1;
+  }
   if (st != 0) {
     fprintf(stderr, PROG ": cannot open the training range of %s: %s (%s)\n", o->cache,
             twincache_strerror(st), twincache_loader_last_error());
     return 1;
   }
+  twincache_loader_get_state(*tl, &r->stream);
   r->layout = *twincache_loader_layout(*tl);
   return 0;
 }
@@ -167,16 +187,26 @@ oom:
   return 1;
 }
 
-/* --log: the metrics CSV and its header. */
+/* --log: the metrics CSV and its header; --batch-log: the batches' CSV. */
 static int log_open(run *r) {
   const opts *o = &r->o;
-  if (!o->log) return 0;
-  r->log = fopen(o->log, "w");
-  if (!r->log) {
-    fprintf(stderr, PROG ": --log: cannot create %s: %s\n", o->log, strerror(errno));
-    return 1;
+  if (o->log) {
+    r->log = fopen(o->log, "w");
+    if (!r->log) {
+      fprintf(stderr, PROG ": --log: cannot create %s: %s\n", o->log, strerror(errno));
+      return 1;
+    }
+    fprintf(r->log, "step,train_loss,lr,val_loss,val_auroc,val_auprc,val_shd,baseline_auprc\n");
   }
-  fprintf(r->log, "step,train_loss,lr,val_loss,val_auroc,val_auprc,val_shd,baseline_auprc\n");
+  if (o->batch_log) {
+    r->batch_log = fopen(o->batch_log, "w");
+    if (!r->batch_log) {
+      fprintf(stderr, PROG ": --batch-log: cannot create %s: %s\n", o->batch_log,
+              strerror(errno));
+      return 1;
+    }
+    fprintf(r->batch_log, "step,epoch,seq,graph_ids\n");
+  }
   return 0;
 }
 
@@ -221,6 +251,10 @@ cleanup:
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);
+    rc = 1;
+  }
+  if (r->batch_log && (ferror(r->batch_log) | fclose(r->batch_log)) != 0 && rc == 0) {
+    fprintf(stderr, PROG ": --batch-log: cannot write %s\n", o->batch_log);
     rc = 1;
   }
   tc_cuda_free(r->dev);

@@ -52,10 +52,15 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "if interrupted; --resume continues (default 0 = off)"},
       {.name = "--resume", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->resume,
        .expect = "a file name",
-       .help = "continue from a checkpoint (same flags reproduce the\n"
-               "uninterrupted run exactly on the CPU; see 'on --resume')"},
+       .help = "continue from a checkpoint: model, AdamW moments and the\n"
+               "loader's state (same flags reproduce the uninterrupted\n"
+               "run exactly on the CPU; see 'on --resume')"},
       {.name = "--log", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->log, .expect = "a file name",
        .help = "metrics CSV: one row per step (eval columns on eval steps)"},
+      {.name = "--batch-log", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->batch_log,
+       .expect = "a file name",
+       .help = "CSV of the batches trained on, one row per step:\n"
+               "step,epoch,seq,graph ids (space-separated)"},
       {.name = "--sync-copies", .kind = TC_OPT_SWITCH, .dst = &p->sync_copies,
        .help = "CUDA: copy then compute, no overlap (for comparison)"},
       {.name = "--bench-h2d", .kind = TC_OPT_SWITCH, .dst = &p->bench_h2d,
@@ -85,11 +90,18 @@ static void usage(FILE *f) {
              "Trains the twin-world edge model (train/MODEL.md) on a twincache cache.\n");
   tc_args_help(f, t, n, 25);
   fprintf(f,
-          "on --resume: --steps, --lr, --warmup, --weight-decay, --pos-weight, --eval-every,\n"
-          "  --checkpoint, --checkpoint-every, --stop-after, --log, --device, --threads,\n"
+          "on --resume: the checkpoint (version 2) holds the model, the AdamW moments, the\n"
+          "  step and the train loader's 64-byte state (position in the stream, shuffle seed,\n"
+          "  batch size, index range, rank/world, the cache's identity), so the resumed run\n"
+          "  trains on exactly the batches the uninterrupted run would have. --steps, --lr,\n"
+          "  --warmup, --weight-decay, --pos-weight, --eval-every, --checkpoint,\n"
+          "  --checkpoint-every, --stop-after, --log, --batch-log, --device, --threads,\n"
           "  --cpu-threads and the output flags may differ from the checkpoint's run (the\n"
           "  values in effect are printed in one line); --batch, --seed, --val-split and the\n"
-          "  cache may not (refused with exit 1, naming the flag): they fix the batch stream.\n"
+          "  cache may not (refused with exit 1, naming the flag or the loader-state field):\n"
+          "  they fix the batch stream. A damaged, truncated or older-version checkpoint is\n"
+          "  refused with exit 1 and one line naming the file and the fault. Checkpoints are\n"
+          "  written to FILE.tmp, flushed, then renamed over FILE: a crash leaves the old one.\n"
           "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
           "  device, I/O), 2 usage error (one line naming the flag and what it accepts).\n");
 }
@@ -137,9 +149,10 @@ void train_flags_print_resumable(FILE *text, const opts *o) {
   fprintf(text,
           "resume: this run uses --steps %" PRIu64 " --lr %g --warmup %" PRIu64
           " --weight-decay %g --pos-weight %g --eval-every %" PRIu64 " --checkpoint-every %" PRIu64
-          " --stop-after %" PRIu64 " --log %s --checkpoint %s (these may differ from the "
+          " --stop-after %" PRIu64 " --log %s --batch-log %s --checkpoint %s (these may differ from the "
           "checkpoint's run; --batch %u --seed %" PRIu64 " --val-split %g match it)\n",
           o->steps, o->lr, o->warmup, o->weight_decay, o->pos_weight, o->eval_every,
           o->checkpoint_every, o->stop_after, o->log ? o->log : "(none)",
-          o->checkpoint ? o->checkpoint : "(none)", o->batch, o->seed, o->val_split);
+          o->batch_log ? o->batch_log : "(none)", o->checkpoint ? o->checkpoint : "(none)",
+          o->batch, o->seed, o->val_split);
 }

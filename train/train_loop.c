@@ -13,9 +13,10 @@
 static int save_checkpoint(run *r, uint64_t steps_done) {
   char err[512];
   if (r->cuda && tc_cuda_download(r->dev, r->model) != 0) return 1;
-  tc_checkpoint_info info = {.batch = r->o.batch, .step = steps_done, .seed = r->loader_seed,
-                             .next_seq = r->seq0 + (steps_done - r->step0),
-                             .index_end = r->train_end};
+  /* the loader's own state may run ahead (CUDA stages the next batch):
+   * the checkpoint's position is one batch per step done */
+  tc_checkpoint_info info = {.step = steps_done, .seed = r->o.seed, .stream = r->stream};
+  info.stream.next_seq = r->seq0 + (steps_done - r->step0);
   if (tc_checkpoint_save(r->o.checkpoint, r->model, &info, err, sizeof err) != 0) {
     fprintf(stderr, PROG ": %s\n", err);
     return 1;
@@ -81,6 +82,14 @@ static int next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_sta
     return 1;
   }
   ls->graphs += (*b)->n_graphs;
+  if (r->batch_log) { /* batch seq is trained at step seq - seq0 + step0 + 1 */
+    const twincache_batch *x = *b;
+    fprintf(r->batch_log, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", x->seq - r->seq0 + r->step0 + 1,
+            x->epoch, x->seq);
+    for (uint32_t g = 0; g < x->n_graphs; g++)
+      fprintf(r->batch_log, g ? " %" PRIu64 : "%" PRIu64, x->graph_id[g]);
+    fputc('\n', r->batch_log);
+  }
   return 0;
 }
 

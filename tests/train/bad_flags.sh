@@ -30,6 +30,7 @@ check --weight-decay --cache d --weight-decay -1
 check --pos-weight --cache d --pos-weight 0
 check --warmup     --cache d --warmup 1.5
 check --eval-every --cache d --eval-every
+check --batch-log  --cache d --batch-log
 check --bogus      --cache d --bogus 3
 check stray        --cache d stray
 # hostile numbers on every integer flag: signs, 2^64 and near it, exponents,

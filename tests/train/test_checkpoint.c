@@ -1,11 +1,14 @@
-/* test_checkpoint: save/load round trip is bit-exact; a flipped byte, a
- * truncated file, a foreign file and a missing file are each refused with
- * a message. */
+/* test_checkpoint: save/load round trip is bit-exact (model, moments, the
+ * whole loader state) and leaves no temporary file; a flipped byte, a
+ * truncated file, a foreign file, a version-1 file, a checksummed file
+ * whose loader state does not decode and a missing file are each refused
+ * with a message naming the file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tc_checkpoint.h"
+#include "tc_common.h"
 #include "tc_test.h"
 
 
@@ -26,16 +29,21 @@ int main(int argc, char **argv) {
   tc_model *a = tc_model_create(3), *b = tc_model_create(4);
   if (!a || !b) return 1;
   for (size_t i = 0; i < a->n_params; i++) a->m[i] = (float)i * 1e-3f, a->v[i] = (float)i * 1e-6f;
-  tc_checkpoint_info in = {.batch = 32, .step = 123, .seed = 9, .next_seq = 456, .index_end = 900};
+  tc_checkpoint_info in = {
+      .step = 123,
+      .seed = 9,
+      .stream = {.seed = 9, .next_seq = 456, .magic = TWINCACHE_LOADER_STATE_MAGIC,
+                 .version = TWINCACHE_LOADER_STATE_VERSION, .cache_tag = 0x0123456789abcdefull,
+                 .index_begin = 0, .index_end = 900, .batch_size = 32, .world_size = 1,
+                 .shuffle = 1}};
   tc_checkpoint_info out;
   TC_CHECK(tc_checkpoint_save(path, a, &in, err, sizeof err) == 0, "%s", err);
   TC_CHECK(tc_checkpoint_load(path, b, &out, err, sizeof err) == 0, "%s", err);
   TC_CHECK(!memcmp(a->params, b->params, 4 * a->n_params) && !memcmp(a->m, b->m, 4 * a->n_params) &&
             !memcmp(a->v, b->v, 4 * a->n_params),
         "round trip is bit-exact");
-  TC_CHECK(out.batch == 32 && out.step == 123 && out.seed == 9 && out.next_seq == 456 &&
-            out.index_end == 900,
-        "info round trip");
+  TC_CHECK(out.step == 123 && out.seed == 9 && !memcmp(&out.stream, &in.stream, sizeof in.stream),
+           "info round trip (the whole loader state)");
   /* corrupt copies */
   long n = file_size(path);
   unsigned char *bytes = malloc((size_t)n);
@@ -52,8 +60,36 @@ int main(int argc, char **argv) {
     fclose(f);
     if (cases[c].at >= 0) bytes[cases[c].at] ^= 0x5a;
     err[0] = '\0';
-    TC_CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && err[0], "%s", cases[c].what);
+    TC_CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && strstr(err, bad),
+             "%s", cases[c].what);
     printf("%s -> %s\n", cases[c].what, err);
+  }
+  /* an older version (checked before the checksum), and a file whose
+   * checksum holds but whose loader state (bytes 48..111) has a bad magic */
+  struct { long at; unsigned char to; const char *want, *what; } fields[] = {
+      {8, 1, "version 1", "version 1 refused"},
+      {48 + 16, 0, "loader state", "undecodable loader state refused"}};
+  for (int c = 0; c < 2; c++) {
+    unsigned char keep = bytes[fields[c].at], sum[4];
+    memcpy(sum, bytes + n - 4, 4);
+    bytes[fields[c].at] = fields[c].to;
+    tc_store_u32(bytes + n - 4, tc_fnv1a32(bytes, (size_t)n - 4));
+    f = fopen(bad, "wb");
+    if (!f) { tc_test_count_failure(); break; }
+    fwrite(bytes, 1, (size_t)n, f);
+    fclose(f);
+    bytes[fields[c].at] = keep;
+    memcpy(bytes + n - 4, sum, 4);
+    err[0] = '\0';
+    TC_CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && strstr(err, bad) &&
+                 strstr(err, fields[c].want),
+             "%s: %s", fields[c].what, err);
+    printf("%s -> %s\n", fields[c].what, err);
+  }
+  {
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    TC_CHECK(file_size(tmp) < 0, "no %s left after a save", tmp);
   }
   TC_CHECK(tc_checkpoint_load("/nonexistent/x.ckpt", b, &out, err, sizeof err) != 0, "missing file");
   remove(bad);
