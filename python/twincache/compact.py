@@ -44,6 +44,8 @@ except ImportError:  # numpy-only use: compact views work, expansion needs torch
 from . import _capi as C
 
 _NP_SIZE = {"float32": 4, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8}
+if torch is not None:
+    _T_SIZE = {torch.float32: 4, torch.int32: 4, torch.int64: 8, torch.int16: 2, torch.uint8: 1}
 
 
 def _torch_dtype(name):
@@ -74,6 +76,8 @@ class Expander:
 
     def __init__(self, clayout, dense_specs):
         self.dims = _dims(clayout)
+        if int(clayout.max_cols) >= 2**31:  # int32 column indices below
+            raise ValueError(f"compact batch of {clayout.max_cols} columns: at most 2**31 - 1")
         self.cols_offset = int(clayout.cols)
         self.bytes = int(clayout.bytes)              # compact slab capacity
         self.dense_bytes = int(clayout.dense.bytes)  # dense slab
@@ -96,6 +100,7 @@ class Expander:
         if end < self.dense_bytes:
             gaps.append((end, self.dense_bytes))
         self.gaps = gaps
+        self._pos = {}
 
     # ---- host views ------------------------------------------------------------
     def numpy_views(self, mem, n_cols):
@@ -124,6 +129,20 @@ class Expander:
                 for name, off, shape, _, tdt, n in self.dense_specs}
 
     # ---- the expansion -----------------------------------------------------------------
+    def _positions(self, dev):
+        """(G,K,N) int32: the flat (g,k,j) position of every column (a
+        constant, made once per device; on CUDA the stream that made it is
+        synchronised once, so any stream may read it)."""
+        key = str(dev)
+        pos = self._pos.get(key)
+        if pos is None:
+            d = self.dims
+            pos = torch.arange(d["G"] * d["K"] * d["N"], dtype=torch.int32, device=dev)
+            pos = self._pos[key] = pos.view(d["G"], d["K"], d["N"])
+            if dev.type == "cuda":
+                torch.cuda.current_stream(dev).synchronize()
+        return pos
+
     def run(self, c, n_cols, out):
         """Expands the compact batch in `c` (uint8 tensor holding at least the
         batch's used prefix) into the dense slab `out` (uint8 tensor of
@@ -136,12 +155,12 @@ class Expander:
 
         def cv(name, tdt, shape):
             off = self.offsets[name]
-            n = int(np.prod(shape)) * (torch.empty((), dtype=tdt).element_size())
+            n = int(np.prod(shape)) * _T_SIZE[tdt]
             return c[off:off + n].view(tdt).view(shape)
 
         def dv(name, tdt, shape):
             off = self.dense_offsets[name]
-            n = int(np.prod(shape)) * (torch.empty((), dtype=tdt).element_size())
+            n = int(np.prod(shape)) * _T_SIZE[tdt]
             return out[off:off + n].view(tdt).view(shape)
 
         base = cv("base", i32, (G, S, N))  # float bits
@@ -165,33 +184,34 @@ class Expander:
         dv("target", u8, (G, K, N)).copy_(hit)
         torch.mul(value[:, :, None], hit.to(i32), out=dv("value", i32, (G, K, N)))
 
-        # twin worlds: base, zero beyond n_inter (x*1 = x, x*0 = 0 on the bits)
+        # twin worlds: base, with a do() target's column set to the value,
+        # zero beyond n_inter. Bit selects on whole blocks (4 elementwise
+        # passes) instead of a gather/scatter of the target columns:
+        #   inter = base ^ ((base ^ value) & fill) & real, fill/real 0 or ~0
         inter = dv("inter", i32, (G, K, S, N))
-        torch.mul(base[:, None], real.to(i32)[:, :, None, None], out=inter)
-        if G == 0 or K == 0:
-            return out
-        # a do() target's column is the value (stored columns may overwrite it)
-        fill = real & (kind == 0)
-        g_ix = torch.arange(G, device=dev)[:, None].expand(G, K)
-        k_ix = torch.arange(K, device=dev)[None, :].expand(G, K)
-        cur = inter[g_ix, k_ix, :, target]  # (G,K,S)
-        inter[g_ix, k_ix, :, target] = torch.where(fill[:, :, None],
-                                                   value[:, :, None].expand(G, K, S), cur)
-        if n_cols == 0:
+        fill = (hit & (kind == 0)[:, :, None]).to(i32).neg_()[:, :, None, :]  # (G,K,1,N)
+        real_bits = real.to(i32).neg_()[:, :, None, None]                   # (G,K,1,1)
+        base_b = base[:, None]                                               # (G,1,S,N)
+        torch.bitwise_xor(base_b, value[:, :, None, None], out=inter)
+        inter.bitwise_and_(fill)
+        inter.bitwise_xor_(base_b)
+        inter.bitwise_and_(real_bits)
+        if G == 0 or K == 0 or n_cols == 0:
             return out
         # stored columns: (g,k,j) with bit j of col_mask[g,k] set (k < n_inter)
         # comes from cols[col_first[g,k] + (set bits of (g,k) before j)]
         mask = cv("col_mask", i64, (G, K, W))
         bits = ((mask[:, :, j_n >> 6] >> (j_n & 63)) & 1).bool() & real[:, :, None]  # (G,K,N)
-        first = cv("col_first", i32, (G, K)).long() & 0xFFFFFFFF
-        src = first[:, :, None] + bits.long().cumsum(2) - 1  # (G,K,N)
+        first = cv("col_first", i32, (G, K))  # < max_cols < 2**31 (checked at init)
+        # int32 index arithmetic: half the bytes of the (G,K,N) temporaries
+        src = bits.to(i32).cumsum(2, dtype=i32).add_(first[:, :, None]).sub_(1)  # (G,K,N)
         # invert (g,k,j) -> column into column -> (g,k,j) with one scatter:
         # unset positions go to distinct slots past n_cols, so no index repeats
-        pos = torch.arange(G * K * N, device=dev)
-        slot = torch.where(bits.flatten(), src.flatten().clamp(0, n_cols - 1), pos + n_cols)
-        dest = torch.zeros(n_cols + G * K * N, dtype=i64, device=dev)
-        dest.scatter_(0, slot, pos)
-        dest = dest[:n_cols]
+        pos = self._positions(dev)
+        slot = torch.where(bits, src.clamp_(0, n_cols - 1), pos + n_cols).view(-1).long()
+        dest = torch.zeros(n_cols + G * K * N, dtype=i32, device=dev)
+        dest.scatter_(0, slot, pos.view(-1))
+        dest = dest[:n_cols].long()
         cols = cv("cols", i32, (n_cols, S))
         inter[dest // (K * N), (dest // N) % K, :, dest % N] = cols
         return out
