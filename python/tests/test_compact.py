@@ -228,6 +228,56 @@ def test_bad_layout_checked_before_open(tmp_root):
         assert "layout" in str(e.value)
 
 
+class _FakeEvent:
+    def record(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+
+class _FakeStream:
+    def __init__(self, device=None):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+
+@pytest.mark.parametrize("layout", ["dense", "compact"])
+def test_device_stage_logic_on_cpu(caches, monkeypatch, layout):
+    """The Loader's device path (_DeviceStage: double buffers, prefetch of
+    the next batch, not across an epoch end, host slot held until the copy
+    is done) run with the CPU as the "device" and torch.cuda's streams and
+    events replaced by no-ops (work on the CPU is done when queued): every
+    batch handed out equals the C dense batch while it is the current one."""
+    import contextlib
+    from twincache import loader as tl
+    monkeypatch.setattr(torch.cuda, "Stream", _FakeStream)
+    monkeypatch.setattr(torch.cuda, "Event", _FakeEvent)
+    monkeypatch.setattr(torch.cuda, "stream", lambda s: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _FakeStream())
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    kw = dict(batch_size=13, seed=6, epochs=2, threads=2, slots=4)
+    with twincache.Loader(caches["loader"], **kw) as D, \
+            twincache.Loader(caches["loader"], layout=layout, **kw) as L:
+        L._stage = tl._DeviceStage("cpu", L.layout["bytes"], L._expander)
+        L.device = "cpu"
+        seen = 0
+        for epoch in range(2):
+            for d, b in zip(D, L):
+                assert b.layout == "dense" and b.seq == d.seq and b.n_graphs == d.n_graphs
+                assert b.slab_address in [t.data_ptr() for t in L._stage.buffers]
+                for name, t in d.items():
+                    assert torch.equal(b[name], t), (b.seq, name)
+                seen += 1
+            assert L._next_seq == (epoch + 1) * len(L)
+        assert seen == 2 * len(D) and list(L) == []
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_cuda_compact_equals_dense(caches):
     for name in ("loader", "k_lt_n", "wide"):
