@@ -142,12 +142,14 @@ class _Core:
         slab and layout, and the batch's typed views point into that slab
         (see _capi._check_compact_abi)."""
         L, slab = cb.layout, cb.slab
-        want = [(cb.base, slab + L.base), (cb.cols, slab + L.cols), (cb.col_mask, slab + L.col_mask),
-                (b.base, cb.base), (b.graph_id, cb.graph_id)]
-        if slab is None or slab % 64 or any(a != w for a, w in want) or \
-                not (cb.layout.cols <= cb.used_bytes <= cb.layout.bytes):
-            raise ImportError("twincache: the C compact batch does not match the CompactBatch mirror "
-                              "in python/twincache/_capi.py: update it with the C header")
+        if slab is None:
+            raise ImportError("twincache: a compact batch without a slab: the CompactBatch mirror "
+                              "in python/twincache/_capi.py does not match the C header")
+        want = [(cb.base, slab + L.base), (cb.cols, slab + L.cols),
+                (cb.col_mask, slab + L.col_mask), (b.base, cb.base), (b.graph_id, cb.graph_id)]
+        if slab % 64 or any(x != w for x, w in want) or not L.cols <= cb.used_bytes <= L.bytes:
+            raise ImportError("twincache: the C compact batch does not match the CompactBatch "
+                              "mirror in python/twincache/_capi.py: update it with the C header")
         self.compact_checked = True
 
     def _on_corrupt(self, index, status, user):
