@@ -119,6 +119,47 @@ class Batch(ctypes.Structure):
                 ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p)]
 
 
+# The compact batch (twincache_loader.h, "the compact batch"): arrays of one
+# compact slab, in slab order: (name, layout field, numpy dtype name, shape in
+# G,N,K,S,W). cols is (n_cols, S) of a batch (capacity max_cols); it is not
+# listed here because its row count changes per batch.
+LAYOUT_DENSE, LAYOUT_COMPACT = 0, 1
+COMPACT_ARRAYS = (
+    ("base", "base", "float32", "GSN"),
+    ("adj", "adj", "uint8", "GNN"),
+    ("kind", "kind", "uint8", "GK"),
+    ("graph_id", "graph_id", "uint64", "G"),
+    ("valid", "valid", "uint8", "G"),
+    ("n_nodes", "n_nodes", "uint32", "G"),
+    ("n_inter", "n_inter", "uint32", "G"),
+    ("target", "target", "uint16", "GK"),
+    ("value", "value", "float32", "GK"),
+    ("col_first", "col_first", "uint32", "GK"),
+    ("col_mask", "col_mask", "uint64", "GKW"),
+)
+
+
+class CompactLayout(ctypes.Structure):
+    _fields_ = [("graphs", u32), ("nodes", u32), ("inter", u32), ("samples", u32),
+                ("mask_words", u32), ("max_cols", u64),
+                ("base", c_size_t), ("adj", c_size_t), ("kind", c_size_t), ("graph_id", c_size_t),
+                ("valid", c_size_t), ("n_nodes", c_size_t), ("n_inter", c_size_t),
+                ("target", c_size_t), ("value", c_size_t), ("col_first", c_size_t),
+                ("col_mask", c_size_t), ("cols", c_size_t), ("bytes", c_size_t),
+                ("dense", BatchLayout)]
+
+
+class CompactBatch(ctypes.Structure):
+    _fields_ = [("layout", CompactLayout), ("slab", ctypes.c_void_p), ("used_bytes", c_size_t),
+                ("n_cols", u64),
+                ("base", ctypes.c_void_p), ("adj", ctypes.c_void_p), ("kind", ctypes.c_void_p),
+                ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
+                ("n_nodes", ctypes.c_void_p), ("n_inter", ctypes.c_void_p),
+                ("target", ctypes.c_void_p), ("value", ctypes.c_void_p),
+                ("col_first", ctypes.c_void_p), ("col_mask", ctypes.c_void_p),
+                ("cols", ctypes.c_void_p)]
+
+
 ALLOC_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, c_size_t, ctypes.c_void_p)
 FREE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 CORRUPT_FN = ctypes.CFUNCTYPE(None, u64, ctypes.c_int, ctypes.c_void_p)
@@ -213,7 +254,9 @@ graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
 graph_free = _sig("twincache_graph_free", None, P(Graph))
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)
-batch_layout_init = _sig("twincache_batch_layout_init", None, P(BatchLayout), u32, u32, u32, u32)
+batch_layout_init = _sig("twincache_batch_layout_init", cint, P(BatchLayout), u32, u32, u32, u32)
+compact_layout_init = _sig("twincache_compact_layout_init", cint, P(CompactLayout), P(BatchLayout))
+compact_used_bytes = _sig("twincache_compact_used_bytes", c_size_t, P(CompactLayout), u64)
 options_init = _sig("twincache_loader_options_init", None, P(LoaderOptions))
 loader_open = _sig("twincache_loader_open", cint, cstr, P(LoaderOptions), P(LoaderState), P(vp))
 loader_close = _sig("twincache_loader_close", None, vp)
@@ -255,3 +298,56 @@ def loader_next(handle, out):
         rc = _next_timeout(handle, out, POLL_NS)
         if rc != EAGAIN:
             return rc
+
+
+# ---- the compact structs' mirror check ------------------------------------------------
+# twincache_abi_sizes() predates the compact batch, so its two mirrors are
+# checked here against the C code itself: twincache_compact_layout_init must
+# write exactly sizeof(CompactLayout) bytes, put the dense layout where the
+# mirror has it, and lay the arrays out as COMPACT_ARRAYS says (each 64-byte
+# aligned, in order, cols last). CompactBatch's pointers are checked against
+# its slab and layout on the first batch of every compact loader
+# (loader._Core.check_compact).
+def _align64(x):
+    return (x + 63) & ~63
+
+
+def _check_compact_abi():
+    G, N, K, S = 3, 70, 5, 9  # N > 64: two mask words
+    d = BatchLayout()
+    if batch_layout_init(ctypes.byref(d), G, N, K, S) != OK:
+        raise ImportError("twincache: twincache_batch_layout_init failed in the ABI check")
+    size = ctypes.sizeof(CompactLayout)
+    raw = (u8 * (size + 64))(*([0xAB] * (size + 64)))
+    c = CompactLayout.from_buffer(raw)
+    bad = []
+    if compact_layout_init(c, ctypes.byref(d)) != OK:
+        bad.append("twincache_compact_layout_init failed")
+    if any(b != 0xAB for b in raw[size:]):
+        bad.append(f"C twincache_compact_layout is larger than the mirror ({size} bytes)")
+    if bytes(c.dense) != bytes(d):
+        bad.append("the dense layout is not at the mirror's offset")
+    dims = {"G": G, "N": N, "K": K, "S": S, "W": (N + 63) // 64}
+    if (c.graphs, c.nodes, c.inter, c.samples, c.mask_words, c.max_cols) != \
+            (G, N, K, S, dims["W"], G * K * N):
+        bad.append("dims fields")
+    off = 0
+    for name, field, dtype, code in COMPACT_ARRAYS:
+        if getattr(c, field) != off:
+            bad.append(f"{field} at {getattr(c, field)}, expected {off}")
+        n = 1
+        for ch in code:
+            n *= dims[ch]
+        off = _align64(off + n * {"float32": 4, "uint8": 1, "uint16": 2, "uint32": 4,
+                                  "uint64": 8}[dtype])
+    if c.cols != off or c.bytes != _align64(off + G * K * N * S * 4):
+        bad.append(f"cols at {c.cols} / bytes {c.bytes}, expected {off} / "
+                   f"{_align64(off + G * K * N * S * 4)}")
+    if compact_used_bytes(c, 2) != _align64(c.cols + 2 * S * 4):
+        bad.append("twincache_compact_used_bytes")
+    if bad:
+        raise ImportError(f"twincache: {library_path} does not match the compact mirrors in "
+                          "python/twincache/_capi.py: " + "; ".join(bad))
+
+
+_check_compact_abi()

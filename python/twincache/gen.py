@@ -9,8 +9,9 @@ Keyword arguments become flags: nodes=(10, 20) -> --nodes 10:20, edge_prob=0.3 -
 and summary go to this process's stderr as they are printed (progress=False
 passes --quiet). Rerunning the same call resumes an interrupted cache.
 
-The program is found, first match wins: $TWINCACHE_GEN; next to the library
-(same folder, ../bin of an installed prefix, or the gen/, tools/, train/
+A program is found, first match wins: $TWINCACHE_GEN (TWINCACHE_LOADER_BENCH for
+twincache-loader-bench, ...); next to the library
+(same folder, ../bin of an installed prefix, or the gen/, tools/, train/, bench/
 folders of the build tree holding the library); PATH.
 """
 import os
@@ -23,12 +24,13 @@ from .errors import Error, InvalidArgument
 
 def find_program(name="twincache-gen"):
     """Path of a twincache program (see the module text for the order)."""
-    env = os.environ.get("TWINCACHE_" + name.split("-", 1)[1].upper().replace("-", "_"))
+    var = "TWINCACHE_" + name.split("-", 1)[1].upper().replace("-", "_")
+    env = os.environ.get(var)
     if env:
         return env
     libdir = os.path.dirname(os.path.realpath(_capi.library_path))
     # installed: PREFIX/lib/../bin; build tree: the programs' component folders
-    for sub in (".", os.path.join("..", "bin"), "gen", "tools", "train"):
+    for sub in (".", os.path.join("..", "bin"), "gen", "tools", "train", "bench"):
         cand = os.path.join(libdir, sub, name)
         if os.access(cand, os.X_OK):
             return os.path.normpath(cand)
@@ -36,7 +38,7 @@ def find_program(name="twincache-gen"):
     if found:
         return found
     raise Error(f"{name} not found next to {_capi.library_path} nor on PATH: build it "
-                f"(cmake --build build/rel) or set TWINCACHE_GEN=/path/to/{name}")
+                f"(cmake --build build/rel) or set {var}=/path/to/{name}")
 
 
 def _flag_value(v):

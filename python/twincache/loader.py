@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from . import _capi as C
+from . import compact as _compact
 from .cache import check_path
 from .errors import Closed, InvalidArgument, TooManyHeld, check, error_from_status
 
@@ -39,6 +40,7 @@ except ImportError:  # numpy-only use
     _Base = object
 
 _CORRUPT = {"fail": 0, "skip": 1}
+_LAYOUTS = {"dense": C.LAYOUT_DENSE, "compact": C.LAYOUT_COMPACT}
 
 
 def _cuda_usable():
@@ -104,6 +106,7 @@ class _Core:
         self._free_cb = C.FREE_FN(self._free)
         opts.alloc, opts.free = self._alloc_cb, self._free_cb
         self.corrupt = []  # (index, status) of skipped graphs
+        self.compact_checked = False
         self._corrupt_cb = C.CORRUPT_FN(self._on_corrupt)
         opts.on_corrupt = self._corrupt_cb
         rc = C.loader_open(bpath, ctypes.byref(opts), ctypes.byref(state) if state else None,
@@ -133,6 +136,21 @@ class _Core:
 
     def _free(self, ptr, user):
         self.slabs.pop(ptr, None)  # arrays still alive keep their own reference
+
+    def check_compact(self, b, cb):
+        """Once per loader: the CompactBatch mirror's pointers agree with its
+        slab and layout, and the batch's typed views point into that slab
+        (see _capi._check_compact_abi)."""
+        L, slab = cb.layout, cb.slab
+        if slab is None:
+            raise ImportError("twincache: a compact batch without a slab: the CompactBatch mirror "
+                              "in python/twincache/_capi.py does not match the C header")
+        want = [(cb.base, slab + L.base), (cb.cols, slab + L.cols),
+                (cb.col_mask, slab + L.col_mask), (b.base, cb.base), (b.graph_id, cb.graph_id)]
+        if slab % 64 or any(x != w for x, w in want) or not L.cols <= cb.used_bytes <= L.bytes:
+            raise ImportError("twincache: the C compact batch does not match the CompactBatch "
+                              "mirror in python/twincache/_capi.py: update it with the C header")
+        self.compact_checked = True
 
     def _on_corrupt(self, index, status, user):
         self.corrupt.append((index, status))  # list.append is atomic under the GIL
@@ -168,7 +186,18 @@ class Batch:
     with device="cuda") or a numpy array (output="numpy"); batch.numpy[name]
     is always the zero-copy numpy view of the host slab (None on a device
     batch whose host slot went back to the loader).
-    Scalars: seq, epoch, n_graphs (< G only for a kept last partial batch)."""
+    Scalars: seq, epoch, n_graphs (< G only for a kept last partial batch).
+
+    layout="compact" host batches (batch.layout == "compact") have the
+    compact fields instead (twincache.compact: base, adj, kind, graph_id,
+    valid, n_nodes, n_inter, target (G,K), value (G,K), col_first, col_mask,
+    cols (n_cols,S); torch views of uint16/32/64 arrays are int16/32/64),
+    plus n_cols and used_bytes; batch.expand() gives the dense batch."""
+
+    layout = "dense"
+    n_cols = used_bytes = None
+    _expander = None
+    _output = "torch"
 
     def __init__(self, fields, numpy_views, seq, epoch, n_graphs, hold, slab_address, offsets):
         self._fields = fields
@@ -177,6 +206,57 @@ class Batch:
         self._hold = hold
         self.slab_address = slab_address  # host slab (device batches: the device buffer)
         self.offsets = offsets            # name -> byte offset in the slab
+
+    def expand(self, device=None, output=None):
+        """A compact batch expanded to the dense layout: a new Batch with the
+        dense fields (names, shapes, dtypes of a dense batch; bit for bit the
+        dense batch the C loader gives for the same options), in a new slab
+        on `device` (None = the CPU). Only the used prefix of the compact
+        slab is moved (one copy); the expansion runs there in torch ops, on
+        the current stream. output: "torch" or "numpy" (CPU only); default:
+        the loader's output on the CPU, torch elsewhere. The result holds no
+        slot. Needs torch."""
+        if self.layout != "compact":
+            raise InvalidArgument("expand() is for layout='compact' batches; this batch is dense")
+        if torch is None:
+            raise InvalidArgument("expand() needs PyTorch installed")
+        dev = torch.device(device) if device is not None else torch.device("cpu")
+        if output is None:
+            output = self._output if dev.type == "cpu" else "torch"
+        if output not in ("torch", "numpy") or (output == "numpy" and dev.type != "cpu"):
+            raise InvalidArgument(f"output must be 'torch' (or 'numpy' on the CPU), got {output!r}")
+        ex = self._expander
+        src = self._source_tensor()
+        if dev.type == "cpu":
+            c = src
+        else:
+            c = torch.empty(self.used_bytes, dtype=torch.uint8, device=dev)
+        dense = ex.new_dense(dev)
+        # blocking: the caller may release this batch's slot right after
+        _compact.stage(ex, src, self.used_bytes, self.n_cols, c, dense, non_blocking=False)
+        fields = ex.dense_fields(dense)
+        views = {}
+        if dev.type == "cpu":
+            views = {n: (t.numpy() if t.dtype != torch.int64 else t.numpy().view(np.uint64))
+                     for n, t in fields.items()}
+            if output == "numpy":
+                fields = views
+        return Batch(fields, views, self.seq, self.epoch, self.n_graphs, None, dense.data_ptr(),
+                     ex.dense_offsets)
+
+    def _source_tensor(self):
+        """The compact slab as a uint8 torch tensor (zero-copy; the pinned
+        tensor itself when the slots are pinned)."""
+        t = self.__dict__.get("_memory_tensor")
+        if t is None:
+            keep, mem = self._slab_keep
+            if isinstance(keep, torch.Tensor):
+                start = self.slab_address - keep.data_ptr()
+                t = keep[start:start + mem.nbytes]
+            else:
+                t = torch.from_numpy(mem)
+            self._memory_tensor = t
+        return t
 
     def __getattr__(self, name):
         fields = self.__dict__.get("_fields")
@@ -228,13 +308,27 @@ class _DeviceStage:
     old batch comes before it. So a device batch is valid until the next batch
     is taken, in stream order: work queued on it before asking for the next
     one is safe (as for a C batch until the next next()); clone() what you
-    keep longer. The host slot is held until its copy is done."""
+    keep longer. The host slot is held until its copy is done.
 
-    def __init__(self, device, nbytes):
+    layout="compact" (expander given): the copy moves only the used prefix of
+    the compact slab into one of two compact device buffers, and the
+    expansion (twincache.compact, the same torch code the CPU tests check
+    bit for bit) writes the paired dense device buffer, both on the copy
+    stream after the same wait; the caller gets dense device batches."""
+
+    def __init__(self, device, nbytes, expander=None):
         self.device = torch.device(device)
         self.stream = torch.cuda.Stream(device=self.device)
         self.nbytes = nbytes
-        self.buffers = [torch.empty(nbytes, dtype=torch.uint8, device=self.device) for _ in range(2)]
+        self.expander = expander
+        if expander is None:
+            self.buffers = [torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+                            for _ in range(2)]
+        else:  # compact copies at capacity; dense outputs with their gaps zeroed once
+            self.cbuffers = [torch.empty(expander.bytes, dtype=torch.uint8, device=self.device)
+                             for _ in range(2)]
+            self.buffers = [expander.new_dense(self.device) for _ in range(2)]
+            torch.cuda.synchronize(self.device)  # the buffers' zeroing is on the default stream
         self.turn = 0
         self.pending = []  # (copy-done event, host batch): host slot held until the copy ends
 
@@ -256,10 +350,14 @@ class _DeviceStage:
         compute = torch.cuda.current_stream(self.device)
         freed = torch.cuda.Event()
         freed.record(compute)  # everything queued on the buffer's previous batch is before this
-        src = host._memory_tensor
+        src = host._source_tensor()
         with torch.cuda.stream(self.stream):
             self.stream.wait_event(freed)
-            buf[:src.numel()].copy_(src, non_blocking=True)
+            if self.expander is None:
+                buf[:src.numel()].copy_(src, non_blocking=True)
+            else:  # temporaries of the expansion live and die on this stream
+                _compact.stage(self.expander, src, host.used_bytes, host.n_cols,
+                               self.cbuffers[i], buf)
             done = torch.cuda.Event()
             done.record(self.stream)
         self.pending.append((done, host))
@@ -272,7 +370,8 @@ class Loader(_Base):
 
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
            world_size=None, threads=2, drop_last=False, index_range=None,
-           corrupt="fail", device=None, output=None, slots=0, pin_memory=None)
+           corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
+           layout="dense")
 
     rank/world_size: None = torch.distributed when initialised, else the
     RANK/WORLD_SIZE environment variables, else 0/1. Rank r of W takes every
@@ -283,6 +382,15 @@ class Loader(_Base):
     output: "torch" (default when torch is installed) or "numpy".
     pin_memory: None = pinned when CUDA is usable. slots: ring depth
     (0 = 2*threads+2), i.e. how many batches may be held at once.
+    layout: "dense" (default) or "compact" (twincache.compact): the C loader
+    writes compact slabs (base worlds plus only the changed columns of each
+    twin world). Host batches then have the compact fields (zero-copy) and
+    batch.expand(device) gives the dense batch. With device="cuda" only the
+    used prefix of each compact slab crosses PCIe and the expansion runs on
+    the GPU: the batches handed out are dense device batches, as with
+    layout="dense". device="cuda" does not switch to compact by itself: the
+    compact device path has been checked on the CPU only (the same torch
+    code, bit for bit); pass layout="compact" to use it.
     Every argument is checked before the cache is opened (InvalidArgument).
 
     Use from one thread. With torch's DataLoader: DataLoader(loader,
@@ -290,7 +398,7 @@ class Loader(_Base):
 
     def __init__(self, path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
-                 device=None, output=None, slots=0, pin_memory=None):
+                 device=None, output=None, slots=0, pin_memory=None, layout="dense"):
         def integer(name, v, lo, hi):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise InvalidArgument(f"{name} must be an int, not {type(v).__name__}")
@@ -348,6 +456,12 @@ class Loader(_Base):
             if output != "torch":
                 raise InvalidArgument("device='cuda' gives torch tensors: use output='torch'")
         self.device = device
+        if not isinstance(layout, str) or layout not in _LAYOUTS:
+            raise InvalidArgument(f"layout must be 'dense' or 'compact', got {layout!r}")
+        if layout == "compact" and device is not None and torch is None:
+            raise InvalidArgument("layout='compact' with a device needs PyTorch installed")
+        self.batch_layout = layout
+        self._expander = None
         if pin_memory is None:
             pin_memory = _cuda_usable()
         if pin_memory and not _cuda_usable():
@@ -375,6 +489,7 @@ class Loader(_Base):
         o.release_on_any_thread = 0
         o.index_begin, o.index_end = self.index_range
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
+        o.layout = _LAYOUTS[self.batch_layout]
         return o
 
     def _open(self, state):
@@ -386,10 +501,14 @@ class Loader(_Base):
         lay = self._core.layout
         self.layout = {f: getattr(lay, f) for f, _ in C.BatchLayout._fields_}
         self._make_specs(lay)
+        if self.batch_layout == "compact" and self._expander is None:
+            cl = C.CompactLayout()
+            check(C.compact_layout_init(ctypes.byref(cl), ctypes.byref(lay)), "compact layout")
+            self._expander = _compact.Expander(cl, self._specs)
         self.slot_count = self.slots or 2 * self.threads + 2
         self._next_seq = state.next_seq if state else 0
         if self.device is not None and self._stage is None:
-            self._stage = _DeviceStage(self.device, lay.bytes)
+            self._stage = _DeviceStage(self.device, lay.bytes, self._expander)
 
     def _drop_inflight(self):
         self._inflight = None
@@ -507,6 +626,8 @@ class Loader(_Base):
 
     def _wrap(self, core, out):
         b = out.contents
+        if self._expander is not None:
+            return self._wrap_compact(core, out, b)
         slab, nbytes = b.slab, self.layout["bytes"]
         hold = _Hold(core, out)
         keep, raw = core.slabs[slab]
@@ -519,13 +640,29 @@ class Loader(_Base):
         else:
             fields = views
         batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, slab, self._offsets)
+        batch._slab_keep = (keep, mem)
         if self._stage is not None:
-            if isinstance(keep, torch.Tensor):
-                # the pinned tensor itself, sliced: torch then knows it is pinned
-                start = slab - keep.data_ptr()
-                batch._memory_tensor = keep[start:start + nbytes]
-            else:
-                batch._memory_tensor = torch.from_numpy(mem)
+            batch._source_tensor()
+        return batch
+
+    def _wrap_compact(self, core, out, b):
+        cb = ctypes.cast(b.compact, ctypes.POINTER(C.CompactBatch)).contents
+        if not core.compact_checked:
+            core.check_compact(b, cb)
+        ex = self._expander
+        slab, n_cols, used = cb.slab, int(cb.n_cols), int(cb.used_bytes)
+        hold = _Hold(core, out)
+        keep, raw = core.slabs[slab]
+        mem = np.asarray(_Memory(slab, ex.bytes, keep, hold))
+        views = ex.numpy_views(mem, n_cols)
+        if self.output == "torch":  # int16/32/64 views of the unsigned arrays
+            from_numpy = torch.from_numpy
+            fields = {n: from_numpy(v.view(_compact._signed(v.dtype))) for n, v in views.items()}
+        else:
+            fields = views
+        batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, slab, ex.offsets)
+        batch.layout, batch.n_cols, batch.used_bytes = "compact", n_cols, used
+        batch._expander, batch._output, batch._slab_keep = ex, self.output, (keep, mem)
         return batch
 
     def _device_batch(self, buf, host):
@@ -609,4 +746,5 @@ class Loader(_Base):
 
     def __repr__(self):
         return (f"twincache.Loader({self.path!r}, batch_size={self.batch_size}, rank={self.rank}/"
-                f"{self.world_size}, threads={self.threads}, device={self.device})")
+                f"{self.world_size}, threads={self.threads}, device={self.device}, "
+                f"layout={self.batch_layout!r})")
