@@ -33,6 +33,10 @@ struct twincache_dctx {
   size_t tmp_cap;
   tc_dag dag;
   uint32_t ncols[TWINCACHE_MAX_INTER]; /* stored columns per intervention */
+  /* the intervention records of the last view, decoded */
+  uint16_t target[TWINCACHE_MAX_INTER];
+  uint8_t kind[TWINCACHE_MAX_INTER];
+  float value[TWINCACHE_MAX_INTER];
 };
 
 /* The header, decoded. */
@@ -392,8 +396,9 @@ void twincache_dctx_free(twincache_dctx *d) {
 
 /* The payload's sections, located and validated. */
 typedef struct tc_sections {
-  const uint8_t *weight, *mlp, *noise, *norm, *rec, *base, *cols;
+  const uint8_t *adj, *weight, *mlp, *noise, *norm, *rec, *masks, *base, *cols;
   uint32_t edges;
+  uint64_t cols_total; /* stored columns, all interventions */
 } tc_sections;
 
 /* Walks the payload with bounds checks; fills d->dag, d->ncols and *x. */
@@ -410,6 +415,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   } while (0)
   const uint8_t *adj;
   TAKE(adj, (uint64_t)n * rb);
+  x->adj = adj;
   tc_dag *w = &d->dag;
   uint8_t last_mask = (uint8_t)((n & 7) ? (1u << (n & 7)) - 1 : 0xffu);
   x->edges = 0;
@@ -434,6 +440,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   TAKE(x->rec, 8ull * h->k);
   const uint8_t *masks;
   TAKE(masks, (uint64_t)h->k * rb);
+  x->masks = masks;
   uint64_t cols_total = 0;
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
@@ -450,6 +457,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   }
   TAKE(x->base, 4ull * n * h->s);
   TAKE(x->cols, 4ull * cols_total * h->s);
+  x->cols_total = cols_total;
 #undef TAKE
   return q == end ? TWINCACHE_OK : TWINCACHE_ECORRUPT;
 }
@@ -572,35 +580,91 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   }
 }
 
-int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g) {
-  if (!d || !src || !g) return TWINCACHE_EINVAL;
-  tc_frame_hdr h;
-  int rc = header_read(src, size, &h);
-  if (rc != TWINCACHE_OK) return rc;
-  if (h.n > g->cap_nodes || h.s > g->cap_samples || h.k > g->cap_inter || h.h > g->cap_hidden ||
-      g->ld < h.n || g->ld_adj < h.n)
-    return TWINCACHE_ETOOBIG;
+/* Decompresses and parses the payload of a frame whose header is *h: fills
+ * d->dag, d->ncols and *x, whose sample sections point into d->buf, or
+ * into d->tmp when the samples are stored as byte planes. */
+static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *h,
+                        tc_sections *x) {
+  int rc;
   const uint8_t *z = (const uint8_t *)src + TC_FRAME_HEADER_BYTES;
-  unsigned long long content = ZSTD_getFrameContentSize(z, h.compressed_bytes);
-  if (content != h.decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
-  if ((rc = buf_grow(&d->buf, &d->buf_cap, h.decoded_bytes)) != TWINCACHE_OK) return rc;
-  size_t got = ZSTD_decompressDCtx(d->z, d->buf, h.decoded_bytes, z, h.compressed_bytes);
+  unsigned long long content = ZSTD_getFrameContentSize(z, h->compressed_bytes);
+  if (content != h->decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
+  if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK) return rc;
+  size_t got = ZSTD_decompressDCtx(d->z, d->buf, h->decoded_bytes, z, h->compressed_bytes);
   if (ZSTD_isError(got)) {
     ZSTD_ErrorCode e = ZSTD_getErrorCode(got);
     if (e == ZSTD_error_checksum_wrong) return TWINCACHE_ECHECKSUM;
     if (e == ZSTD_error_memory_allocation) return TWINCACHE_ENOMEM;
     return TWINCACHE_ECORRUPT;
   }
-  if (got != h.decoded_bytes) return TWINCACHE_ECORRUPT;
-  tc_sections x;
-  if ((rc = payload_parse(d, &h, d->buf, got, &x)) != TWINCACHE_OK) return rc;
-  if (h.codec & TC_FRAME_CODEC_SHUFFLE) {
-    size_t floats = (size_t)(d->buf + got - x.base) / 4;
+  if (got != h->decoded_bytes) return TWINCACHE_ECORRUPT;
+  if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK) return rc;
+  if (h->codec & TC_FRAME_CODEC_SHUFFLE) {
+    size_t floats = (size_t)(d->buf + got - x->base) / 4;
     if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK) return rc;
-    planes_join(d->tmp, x.base, floats);
-    x.cols = d->tmp + (x.cols - x.base);
-    x.base = d->tmp;
+    planes_join(d->tmp, x->base, floats);
+    x->cols = d->tmp + (x->cols - x->base);
+    x->base = d->tmp;
   }
+  return TWINCACHE_OK;
+}
+
+int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g) {
+  if (!d || !src || !g) return TWINCACHE_EINVAL;
+  tc_frame_hdr h;
+  tc_sections x;
+  int rc = header_read(src, size, &h);
+  if (rc != TWINCACHE_OK) return rc;
+  if (h.n > g->cap_nodes || h.s > g->cap_samples || h.k > g->cap_inter || h.h > g->cap_hidden ||
+      g->ld < h.n || g->ld_adj < h.n)
+    return TWINCACHE_ETOOBIG;
+  if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
   graph_fill(d, &h, &x, g);
   return TWINCACHE_OK;
+}
+
+int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
+                                twincache_frame_view *v) {
+  if (!d || !src || !v) return TWINCACHE_EINVAL;
+  tc_frame_hdr h;
+  tc_sections x;
+  int rc = header_read(src, size, &h);
+  if (rc != TWINCACHE_OK) return rc;
+  if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
+  uint32_t n = h.n;
+  for (uint32_t k = 0; k < h.k; k++) { /* payload_parse checked every record */
+    const uint8_t *r = x.rec + 8 * (size_t)k;
+    d->target[k] = tc_load_u16(r);
+    d->kind[k] = r[2];
+    d->value[k] = get_f32(r + 4);
+  }
+  v->index = h.index;
+  v->n_nodes = n;
+  v->n_samples = h.s;
+  v->n_inter = h.k;
+  v->n_hidden = h.h;
+  v->mechanism = h.mechanism;
+  v->noise = h.noise;
+  v->flags = h.flags;
+  v->set_bytes = (n + 7) / 8;
+  v->n_edges = x.edges;
+  v->n_cols = x.cols_total;
+  v->adj = x.adj;
+  v->weight = x.weight;
+  v->mlp = x.mlp;
+  v->noise_scale = x.noise;
+  v->norm_mean = x.norm;
+  v->norm_std = x.norm ? x.norm + 4 * (size_t)n : NULL;
+  v->target = d->target;
+  v->kind = d->kind;
+  v->value = d->value;
+  v->n_cols_of = d->ncols;
+  v->desc = x.masks;
+  v->base = x.base;
+  v->cols = x.cols;
+  return TWINCACHE_OK;
+}
+
+void twincache_frame_view_base_rows(const twincache_frame_view *v, float *dst, uint32_t ld) {
+  base_transpose(dst, ld, v->base, v->n_nodes, v->n_samples);
 }

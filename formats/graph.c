@@ -102,29 +102,36 @@ int twincache_graph_is_dag(const uint8_t *adj, uint32_t n, uint32_t ld_adj) {
   return tail == n; /* a self-loop keeps its node's in-degree above 0 */
 }
 
-/* tc_dag_close for n <= 64: one word per set (the common, per-frame case). */
+/* tc_dag_close for n <= 64: one word per set (the common, per-frame case).
+ * Warshall's closure on bitsets: after step k, r[i] holds every node
+ * reachable from i through intermediate nodes <= k, so at the end r[i] is
+ * i's strict descendants, and a cycle (a self-loop included) shows as i in
+ * r[i]. Step k ORs r[k] into every r[i] holding k: no branch on the data,
+ * four words per vector (GCC/Clang vector extension, SSE2 pairs on baseline
+ * x86-64). n*n/4 vector steps, skipping sinks; Kahn's order plus a reverse
+ * pass (the n > 64 path below) walks set bits in loops that mispredict:
+ * 2.3 -> 1.2 us per graph at N=50 (ER p=0.1), 0.32 -> 0.10 us at N=10
+ * (p=0.3), one core of the CI-class VM. */
+typedef uint64_t tc_v4u64 __attribute__((vector_size(32), aligned(8)));
 static int dag_close_small(tc_dag *w, uint32_t n) {
-  uint32_t head = 0, tail = 0;
-  for (uint32_t j = 0; j < n; j++) w->indeg[j] = 0;
-  for (uint32_t i = 0; i < n; i++)
-    for (uint64_t m = w->child[i][0]; m; m &= m - 1) w->indeg[__builtin_ctzll(m)]++;
-  for (uint32_t j = 0; j < n; j++)
-    if (w->indeg[j] == 0) w->order[tail++] = (uint16_t)j;
-  while (head < tail) {
-    uint32_t i = w->order[head++];
-    for (uint64_t m = w->child[i][0]; m; m &= m - 1) {
-      uint32_t j = (uint32_t)__builtin_ctzll(m);
-      if (--w->indeg[j] == 0) w->order[tail++] = (uint16_t)j;
-    }
+  tc_v4u64 r[16]; /* (64) reach sets, 4 per vector */
+  uint64_t reach[64], bad = 0;
+  uint32_t nv = (n + 3) / 4;
+  for (uint32_t i = 0; i < 4 * nv; i++) reach[i] = i < n ? w->child[i][0] : 0;
+  memcpy(r, reach, sizeof(uint64_t) * 4 * nv);
+  for (uint32_t k = 0; k < n; k++) {
+    uint64_t rk;
+    memcpy(&rk, (const uint64_t *)(const void *)r + k, sizeof rk);
+    if (!rk) continue; /* a sink adds nothing */
+    const tc_v4u64 zero = {0, 0, 0, 0};
+    for (uint32_t v = 0; v < nv; v++) r[v] |= (zero - ((r[v] >> k) & 1)) & rk;
   }
-  if (tail != n) return -1;
-  for (uint32_t t = n; t-- > 0;) {
-    uint32_t i = w->order[t];
-    uint64_t d = (uint64_t)1 << i;
-    for (uint64_t m = w->child[i][0]; m; m &= m - 1) d |= w->desc[__builtin_ctzll(m)][0];
-    w->desc[i][0] = d;
+  memcpy(reach, r, sizeof(uint64_t) * 4 * nv);
+  for (uint32_t i = 0; i < n; i++) {
+    bad |= (reach[i] >> i) & 1;
+    w->desc[i][0] = reach[i] | (uint64_t)1 << i;
   }
-  return 0;
+  return bad ? -1 : 0;
 }
 
 /* Kahn's order on bitsets, then descendants in reverse topological order.

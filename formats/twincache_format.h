@@ -196,6 +196,55 @@ int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t
  * at the largest size. On error g's arrays may be partly written. */
 int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g);
 
+/* A decoded frame's sections, read-only, as the payload stores them
+ * (FORMAT.md, "Graph frame"), for a reader that builds its own layout
+ * without the dense twin worlds of twincache_graph (the loader's compact
+ * batch). Set bits are in the packed little-endian order of the format:
+ * bit j of a set of R = (N+7)/8 bytes is bit j%8 of byte j/8, and bits past
+ * node N-1 are 0. Float sections are little-endian float32 at any byte
+ * alignment: read them with memcpy, never through a float pointer. */
+typedef struct twincache_frame_view {
+  uint64_t index;
+  uint32_t n_nodes, n_samples, n_inter, n_hidden; /* N, S, K, H */
+  uint8_t mechanism, noise, flags;
+  uint32_t set_bytes;          /* R = (N+7)/8: bytes of one node set */
+  uint32_t n_edges;            /* E */
+  uint64_t n_cols;             /* C: stored twin columns, all interventions */
+  const uint8_t *adj;          /* (N, R) children of node i: row i */
+  const uint8_t *weight;       /* (E) f32: linear weight of each edge, edges row-major */
+  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when MLP, else NULL */
+  const uint8_t *noise_scale;  /* (N) f32 */
+  const uint8_t *norm_mean;    /* (N) f32 when STANDARDIZED, else NULL */
+  const uint8_t *norm_std;     /* (N) f32 when STANDARDIZED, else NULL */
+  /* interventions, decoded (aligned, native order) */
+  const uint16_t *target;      /* (K) */
+  const uint8_t *kind;         /* (K) enum twincache_inter_kind */
+  const float *value;          /* (K) */
+  const uint32_t *n_cols_of;   /* (K) stored columns of intervention k; they sum to C */
+  const uint8_t *desc;         /* (K, R) target k and its descendants */
+  const uint8_t *base;         /* (N, S) f32: the base world column-major, column j = node j */
+  /* (C, S) f32: per intervention k in order, the column of every node of
+   * desc[k] in increasing node order, except a DO target's (whose column is
+   * value[k] in every row): twin world k equals base but for these columns */
+  const uint8_t *cols;
+} twincache_frame_view;
+
+/* Decodes one frame into *v without building any world: the same
+ * validation as twincache_frame_decode (header, sizes, zstd content
+ * checksum, the DAG, intervention records and descendant sets), no
+ * capacities (call twincache_frame_peek first to refuse sizes before
+ * decompressing). Both codecs: byte-plane shuffled samples are joined into
+ * the context's scratch. v's pointers point into d and stay valid until the
+ * next decode call on d or its free; v is unspecified on error. Returns 0,
+ * TWINCACHE_EINVAL (a NULL argument), TWINCACHE_ECORRUPT,
+ * TWINCACHE_ECHECKSUM, TWINCACHE_EVERSION or TWINCACHE_ENOMEM. */
+int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
+                                twincache_frame_view *v);
+
+/* Writes the base world of a view as S rows of ld floats, dst (S, ld):
+ * dst[s*ld + j] = base sample s of node j, 0 for j in [N, ld). ld >= N. */
+void twincache_frame_view_base_rows(const twincache_frame_view *v, float *dst, uint32_t ld);
+
 /* ---- chunk records -------------------------------------------------------- */
 /* A chunk is: a header, an offset table of count+1 uint32, then count frames.
  * The builder appends encoded frames to a growing buffer it owns. */

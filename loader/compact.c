@@ -2,14 +2,13 @@
  * batch"): base worlds plus, per twin world, only the columns its
  * intervention changed, packed at the end of the slab.
  *
- * Filling: each graph is decoded into a per-thread dense scratch graph with
- * twincache_frame_decode, then its changed columns (the target and its
- * descendants, twincache_graph_descendants) are picked out of the scratch
- * twin worlds. Correctness first: a direct decode-to-compact (copying the
- * frame's stored columns, which are exactly these, without building the K
- * dense twin blocks) would save writing and re-reading K*S*N floats per
- * graph in the scratch (25.6 KB at N=10, K=10, S=64; 640 KB at N=K=50), i.e.
- * most of a decode thread's memory traffic; it needs a hook in formats/. */
+ * Filling: a frame's stored twin columns are exactly the compact layout's
+ * columns (per intervention, the target and its descendants in increasing
+ * node order, minus a do() target, whose column is the value), so a graph is
+ * decoded into a view of its sections (twincache_frame_decode_view) and
+ * written straight into the slab: the base transposed (N,S) -> (S,N), all
+ * stored columns in one memcpy, masks from the descendant sets, adjacency
+ * rows from the child sets. No dense twin world is ever built. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,36 +121,28 @@ void tc_compact_slot_close(twincache_batch *b, void (*free_fn)(void *, void *), 
   b->compact = NULL;
 }
 
-int tc_compact_scratch_init(twincache_graph *g) {
-  size_t N = g->cap_nodes, S = g->cap_samples, K = g->cap_inter;
-  g->ld = g->ld_adj = g->cap_nodes;
-  g->base = malloc(S * N * sizeof(float));
-  g->inter = malloc((K ? K : 1) * S * N * sizeof(float));
-  g->adj = malloc(N * N);
-  return g->base && g->inter && g->adj ? TWINCACHE_OK : TWINCACHE_ENOMEM;
+/* Bits [0, 8*nbytes) of a packed little-endian set, nbytes <= 8, as a word. */
+static uint64_t load_set_word(const uint8_t *p, uint32_t nbytes) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < nbytes; b++) v |= (uint64_t)p[b] << (8 * b);
+  return v;
 }
 
-void tc_compact_scratch_free(twincache_graph *g) {
-  free(g->base);
-  free(g->inter);
-  free(g->adj);
-  g->base = g->inter = NULL;
-  g->adj = NULL;
-}
-
-/* 1 when column j of the world block blk (S,N) is the float v in every row,
- * bit for bit. */
-static int column_is(const float *blk, size_t N, size_t S, size_t j, float v) {
-  for (size_t s = 0; s < S; s++)
-    if (memcmp(&blk[s * N + j], &v, sizeof v) != 0) return 0;
-  return 1;
+/* Words [0, W) of a packed set of R bytes (0 beyond it). */
+static void load_set(uint64_t *words, size_t W, const uint8_t *set, uint32_t R) {
+  for (size_t q = 0; q < W; q++) {
+    uint32_t at = (uint32_t)q * 8;
+    words[q] = at < R ? load_set_word(set + at, R - at < 8 ? R - at : 8) : 0;
+  }
 }
 
 int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, uint64_t index,
-                            twincache_graph *gr, twincache_compact_batch *cb, uint32_t pos) {
+                            const twincache_graph *caps, twincache_compact_batch *cb,
+                            uint32_t pos) {
   const twincache_compact_layout *L = &cb->layout;
   size_t N = L->nodes, K = L->inter, S = L->samples, W = L->mask_words;
-  uint8_t desc[TWINCACHE_MAX_NODES];
+  twincache_frame_view v;
+  uint32_t n, s_n, k_n, h_n;
   int rc;
 
   if (pos == 0) { /* a new batch */
@@ -159,43 +150,51 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
     cb->used_bytes = twincache_compact_used_bytes(L, 0);
   }
   uint64_t cursor = cb->n_cols;
-  if ((rc = twincache_frame_decode(d, frame, size, gr)) != TWINCACHE_OK) return rc;
-  uint32_t n = gr->n_nodes, k_n = gr->n_inter;
-  if (gr->index != index || gr->n_samples != S || n == 0 || n > N || k_n > K) return TWINCACHE_ECORRUPT;
-  for (uint32_t k = 0; k < k_n; k++)
-    if (gr->target[k] >= n || gr->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
-
-  /* all checks are done; a retry of this position rewrites all of it */
-  for (uint32_t k = 0; k < K; k++) {
-    uint64_t *mask = cb->col_mask + ((size_t)pos * K + k) * W;
-    memset(mask, 0, W * sizeof *mask);
-    cb->col_first[(size_t)pos * K + k] = (uint32_t)cursor;
-    if (k >= k_n) continue;
-    uint32_t t = gr->target[k];
-    const float *blk = gr->inter + (size_t)k * S * N;
-    twincache_graph_descendants(gr->adj, n, (uint32_t)N, t, desc);
-    for (uint32_t j = 0; j < n; j++) {
-      if (!desc[j]) continue;
-      /* a do() target's column is the value: the expansion fills it */
-      if (j == t && gr->kind[k] == TWINCACHE_DO && column_is(blk, N, S, j, gr->value[k])) continue;
-      if (cursor >= L->max_cols) return TWINCACHE_ECORRUPT;
-      mask[j >> 6] |= 1ull << (j & 63);
-      float *dst = cb->cols + cursor * S;
-      for (size_t s = 0; s < S; s++) dst[s] = blk[s * N + j];
-      cursor++;
-    }
+  /* the capacities, before decompressing (as twincache_frame_decode) */
+  if ((rc = twincache_frame_peek(frame, size, NULL, &n, &s_n, &k_n, &h_n)) != TWINCACHE_OK) return rc;
+  if (n > caps->cap_nodes || s_n > caps->cap_samples || k_n > caps->cap_inter || h_n > caps->cap_hidden)
+    return TWINCACHE_ETOOBIG;
+  if ((rc = twincache_frame_decode_view(d, frame, size, &v)) != TWINCACHE_OK) return rc;
+  n = v.n_nodes;
+  k_n = v.n_inter;
+  if (v.index != index || v.n_samples != S || n == 0 || n > N || k_n > K) return TWINCACHE_ECORRUPT;
+  uint64_t cols = 0;
+  for (uint32_t k = 0; k < k_n; k++) {
+    if (v.target[k] >= n || v.kind[k] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+    cols += v.n_cols_of[k];
   }
-  /* the decoder wrote every column of the S base rows (padding 0) and of the
-   * first n adj rows */
-  memcpy(cb->base + (size_t)pos * S * N, gr->base, S * N * sizeof(float));
-  uint8_t *adj = cb->adj + (size_t)pos * N * N;
-  memcpy(adj, gr->adj, (size_t)n * N);
-  memset(adj + (size_t)n * N, 0, (N - n) * N);
+  if (cols != v.n_cols || v.n_cols > L->max_cols - cursor) return TWINCACHE_ECORRUPT;
+
+  /* all checks are done; a retry of this position rewrites all of it.
+   * The frame's columns are in (k, j) order: the slab's order. */
+  memcpy(cb->cols + cursor * S, v.cols, (size_t)v.n_cols * S * sizeof(float));
   for (uint32_t k = 0; k < K; k++) {
     size_t gk = (size_t)pos * K + k;
-    cb->kind[gk] = k < k_n ? gr->kind[k] : 0;
-    cb->target[gk] = k < k_n ? gr->target[k] : 0;
-    cb->value[gk] = k < k_n ? gr->value[k] : 0.0f;
+    uint64_t *mask = cb->col_mask + gk * W;
+    cb->col_first[gk] = (uint32_t)cursor;
+    if (k >= k_n) {
+      memset(mask, 0, W * sizeof *mask);
+      cb->kind[gk] = 0;
+      cb->target[gk] = 0;
+      cb->value[gk] = 0.0f;
+      continue;
+    }
+    uint32_t t = v.target[k];
+    load_set(mask, W, v.desc + (size_t)k * v.set_bytes, v.set_bytes);
+    /* a do() target's column is the value: the expansion fills it */
+    if (v.kind[k] == TWINCACHE_DO) mask[t >> 6] &= ~(1ull << (t & 63));
+    cursor += v.n_cols_of[k];
+    cb->kind[gk] = v.kind[k];
+    cb->target[gk] = (uint16_t)t;
+    cb->value[gk] = v.value[k];
+  }
+  twincache_frame_view_base_rows(&v, cb->base + (size_t)pos * S * N, (uint32_t)N);
+  uint8_t *adj = cb->adj + (size_t)pos * N * N; /* (N,N): row i from i's children */
+  memset(adj, 0, N * N);
+  for (uint32_t i = 0; i < n; i++) {
+    const uint8_t *row = v.adj + (size_t)i * v.set_bytes;
+    for (uint32_t b = 0; b < v.set_bytes; b++)
+      for (uint32_t m = row[b]; m; m &= m - 1) adj[(size_t)i * N + 8 * b + (uint32_t)__builtin_ctz(m)] = 1;
   }
   cb->n_nodes[pos] = n;
   cb->n_inter[pos] = k_n;

@@ -555,8 +555,6 @@ static int create_workers(twincache_loader *l) {
     g->target = w->target;
     g->kind = w->kind;
     g->value = w->value;
-    if (l->opt.layout == TWINCACHE_LAYOUT_COMPACT && tc_compact_scratch_init(g) != TWINCACHE_OK)
-      return fail_with(TWINCACHE_ENOMEM, "out of memory");
   }
   return TWINCACHE_OK;
 }
@@ -660,7 +658,6 @@ void twincache_loader_close(twincache_loader *l) {
     free(w->target);
     free(w->kind);
     free(w->value);
-    if (l->opt.layout == TWINCACHE_LAYOUT_COMPACT) tc_compact_scratch_free(&w->g);
   }
   free(l->workers);
   for (uint32_t i = 0; l->slots && i < l->n_slots; i++) {

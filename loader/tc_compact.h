@@ -17,18 +17,16 @@ int tc_compact_slot_open(twincache_batch *b, const twincache_batch_layout *dense
 /* Frees what tc_compact_slot_open made (accepts a batch without any). */
 void tc_compact_slot_close(twincache_batch *b, void (*free_fn)(void *, void *), void *user);
 
-/* Points g's base, inter and adj at new per-thread dense scratch sized by
- * g's capacities (ld = ld_adj = cap_nodes). Returns 0 or TWINCACHE_ENOMEM. */
-int tc_compact_scratch_init(twincache_graph *g);
-void tc_compact_scratch_free(twincache_graph *g);
-
-/* Decodes the frame of graph `index` into the scratch graph g (its target,
- * kind and value arrays hold K entries) and writes it to position pos of the
- * compact batch. Position 0 starts a new batch (no columns); a failed decode
- * leaves the batch's column count as before it. Returns 0, a decode error,
- * or TWINCACHE_ECORRUPT for a frame that does not fit the batch. */
+/* Decodes the frame of graph `index` (twincache_frame_decode_view) and
+ * writes it to position pos of the compact batch; caps gives the
+ * capacities a frame may not exceed (cap_nodes, cap_samples, cap_inter,
+ * cap_hidden: TWINCACHE_ETOOBIG, as twincache_frame_decode). Position 0
+ * starts a new batch (no columns); a failed decode leaves the batch's column
+ * count as before it. Returns 0, a decode error, or TWINCACHE_ECORRUPT for a
+ * frame that does not fit the batch. */
 int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, uint64_t index,
-                            twincache_graph *g, twincache_compact_batch *cb, uint32_t pos);
+                            const twincache_graph *caps, twincache_compact_batch *cb,
+                            uint32_t pos);
 /* Writes position pos of the batch as a padding graph (all zero, no columns). */
 void tc_compact_zero_graph(twincache_compact_batch *cb, uint32_t pos);
 

@@ -1,7 +1,8 @@
 /* fuzz_frame.c — libFuzzer target for the decoders of untrusted bytes: the
  * input is decoded as one graph frame and parsed as a chunk record whose
- * frames are then decoded. Any return code is fine; a crash, an ASan report
- * or a decoded graph violating its own invariants is a bug. */
+ * frames are then decoded, each both densely and as a view. Any return code
+ * is fine; a crash, an ASan report, a decoded graph or view violating its
+ * own invariants, or the two decoders disagreeing is a bug. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,8 +30,32 @@ static void check_graph(const twincache_graph *g) {
   }
 }
 
+/* A decoded view must be consistent with its own counts; every byte of its
+ * sample sections is read (so ASan sees any section out of bounds). */
+static void check_view(const twincache_frame_view *v) {
+  uint64_t cols = 0;
+  unsigned sum = 0;
+  if (v->n_nodes == 0 || v->set_bytes != (v->n_nodes + 7) / 8) abort();
+  for (uint32_t k = 0; k < v->n_inter; k++) {
+    if (v->target[k] >= v->n_nodes || v->kind[k] > TWINCACHE_SHIFT) abort();
+    cols += v->n_cols_of[k];
+  }
+  if (cols != v->n_cols) abort();
+  for (size_t b = 0; b < 4 * (size_t)v->n_nodes * v->n_samples; b++) sum += v->base[b];
+  for (size_t b = 0; b < 4 * (size_t)v->n_cols * v->n_samples; b++) sum += v->cols[b];
+  for (size_t b = 0; b < (size_t)v->n_inter * v->set_bytes; b++) sum += v->desc[b];
+  if (sum == 0xffffffffu) abort(); /* keeps the reads */
+}
+
 static void decode_one(const uint8_t *p, size_t n) {
-  if (twincache_frame_decode(fz_dctx, p, n, fz_graph) == TWINCACHE_OK) check_graph(fz_graph);
+  twincache_frame_view v;
+  int rd = twincache_frame_decode(fz_dctx, p, n, fz_graph);
+  if (rd == TWINCACHE_OK) check_graph(fz_graph);
+  int rv = twincache_frame_decode_view(fz_dctx, p, n, &v);
+  if (rv == TWINCACHE_OK) check_view(&v);
+  /* one validation: the dense decode refuses only what the view refuses,
+   * or sizes beyond the graph's capacities */
+  if ((rd == TWINCACHE_OK) != (rv == TWINCACHE_OK) && rd != TWINCACHE_ETOOBIG) abort();
   uint32_t nodes;
   (void)twincache_frame_peek(p, n, NULL, &nodes, NULL, NULL, NULL);
 }
