@@ -5,6 +5,7 @@
 #define TC_CACHE_LMDB_H
 
 #include <lmdb.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "tc_cache_internal.h"
@@ -61,6 +62,10 @@ struct twincache_cache {
   char *config;  /* NUL-terminated JSON */
   char *library; /* NUL-terminated version text */
   uint64_t disk_bytes;
+  /* (chunks at open) 1 once a loader thread has prefaulted that chunk's
+   * pages into this process's map (tc_chunk_prefault) */
+  atomic_uchar *prefaulted;
+  uint64_t n_chunks;
 };
 
 struct tc_cache_txn {
