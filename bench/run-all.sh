@@ -3,7 +3,7 @@
 #   1. generator (twincache-gen-bench): default workload, 1 and 2 threads
 #   2. frame codec and encodings (bench_format, bench_frames)
 #   3. the loader (twincache-loader-bench) on a fresh default cache, dense
-#      and compact layouts, and at N=40-50
+#      and compact layouts, and at N=40-50; fresh and warm maps
 #   4. the Python loop over twincache.Loader against the C loader
 #   5. with a usable CUDA GPU: bench/bench-gpu.sh (kernels, H2D, trainer)
 # Every table states the limit it chases (zstd decode, memcpy, PCIe).
@@ -29,11 +29,17 @@ echo "== 2. frame codec and encodings"
 echo "== 3. loader"
 "$bin/gen/twincache-gen" --out "$work/default" --graphs 20000 --seed 11 --quiet
 "$bin/gen/twincache-gen" --out "$work/n50" --graphs 4000 --seed 11 --nodes 40:50 --edge-prob 0.1 --quiet
+# each layout twice: a fresh map per run (a first epoch) and --warm (the
+# cache held open: later epochs, what a long training run sees)
 for layout in dense compact; do
-  echo "-- default workload, $layout"
-  "$bin/bench/twincache-loader-bench" --cache "$work/default" --layout "$layout"
-  echo "-- N=40-50, $layout"
-  "$bin/bench/twincache-loader-bench" --cache "$work/n50" --layout "$layout"
+  for map in fresh warm; do
+    flag=""
+    [ "$map" = warm ] && flag=--warm
+    echo "-- default workload, $layout, $map map"
+    "$bin/bench/twincache-loader-bench" --cache "$work/default" --layout "$layout" $flag
+    echo "-- N=40-50, $layout, $map map"
+    "$bin/bench/twincache-loader-bench" --cache "$work/n50" --layout "$layout" $flag
+  done
 done
 
 echo "== 4. Python loop vs C loader"
