@@ -312,9 +312,11 @@ const char *twincache_loader_last_error(void);
  * holds the base worlds and, per twin world, only those columns:
  *   twin row s of intervention k = base row s, with column t set to value[k]
  *   when k is a do() on t, then every stored column j of (g,k) written over.
- * A do() target's column is not stored when it is the constant value (it
- * always is for frames the generator wrote). Expanding gives the dense slab
- * of the same batch bit for bit, padding included.
+ * A do() target's column is never stored: it is the constant value (the
+ * frame encoder refuses a graph where it is not, and the frames hold
+ * exactly the stored columns, so the loader copies them in one piece).
+ * Expanding gives the dense slab of the same batch bit for bit, padding
+ * included.
  *
  * ONE contiguous, 64-byte aligned slab of fixed capacity (every column of
  * every twin world stored: G*K*N columns), arrays at fixed offsets; the
