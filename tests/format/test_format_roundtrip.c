@@ -6,9 +6,9 @@
 #include "tf_golden_v1.h"
 
 /* The encoders: FAST (the default), SMALL, each plain and with byte planes. */
-enum { N_ENC = 4 };
+enum { N_ENC = TF_N_ENC };
 static twincache_cctx *encs[N_ENC];
-static const char *enc_names[N_ENC] = {"fast", "fast+shuffle", "small", "small+shuffle"};
+static const char *const *enc_names = tf_enc_names;
 static twincache_cctx *cc; /* encs[0] */
 static twincache_dctx *dc;
 
@@ -243,13 +243,7 @@ static void encoding_option(void) {
 }
 
 int main(void) {
-  for (int e = 0; e < N_ENC; e++) {
-    encs[e] = twincache_cctx_create(3);
-    TC_REQUIRE(encs[e]);
-    TC_CHECK_RC(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST
-                                                         : TWINCACHE_ENCODING_SMALL), 0);
-    TC_CHECK_RC(twincache_cctx_set_shuffle(encs[e], e % 2), 0);
-  }
+  tf_encoders_create(encs, 3);
   cc = encs[0];
   dc = twincache_dctx_create();
   TC_REQUIRE(dc);

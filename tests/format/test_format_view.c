@@ -11,9 +11,9 @@
 #include "tf_common.h"
 #include "tf_golden_v1.h"
 
-enum { N_ENC = 4 };
+enum { N_ENC = TF_N_ENC };
 static twincache_cctx *encs[N_ENC];
-static const char *enc_names[N_ENC] = {"fast", "fast+shuffle", "small", "small+shuffle"};
+static const char *const *enc_names = tf_enc_names;
 static twincache_dctx *dc, *dv;
 
 static float f32_at(const uint8_t *p) {
@@ -183,12 +183,7 @@ static void damaged(void) {
 }
 
 int main(void) {
-  for (int e = 0; e < N_ENC; e++) {
-    encs[e] = twincache_cctx_create(3);
-    TC_REQUIRE(encs[e]);
-    TC_REQUIRE(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST : TWINCACHE_ENCODING_SMALL) == 0);
-    TC_REQUIRE(twincache_cctx_set_shuffle(encs[e], e % 2) == 0);
-  }
+  tf_encoders_create(encs, 3);
   dc = twincache_dctx_create();
   dv = twincache_dctx_create();
   TC_REQUIRE(dc && dv);

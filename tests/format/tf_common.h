@@ -202,4 +202,18 @@ static inline void tf_default_graphs_free(twincache_graph **g, uint32_t graphs) 
   free(g);
 }
 
+/* The four frame encodings every codec test covers, in this order: FAST,
+ * FAST + byte planes, SMALL (zstd level `level`), SMALL + byte planes. */
+enum { TF_N_ENC = 4 };
+static const char *const tf_enc_names[TF_N_ENC] = {"fast", "fast+shuffle", "small", "small+shuffle"};
+static inline void tf_encoders_create(twincache_cctx *encs[TF_N_ENC], int level) {
+  for (int e = 0; e < TF_N_ENC; e++) {
+    encs[e] = twincache_cctx_create(level);
+    TC_REQUIRE(encs[e]);
+    TC_CHECK_RC(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST
+                                                         : TWINCACHE_ENCODING_SMALL), 0);
+    TC_CHECK_RC(twincache_cctx_set_shuffle(encs[e], e % 2), 0);
+  }
+}
+
 #endif /* TF_COMMON_H */

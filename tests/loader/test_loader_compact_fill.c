@@ -12,7 +12,7 @@
 #include "tc_compact.h"
 #include "tf_common.h"
 
-enum { N_ENC = 4 };
+enum { N_ENC = TF_N_ENC };
 static twincache_cctx *encs[N_ENC];
 static twincache_dctx *dc, *dv;
 
@@ -198,12 +198,7 @@ static void refusals(void) {
 }
 
 int main(void) {
-  for (int e = 0; e < N_ENC; e++) {
-    encs[e] = twincache_cctx_create(1);
-    TC_REQUIRE(encs[e]);
-    TC_REQUIRE(twincache_cctx_set_encoding(encs[e], e < 2 ? TWINCACHE_ENCODING_FAST : TWINCACHE_ENCODING_SMALL) == 0);
-    TC_REQUIRE(twincache_cctx_set_shuffle(encs[e], e % 2) == 0);
-  }
+  tf_encoders_create(encs, 1);
   dc = twincache_dctx_create();
   dv = twincache_dctx_create();
   TC_REQUIRE(dc && dv);
