@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
       uint64_t t1 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         const uint8_t *f = frames + off[i];
-        size_t r = ZSTD_decompressDCtx(zd, scratch, 1 << 20, f + 40, tc_load_u32(f + 32));
+        size_t r = ZSTD_decompressDCtx(zd, scratch, 1 << 20, f + tc_load_u16(f + 6), tc_load_u32(f + 32));
         TC_REQUIRE(!ZSTD_isError(r));
       }
       uint64_t t2 = tc_now_ns();

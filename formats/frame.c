@@ -41,6 +41,8 @@ struct twincache_dctx {
 
 /* The header, decoded. */
 typedef struct tc_frame_hdr {
+  uint32_t version, header_bytes; /* 48 from version 3, else 40 */
+  uint64_t payload_hash;          /* version 3: XXH3-64 of the payload */
   uint64_t index;
   uint32_t n, s, k, h;
   uint8_t mechanism, noise, flags, codec;
@@ -89,7 +91,7 @@ size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_in
 /* ---- header ---------------------------------------------------------------- */
 static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   memcpy(p, TC_FRAME_MAGIC, 4);
-  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION);
+  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION); /* always the current layout */
   tc_store_u16(p + 6, TC_FRAME_HEADER_BYTES);
   tc_store_u64(p + 8, h->index);
   tc_store_u16(p + 16, (uint16_t)h->n);
@@ -103,7 +105,8 @@ static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   p[27] = 0;
   tc_store_u32(p + 28, h->decoded_bytes);
   tc_store_u32(p + 32, h->compressed_bytes);
-  tc_store_u32(p + 36, tc_fnv1a32(p, 36));
+  tc_store_u64(p + 36, h->payload_hash);
+  tc_store_u32(p + 44, tc_fnv1a32(p, 44));
 }
 
 /* Validates everything the header alone can tell. */
@@ -113,9 +116,12 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   uint16_t version = tc_load_u16(p + 4);
   if (version == 0) return TWINCACHE_ECORRUPT;
   if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
-  if (tc_load_u16(p + 6) != TC_FRAME_HEADER_BYTES || size < TC_FRAME_HEADER_BYTES)
-    return TWINCACHE_ECORRUPT;
-  if (tc_load_u32(p + 36) != tc_fnv1a32(p, 36)) return TWINCACHE_ECHECKSUM;
+  uint32_t hb = version >= 3 ? TC_FRAME_HEADER_BYTES : TC_FRAME_HEADER_BYTES_V2;
+  if (tc_load_u16(p + 6) != hb || size < hb) return TWINCACHE_ECORRUPT;
+  if (tc_load_u32(p + hb - 4) != tc_fnv1a32(p, hb - 4)) return TWINCACHE_ECHECKSUM;
+  h->version = version;
+  h->header_bytes = hb;
+  h->payload_hash = version >= 3 ? tc_load_u64(p + 36) : 0;
   h->index = tc_load_u64(p + 8);
   h->n = tc_load_u16(p + 16);
   h->s = tc_load_u16(p + 18);
@@ -135,7 +141,7 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
                                             : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
     return TWINCACHE_ECORRUPT;
-  if (h->compressed_bytes == 0 || h->compressed_bytes > size - TC_FRAME_HEADER_BYTES)
+  if (h->compressed_bytes == 0 || h->compressed_bytes > size - hb)
     return TWINCACHE_ECORRUPT;
   uint64_t lo = payload_fixed_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, 0);
   uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags);
@@ -197,7 +203,8 @@ twincache_cctx *twincache_cctx_create(int level) {
   if (level > 19) level = 19;
   c->level = level;
   c->z = ZSTD_createCCtx();
-  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1)) ||
+  /* no zstd checksum: the header carries the payload's XXH3 (hash.c) */
+  if (!c->z || ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 0)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_contentSizeFlag, 1)) ||
       twincache_cctx_set_encoding(c, TWINCACHE_ENCODING_FAST) != TWINCACHE_OK) {
     twincache_cctx_free(c);
@@ -362,7 +369,8 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   if (z > UINT32_MAX) return TWINCACHE_ETOOBIG;
   tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
                     .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags,
-                    .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z};
+                    .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z,
+                    .payload_hash = tc_payload_hash(c->buf, (size_t)size)};
   header_write(dst, &h);
   *written = TC_FRAME_HEADER_BYTES + z;
   return TWINCACHE_OK;
@@ -586,7 +594,7 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
 static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *h,
                         tc_sections *x) {
   int rc;
-  const uint8_t *z = (const uint8_t *)src + TC_FRAME_HEADER_BYTES;
+  const uint8_t *z = (const uint8_t *)src + h->header_bytes;
   unsigned long long content = ZSTD_getFrameContentSize(z, h->compressed_bytes);
   if (content != h->decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
   if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK) return rc;
@@ -598,6 +606,9 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
     return TWINCACHE_ECORRUPT;
   }
   if (got != h->decoded_bytes) return TWINCACHE_ECORRUPT;
+  /* versions 1-2: zstd checked its XXH64 above; version 3: ours, before
+   * any byte of the payload is interpreted */
+  if (h->version >= 3 && tc_payload_hash(d->buf, got) != h->payload_hash) return TWINCACHE_ECHECKSUM;
   if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK) return rc;
   if (h->codec & TC_FRAME_CODEC_SHUFFLE) {
     size_t floats = (size_t)(d->buf + got - x->base) / 4;

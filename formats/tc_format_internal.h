@@ -2,6 +2,7 @@
 #ifndef TC_FORMAT_INTERNAL_H
 #define TC_FORMAT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "twincache_format.h"
 
@@ -11,10 +12,17 @@
 
 #define TC_BITSET_WORDS ((TWINCACHE_MAX_NODES + 63) / 64)
 
-/* Frame header v1: fixed size, little-endian (FORMAT.md, "Graph frame"). */
+/* Frame header: fixed size per version, little-endian (FORMAT.md, "Graph
+ * frame"): 48 bytes from version 3 (the payload's XXH3-64 at byte 36), 40
+ * in versions 1-2 (zstd's XXH64 content checksum instead). */
 #define TC_FRAME_MAGIC "TCG1"
-#define TC_FRAME_HEADER_BYTES 40u
+#define TC_FRAME_HEADER_BYTES 48u
+#define TC_FRAME_HEADER_BYTES_V2 40u
 #define TC_FRAME_CODEC_SHUFFLE 0x1u /* sample floats stored as 4 byte planes */
+
+/* XXH3-64 (seed 0) of n bytes: the payload checksum of version-3 frames
+ * (hash.c). Thread-safe. */
+uint64_t tc_payload_hash(const void *p, size_t n);
 
 /* Chunk header v1. */
 #define TC_CHUNK_MAGIC "TCC1"

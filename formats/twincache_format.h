@@ -27,7 +27,7 @@ extern "C" {
 #define TWINCACHE_VERSION_STRING "0.1.0"
 /* Version of the frame, chunk and meta layouts. A reader refuses a newer
  * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
-#define TWINCACHE_FORMAT_VERSION 2
+#define TWINCACHE_FORMAT_VERSION 3
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # The Python binding's tests run under Debian's /usr/bin/python3 with these.
-need=(build-essential cmake pkg-config libzstd-dev liblmdb-dev libigraph-dev
+need=(build-essential cmake pkg-config libzstd-dev libxxhash-dev liblmdb-dev libigraph-dev
       python3 python3-numpy python3-torch python3-pytest)
 missing=()
 for p in "${need[@]}"; do

@@ -4,9 +4,12 @@
  * lands in bytes that do not matter, the original graph; never a crash (this
  * test runs under ASan in the sanitizer build). Chunk records likewise. */
 #include <zstd.h>
+#define XXH_INLINE_ALL /* the v3 payload checksum, computed here from its spec */
+#include <xxhash.h>
 
 #include "tf_common.h"
 #include "tf_golden_v1.h"
+#include "tf_golden_v2.h"
 
 static twincache_dctx *dc;
 static ZSTD_CCtx *zc;
@@ -24,23 +27,32 @@ static int decode_safe(const void *p, size_t n) {
   return rc < 0 && strcmp(twincache_strerror(rc), "unknown twincache error") != 0;
 }
 
-/* Re-wraps a payload into a frame with a valid header and zstd checksum. */
+/* The header's size: 48 bytes from version 3 (payload XXH3-64 at 36, FNV-1a
+ * at 44), 40 before (FNV-1a at 36). */
+static size_t header_bytes(const uint8_t *frame) { return tc_load_u16(frame + 6); }
+
+/* Re-wraps a payload into a frame with a valid header, payload checksum
+ * (version 3) and zstd checksum. */
 static size_t wrap(const uint8_t *frame, const void *payload, size_t psize, uint8_t *out, size_t cap) {
-  memcpy(out, frame, 40);
-  size_t z = ZSTD_compress2(zc, out + 40, cap - 40, payload, psize);
+  size_t hb = header_bytes(frame);
+  memcpy(out, frame, hb);
+  size_t z = ZSTD_compress2(zc, out + hb, cap - hb, payload, psize);
   TC_REQUIRE(!ZSTD_isError(z));
   tc_store_u32(out + 28, (uint32_t)psize);
   tc_store_u32(out + 32, (uint32_t)z);
-  tc_store_u32(out + 36, tc_fnv1a32(out, 36));
-  return 40 + z;
+  if (hb == 48) tc_store_u64(out + 36, (uint64_t)XXH3_64bits(payload, psize));
+  tc_store_u32(out + hb - 4, tc_fnv1a32(out, hb - 4));
+  return hb + z;
 }
 
-/* Sets a header field and fixes the header checksum. */
+/* Sets a header field and fixes the header checksum (where the header's
+ * size before the change puts it). */
 static void header_set(uint8_t *h, int off, int width, uint32_t v) {
+  size_t hb = header_bytes(h);
   if (width == 1) h[off] = (uint8_t)v;
   if (width == 2) tc_store_u16(h + off, (uint16_t)v);
   if (width == 4) tc_store_u32(h + off, v);
-  tc_store_u32(h + 36, tc_fnv1a32(h, 36));
+  tc_store_u32(h + hb - 4, tc_fnv1a32(h, hb - 4));
 }
 
 static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
@@ -60,16 +72,22 @@ static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
     }
   if (bad) fprintf(stderr, "%s: %d bit flips decoded wrongly\n", what, bad);
   TC_CHECK(bad == 0);
-  /* flips in the header or the zstd checksum are always refused */
+  /* flips in the header or the payload checksum are always refused */
+  size_t hb = header_bytes(frame);
   accepted = 0;
-  for (size_t i = 0; i < 40; i++) {
+  for (size_t i = 0; i < hb; i++) {
     memcpy(copy, frame, size);
     copy[i] ^= 0x10;
     TC_CHECK(decode_safe(copy, size));
   }
   TC_CHECK(accepted == 0);
   memcpy(copy, frame, size);
-  copy[size - 1] ^= 1; /* last byte of zstd's XXH64 content checksum */
+  if (hb == 48) { /* version 3: the payload's XXH3 in the header, header FNV fixed */
+    copy[36] ^= 1;
+    tc_store_u32(copy + 44, tc_fnv1a32(copy, 44));
+  } else {
+    copy[size - 1] ^= 1; /* last byte of zstd's XXH64 content checksum */
+  }
   TC_CHECK_RC(twincache_frame_decode(dc, copy, size, out_g), TWINCACHE_ECHECKSUM);
   /* trailing bytes after the frame are ignored by size fields, not read */
   memcpy(copy, frame, size);
@@ -125,19 +143,20 @@ static void absurd_headers(const uint8_t *frame, size_t size) {
     TC_CHECK(rc == cases[c].want); /* all of these are visible in the header */
   }
   /* a valid-looking header asking for big dimensions with a tiny body */
-  memcpy(h, frame, 40);
+  size_t hb = header_bytes(frame);
+  memcpy(h, frame, hb);
   header_set(h, 16, 2, 256);
   header_set(h, 18, 2, 65535);
   header_set(h, 20, 2, 256);
   header_set(h, 28, 4, 0x7fffffffu);
   header_set(h, 32, 4, 16);
-  memset(h + 40, 0, 16);
+  memset(h + hb, 0, 16);
   twincache_graph *huge_cap = twincache_graph_alloc(256, 64, 1, 0);
   TC_REQUIRE(huge_cap);
   huge_cap->cap_samples = 65535; /* claims more than it has: never reached */
   huge_cap->cap_inter = 256;
-  TC_CHECK(twincache_frame_decode(dc, h, 56, huge_cap) < 0);
-  TC_CHECK_RC(twincache_frame_decode(dc, h, 56, out_g), TWINCACHE_ETOOBIG);
+  TC_CHECK(twincache_frame_decode(dc, h, hb + 16, huge_cap) < 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, h, hb + 16, out_g), TWINCACHE_ETOOBIG);
   twincache_graph_free(huge_cap);
   /* wrong magic, NULLs */
   memcpy(h, frame, size);
@@ -156,11 +175,21 @@ static void payload_attacks(const uint8_t *frame, size_t size) {
   uint8_t *pay = malloc(dsize + 64), *out = malloc(size + 4096);
   size_t cap = size + 4096;
   TC_REQUIRE(pay && out);
-  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + 40, csize) == dsize);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
   uint32_t n = tc_load_u16(frame + 16), rb = (n + 7) / 8;
   /* unchanged payload re-wrapped decodes */
   size_t m = wrap(frame, pay, dsize, out, cap);
   TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  if (header_bytes(frame) == 48) {
+    /* version 3: zstd has no checksum of its own; a valid zstd frame of a
+     * changed payload under the original XXH3 is refused */
+    pay[dsize - 1] ^= 1;
+    m = wrap(frame, pay, dsize, out, cap);
+    memcpy(out + 36, frame + 36, 8);
+    tc_store_u32(out + 44, tc_fnv1a32(out, 44));
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECHECKSUM);
+    pay[dsize - 1] ^= 1;
+  }
   /* sizes: one byte short / long (header adjusted, so only the parse sees it) */
   m = wrap(frame, pay, dsize - 1, out, cap);
   TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
@@ -313,11 +342,13 @@ int main(void) {
   frame_attacks(frame, size, "linear small");
   twincache_cctx_free(small);
 
-  /* version-1 frames (tf_golden_v1.h) */
+  /* version-1 and version-2 frames (tf_golden_v1.h, tf_golden_v2.h) */
   tf_spec sg = {.seed = 42, .index = 5, .n = 5, .s = 8, .k = 5, .kinds = 2, .standardize = 1, .edge_p = 0.5};
   tf_sample(ref_g, &sg);
   frame_attacks(tf_golden_v1_plain, sizeof tf_golden_v1_plain, "golden v1");
   frame_attacks(tf_golden_v1_shuffle, sizeof tf_golden_v1_shuffle, "golden v1 shuffle");
+  frame_attacks(tf_golden_v2_plain, sizeof tf_golden_v2_plain, "golden v2");
+  frame_attacks(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle, "golden v2 shuffle");
 
   /* MLP, standardised, byte planes (FAST encoding) */
   tf_spec sm = {.seed = 22, .index = 6, .n = 7, .s = 12, .k = 4, .mlp = 1, .kinds = 2,

@@ -4,6 +4,7 @@
  * decode, chunk records, and the version-1 golden frames (tf_golden_v1.h). */
 #include "tf_common.h"
 #include "tf_golden_v1.h"
+#include "tf_golden_v2.h"
 
 /* The encoders: FAST (the default), SMALL, each plain and with byte planes. */
 enum { N_ENC = TF_N_ENC };
@@ -158,7 +159,8 @@ static void chunk_roundtrip(void) {
   twincache_chunk_builder_free(b);
 }
 
-/* Version-1 frames (written before the FAST encoding) still decode, bit
+/* Version-1 frames (written before the FAST encoding) and version-2 frames
+ * (zstd's checksum, before version 3's header checksum) still decode, bit
  * for bit, and chunks may mix them with version-2 frames of both encodings. */
 static void golden_v1(void) {
   tf_spec sp = {.seed = 42, .index = 5, .n = 5, .s = 8, .k = 5, .kinds = 2, .standardize = 1, .edge_p = 0.5};
@@ -166,10 +168,13 @@ static void golden_v1(void) {
   twincache_chunk_builder *b = twincache_chunk_builder_create();
   TC_REQUIRE(src && dst && b);
   tf_sample(src, &sp);
-  const uint8_t *frames[2] = {tf_golden_v1_plain, tf_golden_v1_shuffle};
-  size_t sizes[2] = {sizeof tf_golden_v1_plain, sizeof tf_golden_v1_shuffle};
-  for (int i = 0; i < 2; i++) {
-    TC_CHECK(tc_load_u16(frames[i] + 4) == 1);
+  const uint8_t *frames[4] = {tf_golden_v1_plain, tf_golden_v1_shuffle, tf_golden_v2_plain,
+                              tf_golden_v2_shuffle};
+  size_t sizes[4] = {sizeof tf_golden_v1_plain, sizeof tf_golden_v1_shuffle,
+                     sizeof tf_golden_v2_plain, sizeof tf_golden_v2_shuffle};
+  for (int i = 0; i < 4; i++) { /* versions 1 and 2 (tf_golden_v2.h), 40-byte headers */
+    TC_CHECK(tc_load_u16(frames[i] + 4) == (i < 2 ? 1 : 2));
+    TC_CHECK(tc_load_u16(frames[i] + 6) == 40);
     uint64_t index = 0;
     uint32_t n = 0, s = 0, k = 0, h = 9;
     TC_CHECK_RC(twincache_frame_peek(frames[i], sizes[i], &index, &n, &s, &k, &h), 0);
@@ -178,12 +183,12 @@ static void golden_v1(void) {
     TC_CHECK_RC(twincache_frame_decode(dc, frames[i], sizes[i], dst), 0);
     TC_CHECK(tf_graph_same(src, dst));
   }
-  /* chunks mixing versions and encodings: a v1 frame (index 5), then v2
-   * FAST (6) and v2 SMALL (7) frames of the same graph */
+  /* chunks mixing versions and encodings: a v1 or v2 frame (index 5), then
+   * current (v3) FAST (6) and SMALL (7) frames of the same graph */
   size_t cap = twincache_frame_bound(5, 8, 5, 0), w;
   uint8_t *f = malloc(cap);
   TC_REQUIRE(f);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
     twincache_chunk_builder_reset(b, 5);
     TC_CHECK_RC(twincache_chunk_builder_add_frame(b, frames[i], sizes[i]), 0);
     for (uint64_t e = 0; e < 2; e++) {

@@ -10,6 +10,7 @@
  * stays valid until the next decode on its context. */
 #include "tf_common.h"
 #include "tf_golden_v1.h"
+#include "tf_golden_v2.h"
 
 enum { N_ENC = TF_N_ENC };
 static twincache_cctx *encs[N_ENC];
@@ -123,13 +124,15 @@ static void check_spec(const tf_spec *sp) {
   free(buf);
 }
 
-/* The version-1 golden frames give the same view as their dense decode. */
+/* The version-1 and version-2 golden frames give the same view as their dense decode. */
 static void golden_v1(void) {
-  const uint8_t *frames[2] = {tf_golden_v1_plain, tf_golden_v1_shuffle};
-  size_t sizes[2] = {sizeof tf_golden_v1_plain, sizeof tf_golden_v1_shuffle};
+  const uint8_t *frames[4] = {tf_golden_v1_plain, tf_golden_v1_shuffle, tf_golden_v2_plain,
+                              tf_golden_v2_shuffle};
+  size_t sizes[4] = {sizeof tf_golden_v1_plain, sizeof tf_golden_v1_shuffle,
+                     sizeof tf_golden_v2_plain, sizeof tf_golden_v2_shuffle};
   twincache_graph *dst = twincache_graph_alloc(5, 8, 5, 0);
   TC_REQUIRE(dst);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
     twincache_frame_view v;
     tf_graph_poison(dst);
     TC_CHECK_RC(twincache_frame_decode(dc, frames[i], sizes[i], dst), 0);
