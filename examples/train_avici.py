@@ -5,7 +5,8 @@ Python IterableDataset generating graphs on the fly with numpy, batched by a
 DataLoader(num_workers=W) (--data onthefly).
 
 Input (per graph): the base world and its K twin worlds (same noise, one do()
-each), `--rows` aligned sample rows of each. Every value x[w, r, j] (world w,
+each): `--rows` sample rows of the base world, the first `--twin-rows` of
+those same samples in each twin world (aligned row by row). Every value x[w, r, j] (world w,
 row r, node j) becomes a token of 4 numbers: the value standardised per node
 (mean/std of node j over the base world's samples), "intervened here", the
 twin-minus-base difference of the same row in the same units (non-zero
@@ -108,12 +109,14 @@ class Avici(nn.Module):
         return torch.einsum("gid,gjd->gij", self.u(h), self.v(h)) / d ** 0.5 + self.bias
 
 
-def model_inputs(b, rows, dev, row_idx=None):
+def model_inputs(b, rows, dev, row_idx=None, twin_rows=None):
     """Batch fields -> (feats (G,R,N,4), node_mask (G,N), row_mask (G,R), graph_mask (G)),
-    R = (1+K)*rows. b: a mapping with base (G,S,N), inter (G,K,S,N),
+    R = rows + K*twin_rows. b: a mapping with base (G,S,N), inter (G,K,S,N),
     target (G,K,N), int_mask (G,K), node_mask (G,N), valid (G) tensors.
-    row_idx: which of the S samples (the same in every world: twin rows stay
-    aligned with their base row); None = the first `rows`."""
+    row_idx: which `rows` of the S samples the base world gives (None = the
+    first `rows`); each twin world gives the first `twin_rows` of those
+    (None = all), the same samples: a twin row is aligned with its base row,
+    and away from the target's descendants it equals it."""
     base = b["base"].to(dev, non_blocking=True).float()
     inter = b["inter"].to(dev, non_blocking=True).float()
     target = b["target"].to(dev, non_blocking=True)
@@ -127,20 +130,19 @@ def model_inputs(b, rows, dev, row_idx=None):
     std = base.std(dim=1, keepdim=True)
     std = torch.where(std > 1e-6, std, torch.ones_like(std))
     if row_idx is None:
-        zb = (base[:, :rows] - mean) / std  # (G,r,N)
-        zi = (inter[:, :, :rows] - mean[:, None]) / std[:, None]  # (G,K,r,N)
-    else:
-        zb = (base[:, row_idx] - mean) / std
-        zi = (inter[:, :, row_idx] - mean[:, None]) / std[:, None]
-    r = zb.shape[1]
-    zb, zi = zb.clamp(-10, 10), zi.clamp(-10, 10)
+        row_idx = torch.arange(min(rows, S), device=dev)
+    tw_idx = row_idx[:twin_rows] if twin_rows else row_idx
+    zb = ((base[:, row_idx] - mean) / std).clamp(-10, 10)  # (G,rows,N)
+    zi = ((inter[:, :, tw_idx] - mean[:, None]) / std[:, None]).clamp(-10, 10)  # (G,K,r,N)
+    zbt = zb[:, :tw_idx.shape[0]]  # the base rows the twin rows are twins of
+    r = zi.shape[2]
     flag = target.float()[:, :, None, :].expand(G, K, r, N)
     twin = torch.ones_like(zi)
-    world = torch.stack([zi, flag, zi - zb[:, None], twin], dim=-1)  # (G,K,r,N,4)
+    world = torch.stack([zi, flag, zi - zbt[:, None], twin], dim=-1)  # (G,K,r,N,4)
     basef = torch.stack([zb, torch.zeros_like(zb), torch.zeros_like(zb), torch.zeros_like(zb)], dim=-1)
     feats = torch.cat([basef, world.reshape(G, K * r, N, IN_FEATURES)], dim=1)  # (G,R,N,4)
     feats = feats * node_mask[:, None, :, None]  # padded nodes: zeros
-    row_mask = torch.cat([torch.ones(G, r, dtype=torch.bool, device=dev),
+    row_mask = torch.cat([torch.ones(G, zb.shape[1], dtype=torch.bool, device=dev),
                           int_mask[:, :, None].expand(G, K, r).reshape(G, K * r)], dim=1)
     return feats, node_mask, row_mask, graph_mask
 
@@ -208,7 +210,7 @@ class OnTheFly(torch.utils.data.IterableDataset):
 
 # ---- evaluation -------------------------------------------------------------------------
 @torch.no_grad()
-def evaluate(model, cache, index_range, batch, rows, dev, amp, threads):
+def evaluate(model, cache, index_range, batch, rows, twin_rows, dev, amp, threads):
     """(AUPRC, edge base rate, graphs) over the graphs [begin, end) of the cache."""
     import twincache
     was = model.training
@@ -217,7 +219,7 @@ def evaluate(model, cache, index_range, batch, rows, dev, amp, threads):
     with twincache.Loader(cache, batch_size=batch, shuffle=False, threads=threads,
                           index_range=index_range, output="torch", rank=0, world_size=1) as ev:
         for b in ev:
-            feats, nm, rm, gm = model_inputs(b, rows, dev)
+            feats, nm, rm, gm = model_inputs(b, rows, dev, twin_rows=twin_rows)
             with amp():
                 lg = model(feats, nm, rm)
             pm = pair_mask(nm, gm)
@@ -240,7 +242,9 @@ def main():
     ap.add_argument("--minutes", type=float, default=0,
                     help="stop this invocation after this much training time, checkpoint, "
                          "exit (0 = run to --steps); --resume continues")
-    ap.add_argument("--rows", type=int, default=16, help="sample rows per world given to the model")
+    ap.add_argument("--rows", type=int, default=16, help="sample rows of the base world given to the model")
+    ap.add_argument("--twin-rows", type=int, default=0,
+                    help="rows of each twin world (the first of the base rows' samples; 0 = --rows)")
     ap.add_argument("--d", type=int, default=64, help="model width")
     ap.add_argument("--layers", type=int, default=2, help="alternating row/node layers")
     ap.add_argument("--heads", type=int, default=4)
@@ -353,7 +357,7 @@ def main():
 
     def report_eval():
         if main_proc and a.data == "twincache" and a.eval_graphs:
-            ap_, base_rate, ng = evaluate(net, a.cache, (train_end, n), a.batch, a.rows, dev, amp,
+            ap_, base_rate, ng = evaluate(net, a.cache, (train_end, n), a.batch, a.rows, a.twin_rows, dev, amp,
                                           a.threads)
             print(f"eval step {step}  graphs seen {graphs}  held-out AUPRC {ap_:.3f} on {ng} graphs "
                   f"(edge base rate {base_rate:.3f})  load {os.getloadavg()[0]:.2f}", flush=True)
@@ -370,8 +374,8 @@ def main():
             S = b["base"].shape[1]
         rows = min(a.rows, S)
         # a fresh random subset of the samples each step (the same rows in every world)
-        row_idx = torch.randperm(S, generator=gen)[:rows].to(dev) if rows < S else None
-        feats, nm, rm, gm = model_inputs(b, rows, dev, row_idx)
+        row_idx = torch.randperm(S, generator=gen)[:rows].to(dev)
+        feats, nm, rm, gm = model_inputs(b, rows, dev, row_idx, a.twin_rows)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         with amp():
@@ -390,8 +394,12 @@ def main():
     t0 = t_log = t_start  # t0: start of the current training stretch (evaluations excluded)
     g_log, window_loss = graphs, []
     stop_reason = "steps"
+    seen_ids = []
     while step < a.steps:
         b = next(batches)
+        if distributed and len(seen_ids) < 64 and "graph_id" in b.keys():
+            gid = b["graph_id"][b["valid"].bool()]
+            seen_ids.extend(gid.cpu().tolist())
         loss = train_step(b)
         del b
         step += 1
@@ -403,8 +411,9 @@ def main():
             now = time.perf_counter()
             if main_proc:
                 lv = torch.stack(window_loss).float().mean().item()
-                print(f"step {step:6d}  graphs {graphs:8d}  loss {lv:.4f}  "
-                      f"{(graphs - g_log) / (now - t_log):7.1f} graphs/s  lr {lr_at(step - 1):.2e}  "
+                what = "" if a.data_only else f"loss {lv:.4f}  lr {lr_at(step - 1):.2e}  "
+                print(f"step {step:6d}  graphs {graphs:8d}  {what}"
+                      f"{(graphs - g_log) / (now - t_log):7.1f} graphs/s  "
                       f"load {os.getloadavg()[0]:.2f}", flush=True)
             window_loss, t_log, g_log = [], now, graphs
         if a.eval_every and step % a.eval_every == 0 and step < a.steps:
@@ -437,7 +446,18 @@ def main():
         save()
     if loader is not None:
         loader.close()
-    if distributed:
+    if distributed:  # the data-parallel invariants, checked once at the end
+        ids = [None] * world
+        dist.all_gather_object(ids, set(seen_ids))
+        flat = torch.cat([p.detach().float().reshape(-1) for p in net.parameters()])
+        sums = [torch.zeros(2, device=dev) for _ in range(world)]
+        dist.all_gather(sums, torch.stack([flat.sum(), (flat * flat).sum()]))
+        if main_proc:
+            overlap = sum(len(ids[i] & ids[j]) for i in range(world) for j in range(i + 1, world))
+            same = all(torch.equal(sums[0], x) for x in sums[1:])
+            print(f"data parallel: {world} processes; first graphs read per rank "
+                  f"{[len(x) for x in ids]}, shared between ranks {overlap}; "
+                  f"parameters identical on every rank: {same}", flush=True)
         dist.barrier()
         dist.destroy_process_group()
 
