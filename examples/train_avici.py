@@ -4,94 +4,159 @@ fed either by twincache (--data twincache) or by the pipeline it replaces: a
 Python IterableDataset generating graphs on the fly with numpy, batched by a
 DataLoader(num_workers=W) (--data onthefly).
 
-Model (small: 2 layers, d=64): every value x[r, j] (row r of a world, node j)
-with an "intervened here" flag is embedded to d; layers alternate attention
-over the rows (samples of all worlds) and over the nodes; rows are max-pooled;
-edge logit(i -> j) = <u_i, v_j> of two projections of the node embeddings.
-Loss: BCE over real node pairs (i != j). AdamW; bf16 autocast on the GPU.
+Input (per graph): the base world and its K twin worlds (same noise, one do()
+each): `--rows` sample rows of the base world, the first `--twin-rows` of
+those same samples in each twin world (aligned row by row). Every value x[w, r, j] (world w,
+row r, node j) becomes a token of 4 numbers: the value standardised per node
+(mean/std of node j over the base world's samples), "intervened here", the
+twin-minus-base difference of the same row in the same units (non-zero
+exactly on the intervened node's descendants — what twin worlds are for), and
+"this row is from a twin world". Padded nodes, worlds and graphs are masked.
 
-  /usr/bin/python3 examples/train_avici.py --data twincache --cache CACHE --steps 200
+Model (AVICI's shape): the tokens are embedded to d; `--layers` layers
+alternate self-attention over the rows (all worlds' samples of one node) and
+over the nodes (one row); rows are max-pooled; edge logit(i -> j) =
+<u_i, v_j>/sqrt(d) + b. Loss: BCE over real node pairs (i != j). AdamW with
+warm-up and cosine decay, gradient clipping; bf16 autocast on the GPU (and on
+the CPU with --amp bf16).
+
+  /usr/bin/python3 examples/train_avici.py --data twincache --cache CACHE --steps 2000 \\
+      --eval-graphs 1000 --checkpoint run.pt          # --resume continues run.pt
   /usr/bin/python3 examples/train_avici.py --data onthefly --workers 2 --steps 200
-Prints graphs/s of the whole loop and, with --eval-graphs, the held-out AUPRC
-(the last graphs of the cache, never trained on).
+  torchrun --nproc_per_node 2 examples/train_avici.py --data twincache --cache CACHE
+Prints graphs/s of the training loop and, with --eval-graphs, the held-out
+AUPRC (the last graphs of the cache, never trained on) against the edge base
+rate of those graphs.
 """
 import argparse
 from contextlib import nullcontext
+import math
 import os
 import sys
 import time
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
+HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0
+IN_FEATURES = 4  # value, intervened here, twin - base, twin-world row
+
 
 # ---- the model ------------------------------------------------------------------------
 class AxisBlock(nn.Module):
-    """Pre-norm self-attention over one axis of (G, R, N, d), then an MLP."""
+    """Pre-norm multi-head self-attention over the middle axis of (B, L, d),
+    then an MLP. keep (B, L) bool: the keys that take part (every sequence
+    must keep at least one), or None: all."""
 
     def __init__(self, d, heads):
         super().__init__()
+        assert d % heads == 0, "d must be a multiple of heads"
+        self.heads = heads
         self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
         self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
 
-    def forward(self, h, pad):  # h (B, L, d), pad (B, L) True = ignore
-        y = self.n1(h)
-        h = h + self.attn(y, y, y, key_padding_mask=pad, need_weights=False)[0]
+    def forward(self, h, keep):
+        B, L, d = h.shape
+        H = self.heads
+        q, k, v = self.qkv(self.n1(h)).view(B, L, 3, H, d // H).permute(2, 0, 3, 1, 4)  # (B,H,L,dh)
+        if HAS_SDPA:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if keep is None
+                                               else keep[:, None, None, :])
+        else:  # torch 1.x: the same computation, unfused
+            a = torch.matmul(q * (d // H) ** -0.5, k.transpose(-1, -2))
+            if keep is not None:
+                a = a.masked_fill(~keep[:, None, None, :], float("-inf"))
+            y = torch.matmul(a.softmax(dim=-1), v)
+        h = h + self.out(y.transpose(1, 2).reshape(B, L, d))
         return h + self.mlp(self.n2(h))
 
 
 class Avici(nn.Module):
     def __init__(self, d=64, layers=2, heads=4):
         super().__init__()
-        self.embed = nn.Linear(2, d)
+        self.embed = nn.Linear(IN_FEATURES, d)
         self.row_blocks = nn.ModuleList(AxisBlock(d, heads) for _ in range(layers))
         self.node_blocks = nn.ModuleList(AxisBlock(d, heads) for _ in range(layers))
+        self.norm = nn.LayerNorm(d)
         self.u, self.v = nn.Linear(d, d), nn.Linear(d, d)
+        self.bias = nn.Parameter(torch.tensor(-1.5))  # about the prior edge rate
 
-    def forward(self, x, flag, node_mask, row_mask):
-        """x, flag (G,R,N); node_mask (G,N) bool; row_mask (G,R) bool -> logits (G,N,N)."""
-        G, R, N = x.shape
-        h = self.embed(torch.stack([x, flag], dim=-1))  # (G,R,N,d)
+    def forward(self, feats, node_mask, row_mask):
+        """feats (G,R,N,4); node_mask (G,N) bool; row_mask (G,R) bool -> logits (G,N,N)."""
+        G, R, N, _ = feats.shape
+        h = self.embed(feats).float()  # (G,R,N,d); the residual stream stays fp32 under autocast
         d = h.shape[-1]
-        row_pad = ~row_mask[:, None, :].expand(G, N, R).reshape(G * N, R)
-        node_pad = ~node_mask[:, None, :].expand(G, R, N).reshape(G * R, N)
-        node_pad = node_pad & row_mask.reshape(G * R, 1)  # padding rows: attend to all nodes
+        # keys: rows of real worlds; nodes of the graph (a graph with none — a
+        # padding graph of a partial batch — keeps all, so softmax stays finite)
+        row_keep = row_mask[:, None, :].expand(G, N, R).reshape(G * N, R)
+        nkeep = node_mask | ~node_mask.any(dim=1, keepdim=True)
+        node_keep = nkeep[:, None, :].expand(G, R, N).reshape(G * R, N)
+        if bool(row_keep.all()):  # (every graph has all its twin worlds)
+            row_keep = None
+        if bool(node_keep.all()):
+            node_keep = None
         for rb, nb in zip(self.row_blocks, self.node_blocks):
-            h = rb(h.transpose(1, 2).reshape(G * N, R, d), row_pad).reshape(G, N, R, d).transpose(1, 2)
-            h = nb(h.reshape(G * R, N, d), node_pad).reshape(G, R, N, d)
+            h = rb(h.transpose(1, 2).reshape(G * N, R, d), row_keep).view(G, N, R, d).transpose(1, 2)
+            h = nb(h.reshape(G * R, N, d), node_keep).view(G, R, N, d)
         h = h.masked_fill(~row_mask[:, :, None, None], float("-inf")).amax(dim=1)  # (G,N,d)
-        return torch.einsum("gid,gjd->gij", self.u(h), self.v(h)) / d ** 0.5
+        h = self.norm(h)
+        return torch.einsum("gid,gjd->gij", self.u(h), self.v(h)) / d ** 0.5 + self.bias
 
 
-def model_inputs(base, inter, target, int_mask, node_mask, rows):
-    """Batch fields -> model inputs: `rows` rows of the base world and of each
-    intervened world. base (G,S,N), inter (G,K,S,N), target (G,K,N)."""
+def model_inputs(b, rows, dev, row_idx=None, twin_rows=None):
+    """Batch fields -> (feats (G,R,N,4), node_mask (G,N), row_mask (G,R), graph_mask (G)),
+    R = rows + K*twin_rows. b: a mapping with base (G,S,N), inter (G,K,S,N),
+    target (G,K,N), int_mask (G,K), node_mask (G,N), valid (G) tensors.
+    row_idx: which `rows` of the S samples the base world gives (None = the
+    first `rows`); each twin world gives the first `twin_rows` of those
+    (None = all), the same samples: a twin row is aligned with its base row,
+    and away from the target's descendants it equals it."""
+    base = b["base"].to(dev, non_blocking=True).float()
+    inter = b["inter"].to(dev, non_blocking=True).float()
+    target = b["target"].to(dev, non_blocking=True)
+    node_mask = b["node_mask"].to(dev, non_blocking=True).bool()
+    int_mask = b["int_mask"].to(dev, non_blocking=True).bool()
+    graph_mask = b["valid"].to(dev, non_blocking=True).bool()
     G, S, N = base.shape
     K = inter.shape[1]
-    b = base[:, :rows].float()
-    i = inter[:, :, :rows].float().reshape(G, K * rows, N)
-    x = torch.cat([b, i], dim=1)  # (G, R=(1+K)*rows, N)
-    flag = torch.cat([torch.zeros_like(b), target.float()[:, :, None, :].expand(G, K, rows, N)
-                      .reshape(G, K * rows, N)], dim=1)
-    row_mask = torch.cat([torch.ones(G, rows, dtype=torch.bool, device=base.device),
-                          int_mask.bool()[:, :, None].expand(G, K, rows).reshape(G, K * rows)], dim=1)
-    return x, flag, node_mask.bool(), row_mask
+    # per-node standardisation from the base world's samples (all S of them)
+    mean = base.mean(dim=1, keepdim=True)  # (G,1,N)
+    std = base.std(dim=1, keepdim=True)
+    std = torch.where(std > 1e-6, std, torch.ones_like(std))
+    if row_idx is None:
+        row_idx = torch.arange(min(rows, S), device=dev)
+    tw_idx = row_idx[:twin_rows] if twin_rows else row_idx
+    zb = ((base[:, row_idx] - mean) / std).clamp(-10, 10)  # (G,rows,N)
+    zi = ((inter[:, :, tw_idx] - mean[:, None]) / std[:, None]).clamp(-10, 10)  # (G,K,r,N)
+    zbt = zb[:, :tw_idx.shape[0]]  # the base rows the twin rows are twins of
+    r = zi.shape[2]
+    flag = target.float()[:, :, None, :].expand(G, K, r, N)
+    twin = torch.ones_like(zi)
+    world = torch.stack([zi, flag, zi - zbt[:, None], twin], dim=-1)  # (G,K,r,N,4)
+    basef = torch.stack([zb, torch.zeros_like(zb), torch.zeros_like(zb), torch.zeros_like(zb)], dim=-1)
+    feats = torch.cat([basef, world.reshape(G, K * r, N, IN_FEATURES)], dim=1)  # (G,R,N,4)
+    feats = feats * node_mask[:, None, :, None]  # padded nodes: zeros
+    row_mask = torch.cat([torch.ones(G, zb.shape[1], dtype=torch.bool, device=dev),
+                          int_mask[:, :, None].expand(G, K, r).reshape(G, K * r)], dim=1)
+    return feats, node_mask, row_mask, graph_mask
 
 
-def pair_mask(node_mask):
-    m = node_mask[:, :, None] & node_mask[:, None, :]
+def pair_mask(node_mask, graph_mask):
+    """(G,N,N) bool: real ordered pairs i != j of real graphs."""
+    m = node_mask[:, :, None] & node_mask[:, None, :] & graph_mask[:, None, None]
     return m & ~torch.eye(m.shape[1], dtype=torch.bool, device=m.device)[None]
 
 
 def auprc(scores, labels):
     """Average precision of scores against 0/1 labels (numpy, 1-D)."""
     order = np.argsort(-scores, kind="stable")
-    y = labels[order]
+    y = labels[order].astype(np.float64)
     tp = np.cumsum(y)
     precision = tp / np.arange(1, len(y) + 1)
     return float((precision * y).sum() / max(y.sum(), 1))
@@ -139,93 +204,262 @@ class OnTheFly(torch.utils.data.IterableDataset):
             pad_adj[:n, :n] = adj
             yield {"base": base, "inter": inter, "target": target,
                    "int_mask": (np.arange(N) < n).astype(np.uint8),
-                   "node_mask": (np.arange(N) < n).astype(np.uint8), "adj": pad_adj}
+                   "node_mask": (np.arange(N) < n).astype(np.uint8), "adj": pad_adj,
+                   "valid": np.uint8(1)}
+
+
+# ---- evaluation -------------------------------------------------------------------------
+@torch.no_grad()
+def evaluate(model, cache, index_range, batch, rows, twin_rows, dev, amp, threads):
+    """(AUPRC, edge base rate, graphs) over the graphs [begin, end) of the cache."""
+    import twincache
+    was = model.training
+    model.eval()
+    scores, labels = [], []
+    with twincache.Loader(cache, batch_size=batch, shuffle=False, threads=threads,
+                          index_range=index_range, output="torch", rank=0, world_size=1) as ev:
+        for b in ev:
+            feats, nm, rm, gm = model_inputs(b, rows, dev, twin_rows=twin_rows)
+            with amp():
+                lg = model(feats, nm, rm)
+            pm = pair_mask(nm, gm)
+            scores.append(lg.float()[pm].cpu().numpy())
+            labels.append(b["adj"].to(dev)[pm].cpu().numpy())
+    model.train(was)
+    s, y = np.concatenate(scores), np.concatenate(labels)
+    return auprc(s, y), float(y.mean()), index_range[1] - index_range[0]
 
 
 # ---- the loop ---------------------------------------------------------------------------
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--data", choices=["twincache", "onthefly"], default="twincache")
     ap.add_argument("--cache")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=100)
-    ap.add_argument("--rows", type=int, default=16, help="rows per world given to the model")
+    ap.add_argument("--batch", type=int, default=64, help="graphs per step (per process)")
+    ap.add_argument("--steps", type=int, default=100,
+                    help="total optimiser steps of the run (the LR schedule's length)")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="stop this invocation after this much training time, checkpoint, "
+                         "exit (0 = run to --steps); --resume continues")
+    ap.add_argument("--rows", type=int, default=16, help="sample rows of the base world given to the model")
+    ap.add_argument("--twin-rows", type=int, default=0,
+                    help="rows of each twin world (the first of the base rows' samples; 0 = --rows)")
+    ap.add_argument("--d", type=int, default=64, help="model width")
+    ap.add_argument("--layers", type=int, default=2, help="alternating row/node layers")
+    ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--threads", type=int, default=1, help="twincache decode threads")
+    ap.add_argument("--torch-threads", type=int, default=0,
+                    help="torch intra-op threads (0 = CPU cores / processes)")
     ap.add_argument("--workers", type=int, default=2, help="DataLoader workers (onthefly)")
     ap.add_argument("--eval-graphs", type=int, default=0, help="hold out the cache's last graphs")
-    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--eval-every", type=int, default=0, help="evaluate every E steps (0 = at the end)")
+    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    ap.add_argument("--warmup", type=int, default=100, help="linear warm-up steps")
+    ap.add_argument("--weight-decay", type=float, default=1e-2)
+    ap.add_argument("--amp", choices=["auto", "bf16", "off"], default="auto",
+                    help="bf16 autocast: auto = on the GPU only; bf16 = also on the CPU "
+                         "(fast where the CPU has AVX512-BF16 and torch uses oneDNN)")
+    ap.add_argument("--checkpoint", help="save model, optimiser and loader state here "
+                                         "(at every evaluation and at the end)")
+    ap.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
+    ap.add_argument("--log-every", type=int, default=0, help="print every L steps (0 = steps/10)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-only", action="store_true",
                     help="no model: how fast the data source alone delivers batches (on the device)")
     a = ap.parse_args()
-    torch.manual_seed(a.seed)
+    if a.data == "twincache" and not a.cache:
+        ap.error("--data twincache needs --cache")
+    if a.resume and not a.checkpoint:
+        ap.error("--resume needs --checkpoint")
+
+    # -- processes: torchrun (or RANK/WORLD_SIZE/MASTER_ADDR by hand) => data parallel
     cuda = torch.cuda.is_available()
-    dev = torch.device("cuda" if cuda else "cpu")
-    model = Avici().to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if distributed:
+        dist.init_process_group("nccl" if cuda else "gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+    else:
+        rank, world = 0, 1
+    main_proc = rank == 0
+    if cuda:
+        torch.cuda.set_device(local)
+    dev = torch.device(f"cuda:{local}" if cuda else "cpu")
+    if not cuda:
+        torch.set_num_threads(a.torch_threads or max(1, (os.cpu_count() or 1) // world))
+    use_bf16 = a.amp == "bf16" or (a.amp == "auto" and cuda)
+
+    def amp():
+        return torch.autocast(device_type=dev.type, dtype=torch.bfloat16) if use_bf16 else nullcontext()
+
+    torch.manual_seed(a.seed)
+    net = Avici(a.d, a.layers, a.heads).to(dev)
+    model = nn.parallel.DistributedDataParallel(net, device_ids=[local] if cuda else None) \
+        if distributed else net
+    decay = [p for n, p in net.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in net.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=a.lr)
+
+    def lr_at(step):
+        if step < a.warmup:
+            return a.lr * (step + 1) / a.warmup
+        t = min(1.0, (step - a.warmup) / max(1, a.steps - a.warmup))
+        return a.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
 
     import twincache
+    loader = None
     if a.data == "twincache":
-        if not a.cache:
-            ap.error("--data twincache needs --cache")
         n = len(twincache.Cache(a.cache))
         train_end = n - a.eval_graphs
+        if train_end <= 0:
+            ap.error(f"--eval-graphs {a.eval_graphs} leaves no training graphs (cache has {n})")
+        # the Loader takes rank/world size from torch.distributed by itself
         loader = twincache.Loader(a.cache, batch_size=a.batch, epochs=0, seed=a.seed,
                                   threads=a.threads, index_range=(0, train_end),
-                                  device="cuda" if cuda else None)
+                                  device=f"cuda:{local}" if cuda else None)
+
+    step, graphs, train_s = 0, 0, 0.0
+    if a.resume and os.path.exists(a.checkpoint):
+        ck = torch.load(a.checkpoint, map_location=dev)
+        net.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        step, graphs, train_s = ck["step"], ck["graphs"], ck["train_s"]
+        if loader is not None:
+            if len(ck["loader"]) != world:
+                sys.exit(f"train_avici.py: --checkpoint {a.checkpoint} was written by "
+                         f"{len(ck['loader'])} processes, this run has {world}")
+            loader.load_state_dict(ck["loader"][rank])
+        if main_proc:
+            print(f"resumed from {a.checkpoint}: step {step}, {graphs} graphs seen, "
+                  f"{train_s:.0f} s trained", flush=True)
+
+    if loader is not None:
         batches = loader.stream()
     else:
-        dl = torch.utils.data.DataLoader(OnTheFly(seed=a.seed), batch_size=a.batch,
+        dl = torch.utils.data.DataLoader(OnTheFly(seed=a.seed * 1000 + rank + step), batch_size=a.batch,
                                          num_workers=a.workers, pin_memory=cuda,
                                          persistent_workers=a.workers > 0)
         batches = iter(dl)
 
-    def step(b):
-        get = (lambda k: b[k].to(dev, non_blocking=True)) if a.data == "onthefly" else (lambda k: b[k])
+    def save():
+        states = [loader.state_dict()] if loader is not None else [None]
+        if distributed:
+            every = [None] * world
+            dist.all_gather_object(every, states[0])
+            states = every
+        if main_proc and a.checkpoint:
+            tmp = a.checkpoint + ".tmp"
+            torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "loader": states,
+                        "step": step, "graphs": graphs, "train_s": train_s, "args": vars(a)}, tmp)
+            os.replace(tmp, a.checkpoint)
+
+    def report_eval():
+        if main_proc and a.data == "twincache" and a.eval_graphs:
+            ap_, base_rate, ng = evaluate(net, a.cache, (train_end, n), a.batch, a.rows, a.twin_rows, dev, amp,
+                                          a.threads)
+            print(f"eval step {step}  graphs seen {graphs}  held-out AUPRC {ap_:.3f} on {ng} graphs "
+                  f"(edge base rate {base_rate:.3f})  load {os.getloadavg()[0]:.2f}", flush=True)
+
+    gen = torch.Generator().manual_seed(a.seed * 7919 + step)
+    S = None
+
+    def train_step(b):
+        nonlocal S
         if a.data_only:
-            return get("base").sum() + get("inter").sum()
-        x, flag, nm, rm = model_inputs(get("base"), get("inter"), get("target"), get("int_mask"),
-                                       get("node_mask"), a.rows)
-        amp = torch.autocast(device_type="cuda", dtype=torch.bfloat16) if cuda else nullcontext()
-        with amp:
-            logits = model(x, flag, nm, rm)
-        pm = pair_mask(nm)
-        loss = F.binary_cross_entropy_with_logits(logits.float()[pm], get("adj").float()[pm])
+            return (b["base"].to(dev, non_blocking=True).sum()
+                    + b["inter"].to(dev, non_blocking=True).sum())
+        if S is None:
+            S = b["base"].shape[1]
+        rows = min(a.rows, S)
+        # a fresh random subset of the samples each step (the same rows in every world)
+        row_idx = torch.randperm(S, generator=gen)[:rows].to(dev)
+        feats, nm, rm, gm = model_inputs(b, rows, dev, row_idx, a.twin_rows)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        with amp():
+            logits = model(feats, nm, rm)
+        pm = pair_mask(nm, gm)
+        loss = F.binary_cross_entropy_with_logits(logits.float()[pm],
+                                                  b["adj"].to(dev, non_blocking=True).float()[pm])
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
-        return loss
+        return loss.detach()
 
-    for _ in range(3):  # warm-up (workers start, allocator, kernels)
-        step(next(batches))
+    log_every = a.log_every or max(a.steps // 10, 1)
+    t_start = time.perf_counter()
+    t0 = t_log = t_start  # t0: start of the current training stretch (evaluations excluded)
+    g_log, window_loss = graphs, []
+    stop_reason = "steps"
+    seen_ids = []
+    while step < a.steps:
+        b = next(batches)
+        if distributed and len(seen_ids) < 64 and "graph_id" in b.keys():
+            gid = b["graph_id"][b["valid"].bool()]
+            seen_ids.extend(gid.cpu().tolist())
+        loss = train_step(b)
+        del b
+        step += 1
+        graphs += a.batch * world
+        window_loss.append(loss)
+        if step % log_every == 0 or step == a.steps:
+            if cuda:
+                torch.cuda.synchronize()
+            now = time.perf_counter()
+            if main_proc:
+                lv = torch.stack(window_loss).float().mean().item()
+                what = "" if a.data_only else f"loss {lv:.4f}  lr {lr_at(step - 1):.2e}  "
+                print(f"step {step:6d}  graphs {graphs:8d}  {what}"
+                      f"{(graphs - g_log) / (now - t_log):7.1f} graphs/s  "
+                      f"load {os.getloadavg()[0]:.2f}", flush=True)
+            window_loss, t_log, g_log = [], now, graphs
+        if a.eval_every and step % a.eval_every == 0 and step < a.steps:
+            train_s += time.perf_counter() - t0
+            report_eval()
+            save()
+            t0 = t_log = time.perf_counter()
+            g_log = graphs
+        if a.minutes:  # every process stops at the same step
+            out = torch.tensor([float(time.perf_counter() - t_start >= a.minutes * 60)])
+            if distributed:
+                out = out.to(dev)
+                dist.all_reduce(out, op=dist.ReduceOp.MAX)
+            if out.item() > 0:
+                stop_reason = "minutes"
+                break
     if cuda:
         torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for s in range(a.steps):
-        loss = step(next(batches))
-        if (s + 1) % max(a.steps // 5, 1) == 0:
-            print(f"step {s + 1:5d}  loss {loss.item():.4f}", flush=True)
-    if cuda:
-        torch.cuda.synchronize()
-    dt = time.perf_counter() - t0
-    print(f"{a.data}: {a.steps * a.batch / dt:.0f} graphs/s over {a.steps} steps of {a.batch} "
-          f"({'GPU' if cuda else 'CPU'}, threads={a.threads} workers={a.workers})")
-
-    if a.data == "twincache" and a.eval_graphs:
-        model.eval()
-        scores, labels = [], []
-        with twincache.Loader(a.cache, batch_size=a.batch, shuffle=False, threads=a.threads,
-                              index_range=(train_end, n), output="torch") as ev, torch.no_grad():
-            for b in ev:
-                x, flag, nm, rm = model_inputs(*(b[k].to(dev) for k in
-                                                 ("base", "inter", "target", "int_mask", "node_mask")),
-                                               a.rows)
-                pm = pair_mask(nm)[:b.n_graphs]
-                lg = model(x, flag, nm, rm)[:b.n_graphs]
-                scores.append(lg.float()[pm].cpu().numpy())
-                labels.append(b["adj"].to(dev)[:b.n_graphs][pm].cpu().numpy())
-        print(f"held-out AUPRC {auprc(np.concatenate(scores), np.concatenate(labels)):.3f} "
-              f"on {n - train_end} graphs")
+    train_s += time.perf_counter() - t0
+    wall = time.perf_counter() - t_start
+    if main_proc:
+        what = "data only" if a.data_only else "training"
+        print(f"{a.data} {what}: {step} steps, {graphs} graphs seen, {train_s:.0f} s trained in all; "
+              f"this invocation {wall:.0f} s ({'GPU' if cuda else 'CPU'}, processes={world}, "
+              f"decode threads={a.threads}, workers={a.workers}, torch threads="
+              f"{torch.get_num_threads()}, amp={'bf16' if use_bf16 else 'off'}, stopped by "
+              f"--{stop_reason})", flush=True)
+    if not a.data_only:
+        report_eval()
+        save()
+    if loader is not None:
+        loader.close()
+    if distributed:  # the data-parallel invariants, checked once at the end
+        ids = [None] * world
+        dist.all_gather_object(ids, set(seen_ids))
+        flat = torch.cat([p.detach().float().reshape(-1) for p in net.parameters()])
+        sums = [torch.zeros(2, device=dev) for _ in range(world)]
+        dist.all_gather(sums, torch.stack([flat.sum(), (flat * flat).sum()]))
+        if main_proc:
+            overlap = sum(len(ids[i] & ids[j]) for i in range(world) for j in range(i + 1, world))
+            same = all(torch.equal(sums[0], x) for x in sums[1:])
+            print(f"data parallel: {world} processes; first graphs read per rank "
+                  f"{[len(x) for x in ids]}, shared between ranks {overlap}; "
+                  f"parameters identical on every rank: {same}", flush=True)
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
