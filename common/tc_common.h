@@ -50,7 +50,7 @@ static inline uint64_t tc_load_be64(const void *p) {
   return v;
 }
 
-/* ---- checksum: FNV-1a 32 over small headers (payloads use zstd's XXH64) --- */
+/* ---- checksum: FNV-1a 32 over small headers (frame payloads: XXH3, formats/hash.c) */
 static inline uint32_t tc_fnv1a32(const void *data, size_t n) {
   const uint8_t *p = (const uint8_t *)data;
   uint32_t h = 2166136261u;

@@ -1,7 +1,9 @@
 /* frame.c — encoder and decoder of one graph frame (FORMAT.md, "Graph frame").
  *
- * A frame is a 40-byte header followed by one zstd frame (content size and
- * XXH64 content checksum on) holding the payload: adjacency bits, SCM
+ * A frame is a 48-byte header (40 in versions 1-2) followed by one zstd
+ * frame (content size on) holding the payload; the header carries the
+ * payload's XXH3-64 (versions 1-2: zstd's XXH64 content checksum inside the
+ * zstd frame instead). The payload: adjacency bits, SCM
  * parameters, interventions, changed-column masks, base samples column-major
  * and, per intervention, only the columns it changed. */
 #include <stdlib.h>
