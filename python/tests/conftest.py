@@ -1,6 +1,7 @@
 """Fixtures of the binding's tests. ctest passes the paths through the
 environment (python/tests.cmake); run by hand, they default to build/rel."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -31,8 +32,11 @@ def cache_path():
 
 @pytest.fixture(scope="session")
 def tmp_root():
+    """A fresh directory per session: caches left by an earlier build (another
+    format version) must not leak into this run."""
     p = _env_path("TWINCACHE_TEST_TMP", os.path.join(BUILD, "test-tmp", "python"))
-    os.makedirs(p, exist_ok=True)
+    shutil.rmtree(p, ignore_errors=True)
+    os.makedirs(p)
     return p
 
 
