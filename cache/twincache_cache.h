@@ -48,6 +48,9 @@ uint64_t twincache_cache_count(const twincache_cache *c); /* graphs committed */
 const twincache_stats *twincache_cache_stats(const twincache_cache *c);
 const char *twincache_cache_config(const twincache_cache *c); /* JSON text, NUL-terminated */
 const char *twincache_cache_library(const twincache_cache *c); /* writer's version text */
+/* The format version the cache was written with (1..TWINCACHE_FORMAT_VERSION;
+ * the generator extends only a cache of its own version). */
+uint32_t twincache_cache_format_version(const twincache_cache *c);
 /* Bytes the cache occupies on disk (data file size). */
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
 /* The cache tag: FNV-1a 64 of the config JSON bytes as stored in meta (the

@@ -147,9 +147,8 @@ int tc_cmd_info(int argc, char **argv) {
   if (json) {
     printf("{\n  \"cache\": ");
     tc_json_string(stdout, path);
-    /* the cache reader does not expose the cache's own format version; it
-     * refuses newer ones, so this reader's version is an upper bound */
-    printf(",\n  \"reader_format_version\": %d,\n  \"library_version\": ", TWINCACHE_FORMAT_VERSION);
+    printf(",\n  \"format_version\": %u,\n  \"reader_format_version\": %d,\n  \"library_version\": ",
+           twincache_cache_format_version(c), TWINCACHE_FORMAT_VERSION);
     tc_json_string(stdout, twincache_cache_library(c));
     printf(",\n  \"reader_version\": \"%s\",\n", TWINCACHE_VERSION_STRING);
     printf("  \"graphs\": %llu,\n  \"graphs_requested\": %llu,\n  \"chunk_graphs\": %u,\n"
@@ -175,8 +174,9 @@ int tc_cmd_info(int argc, char **argv) {
     printf("\n}\n");
   } else {
     printf("cache            %s\n", path);
-    printf("written by       %s (read by twincache %s, format version <= %d)\n",
-           twincache_cache_library(c), TWINCACHE_VERSION_STRING, TWINCACHE_FORMAT_VERSION);
+    printf("written by       %s, format version %u (read by twincache %s, format version <= %d)\n",
+           twincache_cache_library(c), twincache_cache_format_version(c), TWINCACHE_VERSION_STRING,
+           TWINCACHE_FORMAT_VERSION);
     printf("graphs           %llu committed of %llu requested%s\n", (unsigned long long)count,
            (unsigned long long)dims->graphs, count < dims->graphs ? " (incomplete: rerun the generator to resume)" : "");
     printf("chunks           %llu of %u graphs each\n", (unsigned long long)chunks,

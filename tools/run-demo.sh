@@ -27,6 +27,18 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTWINCACHE_TESTS=
 cmake --build build/release -j"$jobs" --target twincache-gen twincache-inspect twincache-train >/dev/null
 bin=build/release
 
+# A demo cache of an older format can be read but not extended: keep it
+# aside (nothing is deleted) and generate a current one.
+if [ -d "$CACHE" ] && info=$("$bin/tools/twincache-inspect" info "$CACHE" --json 2>/dev/null); then
+  have=$(printf '%s\n' "$info" | sed -n 's/^  "format_version": \([0-9]*\),$/\1/p')
+  want=$(printf '%s\n' "$info" | sed -n 's/^  "reader_format_version": \([0-9]*\),$/\1/p')
+  if [ -n "$have" ] && [ -n "$want" ] && [ "$have" != "$want" ]; then
+    aside="$CACHE.v$have"
+    [ -e "$aside" ] && aside="$CACHE.v$have.$$"
+    echo "run-demo: $CACHE/ has format version $have, this build writes $want: moved to $aside/"
+    mv "$CACHE" "$aside"
+  fi
+fi
 echo "== generate $GRAPHS graphs into $CACHE/ (rerunning resumes or finds it complete)"
 "$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED"
 

@@ -257,6 +257,10 @@ static void test_v1_meta(const char *good) {
   TC_CHECK(tt_reader_open(path, &r) == 0 && tt_reader_open(good, &g) == 0, "open v1 and v2");
   TC_CHECK(twincache_cache_tag(r.cache) == twincache_cache_tag(g.cache), "v1 tag %llx, v2 tag %llx",
         (unsigned long long)twincache_cache_tag(r.cache), (unsigned long long)twincache_cache_tag(g.cache));
+  TC_CHECK(twincache_cache_format_version(r.cache) == 1 &&
+               twincache_cache_format_version(g.cache) == TWINCACHE_FORMAT_VERSION,
+           "format versions %u and %u", twincache_cache_format_version(r.cache),
+           twincache_cache_format_version(g.cache));
   const char *cfg = twincache_cache_config(g.cache);
   TC_CHECK(twincache_cache_tag(g.cache) == tc_fnv1a64(cfg, strlen(cfg)), "tag is not FNV-1a 64 of the config");
   TC_CHECK(twincache_cache_read_graph(r.cache, r.dctx, 99, r.graph) == 0, "read graph 99 of the v1 copy");
