@@ -63,5 +63,6 @@ def test_generate(tmp_root):
     twincache.generate(out, graphs=20, nodes=(4, 6), samples=4, seed=9, threads=1, progress=False)
     with twincache.Cache(out) as c:
         assert len(c) == 20 and c.dims["max_nodes"] == 6
+        assert c.format_version == c.config["format_version"] >= 3
     with pytest.raises(twincache.InvalidArgument):
         twincache.generate(os.path.join(tmp_root, "bad"), graphs=20, no_such_flag=3, progress=False)

@@ -246,6 +246,7 @@ cache_stats = _sig("twincache_cache_stats", P(Stats), vp)
 cache_config = _sig("twincache_cache_config", cstr, vp)
 cache_library = _sig("twincache_cache_library", cstr, vp)
 cache_disk_bytes = _sig("twincache_cache_disk_bytes", u64, vp)
+cache_format_version = _sig("twincache_cache_format_version", u32, vp)
 cache_read_graph = _sig("twincache_cache_read_graph", cint, vp, vp, u64, P(Graph))
 cache_read_frame = _sig("twincache_cache_read_frame", cint, vp, u64, P(vp), P(c_size_t))
 libc_free = ctypes.CDLL(None).free  # frees what read_frame malloc'd

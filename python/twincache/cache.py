@@ -86,6 +86,7 @@ class Cache:
             self.config = {}
         self.library = C.cache_library(self._h).decode("utf-8", "replace")
         self.disk_bytes = C.cache_disk_bytes(self._h)
+        self.format_version = C.cache_format_version(self._h)  # the format it was written in
         self._count = C.cache_count(self._h)
 
     def __len__(self):
