@@ -62,7 +62,24 @@ def check_path(path):
     return os.fsencode(p)
 
 
-class Cache:
+class Closable:
+    """`with` support and close-on-collection for objects holding a C handle:
+    the subclass defines an idempotent close()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: modules may be gone
+            pass
+
+
+class Cache(Closable):
     """A cache opened read-only. len(cache) graphs committed; cache[i] decodes
     graph i (negative i counts from the end). Thread-safe (one decoder, locked).
     Close with close() or a `with` block."""
@@ -161,18 +178,6 @@ class Cache:
             if self._h:
                 C.cache_close(self._h)
                 self._h = ctypes.c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         return f"twincache.Cache({self.path!r}, graphs={self._count}, dims={self.dims})"

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _capi as C
 from . import compact as _compact
-from .cache import check_path
+from .cache import Closable, check_path
 from .errors import Closed, InvalidArgument, TooManyHeld, check, error_from_status
 
 try:
@@ -365,7 +365,7 @@ class _DeviceStage:
         return dev, done
 
 
-class Loader(_Base):
+class Loader(_Base, Closable):
     """Batches of a cache, decoded by C threads into pre-allocated slots.
 
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
@@ -731,18 +731,6 @@ class Loader(_Base):
         self._drop_inflight()
         if self._core is not None:
             self._core.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         return (f"twincache.Loader({self.path!r}, batch_size={self.batch_size}, rank={self.rank}/"
