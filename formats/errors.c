@@ -29,3 +29,45 @@ const char *twincache_strerror(int code) {
   default: return "unknown twincache error";
   }
 }
+
+/* ---- the thread's last error message (tc_error.h) ------------------------ */
+#include <stdio.h>
+#include <string.h>
+#include "tc_error.h"
+
+enum { TC_ERROR_BYTES = 1024 };
+static _Thread_local char tc_error_text[TC_ERROR_BYTES];
+
+const char *twincache_last_error(void) { return tc_error_text; }
+
+void tc_error_clear(void) { tc_error_text[0] = '\0'; }
+
+int tc_error_vset(int status, const char *fmt, va_list ap) {
+  vsnprintf(tc_error_text, sizeof tc_error_text, fmt, ap);
+  return status;
+}
+
+int tc_error_set(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tc_error_vset(status, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+int tc_error_wrap(int status, const char *fmt, ...) {
+  char inner[TC_ERROR_BYTES];
+  snprintf(inner, sizeof inner, "%s", tc_error_text);
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tc_error_text, sizeof tc_error_text, fmt, ap);
+  va_end(ap);
+  size_t used = n < 0 ? 0 : (size_t)n;
+  if (inner[0] && used + 2 < sizeof tc_error_text) {
+    memcpy(tc_error_text + used, ": ", 2);
+    size_t room = sizeof tc_error_text - used - 2, len = strnlen(inner, room - 1);
+    memcpy(tc_error_text + used + 2, inner, len);
+    tc_error_text[used + 2 + len] = '\0';
+  }
+  return status;
+}

@@ -70,6 +70,12 @@ enum {
  * (never NULL; unknown codes give "unknown twincache error"). Thread-safe. */
 const char *twincache_strerror(int code);
 
+/* Returns this thread's message about the last failure of a twincache
+ * library call: one line naming the file, record or option concerned, or ""
+ * when none was left. Never NULL. Valid until this thread's next twincache
+ * call. Thread-safe (the message is thread-local). */
+const char *twincache_last_error(void);
+
 /* ---- the decoded graph --------------------------------------------------- */
 enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
 enum twincache_noise { TWINCACHE_NOISE_GAUSS = 0, TWINCACHE_NOISE_LAPLACE = 1, TWINCACHE_NOISE_UNIFORM = 2 };
