@@ -41,7 +41,10 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+try:  # the installed package (pip install .); else this checkout's source tree
+    import twincache  # noqa: F401
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0
 IN_FEATURES = 4  # value, intervened here, twin - base, twin-world row

@@ -17,15 +17,10 @@ from twincache import compact as tc_compact
 
 from test_loader import c_order, py_order
 
-GEN = os.environ.get("TWINCACHE_GEN")
-
-
 @pytest.fixture(scope="session")
 def gen_exe():
-    if GEN:
-        return GEN
-    from conftest import BUILD
-    return os.path.join(BUILD, "gen", "twincache-gen")
+    from conftest import BUILD, program
+    return program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
 
 
 def _make(gen_exe, tmp_root, name, args):

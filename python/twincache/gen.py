@@ -12,11 +12,14 @@ passes --quiet). Rerunning the same call resumes an interrupted cache.
 A program is found, first match wins: $TWINCACHE_GEN (TWINCACHE_LOADER_BENCH for
 twincache-loader-bench, ...); next to the library
 (same folder, ../bin of an installed prefix, or the gen/, tools/, train/, bench/
-folders of the build tree holding the library); PATH.
+folders of the build tree holding the library); the scripts folder of this
+Python environment (where `pip install` puts them); PATH.
 """
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 
 from . import _capi
 from .errors import Error, InvalidArgument
@@ -34,11 +37,16 @@ def find_program(name="twincache-gen"):
         cand = os.path.join(libdir, sub, name)
         if os.access(cand, os.X_OK):
             return os.path.normpath(cand)
+    # pip install: the environment's scripts folder (a venv's bin/, on PATH
+    # only when the venv is activated)
+    cand = os.path.join(sysconfig.get_path("scripts"), name)
+    if os.access(cand, os.X_OK):
+        return cand
     found = shutil.which(name)
     if found:
         return found
     raise Error(f"{name} not found next to {_capi.library_path} nor on PATH: build it "
-                f"(cmake --build build/rel) or set {var}=/path/to/{name}")
+                f"(pip install ., or cmake --build build/release) or set {var}=/path/to/{name}")
 
 
 def _flag_value(v):
@@ -68,7 +76,6 @@ def generate(out, progress=True, **flags):
     last = ""
     for line in p.stderr:  # pass through as it comes
         if progress:
-            import sys
             sys.stderr.write(line)
             sys.stderr.flush()
         if line.strip():

@@ -37,7 +37,7 @@ try:
     _Base = torch.utils.data.IterableDataset
 except ImportError:  # numpy-only use
     torch = None
-    _Base = object
+    _Base = None
 
 _CORRUPT = {"fail": 0, "skip": 1}
 _LAYOUTS = {"dense": C.LAYOUT_DENSE, "compact": C.LAYOUT_COMPACT}
@@ -365,7 +365,7 @@ class _DeviceStage:
         return dev, done
 
 
-class Loader(_Base, Closable):
+class Loader(*([_Base] if _Base else []), Closable):
     """Batches of a cache, decoded by C threads into pre-allocated slots.
 
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
