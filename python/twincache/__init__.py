@@ -15,7 +15,8 @@ from .errors import (Closed, Corrupt, Error, InvalidArgument, Mismatch, NotACach
                      OutOfMemory, StaleBatch, StorageError, ThreadError, TooManyHeld, VersionError,
                      strerror)
 from .gen import find_program, generate
-from .loader import Batch, Loader, default_rank_world
+from .batch import Batch
+from .loader import Loader, default_rank_world
 
 __version__ = _capi.version().decode()  # TWINCACHE_VERSION_STRING, as the wheel's
 library_path = _capi.library_path

@@ -83,6 +83,17 @@ def error_from_status(code, context=""):
     return _FAMILY.get(code, Error)(msg, code)
 
 
+def from_c(code, context=""):
+    """The exception for a failed C call, with the message the C library left
+    for this thread (what C found wrong: the option, file or record) after
+    strerror's text. The one place that reads it."""
+    e = error_from_status(code, context)
+    detail = C.loader_last_error().decode("utf-8", "replace")
+    if detail:
+        e = type(e)(f"{e.message} ({detail})", code)
+    return e
+
+
 def check(code, context=""):
     """Raises the exception of a negative status; returns the status otherwise."""
     if code < 0:

@@ -22,7 +22,7 @@ import sys
 import sysconfig
 
 from . import _capi
-from .errors import Error, InvalidArgument
+from .errors import Error, InvalidArgument, Mismatch
 
 
 def find_program(name="twincache-gen"):
@@ -81,8 +81,12 @@ def generate(out, progress=True, **flags):
         if line.strip():
             last = line.strip()
     rc = p.wait()
+    if rc == 0:
+        return os.fspath(out)
+    # the program's line already starts with "twincache-gen:"
+    msg = last if last.startswith("twincache-gen:") else f"twincache-gen: {last}"
     if rc == 2:
-        raise InvalidArgument(f"twincache-gen: {last}", rc)
-    if rc != 0:
-        raise Error(f"twincache-gen failed ({rc}): {last}", rc)
-    return os.fspath(out)
+        raise InvalidArgument(msg, rc)
+    if "built with another config" in last:  # exit 1 of a cache of other options
+        raise Mismatch(msg, _capi.EMISMATCH)
+    raise Error(f"{msg} (exit status {rc})", rc)
