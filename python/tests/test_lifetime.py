@@ -136,3 +136,14 @@ def test_cuda_copy_then_release(cache_path):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert torch.equal(g.cpu(), w)
+
+
+@pytest.mark.parametrize("output", ["numpy", "torch"])
+def test_an_array_alone_holds_its_batch(cache_path, output):
+    with twincache.Loader(cache_path, batch_size=8, threads=1, slots=2, shuffle=False,
+                          output=output) as L:
+        x = L.next_batch().base  # the Batch is gone at once; the array keeps the slot
+        keep = np.array(x)
+        for _ in range(5):
+            L.next_batch()
+        assert np.array_equal(np.asarray(x), keep)

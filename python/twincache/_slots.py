@@ -20,7 +20,6 @@ not survive the fork): close and release there only forget the handle."""
 import ctypes
 import os
 import threading
-import weakref
 
 import numpy as np
 
@@ -33,6 +32,16 @@ except ImportError:
     torch = None
 
 
+# Bumped in every child after fork: "was this opened in another process" is
+# then an int compare per call instead of a getpid() system call.
+_forks = [0]
+os.register_at_fork(after_in_child=lambda: _forks.__setitem__(0, _forks[0] + 1))
+
+
+def fork_generation():
+    return _forks[0]
+
+
 def cuda_fence():
     """An event recorded on the current CUDA stream (what a queued copy from
     a pinned slab must finish before), or None when CUDA was never used."""
@@ -43,30 +52,39 @@ def cuda_fence():
     return ev
 
 
-class Memory:
-    """A slot's slab region; numpy arrays made from it keep it (and through
-    it the batch's Hold) alive. __array_interface__ makes np.asarray()
-    record this object as the array's base."""
+class SlotMemory(np.ndarray):
+    """A slot's slab as allocated (one per slab). Its own type keeps numpy
+    from collapsing a batch's views past the batch's Slab onto it."""
 
-    def __init__(self, addr, nbytes, keep, hold):
-        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1",
-                                    "data": (addr, False), "version": 3}
-        self.keep = keep  # the Python object owning the bytes (ndarray / pinned tensor)
-        self.hold = hold  # releases the slot when the last array dies
+
+class Slab(np.ndarray):
+    """One batch's uint8 view of its slot's slab. Every array of the batch is
+    a view of it (numpy stops the base chain here: the next base is a
+    SlotMemory), and it carries the batch's Hold: the slot is held while any
+    of them is alive."""
 
 
 class Hold:
-    """One batch's claim on its slot (see the module text)."""
+    """One batch's claim on its slot (see the module text). rec is the
+    Core's record of it: [C batch pointer, slab address, done], done once
+    released or detached."""
 
-    __slots__ = ("core", "ptr", "seq", "epoch", "slab", "released", "__weakref__")
+    __slots__ = ("core", "seq", "epoch", "rec", "__weakref__")
 
-    def __init__(self, core, ptr, seq, epoch, slab):
-        self.core, self.ptr, self.seq, self.epoch, self.slab = core, ptr, seq, epoch, slab
-        self.released = False
+    def __init__(self, core, seq, epoch, rec):
+        self.core, self.seq, self.epoch, self.rec = core, seq, epoch, rec
+
+    @property
+    def released(self):
+        return self.rec[2]
+
+    @released.setter
+    def released(self, v):  # the benchmark's wrap-only loop marks a hold done
+        self.rec[2] = v
 
     def release(self):
-        if not self.released:
-            self.released = True
+        if not self.rec[2]:
+            self.rec[2] = True
             self.core.release(self)
 
     def __del__(self):
@@ -81,7 +99,7 @@ class Core:
     the batches handed out and the releases waiting for their copies."""
 
     def __init__(self, bpath, opts, state, pin):
-        self.pid = os.getpid()
+        self.born = _forks[0]
         # re-entrant: a batch dropped by the garbage collector while this
         # thread is inside release/close releases through here again
         self.lock = threading.RLock()
@@ -90,7 +108,7 @@ class Core:
         self.pin = pin
         self.fence = cuda_fence if pin else (lambda: None)
         self.fenced = []  # (event, Hold): released, slot given back once the event completed
-        self.holds = weakref.WeakValueDictionary()  # seq -> Hold of a batch handed out
+        self.live = {}  # seq -> [ptr, slab, done] of every batch handed out and not yet released
         # the callbacks must outlive the C loader: they are attributes of this core
         self._alloc_cb = C.ALLOC_FN(self._alloc)
         self._free_cb = C.FREE_FN(self._free)
@@ -117,7 +135,7 @@ class Core:
                 keep = raw = np.empty(nbytes + 64, dtype=np.uint8)
             addr = raw.ctypes.data
             off = (-addr) % 64
-            self.slabs[addr + off] = (keep, raw[off:off + nbytes])
+            self.slabs[addr + off] = (keep, raw[off:off + nbytes].view(SlotMemory))
             return addr + off
         except Exception:  # NULL: the C loader reports ENOMEM
             return None
@@ -145,15 +163,16 @@ class Core:
 
     # ---- holds ----------------------------------------------------------------------
     def forked(self):
-        return os.getpid() != self.pid
+        return _forks[0] != self.born
 
     def hold(self, ptr, seq, epoch, slab):
-        h = Hold(self, ptr, seq, epoch, slab)
-        self.holds[seq] = h
-        return h
+        rec = [ptr, slab, False]
+        self.live[seq] = rec
+        return Hold(self, seq, epoch, rec)
 
     def release(self, hold):
         """The slot of `hold` back to C, now or once its fence completed."""
+        self.live.pop(hold.seq, None)
         with self.lock:
             if not self.handle or self.forked():
                 return
@@ -164,7 +183,7 @@ class Core:
             self._give_back(hold)
 
     def _give_back(self, hold):
-        rc = C.loader_release(self.handle, hold.ptr)
+        rc = C.loader_release(self.handle, hold.rec[0])
         if rc < 0 and rc != C.ESTALE:  # ESTALE: detached meanwhile, nothing to give
             raise error_from_status(rc, "release")
 
@@ -190,22 +209,18 @@ class Core:
         if self.fenced:
             self.reap(wait=True)
             return True
-        for seq in sorted(self.holds.keys()):
-            h = self.holds.get(seq)
-            if h is None or h.released:
-                continue
-            rc = C.loader_detach(self.handle, h.ptr)
+        for seq in sorted(self.live):
+            rec = self.live[seq]
+            rc = C.loader_detach(self.handle, rec[0])
             if rc == C.OK:
-                h.released = True  # its memory is Python's alone now: nothing to give back
-                self.slabs.pop(h.slab, None)
-                del self.holds[seq]
+                rec[2] = True  # its memory is Python's alone now: nothing to give back
+                self.slabs.pop(rec[1], None)
+                del self.live[seq]
                 return True
             if rc == C.ESTALE:
-                del self.holds[seq]
+                del self.live[seq]
                 continue
-            held = ", ".join(f"seq {x.seq} (epoch {x.epoch})" for x in
-                             sorted((v for v in self.holds.values() if not v.released),
-                                    key=lambda v: v.seq))
+            held = ", ".join(f"seq {x}" for x in sorted(self.live))
             raise TooManyHeld(
                 f"twincache.Loader: the next batch needs the slot of a batch you still hold, "
                 f"and that batch cannot be moved to its own memory ({from_c(rc).message}). "

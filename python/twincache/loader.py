@@ -18,12 +18,10 @@ size, local rank), _slots (the native handle and the memory lifetime), batch
 import ctypes
 import os
 
-import numpy as _np
-
 from . import _args, _capi as C, _device, _state
 from . import compact as _compact
 from ._ranks import default_rank_world
-from ._slots import Core, Memory
+from ._slots import Core, Slab, fork_generation
 from .batch import Batch, Views
 from .cache import Closable, check_path
 from .errors import Closed, Error, InvalidArgument, TooManyHeld, check
@@ -121,7 +119,7 @@ class Loader(*_BASES, Closable):
         self.pin_memory = bool(pin_memory)
         self._bpath = check_path(path)
         self.path = os.fsdecode(self._bpath)
-        self._pid = os.getpid()
+        self._born = fork_generation()
         self._next_seq = 0  # position of the consumer (after the last batch handed out)
         self._stage = None
         self._inflight = None  # device mode: the device batch copied ahead
@@ -232,7 +230,7 @@ class Loader(*_BASES, Closable):
 
     # ---- batches -----------------------------------------------------------------
     def _check_open(self):
-        if os.getpid() != self._pid:
+        if fork_generation() != self._born:
             raise InvalidArgument("twincache.Loader was opened in another process (its threads do "
                                   "not survive fork): open it in this process, or use "
                                   "DataLoader(loader, batch_size=None, num_workers=0)")
@@ -261,15 +259,17 @@ class Loader(*_BASES, Closable):
                 core.check_compact(b, cb)
             slab = cb.slab
             hold = core.hold(out, b.seq, b.epoch, slab)
-            keep, _ = core.slabs[slab]
-            mem = _np.asarray(Memory(slab, views.expander.bytes, keep, hold))
+            keep, raw = core.slabs[slab]
+            mem = raw.view(Slab)
+            mem.hold = hold
             batch = views.host_compact(mem, hold, b, slab, keep, int(cb.n_cols),
                                        int(cb.used_bytes))
         else:
             slab = b.slab
             hold = core.hold(out, b.seq, b.epoch, slab)
-            keep, _ = core.slabs[slab]
-            mem = _np.asarray(Memory(slab, views.nbytes, keep, hold))
+            keep, raw = core.slabs[slab]
+            mem = raw.view(Slab)  # the batch's arrays are views of it: it holds the slot
+            mem.hold = hold
             batch = views.host(mem, hold, b, slab, keep)
         if self._stage is not None:
             batch._source_tensor()
@@ -345,7 +345,7 @@ class Loader(*_BASES, Closable):
         """Stops the decode threads and frees the C loader. Arrays of batches
         still referenced stay valid (their memory is Python's). Idempotent;
         in a forked child it only forgets the parent's loader."""
-        if os.getpid() == self._pid:
+        if fork_generation() == self._born:
             self._drop_inflight()
         if self._core is not None:
             self._core.close()
