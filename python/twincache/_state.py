@@ -8,6 +8,7 @@ The C loader checks a full state against its own options and cache (a
 mismatch is an InvalidArgument naming the field); {"seed", "next_seq"}
 alone is a bare position in this loader's own stream."""
 import ctypes
+import numbers
 
 from . import _capi as C
 from .errors import InvalidArgument
@@ -38,9 +39,9 @@ def from_dict(state, seed):
         raise InvalidArgument(f"state is of seed {state['seed']}, this loader's seed is {seed}")
     s = C.LoaderState()  # {seed, next_seq} alone (magic 0): position only
     for f, v in state.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
             raise InvalidArgument(f"state[{f!r}] must be a non-negative int, got {v!r}")
-        setattr(s, f, v)
+        setattr(s, f, int(v))
         if getattr(s, f) != v:
             raise InvalidArgument(f"state[{f!r}] = {v} does not fit its field")
     return s

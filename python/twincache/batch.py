@@ -1,41 +1,7 @@
 """twincache.Batch: the views of one batch — numpy arrays or torch tensors on
 a slot's slab (host batches, zero-copy) or on a device buffer.
 
-Fields of a dense batch (names and shapes as in loader/twincache_loader.h;
-G graphs padded to N nodes, K interventions, S samples):
-
-  base      (G,S,N)   float32  observational rows of each graph's base world
-  inter     (G,K,S,N) float32  twin world k: row s shares base row s's noise,
-                               under intervention k
-  target    (G,K,N)   uint8    ONE-HOT mask: 1 on the node(s) intervention k
-                               sets (twincache.Graph.target is the node INDEX)
-  value     (G,K,N)   float32  the do() value or the shift, on the target node
-  kind      (G,K)     uint8    0 = do, 1 = shift
-  adj       (G,N,N)   uint8    adj[g,i,j] = 1 <=> edge i -> j
-  node_mask (G,N)     uint8    1 on the graph's real nodes (the rest is padding)
-  int_mask  (G,K)     uint8    1 on the graph's real interventions
-  graph_id  (G)       uint64   the cache index of each graph (int64 in torch)
-  valid     (G)       uint8    0 on graphs that only pad a batch: the repeats
-                               that give every rank the same batch count, and
-                               the empty rows after n_graphs; weigh losses by it
-
-batch.<name> / batch[name] is a torch tensor (output="torch") or a numpy
-array (output="numpy"). batch.numpy[name] is always the zero-copy numpy view
-of the HOST slab: on a device batch (device="cuda") it is {} — the data is on
-the GPU; use batch.<name>.cpu(). Scalars: seq (the batch number in the
-stream), epoch, n_graphs (< G only for a kept last partial batch).
-
-layout="compact" host batches (batch.layout == "compact") carry the compact
-fields instead (twincache.compact), plus n_cols and used_bytes;
-batch.expand() gives the dense batch.
-
-Lifetime: a host batch holds its slot while the Batch or any of its arrays
-is alive, or until batch.release() / the end of `with batch:`. Keeping one
-for long is fine (it then costs one slab of memory, see twincache._slots).
-After release the arrays still point at the slot, which the loader refills:
-copy what you keep (np.array(batch.base), tensor.clone()). A device batch is
-valid until the next batch is taken (the prefetch then reuses its buffer):
-reading its fields after that raises StaleBatch; clone() what you keep."""
+The Batch class text lists the fields and their lifetime."""
 import numpy as np
 
 from . import compact as _compact
@@ -102,7 +68,43 @@ def _field(name):
 
 
 class Batch:
-    """One batch (see the module text for the fields)."""
+    """One batch: G graphs padded to N nodes, K interventions, S samples.
+
+    Fields of a dense batch (names and shapes as in loader/twincache_loader.h;
+    G graphs padded to N nodes, K interventions, S samples):
+    
+      base      (G,S,N)   float32  observational rows of each graph's base world
+      inter     (G,K,S,N) float32  twin world k: row s shares base row s's noise,
+                                   under intervention k
+      target    (G,K,N)   uint8    ONE-HOT mask: 1 on the node(s) intervention k
+                                   sets (twincache.Graph.target is the node INDEX)
+      value     (G,K,N)   float32  the do() value or the shift, on the target node
+      kind      (G,K)     uint8    0 = do, 1 = shift
+      adj       (G,N,N)   uint8    adj[g,i,j] = 1 <=> edge i -> j
+      node_mask (G,N)     uint8    1 on the graph's real nodes (the rest is padding)
+      int_mask  (G,K)     uint8    1 on the graph's real interventions
+      graph_id  (G)       uint64   the cache index of each graph (int64 in torch)
+      valid     (G)       uint8    0 on graphs that only pad a batch: the repeats
+                                   that give every rank the same batch count, and
+                                   the empty rows after n_graphs; weigh losses by it
+    
+    batch.<name> / batch[name] is a torch tensor (output="torch") or a numpy
+    array (output="numpy"). batch.numpy[name] is always the zero-copy numpy view
+    of the HOST slab: on a device batch (device="cuda") it is {} — the data is on
+    the GPU; use batch.<name>.cpu(). Scalars: seq (the batch number in the
+    stream), epoch, n_graphs (< G only for a kept last partial batch).
+    
+    layout="compact" host batches (batch.layout == "compact") carry the compact
+    fields instead (twincache.compact), plus n_cols and used_bytes;
+    batch.expand() gives the dense batch.
+    
+    Lifetime: a host batch holds its slot while the Batch or any of its arrays
+    is alive, or until batch.release() / the end of `with batch:`. Keeping one
+    for long is fine (it then costs one slab of memory, see twincache._slots).
+    After release the arrays still point at the slot, which the loader refills:
+    copy what you keep (np.array(batch.base), tensor.clone()). A device batch is
+    valid until the next batch is taken (the prefetch then reuses its buffer):
+    reading its fields after that raises StaleBatch; clone() what you keep."""
 
     layout = "dense"
     n_cols = used_bytes = None

@@ -194,9 +194,12 @@ class Loader(*_BASES, Closable):
         return list(self._core.corrupt) if self._core else []
 
     def state_dict(self):
-        """The C loader state as a dict of ints (twincache._state): the
-        position after the last batch this Loader handed out, plus what
-        defines the stream, which load_state_dict() checks."""
+        """The C loader state as a dict of ints: the position after the last
+        batch this Loader handed out, plus what defines the stream, which
+        load_state_dict() checks. Keys: seed, next_seq (the next batch),
+        magic, version, cache_tag (the cache's identity), index_begin,
+        index_end, batch_size, world_size, rank, shuffle, drop_last,
+        equal_ranks, reserved. Save it with your checkpoint."""
         self._check_open()
         return _state.current(self._core.handle, self._next_seq)
 
