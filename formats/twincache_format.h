@@ -196,9 +196,11 @@ int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t
                          uint32_t *n_samples, uint32_t *n_inter, uint32_t *n_hidden);
 
 /* Decodes one frame into g's caller-owned arrays (see the layout above):
- * either encoding, format version 1 or 2. Validates magic, version, header checksum, dimensions against g's
- * capacities (TWINCACHE_ETOOBIG), every internal size, and zstd's content
- * checksum of the decoded bytes. No allocation after the context's first use
+ * either encoding, format versions 1..TWINCACHE_FORMAT_VERSION. Validates
+ * magic, version, header checksum, dimensions against g's capacities
+ * (TWINCACHE_ETOOBIG), every internal size, and the payload checksum (the
+ * header's XXH3 from version 3, zstd's content checksum in versions 1-2: a
+ * frame without the one its version requires is TWINCACHE_ECORRUPT). No allocation after the context's first use
  * at the largest size. On error g's arrays may be partly written. */
 int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g);
 
