@@ -6,11 +6,14 @@
  * main() is the run as named steps; the parts live beside it (tc_train.h):
  * flags, evaluation, the training loops, the report. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tc_checked.h"
 #include "tc_checkpoint.h"
@@ -58,6 +61,45 @@ static int split_cache(run *r) {
     return 1;
   }
   return 0;
+}
+
+/* --checkpoint FILE: refused before anything is trained when FILE is a
+ * directory (or anything but a regular file) or FILE.tmp cannot be created
+ * (no such directory, no write permission, read-only file system): else the
+ * run would fail only at its first checkpoint, its steps lost. Probes by
+ * creating FILE.tmp, as tc_checkpoint_save does first, and removing it. */
+static int checkpoint_path_check(const opts *o) {
+  struct stat st;
+  if (!o->checkpoint) return 0;
+  if (o->checkpoint[0] == '\0') {
+    fprintf(stderr, PROG ": --checkpoint: empty file name\n");
+    return 1;
+  }
+  if (stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode)) {
+    fprintf(stderr, PROG ": --checkpoint: %s is %s, not a file; give a file name (the checkpoint is "
+            "written to FILE.tmp, then renamed over FILE)\n", o->checkpoint,
+            S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+    return 1;
+  }
+  size_t n = strlen(o->checkpoint);
+  char *tmp = malloc(n + sizeof ".tmp");
+  if (!tmp) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
+  memcpy(tmp, o->checkpoint, n);
+  memcpy(tmp + n, ".tmp", sizeof ".tmp");
+  int existed = stat(tmp, &st) == 0, rc = 0;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, PROG ": --checkpoint: cannot create %s: %s\n", tmp, strerror(errno));
+    rc = 1;
+  } else {
+    close(fd);
+    if (!existed) unlink(tmp); /* a leftover of a crashed save is the next save's to replace */
+  }
+  free(tmp);
+  return rc;
 }
 
 /* The model (initialised from --seed) and the AdamW settings. */
@@ -231,7 +273,7 @@ int main(int argc, char **argv) {
   if (o->bench_h2d) return train_bench_h2d(o);
 
   rc = 1;
-  if (pick_device(r) || split_cache(r) || model_create(r)) goto cleanup;
+  if (checkpoint_path_check(o) || pick_device(r) || split_cache(r) || model_create(r)) goto cleanup;
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
