@@ -41,6 +41,35 @@ static int pick_device(run *r) {
   return 0;
 }
 
+/* --val-cache: opens it, and refuses one whose batches would not have the
+ * training cache's shape (dims: --cache's) or that holds no graph. */
+static int val_cache_check(run *r, const twincache_dims *dims) {
+  const opts *o = &r->o;
+  twincache_cache *vc = NULL;
+  int st = twincache_cache_open(o->val_cache, &vc);
+  if (st != 0) {
+    const char *why = twincache_cache_last_error();
+    fprintf(stderr, PROG ": --val-cache: cannot open cache %s: %s%s%s%s\n", o->val_cache,
+            twincache_strerror(st), *why ? " (" : "", why, *why ? ")" : "");
+    return 1;
+  }
+  const twincache_dims *v = twincache_cache_dims(vc);
+  r->val_count = twincache_cache_count(vc);
+  int rc = 0;
+  if (v->max_nodes != dims->max_nodes || v->max_inter != dims->max_inter || v->samples != dims->samples) {
+    fprintf(stderr, PROG ": --val-cache: %s has N=%u K=%u S=%u but the training cache %s has N=%u K=%u "
+            "S=%u; a validation cache needs the same largest node count, interventions per graph and "
+            "samples (twincache-gen --nodes, --targets, --samples)\n", o->val_cache, v->max_nodes,
+            v->max_inter, v->samples, o->cache, dims->max_nodes, dims->max_inter, dims->samples);
+    rc = 1;
+  } else if (r->val_count == 0) {
+    fprintf(stderr, PROG ": --val-cache: cache %s holds no graphs yet\n", o->val_cache);
+    rc = 1;
+  }
+  twincache_cache_close(vc);
+  return rc;
+}
+
 /* The committed count and the train/validation split point. */
 static int split_cache(run *r) {
   const opts *o = &r->o;
@@ -53,7 +82,9 @@ static int split_cache(run *r) {
     return 1;
   }
   r->count = twincache_cache_count(cache);
+  twincache_dims dims = *twincache_cache_dims(cache);
   twincache_cache_close(cache);
+  if (o->val_cache && val_cache_check(r, &dims) != 0) return 1;
   r->train_end = (uint64_t)floor((1.0 - o->val_split) * (double)r->count);
   if (r->train_end == 0) {
     fprintf(stderr, PROG ": cache %s has %" PRIu64 " graphs: nothing left to train on with "
@@ -259,6 +290,9 @@ static void print_plan(const run *r) {
           "), N=%u K=%u S=%u, batch %u, %zu-byte slabs, %" PRIu64 " steps\n",
           o->cache, r->count, r->train_end, r->count - r->train_end, r->layout.nodes,
           r->layout.inter, r->layout.samples, o->batch, r->layout.bytes, o->steps);
+  if (o->val_cache)
+    fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,
+            r->val_count);
 }
 
 int main(int argc, char **argv) {
