@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tc_cache_lmdb.h"
+#include "tc_error.h"
 
 #define TC_READER_MAP_BYTES (256ull << 30) /* 256 GiB of address space */
 
@@ -396,9 +397,18 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
     if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK) return rc;
     if (v->first_index != chunk * c->dims.chunk_graphs || v->count > c->dims.chunk_graphs)
       return TWINCACHE_ECORRUPT;
+    /* a cache never mixes record layouts: a record of another version (a
+     * version-1 record carries no tag, so it could not be refused below) */
+    if (v->version != c->version)
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu is a format version %u record in a version %u cache",
+                          (unsigned long long)chunk, v->version, c->version);
     /* a v2 record names the cache it was written for: one of another config
      * or seed spliced in is refused */
     if (v->version >= 2 && v->tag != c->tag) return TWINCACHE_ECORRUPT;
+    /* only the last chunk may hold fewer than C graphs */
+    if (chunk + 1 < c->n_chunks && v->count != c->dims.chunk_graphs)
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu holds %u graphs, not %u: only the last chunk may be short",
+                          (unsigned long long)chunk, v->count, c->dims.chunk_graphs);
     if (e) {
       e->chunk = chunk;
       e->gen = cc->gen;

@@ -56,6 +56,27 @@ static int put_progress_meta(tc_cache_writer *w, MDB_txn *txn, uint64_t committe
   return rc;
 }
 
+/* The message for a directory this user may not write in (err: the
+ * errno of the lock file's open): whether the cache in it can still be
+ * read decides what the user is told. */
+static void denied_message(const char *dir, int err, char *msg, size_t cap) {
+  char data_path[4096];
+  snprintf(data_path, sizeof data_path, "%s/data.mdb", dir);
+  if (access(data_path, R_OK) == 0)
+    snprintf(msg, cap,
+             "cannot write in %.400s (%s): the directory is read-only for this user; the cache "
+             "can be read but not extended",
+             dir, strerror(err));
+  else if (errno == ENOENT)
+    snprintf(msg, cap, "cannot write in %.400s (%s): the directory is read-only for this user",
+             dir, strerror(err));
+  else
+    snprintf(msg, cap,
+             "cannot read %.400s (%s): this user may neither read nor extend the cache (ask its "
+             "owner for read access, or generate into another directory)",
+             data_path, strerror(errno));
+}
+
 /* Creates the directory if needed and takes the writer's lock. */
 static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) {
   struct stat st;
@@ -80,10 +101,7 @@ static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) 
     if (busy)
       snprintf(msg, cap, "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
     else if (errno == EACCES || errno == EROFS || errno == EPERM)
-      snprintf(msg, cap,
-               "cannot write in %.400s (%s): the directory is read-only for this user; the cache "
-               "can be read but not extended",
-               dir, strerror(errno));
+      denied_message(dir, errno, msg, cap);
     else
       snprintf(msg, cap, "cannot lock %.400s/twincache-gen.lock: %s", dir, strerror(errno));
     return busy ? TWINCACHE_EBUSY : TWINCACHE_EIO;

@@ -93,6 +93,8 @@ int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *fr
   int rc = twincache_frame_peek(frame, size, &index, NULL, NULL, NULL, NULL);
   if (rc != TWINCACHE_OK) return rc;
   if (index != b->first_index + b->count) return TWINCACHE_EINVAL;
+  /* the record is of this version, so its frames must be (chunk_frame) */
+  if (tc_load_u16((const uint8_t *)frame + 4) != TWINCACHE_FORMAT_VERSION) return TWINCACHE_EINVAL;
   if ((rc = push_start(b)) != TWINCACHE_OK) return rc;
   if ((rc = grow((void **)&b->frames, &b->frames_cap, b->frames_len + size, 1)) != TWINCACHE_OK)
     return rc;
@@ -158,9 +160,12 @@ int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v)
     if (tc_load_u32(tr + 8) != tc_fnv1a32(tr, 8)) return TWINCACHE_ECHECKSUM;
     tag = tc_load_u64(tr);
   }
+  /* every frame is longer than its version's header (48 bytes; 40 in
+   * versions 1-2): a frame holds at least one byte of zstd frame */
+  uint32_t frame_min = version >= 3 ? TC_FRAME_HEADER_BYTES : TC_FRAME_HEADER_BYTES_V2;
   for (uint32_t i = 0; i < count; i++) {
     uint32_t a = tc_load_u32(t + 4 * (size_t)i), z = tc_load_u32(t + 4 * (size_t)i + 4);
-    if (z < a || z - a < TC_FRAME_HEADER_BYTES) return TWINCACHE_ECORRUPT;
+    if (z < a || z - a <= frame_min) return TWINCACHE_ECORRUPT;
   }
   v->version = version;
   v->tag = tag;
@@ -178,8 +183,12 @@ int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const vo
   if (slot >= v->count) return TWINCACHE_EINVAL;
   const uint8_t *t = (const uint8_t *)(const void *)v->offsets;
   uint32_t a = tc_load_u32(t + 4 * (size_t)slot), z = tc_load_u32(t + 4 * (size_t)slot + 4);
-  if (z < a || z > v->frames_bytes) return TWINCACHE_ECORRUPT;
-  *frame = v->frames + a;
+  if (z < a || z > v->frames_bytes || z - a < 8) return TWINCACHE_ECORRUPT;
+  /* a record never mixes layouts: its frames are of its own version */
+  const uint8_t *f = v->frames + a;
+  if (memcmp(f, TC_FRAME_MAGIC, 4) != 0 || tc_load_u16(f + 4) != v->version)
+    return TWINCACHE_ECORRUPT;
+  *frame = f;
   *size = z - a;
   return TWINCACHE_OK;
 }

@@ -192,6 +192,21 @@ static uint64_t load_bits(const uint8_t *p, uint32_t nbytes) {
   return v;
 }
 
+/* 1 when every W1 input weight of a non-parent is +0.0 (all bits zero) in
+ * the MLP section mlp (N blocks of H*N + 2H f32, W1 (H, N) first), given
+ * the children sets of w; else 0. */
+static int mlp_nonparents_zero(const tc_dag *w, const uint8_t *mlp, uint32_t n, uint32_t h_n) {
+  size_t stride = 4 * ((size_t)h_n * n + 2 * (size_t)h_n);
+  for (uint32_t j = 0; j < n; j++)
+    for (uint32_t i = 0; i < n; i++) {
+      if (tc_bit_get(w->child[i], j)) continue; /* i is a parent of j */
+      const uint8_t *col = mlp + j * stride + 4 * (size_t)i;
+      for (uint32_t hh = 0; hh < h_n; hh++)
+        if (tc_load_u32(col + 4 * (size_t)hh * n) != 0) return 0;
+    }
+  return 1;
+}
+
 /* ---- encoder --------------------------------------------------------------- */
 /* zstd level of the FAST encoding: a negative level, at which zstd stores
  * literals raw (no Huffman stage) and still finds the repeats. Chosen by
@@ -272,6 +287,10 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       }
   }
   if (tc_dag_close(w, n) != 0) return TWINCACHE_EINVAL;
+  /* W1 columns of non-parents are +0.0: a reader refuses anything else */
+  if (g->mechanism == TWINCACHE_MECH_MLP &&
+      !mlp_nonparents_zero(w, (const uint8_t *)g->mlp, n, g->n_hidden))
+    return TWINCACHE_EINVAL;
 
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
@@ -443,7 +462,10 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
   TAKE(x->weight, 4ull * x->edges);
   x->mlp = NULL;
-  if (h->mechanism == TWINCACHE_MECH_MLP) TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
+  if (h->mechanism == TWINCACHE_MECH_MLP) {
+    TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
+    if (!mlp_nonparents_zero(w, x->mlp, n, h->h)) return TWINCACHE_ECORRUPT;
+  }
   TAKE(x->noise, 4ull * n);
   x->norm = NULL;
   if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) TAKE(x->norm, 8ull * n);
@@ -590,6 +612,23 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   }
 }
 
+/* The zstd frame after the header must be exactly one frame of Z bytes
+ * (nothing appended, not even a skippable frame), with no dictionary, and
+ * carry zstd's XXH64 content checksum exactly when the frame version says
+ * so (versions 1-2: on; version 3: off, the header's XXH3 instead) — so no
+ * payload is ever accepted unchecked. Frame_Header_Descriptor (RFC 8878,
+ * 3.1.1.1.1) is the byte after the 4-byte magic: bit 2 the checksum flag,
+ * bits 0-1 the dictionary ID size. The caller checked the content size. */
+static int zstd_frame_check(const uint8_t *z, const tc_frame_hdr *h) {
+  if (h->compressed_bytes < 5) return TWINCACHE_ECORRUPT;
+  uint8_t fhd = z[4];
+  unsigned checksum = (fhd >> 2) & 1u, want = h->version <= 2 ? 1u : 0u;
+  if (checksum != want || (fhd & 3u) != 0) return TWINCACHE_ECORRUPT;
+  if (ZSTD_findFrameCompressedSize(z, h->compressed_bytes) != h->compressed_bytes)
+    return TWINCACHE_ECORRUPT;
+  return TWINCACHE_OK;
+}
+
 /* Decompresses and parses the payload of a frame whose header is *h: fills
  * d->dag, d->ncols and *x, whose sample sections point into d->buf, or
  * into d->tmp when the samples are stored as byte planes. */
@@ -599,6 +638,7 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
   const uint8_t *z = (const uint8_t *)src + h->header_bytes;
   unsigned long long content = ZSTD_getFrameContentSize(z, h->compressed_bytes);
   if (content != h->decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
+  if ((rc = zstd_frame_check(z, h)) != TWINCACHE_OK) return rc;
   if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK) return rc;
   size_t got = ZSTD_decompressDCtx(d->z, d->buf, h->decoded_bytes, z, h->compressed_bytes);
   if (ZSTD_isError(got)) {

@@ -43,7 +43,7 @@ static void fmt_metric(char *buf, size_t cap, double x) {
 static int record(run *r, uint64_t done, float loss, float lr) {
   val_result v = {0};
   uint64_t t0 = tc_now_ns();
-  if (is_eval_step(r, done) && r->o.val_split > 0) {
+  if (is_eval_step(r, done) && train_has_validation(r)) {
     if (train_evaluate(r, &v) != 0) return 1;
     if (v.done) r->last = v;
   }
