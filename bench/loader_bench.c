@@ -349,9 +349,7 @@ int main(int argc, char **argv) {
   int rc = run_zstd(a.cache, &z, a.warm ? &warm : NULL);
   if (rc != TWINCACHE_OK) {
     if (!z.opened)
-      fprintf(stderr, "twincache-loader-bench: cannot open cache %s: %s%s%s%s\n", a.cache,
-              twincache_strerror(rc), *twincache_cache_last_error() ? " (" : "",
-              twincache_cache_last_error(), *twincache_cache_last_error() ? ")" : "");
+      fprintf(stderr, "twincache-loader-bench: cannot open cache: %s\n", twincache_last_error());
     else
       fprintf(stderr, "twincache-loader-bench: zstd baseline failed: %s\n", twincache_strerror(rc));
     return 1;

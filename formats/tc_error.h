@@ -24,4 +24,16 @@ int tc_error_wrap(int status, const char *fmt, ...) __attribute__((format(printf
 /* Clears this thread's message (a call that succeeds may leave it alone). */
 void tc_error_clear(void);
 
+/* The one errno -> status table. `missing` is the status ENOENT and ENOTDIR
+ * stand for where the caller is (TWINCACHE_ENOTFOUND for a cache directory
+ * or a checkpoint, TWINCACHE_ENOTCACHE for the data file inside a cache
+ * directory): the table is shared, the meaning of absence is not.
+ * 0 -> TWINCACHE_OK; ENOSPC, EDQUOT -> EFULL; ENOMEM -> ENOMEM;
+ * EWOULDBLOCK -> EBUSY; EINVAL -> EINVAL; any other errno -> EIO. */
+int tc_status_from_errno(int err, int missing);
+
+/* tc_status_from_errno(err, missing) with the message "<fmt>: <strerror(err)>"
+ * (e.g. "DIR/data.mdb: Permission denied"); returns the status. */
+int tc_error_os(int err, int missing, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

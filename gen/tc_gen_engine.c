@@ -266,8 +266,8 @@ static void lmdb_fail(tc_engine *e, int rc) {
   } else if (rc == TWINCACHE_ENOMEM) {
     fail_locked(e, TWINCACHE_ENOMEM, "out of memory in the writer (cache valid with %s graphs)%s", num, "");
   } else {
-    char what[200];
-    snprintf(what, sizeof what, "%s", tc_cache_writer_error(e->w));
+    char what[300]; /* the writer's message, left in this (the writer) thread */
+    snprintf(what, sizeof what, "%s", twincache_last_error());
     fail_locked(e, TWINCACHE_ELMDB, "LMDB write failed: %s (cache valid with %s graphs)", what, num);
   }
   pthread_mutex_unlock(&e->mu);
@@ -350,8 +350,11 @@ static void *writer_main(void *arg) {
 static int open_cache(tc_engine *e, const char *config_json, tc_gen_result *r) {
   const char *dir = e->cfg->out_dir;
   int rc = tc_cache_writer_open(dir, &e->dims, config_json, "twincache-gen " TWINCACHE_VERSION_STRING,
-                                e->cfg->map_size_bytes, &e->w, r->message, sizeof r->message);
-  if (rc) return rc;
+                                e->cfg->map_size_bytes, &e->w);
+  if (rc) {
+    snprintf(r->message, sizeof r->message, "%s", twincache_last_error());
+    return rc;
+  }
   size_t len;
   const char *stored = tc_cache_writer_config(e->w, &len);
   if (len != strlen(config_json) || memcmp(stored, config_json, len)) {

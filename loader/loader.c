@@ -411,8 +411,9 @@ static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
   int rc = twincache_cache_open(path, &l->cache);
   if (rc != TWINCACHE_OK) {
-    const char *why = twincache_cache_last_error();
-    return fail_with(rc, "cannot open cache %s: %s", path, *why ? why : twincache_strerror(rc));
+    char why[512];
+    snprintf(why, sizeof why, "%s", twincache_last_error());
+    return fail_with(rc, "cannot open cache: %s", why);
   }
   const twincache_dims *d = twincache_cache_dims(l->cache);
   uint64_t count = twincache_cache_count(l->cache);

@@ -142,11 +142,7 @@ int tc_cache_open_or_report(const char *path, twincache_cache **out) {
   int rc = twincache_cache_open(path, out);
   if (rc != TWINCACHE_OK) {
     *out = NULL;
-    const char *why = twincache_cache_last_error();
-    if (*why) fprintf(stderr, "%s: %s: %s (%s)\n", TC_PROG, path, twincache_strerror(rc), why);
-    else
-      fprintf(stderr, "%s: %s: %s%s\n", TC_PROG, path, twincache_strerror(rc),
-              rc == TWINCACHE_ENOTFOUND ? " (no such directory)" : "");
+    fprintf(stderr, "%s: %s\n", TC_PROG, twincache_last_error());
     return TC_EXIT_FAIL;
   }
   return 0;

@@ -44,9 +44,7 @@ static int split_cache(run *r) {
   twincache_cache *cache = NULL;
   int st = twincache_cache_open(o->cache, &cache);
   if (st != 0) {
-    const char *why = twincache_cache_last_error();
-    fprintf(stderr, PROG ": cannot open cache %s: %s%s%s%s\n", o->cache, twincache_strerror(st),
-            *why ? " (" : "", why, *why ? ")" : "");
+    fprintf(stderr, PROG ": cannot open cache: %s\n", twincache_last_error());
     return 1;
   }
   r->count = twincache_cache_count(cache);
