@@ -367,8 +367,8 @@ int main(int argc, char **argv) {
     for (uint32_t k = 0; k < a.repeat; k++) {
       loader_run one;
       if ((rc = run_loader(&a, thread_list[i], &one)) != TWINCACHE_OK) {
-        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s (%s)\n",
-                thread_list[i], twincache_strerror(rc), twincache_loader_last_error());
+        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s\n", thread_list[i],
+                twincache_last_error());
         return 1;
       }
       if (k == 0 || one.seconds < r[i].seconds) r[i] = one;

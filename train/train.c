@@ -145,12 +145,11 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
     fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
-            "%s\n", o->resume, o->cache, twincache_loader_last_error());
+            "%s\n", o->resume, o->cache, twincache_last_error());
     return 1;
   }
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s (%s)\n", o->cache,
-            twincache_strerror(st), twincache_loader_last_error());
+    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", o->cache, twincache_last_error());
     return 1;
   }
   twincache_loader_get_state(*tl, &r->stream);

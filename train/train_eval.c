@@ -26,8 +26,7 @@ int train_evaluate(run *r, val_result *out) {
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
   int st = twincache_loader_open(r->o.cache, &lo, NULL, &vl);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the validation range of %s: %s (%s)\n", r->o.cache,
-            twincache_strerror(st), twincache_loader_last_error());
+    fprintf(stderr, PROG ": cannot open the validation range of %s: %s\n", r->o.cache, twincache_last_error());
     goto cleanup;
   }
   int N = (int)r->layout.nodes;
@@ -38,7 +37,7 @@ int train_evaluate(run *r, val_result *out) {
     st = twincache_loader_next(vl, &b);
     if (st == TWINCACHE_END) break;
     if (st != 0) {
-      fprintf(stderr, PROG ": validation batch: %s\n", twincache_strerror(st));
+      fprintf(stderr, PROG ": validation batch: %s\n", twincache_last_error());
       goto cleanup;
     }
     float loss;

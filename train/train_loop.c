@@ -78,7 +78,7 @@ static int next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_sta
   ls->wait_ns += tc_now_ns() - t0;
   if (st != 0) {
     fprintf(stderr, PROG ": training batch: %s\n",
-            st == TWINCACHE_END ? "the training range is empty" : twincache_strerror(st));
+            st == TWINCACHE_END ? "the training range is empty" : twincache_last_error());
     return 1;
   }
   ls->graphs += (*b)->n_graphs;

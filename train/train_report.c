@@ -110,8 +110,7 @@ int train_bench_h2d(const opts *o) {
   lo.batch_size = o->batch, lo.epochs = 1, lo.threads = 1;
   int st = twincache_loader_open(o->cache, &lo, NULL, &l);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open cache %s: %s (%s)\n", o->cache, twincache_strerror(st),
-            twincache_loader_last_error());
+    fprintf(stderr, PROG ": %s\n", twincache_last_error());
     return 1;
   }
   twincache_batch_layout lay = *twincache_loader_layout(l);

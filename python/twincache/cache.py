@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from . import _capi as C
-from .errors import InvalidArgument, NotFound, check
+from .errors import InvalidArgument, NotFound, OutOfMemory, check
 
 MECHANISMS = ("linear", "mlp")
 NOISES = ("gauss", "laplace", "uniform")
@@ -127,7 +127,7 @@ class Cache(Closable):
                                             d["hidden"])
                 self._dctx = C.dctx_create()
                 if not self._graph or not self._dctx:
-                    check(C.ENOMEM, "decoder")
+                    raise OutOfMemory("twincache.Cache: cannot allocate the decoder", C.ENOMEM)
             g = self._graph.contents
             check(C.cache_read_graph(self._h, self._dctx, i, self._graph),
                   f"{self.path}: graph {i}")
