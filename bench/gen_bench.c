@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
     int rc = tc_gen_run(&c, NULL, &res[run]);
     remove_dir(dir);
     if (rc) {
-      fprintf(stderr, "twincache-gen-bench: %s\n", res[run].message);
+      fprintf(stderr, "twincache-gen-bench: %s\n", twincache_last_error());
       return 1;
     }
   }
