@@ -122,24 +122,9 @@ static void parse_args(int argc, char **argv, bench_args *a) {
   tc_args_error e;
   bench_defaults(a);
   size_t n = bench_opts(a, opts);
-  switch (tc_args_parse(argc, argv, opts, n, &e)) {
-  case TC_ARGS_OK:
-    break;
-  case TC_ARGS_HELP:
-    usage(stdout);
-    exit(0);
-  case TC_ARGS_BAD_VALUE:
-    fprintf(stderr, "twincache-loader-bench: %s must be %s, got '%s'\n", e.name, e.expect, e.value);
-    exit(2);
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, "twincache-loader-bench: %s needs a value\n", e.name);
-    exit(2);
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, "twincache-loader-bench: %s takes no value (see --help)\n", e.name);
-    exit(2);
-  default:
-    fprintf(stderr, "twincache-loader-bench: unknown flag '%s' (see --help)\n", e.name);
-    exit(2);
+  if (tc_args_parse(argc, argv, opts, n, &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) usage(stdout);
+    exit(tc_args_report(stderr, "twincache-loader-bench", &e));
   }
   if (!a->cache) {
     fprintf(stderr, "twincache-loader-bench: --cache DIR is required (see --help)\n");

@@ -157,27 +157,8 @@ static void print_progress(const tc_gen_progress *p, void *user) {
 
 /* The one stderr line of a parse error; returns the exit status. */
 static int report(const tc_args_error *e) {
-  switch (e->status) {
-  case TC_ARGS_HELP:
-    usage(stdout);
-    return 0;
-  case TC_ARGS_POSITIONAL:
-    fprintf(stderr, "twincache-gen: unexpected argument '%s' (see --help)\n", e->name);
-    break;
-  case TC_ARGS_UNKNOWN:
-    fprintf(stderr, "twincache-gen: unknown flag %s (see --help)\n", e->name);
-    break;
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, "twincache-gen: %s needs a value (see --help)\n", e->name);
-    break;
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, "twincache-gen: %s takes no value (see --help)\n", e->name);
-    break;
-  default:
-    fprintf(stderr, "twincache-gen: invalid value '%s' for %s: expected %s (see --help)\n",
-            e->value, e->name, e->expect);
-  }
-  return 2;
+  if (e->status == TC_ARGS_HELP) usage(stdout);
+  return tc_args_report(stderr, "twincache-gen", e);
 }
 
 /* A model-specific flag (--ba-m ...) alone picks its model; with a --graph

@@ -100,21 +100,15 @@ static int args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, 
     opts[k].dst = flags[k].takes_value ? (void *)flags[k].value : (void *)&on[k];
     opts[k].parse = keep_text;
   }
-  switch (tc_args_parse_pos(argc, argv, opts, (size_t)n_flags, a->positional, TC_MAX_POSITIONAL,
-                            &a->n_positional, &e)) {
-  case TC_ARGS_OK:
-    break;
-  case TC_ARGS_HELP:
-    a->help = 1;
-    return 0;
-  case TC_ARGS_UNKNOWN:
-    return tc_usage_error(cmd, "unknown flag '%s' (see --help)", e.name);
-  case TC_ARGS_SWITCH_VALUE:
-    return tc_usage_error(cmd, "flag %s takes no value", e.name);
-  case TC_ARGS_NO_VALUE:
-    return tc_usage_error(cmd, "flag %s needs a value", e.name);
-  default:
-    return tc_usage_error(cmd, "unexpected argument '%s' (see --help)", e.name);
+  if (tc_args_parse_pos(argc, argv, opts, (size_t)n_flags, a->positional, TC_MAX_POSITIONAL, &a->n_positional,
+                        &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) {
+      a->help = 1;
+      return 0;
+    }
+    char prog[128];
+    snprintf(prog, sizeof prog, "%s %s", TC_PROG, cmd);
+    return tc_args_report(stderr, prog, &e);
   }
   for (int k = 0; k < n_flags; k++)
     if (on[k]) *flags[k].value = "1";

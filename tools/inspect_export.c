@@ -10,6 +10,7 @@
  *        little-endian, C order.
  * An existing file is an error unless --force. */
 #include "inspect.h"
+#include "tc_args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -145,7 +146,7 @@ int tc_cmd_export(int argc, char **argv) {
   if (!format) return tc_usage_error("export", "missing --format (csv or npy)");
   int npy = !strcmp(format, "npy");
   if (!npy && strcmp(format, "csv") != 0)
-    return tc_usage_error("export", "bad value '%s' for --format: expected csv or npy", format);
+    return tc_args_report_value(stderr, TC_PROG " export", "--format", format, "csv or npy");
   if (!prefix || !prefix[0]) return tc_usage_error("export", "missing --out PREFIX");
 
   const char *const *parts = npy ? k_npy_parts : k_csv_parts;
