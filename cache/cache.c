@@ -436,8 +436,6 @@ static int txn_begin(const twincache_cache *c, MDB_txn **txn) {
 /* The message of a failed lookup of graph `index`: "PATH: graph I: inner",
  * the inner message being find_frame's (or the status text). Returns rc. */
 static int graph_error(const twincache_cache *c, uint64_t index, int rc) {
-  if (!*twincache_last_error()) return tc_error_set(rc, "%s: graph %llu: %s", c->path, (unsigned long long)index,
-                                                    twincache_strerror(rc));
   return tc_error_wrap(rc, "%s: graph %llu", c->path, (unsigned long long)index);
 }
 

@@ -25,7 +25,7 @@ const char *twincache_strerror(int code) {
   case TWINCACHE_EDEADLK: return "would wait forever: the batch slot needed next is held and cannot be released";
   case TWINCACHE_ESTALE: return "stale batch handle: released already, or no longer the batch handed out";
   case TWINCACHE_ETRUNCATED: return "data file shorter than the database says: truncated or damaged copy";
-  case TWINCACHE_EDEVICE: return "a CUDA or cuBLAS call failed";
+  case TWINCACHE_EDEVICE: return "a CUDA call or kernel launch failed";
   default: return "unknown twincache error";
   }
 }
@@ -58,7 +58,7 @@ int tc_error_set(int status, const char *fmt, ...) {
 
 int tc_error_wrap(int status, const char *fmt, ...) {
   char inner[TC_ERROR_BYTES];
-  snprintf(inner, sizeof inner, "%s", tc_error_text);
+  snprintf(inner, sizeof inner, "%s", tc_error_text[0] ? tc_error_text : twincache_strerror(status));
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(tc_error_text, sizeof tc_error_text, fmt, ap);

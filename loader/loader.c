@@ -475,6 +475,7 @@ static int alloc_slots(twincache_loader *l) {
   l->n_slots = o->slots;
   l->slots = calloc(l->n_slots, sizeof *l->slots);
   if (!l->slots) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
+  tc_error_clear(); /* an alloc hook may leave why it failed (e.g. the CUDA error) */
   for (uint32_t i = 0; i < l->n_slots; i++) {
     tc_slot *s = &l->slots[i];
     twincache_batch *b = &s->views;
@@ -482,15 +483,14 @@ static int alloc_slots(twincache_loader *l) {
     s->base_dirty = calloc(L->graphs, 1);
     if (o->layout == TWINCACHE_LAYOUT_COMPACT) { /* compact.c owns the slab and views */
       int rc = tc_compact_slot_open(b, L, o->alloc, o->alloc_user);
-      if (rc != TWINCACHE_OK)
-        return tc_error_set(rc, "cannot allocate %u compact slots: %s", l->n_slots, twincache_strerror(rc));
+      if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "cannot allocate %u compact slots", l->n_slots);
       b->internal_ = s;
       s->handed[0] = s->handed[1] = *b;
       continue;
     }
     b->slab = o->alloc(L->bytes, o->alloc_user);
     if (!s->hi_inter || !s->base_dirty || !b->slab)
-      return tc_error_set(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
+      return tc_error_wrap(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
     if ((uintptr_t)b->slab % 64 != 0)
       return tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
                        b->slab);

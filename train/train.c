@@ -21,7 +21,8 @@
 static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
-  int usable = o->device == DEV_CPU ? 0 : tc_cuda_usable(why, sizeof why);
+  int usable = o->device != DEV_CPU && tc_cuda_check() == 0;
+  if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
   if (o->device == DEV_CUDA && !usable) {
     fprintf(stderr, PROG ": --device cuda: %s\n", why);
     return 1;
@@ -82,10 +83,9 @@ static int model_create(run *r) {
  * this run and are printed in one line. */
 static int resume_from(run *r) {
   const opts *o = &r->o;
-  char err[512];
   tc_checkpoint_info info;
-  if (tc_checkpoint_load(o->resume, r->model, &info, err, sizeof err) != 0) {
-    fprintf(stderr, PROG ": --resume: %s\n", err);
+  if (tc_checkpoint_load(o->resume, r->model, &info) != 0) {
+    fprintf(stderr, PROG ": --resume: %s\n", twincache_last_error());
     return 1;
   }
   const twincache_loader_state *s = &info.stream;
@@ -178,7 +178,7 @@ static int backend_create(run *r) {
   }
   r->ev_logit = malloc(bytes), r->ev_T = malloc(bytes), r->ev_w = malloc(bytes);
   if (!r->ev_logit || !r->ev_T || !r->ev_w) goto oom;
-  return tc_cuda_create(&r->dev, l, r->model) != 0;
+  return tc_cuda_create(&r->dev, l, r->model) != 0 ? train_device_failed() : 0;
 oom:
   fprintf(stderr, PROG ": out of memory\n");
   return 1;
@@ -242,9 +242,6 @@ int main(int argc, char **argv) {
   rc = 0;
 
 cleanup:
-  /* the device layer and the kernels never print: say what failed here */
-  if (rc != 0 && *twincache_kernels_last_error())
-    fprintf(stderr, PROG ": %s\n", twincache_kernels_last_error());
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);

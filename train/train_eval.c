@@ -45,6 +45,7 @@ int train_evaluate(run *r, val_result *out) {
     if (r->cuda) {
       if (tc_cuda_eval(r->dev, b->slab, r->optim.pos_weight, &loss, r->ev_logit, r->ev_T,
                        r->ev_w) != 0) {
+        train_device_failed();
         twincache_loader_release(vl, b);
         goto cleanup;
       }
