@@ -12,6 +12,7 @@
 #include <zstd_errors.h>
 
 #include "tc_common.h"
+#include "tc_error.h"
 #include "tc_format_internal.h"
 #include "twincache_format.h"
 
@@ -111,16 +112,23 @@ static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   tc_store_u32(p + 44, tc_fnv1a32(p, 44));
 }
 
-/* Validates everything the header alone can tell. */
+/* Validates everything the header alone can tell; a failure leaves the
+ * message "frame: what is wrong". */
 static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   const uint8_t *p = src;
-  if (!p || size < 8 || memcmp(p, TC_FRAME_MAGIC, 4) != 0) return TWINCACHE_ECORRUPT;
+  if (!p || size < 8 || memcmp(p, TC_FRAME_MAGIC, 4) != 0)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: no frame magic (%zu bytes)", p ? size : 0);
   uint16_t version = tc_load_u16(p + 4);
-  if (version == 0) return TWINCACHE_ECORRUPT;
-  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (version == 0) return tc_error_set(TWINCACHE_ECORRUPT, "frame: version 0");
+  if (version > TWINCACHE_FORMAT_VERSION)
+    return tc_error_set(TWINCACHE_EVERSION, "frame: format version %u, this build reads 1..%d", version,
+                        TWINCACHE_FORMAT_VERSION);
   uint32_t hb = version >= 3 ? TC_FRAME_HEADER_BYTES : TC_FRAME_HEADER_BYTES_V2;
-  if (tc_load_u16(p + 6) != hb || size < hb) return TWINCACHE_ECORRUPT;
-  if (tc_load_u32(p + hb - 4) != tc_fnv1a32(p, hb - 4)) return TWINCACHE_ECHECKSUM;
+  if (tc_load_u16(p + 6) != hb || size < hb)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: header size %u (%zu bytes in all), version %u has %u",
+                        tc_load_u16(p + 6), size, version, hb);
+  if (tc_load_u32(p + hb - 4) != tc_fnv1a32(p, hb - 4))
+    return tc_error_set(TWINCACHE_ECHECKSUM, "frame: header checksum mismatch: the header is damaged");
   h->version = version;
   h->header_bytes = hb;
   h->payload_hash = version >= 3 ? tc_load_u64(p + 36) : 0;
@@ -139,15 +147,18 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
       h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
       h->noise > TWINCACHE_NOISE_UNIFORM || p[27] != 0 ||
       (h->flags & ~TWINCACHE_GRAPH_STANDARDIZED) || (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
-    return TWINCACHE_ECORRUPT;
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
                                             : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
-    return TWINCACHE_ECORRUPT;
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: hidden size %u does not fit its mechanism", h->h);
   if (h->compressed_bytes == 0 || h->compressed_bytes > size - hb)
-    return TWINCACHE_ECORRUPT;
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u compressed bytes, %zu present", h->compressed_bytes,
+                        size - hb);
   uint64_t lo = payload_fixed_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, 0);
   uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags);
-  if (h->decoded_bytes < lo || h->decoded_bytes > hi) return TWINCACHE_ECORRUPT;
+  if (h->decoded_bytes < lo || h->decoded_bytes > hi)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u decoded bytes, outside %llu..%llu", h->decoded_bytes,
+                        (unsigned long long)lo, (unsigned long long)hi);
   return TWINCACHE_OK;
 }
 
@@ -598,23 +609,31 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
   int rc;
   const uint8_t *z = (const uint8_t *)src + h->header_bytes;
   unsigned long long content = ZSTD_getFrameContentSize(z, h->compressed_bytes);
-  if (content != h->decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
-  if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK) return rc;
+  if (content != h->decoded_bytes) /* incl. ERROR/UNKNOWN */
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: the zstd frame's content size is not the "
+                        "header's %u bytes", h->decoded_bytes);
+  if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK)
+    return tc_error_set(rc, "frame: out of memory (%u bytes)", h->decoded_bytes);
   size_t got = ZSTD_decompressDCtx(d->z, d->buf, h->decoded_bytes, z, h->compressed_bytes);
   if (ZSTD_isError(got)) {
     ZSTD_ErrorCode e = ZSTD_getErrorCode(got);
-    if (e == ZSTD_error_checksum_wrong) return TWINCACHE_ECHECKSUM;
-    if (e == ZSTD_error_memory_allocation) return TWINCACHE_ENOMEM;
-    return TWINCACHE_ECORRUPT;
+    rc = e == ZSTD_error_checksum_wrong ? TWINCACHE_ECHECKSUM
+         : e == ZSTD_error_memory_allocation ? TWINCACHE_ENOMEM : TWINCACHE_ECORRUPT;
+    return tc_error_set(rc, "frame: zstd: %s", ZSTD_getErrorName(got));
   }
-  if (got != h->decoded_bytes) return TWINCACHE_ECORRUPT;
+  if (got != h->decoded_bytes)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %zu bytes decoded, the header says %u", got,
+                        h->decoded_bytes);
   /* versions 1-2: zstd checked its XXH64 above; version 3: ours, before
    * any byte of the payload is interpreted */
-  if (h->version >= 3 && tc_payload_hash(d->buf, got) != h->payload_hash) return TWINCACHE_ECHECKSUM;
-  if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK) return rc;
+  if (h->version >= 3 && tc_payload_hash(d->buf, got) != h->payload_hash)
+    return tc_error_set(TWINCACHE_ECHECKSUM, "frame: payload checksum mismatch: the record is damaged");
+  if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK)
+    return tc_error_set(rc, "frame: payload: %s", twincache_strerror(rc));
   if (h->codec & TC_FRAME_CODEC_SHUFFLE) {
     size_t floats = (size_t)(d->buf + got - x->base) / 4;
-    if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK) return rc;
+    if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK)
+      return tc_error_set(rc, "frame: out of memory");
     planes_join(d->tmp, x->base, floats);
     x->cols = d->tmp + (x->cols - x->base);
     x->base = d->tmp;
@@ -623,14 +642,16 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
 }
 
 int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g) {
-  if (!d || !src || !g) return TWINCACHE_EINVAL;
+  if (!d || !src || !g) return tc_error_set(TWINCACHE_EINVAL, "twincache_frame_decode: NULL argument");
   tc_frame_hdr h;
   tc_sections x;
   int rc = header_read(src, size, &h);
   if (rc != TWINCACHE_OK) return rc;
   if (h.n > g->cap_nodes || h.s > g->cap_samples || h.k > g->cap_inter || h.h > g->cap_hidden ||
       g->ld < h.n || g->ld_adj < h.n)
-    return TWINCACHE_ETOOBIG;
+    return tc_error_set(TWINCACHE_ETOOBIG, "frame: %u nodes, %u samples, %u interventions, %u "
+                        "hidden exceed the graph's capacity (%u, %u, %u, %u)", h.n, h.s, h.k, h.h,
+                        g->cap_nodes, g->cap_samples, g->cap_inter, g->cap_hidden);
   if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
   graph_fill(d, &h, &x, g);
   return TWINCACHE_OK;
@@ -638,7 +659,7 @@ int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twin
 
 int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
                                 twincache_frame_view *v) {
-  if (!d || !src || !v) return TWINCACHE_EINVAL;
+  if (!d || !src || !v) return tc_error_set(TWINCACHE_EINVAL, "twincache_frame_decode_view: NULL argument");
   tc_frame_hdr h;
   tc_sections x;
   int rc = header_read(src, size, &h);

@@ -167,8 +167,7 @@ int tc_graph_read_or_report(twincache_cache *c, twincache_dctx *d, uint64_t inde
                             twincache_graph *g) {
   int rc = twincache_cache_read_graph(c, d, index, g);
   if (rc != TWINCACHE_OK) {
-    fprintf(stderr, "%s: graph %llu: %s\n", TC_PROG, (unsigned long long)index,
-            twincache_strerror(rc));
+    fprintf(stderr, "%s: %s\n", TC_PROG, twincache_last_error()); /* names the cache and graph */
     return TC_EXIT_FAIL;
   }
   return 0;
