@@ -350,6 +350,7 @@ const char *twincache_cache_library(const twincache_cache *c) { return c->librar
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
 uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 uint32_t twincache_cache_format_version(const twincache_cache *c) { return c->version; }
+const char *tc_cache_path(const twincache_cache *c) { return c->path; }
 
 /* Maps every page of a chunk record the first time a loader thread reads
  * it (chunk < c->n_chunks), in one madvise(MADV_POPULATE_READ) instead of

@@ -360,11 +360,12 @@ static void *worker_main(void *arg) {
     }
     if (rc != TWINCACHE_OK) { /* this thread's message when the fill left one, else the status */
       const char *why = *twincache_last_error() ? twincache_last_error() : twincache_strerror(rc);
+      const char *dir = tc_cache_path(l->cache);
       if (bad_index != UINT64_MAX)
-        snprintf(s->error, sizeof s->error, "batch %llu: graph %llu: %s", (unsigned long long)seq,
+        snprintf(s->error, sizeof s->error, "%s: batch %llu: graph %llu: %s", dir, (unsigned long long)seq,
                  (unsigned long long)bad_index, why);
       else
-        snprintf(s->error, sizeof s->error, "batch %llu: %s", (unsigned long long)seq, why);
+        snprintf(s->error, sizeof s->error, "%s: batch %llu: %s", dir, (unsigned long long)seq, why);
     }
     if (w->id < TC_STATS_THREADS) l->stats.thread_busy_ns[w->id] += busy_ns;
     l->fill_ns = l->fill_ns ? l->fill_ns - l->fill_ns / 8 + busy_ns / 8 : busy_ns;
