@@ -270,10 +270,9 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   }
   if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) {
     if (rc == TWINCACHE_ECORRUPT)
-      tc_error_set(rc, "%s: the meta record (config, dims, counts) is damaged or altered: it fails "
-                   "its checksum, tag or size checks", path);
+      tc_error_wrap(rc, "%s: the meta record (config, dims, counts) is damaged or altered", path);
     else
-      tc_error_set(rc, "%s: the meta record: %s", path, twincache_strerror(rc));
+      tc_error_wrap(rc, "%s: the meta record", path);
     goto cleanup;
   }
   if (c->count) {
@@ -397,7 +396,7 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
                           (unsigned long long)chunk, mdb_strerror(rc));
     if (cc) chunk_prefault(c, chunk, &val);
     if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK)
-      return tc_error_set(rc, "chunk %llu: %s", (unsigned long long)chunk, twincache_strerror(rc));
+      return tc_error_wrap(rc, "chunk %llu", (unsigned long long)chunk);
     if (v->first_index != chunk * c->dims.chunk_graphs || v->count > c->dims.chunk_graphs)
       return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu: the record holds graphs %llu.. (%u), not those of its key",
                           (unsigned long long)chunk, (unsigned long long)v->first_index, (unsigned)v->count);
@@ -418,8 +417,7 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
                         (unsigned long long)chunk, (unsigned)v->count, (unsigned)slot);
   int rc = twincache_chunk_frame(v, slot, frame, size);
   if (rc != TWINCACHE_OK)
-    return tc_error_set(rc, "chunk %llu, slot %u: %s", (unsigned long long)chunk, (unsigned)slot,
-                        twincache_strerror(rc));
+    return tc_error_wrap(rc, "chunk %llu, slot %u", (unsigned long long)chunk, (unsigned)slot);
   return TWINCACHE_OK;
 }
 

@@ -228,10 +228,10 @@ twincache_cctx *twincache_cctx_create(int level) {
 
 int twincache_cctx_set_encoding(twincache_cctx *c, int encoding) {
   if (!c || (encoding != TWINCACHE_ENCODING_FAST && encoding != TWINCACHE_ENCODING_SMALL))
-    return TWINCACHE_EINVAL;
+    return tc_error_set(TWINCACHE_EINVAL, "encoding %d: expected FAST (0) or SMALL (1)", encoding);
   int level = encoding == TWINCACHE_ENCODING_FAST ? TC_FAST_ZSTD_LEVEL : c->level;
-  if (ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)))
-    return TWINCACHE_EZSTD;
+  size_t z = ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level);
+  if (ZSTD_isError(z)) return tc_error_set(TWINCACHE_EZSTD, "zstd level %d: %s", level, ZSTD_getErrorName(z));
   c->encoding = encoding;
   return TWINCACHE_OK;
 }
@@ -282,12 +282,14 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
         e++;
       }
   }
-  if (tc_dag_close(w, n) != 0) return TWINCACHE_EINVAL;
+  if (tc_dag_close(w, n) != 0) return tc_error_set(TWINCACHE_EINVAL, "the graph is not a DAG");
 
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    if (t >= n || g->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_EINVAL;
+    if (t >= n || g->kind[k] > TWINCACHE_SHIFT)
+      return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u or kind %u out of range", k, t,
+                          (unsigned)g->kind[k]);
     int is_do = g->kind[k] == TWINCACHE_DO;
     total += popcount_set(w->desc[t], n) - (uint32_t)is_do;
     /* the twin property: what the structure says is unchanged must be */
@@ -296,9 +298,12 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       const float *ri = g->inter + ((size_t)k * s_n + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
         if (!tc_bit_get(w->desc[t], j)) {
-          if (!f32_same(rb + j, ri + j)) return TWINCACHE_EINVAL;
+          if (!f32_same(rb + j, ri + j))
+            return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: node %u is no "
+                                "descendant of target %u but differs from the base world", k, s, j, t);
         } else if (is_do && j == t && !f32_same(ri + j, &g->value[k])) {
-          return TWINCACHE_EINVAL;
+          return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: the do() target %u "
+                              "is not the intervention value", k, s, t);
         }
       }
     }
@@ -315,17 +320,20 @@ static uint8_t *put_f32(uint8_t *q, float v) {
 
 int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
                            size_t *written) {
-  if (!c || !g || !dst || !written) return TWINCACHE_EINVAL;
+  if (!c || !g || !dst || !written) return tc_error_set(TWINCACHE_EINVAL, "twincache_frame_encode: NULL argument");
   uint32_t edges = 0;
   uint64_t cols_total = 0;
+  tc_error_clear();
   int rc = encode_check(c, g, &edges, &cols_total);
-  if (rc != TWINCACHE_OK) return rc;
+  if (rc != TWINCACHE_OK) /* sizes, mechanism or a missing array when encode_check left no message */
+    return tc_error_wrap(rc, "frame encode: graph %llu", (unsigned long long)g->index);
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
   uint64_t size = payload_fixed_bytes(n, s_n, k_n, h_n, g->mechanism, g->flags, edges) +
                   4 * cols_total * s_n;
-  if (size > UINT32_MAX) return TWINCACHE_ETOOBIG;
-  if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK) return rc;
+  if (size > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: payload over 4 GiB");
+  if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK)
+    return tc_error_set(rc, "frame encode: out of memory");
 
   const tc_dag *w = &c->dag;
   uint8_t *q = c->buf;
@@ -368,18 +376,21 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   size_t sample_floats = (size_t)(q - samples) / 4;
   uint8_t codec = 0;
   if (c->shuffle) {
-    if ((rc = buf_grow(&c->tmp, &c->tmp_cap, sample_floats * 4)) != TWINCACHE_OK) return rc;
+    if ((rc = buf_grow(&c->tmp, &c->tmp_cap, sample_floats * 4)) != TWINCACHE_OK)
+      return tc_error_set(rc, "frame encode: out of memory");
     planes_split(c->tmp, samples, sample_floats);
     memcpy(samples, c->tmp, sample_floats * 4);
     codec |= TC_FRAME_CODEC_SHUFFLE;
   }
 
-  if (cap < TC_FRAME_HEADER_BYTES) return TWINCACHE_ETOOBIG;
+  if (cap < TC_FRAME_HEADER_BYTES)
+    return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: %zu bytes of room, less than a header", cap);
   size_t z = ZSTD_compress2(c->z, (uint8_t *)dst + TC_FRAME_HEADER_BYTES,
                             cap - TC_FRAME_HEADER_BYTES, c->buf, (size_t)size);
   if (ZSTD_isError(z))
-    return ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD;
-  if (z > UINT32_MAX) return TWINCACHE_ETOOBIG;
+    return tc_error_set(ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD,
+                        "frame encode: zstd: %s", ZSTD_getErrorName(z));
+  if (z > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: compressed frame over 4 GiB");
   tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
                     .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags,
                     .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z,

@@ -167,6 +167,7 @@ static void *worker_main(void *arg) {
     sl->chunk = chunk;
     e->busy++;
     pthread_mutex_unlock(&e->mu);
+    tc_error_clear(); /* a message after build_chunk is its own */
     int rc = build_chunk(e, gw, cc, sl, ct);
     pthread_mutex_lock(&e->mu);
     e->busy--;
@@ -175,7 +176,7 @@ static void *worker_main(void *arg) {
       char num[32];
       snprintf(num, sizeof num, "%llu", (unsigned long long)(chunk * e->C));
       fail_locked(e, rc, "encoding the chunk starting at graph %s failed: %s", num,
-                  twincache_strerror(rc));
+                  *twincache_last_error() ? twincache_last_error() : twincache_strerror(rc));
       break;
     }
     sl->state = SLOT_READY;
