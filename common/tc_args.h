@@ -19,6 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- strict scalar parsers (0 = ok and *out set, -1 = bad, *out untouched) */
 /* Decimal integer in [lo, hi]: digits only, at least one. */
 int tc_parse_u64_in(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
@@ -118,5 +122,9 @@ int tc_args_report_value(FILE *f, const char *prog, const char *flag, const char
  * current value: so call it on a table over a default configuration).
  * Section headings (name NULL) are printed as they are. */
 void tc_args_help(FILE *f, const tc_opt *opts, size_t n, int column);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TC_ARGS_H */
