@@ -378,21 +378,27 @@ static void *worker_main(void *arg) {
 /* ---- open / close --------------------------------------------------------- */
 static int validate(const twincache_loader_options *o) {
   if (o->batch_size == 0 || o->batch_size > TC_MAX_BATCH)
-    return tc_error_set(TWINCACHE_EINVAL, "option batch_size must be 1..%d (got %u)", TC_MAX_BATCH, o->batch_size);
+    return tc_error_set(TWINCACHE_EINVAL, "option batch_size must be 1..%d (got %u)",
+                        TC_MAX_BATCH, o->batch_size);
   if (o->world_size == 0)
     return tc_error_set(TWINCACHE_EINVAL, "option world_size must be >= 1 (got 0)");
   if (o->rank >= o->world_size)
-    return tc_error_set(TWINCACHE_EINVAL, "option rank must be < world_size %u (got %u)", o->world_size, o->rank);
+    return tc_error_set(TWINCACHE_EINVAL, "option rank must be < world_size %u (got %u)",
+                        o->world_size, o->rank);
   if (o->threads == 0 || o->threads > TC_MAX_THREADS)
-    return tc_error_set(TWINCACHE_EINVAL, "option threads must be 1..%d (got %u)", TC_MAX_THREADS, o->threads);
+    return tc_error_set(TWINCACHE_EINVAL, "option threads must be 1..%d (got %u)",
+                        TC_MAX_THREADS, o->threads);
   if (o->slots > TC_MAX_SLOTS)
-    return tc_error_set(TWINCACHE_EINVAL, "option slots must be 0 (auto) or 1..%d (got %u)", TC_MAX_SLOTS, o->slots);
+    return tc_error_set(TWINCACHE_EINVAL, "option slots must be 0 (auto) or 1..%d (got %u)",
+                        TC_MAX_SLOTS, o->slots);
   if (o->corrupt_policy != TWINCACHE_CORRUPT_FAIL && o->corrupt_policy != TWINCACHE_CORRUPT_SKIP)
-    return tc_error_set(TWINCACHE_EINVAL, "option corrupt_policy must be FAIL (0) or SKIP (1) (got %d)", o->corrupt_policy);
+    return tc_error_set(TWINCACHE_EINVAL, "option corrupt_policy must be FAIL (0) or SKIP (1) (got %d)",
+                        o->corrupt_policy);
   if (!o->alloc != !o->free)
     return tc_error_set(TWINCACHE_EINVAL, "options alloc and free must be set together");
   if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
-    return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)", o->layout);
+    return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)",
+                        o->layout);
   return TWINCACHE_OK;
 }
 
@@ -409,10 +415,10 @@ static int open_stream(twincache_loader *l, const char *path) {
   uint64_t end = o->index_end ? o->index_end : count;
   if (end > count)
     return tc_error_set(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
-                     (unsigned long long)o->index_end, (unsigned long long)count);
+                        (unsigned long long)o->index_end, (unsigned long long)count);
   if (o->index_begin >= end)
     return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
-                     (unsigned long long)o->index_begin, (unsigned long long)end);
+                        (unsigned long long)o->index_begin, (unsigned long long)end);
   l->begin = o->index_begin;
   l->n = end - o->index_begin;
   l->cache_tag = twincache_cache_tag(l->cache);
@@ -440,14 +446,14 @@ static int check_resume(const twincache_loader *l, const twincache_loader_state 
   const twincache_loader_options *o = &l->opt;
   if (r->seed != o->seed)
     return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
-                     (unsigned long long)r->seed, (unsigned long long)o->seed);
+                        (unsigned long long)r->seed, (unsigned long long)o->seed);
   if (r->magic != 0) {
     twincache_loader_state want;
     twincache_loader_get_state(l, &want);
 #define TC_RESUME_FIELD(f)                                                                      \
   if (r->f != want.f)                                                                           \
     return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
-                     (unsigned long long)r->f, (unsigned long long)want.f);
+                        (unsigned long long)r->f, (unsigned long long)want.f);
     TC_RESUME_FIELD(magic)
     TC_RESUME_FIELD(version)
     TC_RESUME_FIELD(reserved)
@@ -463,8 +469,9 @@ static int check_resume(const twincache_loader *l, const twincache_loader_state 
 #undef TC_RESUME_FIELD
   }
   if (l->total != UINT64_MAX && r->next_seq > l->total)
-    return tc_error_set(TWINCACHE_EINVAL, "resume state next_seq %llu is past the end of the stream (%llu batches)",
-                     (unsigned long long)r->next_seq, (unsigned long long)l->total);
+    return tc_error_set(TWINCACHE_EINVAL,
+                        "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                        (unsigned long long)r->next_seq, (unsigned long long)l->total);
   return TWINCACHE_OK;
 }
 
@@ -494,7 +501,7 @@ static int alloc_slots(twincache_loader *l) {
       return tc_error_wrap(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
     if ((uintptr_t)b->slab % 64 != 0)
       return tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
-                       b->slab);
+                          b->slab);
     memset(b->slab, 0, L->bytes);
     uint8_t *base = b->slab;
     b->layout = *L;
@@ -722,12 +729,13 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
     }
     if (s->state == SLOT_HELD && !l->opt.release_on_any_thread) {
       rc = tc_error_set(TWINCACHE_EDEADLK, "batch %llu needs slot %llu, which is held, and release_on_any_thread is 0",
-                     (unsigned long long)l->next_seq, (unsigned long long)(l->next_seq % l->n_slots));
+                        (unsigned long long)l->next_seq, (unsigned long long)(l->next_seq % l->n_slots));
       break;
     }
     uint64_t now_ns = tc_now_ns();
     if (timeout_ns == 0 || now_ns >= deadline_ns) {
-      rc = tc_error_set(TWINCACHE_EAGAIN, "batch %llu not ready within the timeout", (unsigned long long)l->next_seq);
+      rc = tc_error_set(TWINCACHE_EAGAIN, "batch %llu not ready within the timeout",
+                        (unsigned long long)l->next_seq);
       break;
     }
     if (!t0) t0 = now_ns;
@@ -790,7 +798,8 @@ int twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
   pthread_mutex_unlock(&l->mu);
   if (rc != TWINCACHE_OK)
     tc_error_set(rc, "batch %llu (generation %llu): the handle is stale: released already, or no longer "
-                 "the batch handed out", (unsigned long long)batch->seq, (unsigned long long)batch->generation);
+                 "the batch handed out",
+                 (unsigned long long)batch->seq, (unsigned long long)batch->generation);
   return rc;
 }
 
