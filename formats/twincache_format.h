@@ -63,7 +63,7 @@ enum {
   /* -20 and up: storage (cache/) */
   TWINCACHE_ETRUNCATED = -20,  /* data file shorter than the database says: truncated or damaged copy */
   /* -21 and up: devices (kernels/, train/) */
-  TWINCACHE_EDEVICE = -21,     /* a CUDA or cuBLAS call failed (twincache_kernels_last_error says which) */
+  TWINCACHE_EDEVICE = -21,     /* a CUDA call or kernel launch failed (the message names it) */
 };
 
 /* Returns a static, human-readable string for any twincache status code

@@ -7,9 +7,10 @@
  * are gemm.cu's own kernel.
  *
  * Every function launches asynchronously on `stream`, checks the launch
- * (cudaGetLastError) and every CUDA call, and returns 0 on success or
- * TWINCACHE_KERNELS_EDEVICE with the failed call named by
- * twincache_kernels_last_error() (nothing is printed). None synchronises.
+ * (cudaPeekAtLastError) and every CUDA call, and returns 0 on success or
+ * TWINCACHE_KERNELS_EDEVICE / TWINCACHE_KERNELS_EINVAL (twincache_kernels.h):
+ * the CUDA error stays for the caller's cudaGetLastError; nothing is kept
+ * or printed. None synchronises.
  * Only built when nvcc is found (library twincache_kernels_cuda).
  */
 #ifndef TWINCACHE_KERNELS_CUDA_H

@@ -31,6 +31,7 @@
  *        loader requires.
  * An existing file is an error unless --force. */
 #include "inspect.h"
+#include "tc_args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -259,12 +260,12 @@ int tc_cmd_export(int argc, char **argv) {
   int fmt = 0;
   while (fmt < FMT_COUNT && strcmp(format, k_formats[fmt]) != 0) fmt++;
   if (fmt == FMT_COUNT)
-    return tc_usage_error("export", "bad value '%s' for --format: expected csv, npy, dcdi or causica", format);
+    return tc_args_report_value(stderr, TC_PROG " export", "--format", format, "csv, npy, dcdi or causica");
   if (!prefix || !prefix[0]) return tc_usage_error("export", "missing --out %s", fmt >= FMT_DCDI ? "DIR" : "PREFIX");
   uint64_t dataset_i = 1;
   if (dataset && fmt != FMT_DCDI) return tc_usage_error("export", "--dataset applies to --format dcdi only");
   if (dataset && (tc_parse_u64(dataset, &dataset_i) != 0 || dataset_i < 1 || dataset_i > 999999))
-    return tc_usage_error("export", "bad value '%s' for --dataset: expected an integer in [1, 999999]", dataset);
+    return tc_args_report_value(stderr, TC_PROG " export", "--dataset", dataset, "an integer in [1, 999999]");
 
   static const char *const *const k_parts[FMT_COUNT] = {k_csv_parts, k_npy_parts, k_dcdi_parts, k_causica_parts};
   const char *const *parts = k_parts[fmt];

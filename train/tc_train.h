@@ -82,5 +82,8 @@ int train_loop_run(run *r, twincache_loader *l, loop_stats *ls);
 void train_report(run *r, twincache_loader *l, const loop_stats *ls, uint64_t wall_ns);
 /* --bench-h2d: a plain pinned cudaMemcpy of one batch slab. */
 int train_bench_h2d(const opts *o);
+/* The one stderr line of a failed tc_device.h call (its message names the
+ * CUDA call and error); returns 1. */
+int train_device_failed(void);
 
 #endif /* TC_TRAIN_H */

@@ -24,7 +24,8 @@
 static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
-  int usable = o->device == DEV_CPU ? 0 : tc_cuda_usable(why, sizeof why);
+  int usable = o->device != DEV_CPU && tc_cuda_check() == 0;
+  if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
   if (o->device == DEV_CUDA && !usable) {
     fprintf(stderr, PROG ": --device cuda: %s\n", why);
     return 1;
@@ -48,9 +49,7 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
   twincache_cache *vc = NULL;
   int st = twincache_cache_open(o->val_cache, &vc);
   if (st != 0) {
-    const char *why = twincache_cache_last_error();
-    fprintf(stderr, PROG ": --val-cache: cannot open cache %s: %s%s%s%s\n", o->val_cache,
-            twincache_strerror(st), *why ? " (" : "", why, *why ? ")" : "");
+    fprintf(stderr, PROG ": --val-cache: cannot open cache: %s\n", twincache_last_error());
     return 1;
   }
   const twincache_dims *v = twincache_cache_dims(vc);
@@ -76,9 +75,7 @@ static int split_cache(run *r) {
   twincache_cache *cache = NULL;
   int st = twincache_cache_open(o->cache, &cache);
   if (st != 0) {
-    const char *why = twincache_cache_last_error();
-    fprintf(stderr, PROG ": cannot open cache %s: %s%s%s%s\n", o->cache, twincache_strerror(st),
-            *why ? " (" : "", why, *why ? ")" : "");
+    fprintf(stderr, PROG ": cannot open cache: %s\n", twincache_last_error());
     return 1;
   }
   r->count = twincache_cache_count(cache);
@@ -157,10 +154,9 @@ static int model_create(run *r) {
  * this run and are printed in one line. */
 static int resume_from(run *r) {
   const opts *o = &r->o;
-  char err[512];
   tc_checkpoint_info info;
-  if (tc_checkpoint_load(o->resume, r->model, &info, err, sizeof err) != 0) {
-    fprintf(stderr, PROG ": --resume: %s\n", err);
+  if (tc_checkpoint_load(o->resume, r->model, &info) != 0) {
+    fprintf(stderr, PROG ": --resume: %s\n", twincache_last_error());
     return 1;
   }
   const twincache_loader_state *s = &info.stream;
@@ -220,12 +216,11 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
     fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
-            "%s\n", o->resume, o->cache, twincache_loader_last_error());
+            "%s\n", o->resume, o->cache, twincache_last_error());
     return 1;
   }
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s (%s)\n", o->cache,
-            twincache_strerror(st), twincache_loader_last_error());
+    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", o->cache, twincache_last_error());
     return 1;
   }
   twincache_loader_get_state(*tl, &r->stream);
@@ -254,7 +249,7 @@ static int backend_create(run *r) {
   }
   r->ev_logit = malloc(bytes), r->ev_T = malloc(bytes), r->ev_w = malloc(bytes);
   if (!r->ev_logit || !r->ev_T || !r->ev_w) goto oom;
-  return tc_cuda_create(&r->dev, l, r->model) != 0;
+  return tc_cuda_create(&r->dev, l, r->model) != 0 ? train_device_failed() : 0;
 oom:
   fprintf(stderr, PROG ": out of memory\n");
   return 1;
@@ -321,9 +316,6 @@ int main(int argc, char **argv) {
   rc = 0;
 
 cleanup:
-  /* the device layer and the kernels never print: say what failed here */
-  if (rc != 0 && *twincache_kernels_last_error())
-    fprintf(stderr, PROG ": %s\n", twincache_kernels_last_error());
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);

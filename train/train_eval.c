@@ -30,8 +30,7 @@ int train_evaluate(run *r, val_result *out) {
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
   int st = twincache_loader_open(cache, &lo, NULL, &vl);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the validation range of %s: %s (%s)\n", cache,
-            twincache_strerror(st), twincache_loader_last_error());
+    fprintf(stderr, PROG ": cannot open the validation range of %s: %s\n", cache, twincache_last_error());
     goto cleanup;
   }
   const twincache_batch_layout *vlay = twincache_loader_layout(vl);
@@ -50,7 +49,7 @@ int train_evaluate(run *r, val_result *out) {
     st = twincache_loader_next(vl, &b);
     if (st == TWINCACHE_END) break;
     if (st != 0) {
-      fprintf(stderr, PROG ": validation batch: %s\n", twincache_strerror(st));
+      fprintf(stderr, PROG ": validation batch: %s\n", twincache_last_error());
       goto cleanup;
     }
     float loss;
@@ -58,6 +57,7 @@ int train_evaluate(run *r, val_result *out) {
     if (r->cuda) {
       if (tc_cuda_eval(r->dev, b->slab, r->optim.pos_weight, &loss, r->ev_logit, r->ev_T,
                        r->ev_w) != 0) {
+        train_device_failed();
         twincache_loader_release(vl, b);
         goto cleanup;
       }

@@ -118,27 +118,9 @@ int train_flags_parse(int argc, char **argv, opts *o) {
   tc_args_error e;
   defaults(o);
   size_t n = train_opts(o, t);
-  switch (tc_args_parse(argc, argv, t, n, &e)) {
-  case TC_ARGS_OK:
-    break;
-  case TC_ARGS_HELP:
-    usage(stdout);
-    return 0;
-  case TC_ARGS_POSITIONAL:
-    fprintf(stderr, PROG ": %s: unexpected argument (see --help)\n", e.name);
-    return 2;
-  case TC_ARGS_UNKNOWN:
-    fprintf(stderr, PROG ": %s: unknown flag, got '%s' (see --help)\n", e.name, e.name);
-    return 2;
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, PROG ": %s: missing value (see --help)\n", e.name);
-    return 2;
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, PROG ": %s: takes no value, got '%s' (see --help)\n", e.name, e.value);
-    return 2;
-  case TC_ARGS_BAD_VALUE:
-    fprintf(stderr, PROG ": %s: expected %s, got '%s' (see --help)\n", e.name, e.expect, e.value);
-    return 2;
+  if (tc_args_parse(argc, argv, t, n, &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) usage(stdout);
+    return tc_args_report(stderr, PROG, &e);
   }
   if (!o->cache) {
     fprintf(stderr, PROG ": --cache: required flag missing (see --help)\n");

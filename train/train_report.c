@@ -106,24 +106,22 @@ void train_report(run *r, twincache_loader *tl, const loop_stats *ls, uint64_t w
 int train_bench_h2d(const opts *o) {
   twincache_loader *l = NULL;
   twincache_loader_options lo;
-  char why[256];
   twincache_loader_options_init(&lo);
   lo.batch_size = o->batch, lo.epochs = 1, lo.threads = 1;
   int st = twincache_loader_open(o->cache, &lo, NULL, &l);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open cache %s: %s (%s)\n", o->cache, twincache_strerror(st),
-            twincache_loader_last_error());
+    fprintf(stderr, PROG ": %s\n", twincache_last_error());
     return 1;
   }
   twincache_batch_layout lay = *twincache_loader_layout(l);
   twincache_loader_close(l);
-  if (!tc_cuda_usable(why, sizeof why)) {
-    fprintf(stderr, PROG ": --bench-h2d needs a GPU: %s\n", why);
+  if (tc_cuda_check() != 0) {
+    fprintf(stderr, PROG ": --bench-h2d needs a GPU: %s\n", twincache_last_error());
     return 1;
   }
   double gbs = 0;
   if (tc_cuda_bench_h2d(lay.bytes, 50, &gbs) != 0) {
-    fprintf(stderr, PROG ": --bench-h2d: %s\n", twincache_kernels_last_error());
+    fprintf(stderr, PROG ": --bench-h2d: %s\n", twincache_last_error());
     return 1;
   }
   if (o->json)

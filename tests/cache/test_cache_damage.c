@@ -90,8 +90,8 @@ static void test_truncated(const char *good) {
     twincache_cache *c = NULL;
     int rc = twincache_cache_open(path, &c);
     TC_CHECK(rc == TWINCACHE_ETRUNCATED, "%s: open gave %d (%s)", path, rc, twincache_strerror(rc));
-    TC_CHECK(strstr(twincache_cache_last_error(), "data.mdb") != NULL, "last error: %s",
-          twincache_cache_last_error());
+    TC_CHECK(strstr(twincache_last_error(), "data.mdb") != NULL, "last error: %s",
+          twincache_last_error());
     twincache_cache_close(c);
     check_programs_fail(path, "truncated", 1);
     char *err = NULL;
@@ -129,7 +129,7 @@ static void test_meta_flip(const char *good) {
   twincache_cache *c = NULL;
   int rc = twincache_cache_open(path, &c);
   TC_CHECK(rc == TWINCACHE_ECORRUPT, "meta flip: open gave %d (%s)", rc, twincache_strerror(rc));
-  TC_CHECK(strstr(twincache_cache_last_error(), "meta") != NULL, "last error: %s", twincache_cache_last_error());
+  TC_CHECK(strstr(twincache_last_error(), "meta") != NULL, "last error: %s", twincache_last_error());
   twincache_cache_close(c);
   check_programs_fail(path, "meta flip", 1);
   for (int s = 0; s < 2; s++) {
@@ -147,7 +147,6 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
   twincache_cache *src = NULL, *dst = NULL;
   twincache_chunk_builder *b = twincache_chunk_builder_create();
   tc_cache_writer *w = NULL;
-  char msg[512];
   TC_CHECK(b && twincache_cache_open(from, &src) == 0 && twincache_cache_open(into, &dst) == 0, "open %s/%s",
         from, into);
   if (!b || !src || !dst) goto done;
@@ -166,8 +165,8 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
   twincache_dims dims = *d;
   twincache_stats stats = *twincache_cache_stats(dst);
   uint64_t count = twincache_cache_count(dst);
-  int rc = tc_cache_writer_open(into, &dims, twincache_cache_config(dst), "test", 1u << 30, &w, msg, sizeof msg);
-  TC_CHECK(rc == 0, "writer open: %s", msg);
+  int rc = tc_cache_writer_open(into, &dims, twincache_cache_config(dst), "test", 1u << 30, &w);
+  TC_CHECK(rc == 0, "writer open: %s", twincache_last_error());
   if (rc == 0) TC_CHECK(tc_cache_writer_put(w, &rec, 1, count, &stats) == 0, "put");
 done:
   tc_cache_writer_close(w);
