@@ -24,7 +24,7 @@ import threading
 import numpy as np
 
 from . import _capi as C
-from .errors import Closed, InvalidArgument, TooManyHeld, error_from_status, from_c
+from .errors import Closed, InvalidArgument, TooManyHeld, error_from_status
 
 try:
     import torch
@@ -223,7 +223,7 @@ class Core:
             held = ", ".join(f"seq {x}" for x in sorted(self.live))
             raise TooManyHeld(
                 f"twincache.Loader: the next batch needs the slot of a batch you still hold, "
-                f"and that batch cannot be moved to its own memory ({from_c(rc).message}). "
+                f"and that batch cannot be moved to its own memory ({error_from_status(rc).message}). "
                 f"Held: {held}. Drop or release them (batch.release(), `with batch:`, del) "
                 f"or copy what you keep.", rc)
         return False

@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from . import _capi as C
-from .errors import InvalidArgument, check, from_c
+from .errors import InvalidArgument, OutOfMemory, check, error_from_status
 
 MECHANISMS = ("linear", "mlp")
 NOISES = ("gauss", "laplace", "uniform")
@@ -53,15 +53,17 @@ def _array(ptr, count, dtype):
 
 
 def check_path(path):
-    """The path as bytes (its type checked; whether it is a cache is C's to say)."""
+    """The path as bytes after the one check C cannot make (its type); whether
+    it is a cache is C's check, so the exception carries C's message."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InvalidArgument(f"path must be a str or os.PathLike, not {type(path).__name__}")
     return os.fsencode(os.fspath(path))
 
 
 def open_error(code, path):
-    """The exception of a failed C open of `path`, saying so when it is a file."""
-    e = from_c(code, path)
+    """The exception of a failed C open of `path` (C's message), saying so
+    when the path is a file."""
+    e = error_from_status(code, path)
     if os.path.isfile(path):
         e = type(e)(f"{e.message}: {path} is a file; a cache is the directory twincache-gen "
                     "--out wrote", code)
@@ -140,7 +142,7 @@ class Cache(Closable):
                                             d["hidden"])
                 self._dctx = C.dctx_create()
                 if not self._graph or not self._dctx:
-                    check(C.ENOMEM, "decoder")
+                    raise OutOfMemory("twincache.Cache: cannot allocate the decoder", C.ENOMEM)
             g = self._graph.contents
             check(C.cache_read_graph(self._h, self._dctx, i, self._graph),
                   f"{self.path}: graph {i}")
