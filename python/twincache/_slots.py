@@ -210,15 +210,17 @@ class Core:
             self.reap(wait=True)
             return True
         for seq in sorted(self.live):
-            rec = self.live[seq]
+            rec = self.live.get(seq)  # a batch collected meanwhile is gone from live
+            if rec is None or rec[2]:
+                continue
             rc = C.loader_detach(self.handle, rec[0])
             if rc == C.OK:
                 rec[2] = True  # its memory is Python's alone now: nothing to give back
                 self.slabs.pop(rec[1], None)
-                del self.live[seq]
+                self.live.pop(seq, None)
                 return True
             if rc == C.ESTALE:
-                del self.live[seq]
+                self.live.pop(seq, None)
                 continue
             held = ", ".join(f"seq {x}" for x in sorted(self.live))
             raise TooManyHeld(
