@@ -147,3 +147,21 @@ def test_an_array_alone_holds_its_batch(cache_path, output):
         for _ in range(5):
             L.next_batch()
         assert np.array_equal(np.asarray(x), keep)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_expand_then_release(cache_path):
+    """expand("cuda") (non_blocking=False) has copied when it returns: the
+    slot released at once and refilled, the device batch is still right."""
+    kw = dict(batch_size=32, seed=1, epochs=1, threads=2, slots=2)
+    with twincache.Loader(cache_path, **kw) as D:
+        want = [b.inter.clone() for b in D]
+    with twincache.Loader(cache_path, layout="compact", **kw) as L:
+        got = []
+        for b in L:
+            torch.cuda._sleep(2_000_000)  # a busy stream
+            got.append(b.expand("cuda").inter)
+            b.release()
+        torch.cuda.synchronize()
+    for g, w in zip(got, want):
+        assert torch.equal(g.cpu(), w)
