@@ -80,6 +80,40 @@ const char *twincache_last_error(void);
 enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
 enum twincache_noise { TWINCACHE_NOISE_GAUSS = 0, TWINCACHE_NOISE_LAPLACE = 1, TWINCACHE_NOISE_UNIFORM = 2 };
 enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
+/* The random-graph family a graph was drawn from (frame header byte 27 from
+ * format version 4; FORMAT.md section 3.1 defines each). UNKNOWN: a frame of
+ * versions 1-3, which did not record it. */
+enum twincache_family {
+  TWINCACHE_FAMILY_ER = 0,   /* Erdos-Renyi G(n, p), oriented along a random order */
+  TWINCACHE_FAMILY_BA = 1,   /* Barabasi-Albert, oriented along a random order */
+  TWINCACHE_FAMILY_WS = 2,   /* Watts-Strogatz, oriented along a random order */
+  TWINCACHE_FAMILY_SF = 3,   /* scale-free: BA with every edge new -> old (power-law in-degree) */
+  TWINCACHE_FAMILY_SBM = 4,  /* stochastic block model, oriented along a random order */
+  TWINCACHE_FAMILY_RGG = 5,  /* random geometric graph in the unit square */
+  TWINCACHE_FAMILY_FILE = 6, /* one fixed DAG read from an edge-list file */
+  TWINCACHE_FAMILY_COUNT = 7,
+  TWINCACHE_FAMILY_UNKNOWN = 255
+};
+
+/* ---- names of the choices (one table, used by the generator, the tools and
+ * the Python package alike) ---------------------------------------------- */
+enum twincache_choice {
+  TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
+  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp */
+  TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform */
+  TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
+};
+/* Number of codes of a choice (codes are 0..count-1); 0 for an unknown choice. */
+int twincache_choice_count(int choice);
+/* The name of a code ("mlp"), static; NULL when the choice or code is unknown. */
+const char *twincache_choice_name(int choice, int code);
+/* The NULL-terminated array of a choice's names, indexed by code (static);
+ * NULL for an unknown choice. */
+const char *const *twincache_choice_names(int choice);
+/* The code of name[0..len) (len = (size_t)-1: NUL-terminated). Returns the
+ * code (>= 0), or TWINCACHE_EINVAL with twincache_last_error() naming the
+ * unknown name. Thread-safe. */
+int twincache_choice_code(int choice, const char *name, size_t len);
 
 /* Graph flags. */
 #define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */

@@ -29,14 +29,13 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
 #define TC_GEN_MIN_MAP_BYTES UINT64_C(65536)
 #define TC_GEN_MAX_MAP_BYTES (UINT64_C(1) << 46)
 
-enum tc_gen_model { TC_MODEL_ER = 0, TC_MODEL_BA = 1, TC_MODEL_WS = 2 };
 enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
 
 /* Every generator option. The fields from `model` to `chunk_graphs` make the
  * cache's identity (the "config" meta entry); the others are how to run. */
 typedef struct tc_gen_config {
   /* --- identity ------------------------------------------------------- */
-  int model;                /* enum tc_gen_model */
+  int model;                /* enum twincache_family (gen/tc_gen_family.h has the table) */
   double edge_prob;         /* ER: edge probability */
   double expected_degree;   /* ER: > 0 overrides edge_prob with D/(n-1) */
   uint32_t ba_m;            /* BA: edges per new node */

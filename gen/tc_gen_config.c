@@ -5,10 +5,11 @@
 
 #include "tc_checked.h"
 #include "tc_gen.h"
+#include "tc_gen_family.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
   memset(c, 0, sizeof *c);
-  c->model = TC_MODEL_ER;
+  c->model = TWINCACHE_FAMILY_ER;
   c->edge_prob = 0.3;
   c->expected_degree = 0.0;
   c->ba_m = 2;
@@ -52,18 +53,14 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
     BAD("--nodes");
   if (c->samples < 1 || c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
-  if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) BAD("--edge-prob");
-  if (!(c->expected_degree >= 0.0 && c->expected_degree <= TWINCACHE_MAX_NODES))
-    BAD("--expected-degree");
-  if (c->model == TC_MODEL_BA && (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES)) BAD("--ba-m");
-  if (c->model == TC_MODEL_WS) {
-    if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) BAD("--ws-k");
-    if (2 * c->ws_k >= c->nodes_min) /* igraph needs 2k < n */
-      BAD("--ws-k (2 x K must stay below the smallest node count of --nodes)");
-  }
-  if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) BAD("--ws-p");
+  const tc_gen_family *fam = tc_gen_family_get(c->model);
+  if (!fam) BAD("--graph");
+  if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
   if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
     BAD("--weights");
+  if (!twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, c->mechanism)) BAD("--mechanism");
+  if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise");
+  if (!twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, c->intervention)) BAD("--intervention");
   if (c->mechanism == TWINCACHE_MECH_MLP && (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN))
     BAD("--mlp-hidden");
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
@@ -117,9 +114,11 @@ uint32_t tc_gen_chunk_graphs(const tc_gen_config *c) {
   return (uint32_t)per;
 }
 
-static const char *model_name(int m) { return m == TC_MODEL_BA ? "ba" : m == TC_MODEL_WS ? "ws" : "er"; }
-static const char *noise_name(int n) {
-  return n == TWINCACHE_NOISE_LAPLACE ? "laplace" : n == TWINCACHE_NOISE_UNIFORM ? "uniform" : "gauss";
+/* Names from the format's one table (formats/names.c); the config was
+ * checked, so every code has one. */
+static const char *choice(int which, int code) {
+  const char *s = twincache_choice_name(which, code);
+  return s ? s : "?";
 }
 
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
@@ -134,11 +133,11 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u}",
-      TWINCACHE_FORMAT_VERSION, model_name(c->model), c->edge_prob, c->expected_degree, c->ba_m,
+      TWINCACHE_FORMAT_VERSION, choice(TWINCACHE_CHOICE_FAMILY, c->model), c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
-      c->mechanism == TWINCACHE_MECH_MLP ? "mlp" : "linear", c->weight_min, c->weight_max,
-      c->mlp_hidden, noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
-      c->standardize ? "true" : "false", c->intervention == TWINCACHE_SHIFT ? "shift" : "do",
+      choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
+      c->mlp_hidden, choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
+      c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,
       c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c));

@@ -14,6 +14,7 @@
 
 #include "tc_common.h"
 #include "tc_gen.h"
+#include "tc_gen_family.h"
 
 static pthread_mutex_t g_igraph_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_igraph_locked_ns; /* guarded by g_igraph_lock */
@@ -168,25 +169,9 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
 
 /* Random undirected graph from igraph into w->edges; n nodes. Under the lock. */
 static int structure_locked(tc_gen_worker *w, uint32_t n, uint64_t igraph_seed) {
-  const tc_gen_config *c = &w->cfg;
-  igraph_t graph;
-  igraph_error_t e;
+  const tc_gen_family *f = tc_gen_family_get(w->cfg.model); /* checked by tc_gen_config_check */
   igraph_rng_seed(igraph_rng_default(), (igraph_uint_t)igraph_seed);
-  if (c->model == TC_MODEL_BA) {
-    e = igraph_barabasi_game(&graph, n, 1.0, c->ba_m, NULL, 0, 1.0, IGRAPH_UNDIRECTED,
-                             IGRAPH_BARABASI_PSUMTREE, NULL);
-  } else if (c->model == TC_MODEL_WS) {
-    e = igraph_watts_strogatz_game(&graph, 1, n, c->ws_k, c->ws_p, 0, 0);
-  } else {
-    double p = c->edge_prob;
-    if (c->expected_degree > 0.0) p = n > 1 ? c->expected_degree / (double)(n - 1) : 0.0;
-    if (p > 1.0) p = 1.0;
-    e = igraph_erdos_renyi_game_gnp(&graph, n, p, IGRAPH_UNDIRECTED, 0);
-  }
-  if (e != IGRAPH_SUCCESS) return TWINCACHE_EINVAL;
-  e = igraph_get_edgelist(&graph, &w->edges, 0);
-  igraph_destroy(&graph);
-  return e == IGRAPH_SUCCESS ? TWINCACHE_OK : TWINCACHE_ENOMEM;
+  return f ? f->make_locked(&w->cfg, n, &w->edges) : TWINCACHE_EINVAL;
 }
 
 /* Node count and igraph seed of graph `index`: the first draws of its

@@ -20,11 +20,7 @@ typedef struct model_seen {
   int graph, edge_prob, expected_degree, ba_m, ws_k, ws_p;
 } model_seen;
 
-static const char *const k_models[] = {"er", "ba", "ws", NULL};          /* enum tc_gen_model */
-static const char *const k_mechanisms[] = {"linear", "mlp", NULL};      /* twincache_mechanism */
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
-static const char *const k_noises[] = {"gauss", "laplace", "uniform", NULL};
-static const char *const k_interventions[] = {"do", "shift", NULL};     /* twincache_inter_kind */
 static const char *const k_value_dists[] = {"uniform", "signed", NULL}; /* tc_gen_value_dist */
 
 /* --targets all|K: 0 = every node. */
@@ -37,6 +33,20 @@ static int parse_targets(const char *v, const tc_opt *o) {
 }
 
 enum { N_GEN_OPTS = 40 };
+
+/* "a|b|c": the names of a choice from the format's one table (formats/names.c),
+ * for --help. Joined once per process into buf. */
+static const char *choice_meta(int choice, char *buf, size_t cap) {
+  if (buf[0]) return buf;
+  size_t used = 0;
+  for (const char *const *s = twincache_choice_names(choice); s && *s; s++) {
+    int w = snprintf(buf + used, cap - used, "%s%s", used ? "|" : "", *s);
+    if (w < 0 || (size_t)w >= cap - used) break;
+    used += (size_t)w;
+  }
+  return buf;
+}
+static char g_meta_family[64], g_meta_mech[64], g_meta_noise[64], g_meta_kind[64];
 
 /* Every flag of twincache-gen, once: what it sets in *c, its range, its
  * --help line. The help's "{}" shows *c's value, so usage() passes the
@@ -57,8 +67,8 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--samples", .meta = "S", .kind = TC_OPT_U32, .dst = &c->samples, .lo = 1,
        .hi = TWINCACHE_MAX_SAMPLES, .help = "samples per world, base and every twin (default {})"},
       {.help = "graph model (igraph, oriented acyclic along a random node order):"},
-      {.name = "--graph", .meta = "er|ba|ws", .kind = TC_OPT_CHOICE, .dst = &c->model,
-       .choices = k_models, .seen = &s->graph,
+      {.name = "--graph", .meta = choice_meta(TWINCACHE_CHOICE_FAMILY, g_meta_family, sizeof g_meta_family),
+       .kind = TC_OPT_CHOICE, .dst = &c->model, .choices = twincache_choice_names(TWINCACHE_CHOICE_FAMILY), .seen = &s->graph,
        .help = "Erdos-Renyi, Barabasi-Albert, Watts-Strogatz (default {})"},
       {.name = "--edge-prob", .meta = "P", .kind = TC_OPT_F64, .dst = &c->edge_prob, .fhi = 1,
        .seen = &s->edge_prob, .help = "ER edge probability (default {})"},
@@ -73,15 +83,15 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--ws-p", .meta = "P", .kind = TC_OPT_F64, .dst = &c->ws_p, .fhi = 1, .seen = &s->ws_p,
        .help = "WS rewiring probability (default {})"},
       {.help = "mechanism and noise:"},
-      {.name = "--mechanism", .meta = "linear|mlp", .kind = TC_OPT_CHOICE, .dst = &c->mechanism,
-       .choices = k_mechanisms, .help = "linear SCM or random tanh MLP, additive noise (default {})"},
+      {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
+       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM or random tanh MLP, additive noise (default {})"},
       {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
        .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "linear weights +-[LO,HI), random sign (default {})"},
       {.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
        .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"},
-      {.name = "--noise", .meta = "gauss|laplace|uniform", .kind = TC_OPT_CHOICE, .dst = &c->noise,
-       .choices = k_noises, .help = "standard N(0,1), Laplace(0,1), U[-1,1) (default {})"},
+      {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
+       .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE), .help = "standard N(0,1), Laplace(0,1), U[-1,1) (default {})"},
       {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
        .dst2 = &c->noise_scale_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "per-node noise scale, uniform (default {})"},
@@ -89,8 +99,8 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .help = "standardise every world by the base world's per-node\n"
                "mean/std; DO values are then in standard units (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
-      {.name = "--intervention", .meta = "do|shift", .kind = TC_OPT_CHOICE, .dst = &c->intervention,
-       .choices = k_interventions, .help = "perfect do(X=v) or additive shift X += v (default {})"},
+      {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
+       .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v) or additive shift X += v (default {})"},
       {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
        .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
        .help = "every node, or K distinct random nodes (default {})"},
@@ -172,16 +182,18 @@ static int report(const tc_args_error *e) {
  * of another model it is an error. The last such flag given wins. */
 static int resolve_model(tc_gen_config *c, const model_seen *s) {
   struct { int pos, model; const char *name; } f[] = {
-      {s->edge_prob, TC_MODEL_ER, "--edge-prob"}, {s->expected_degree, TC_MODEL_ER, "--expected-degree"},
-      {s->ba_m, TC_MODEL_BA, "--ba-m"},           {s->ws_k, TC_MODEL_WS, "--ws-k"},
-      {s->ws_p, TC_MODEL_WS, "--ws-p"}};
+      {s->edge_prob, TWINCACHE_FAMILY_ER, "--edge-prob"},
+      {s->expected_degree, TWINCACHE_FAMILY_ER, "--expected-degree"},
+      {s->ba_m, TWINCACHE_FAMILY_BA, "--ba-m"},
+      {s->ws_k, TWINCACHE_FAMILY_WS, "--ws-k"},
+      {s->ws_p, TWINCACHE_FAMILY_WS, "--ws-p"}};
   int last = -1;
   for (int k = 0; k < 5; k++)
     if (f[k].pos && (last < 0 || f[k].pos > f[last].pos)) last = k;
   if (last < 0) return 0;
   if (s->graph && f[last].model != c->model) {
     fprintf(stderr, "twincache-gen: %s does not apply to --graph %s (see --help)\n", f[last].name,
-            k_models[c->model]);
+            twincache_choice_name(TWINCACHE_CHOICE_FAMILY, c->model));
     return 2;
   }
   c->model = f[last].model;

@@ -226,20 +226,15 @@ uint64_t tc_graph_edges(const twincache_graph *g) {
   return e;
 }
 
-const char *tc_mechanism_name(unsigned m) {
-  return m == TWINCACHE_MECH_LINEAR ? "linear" : m == TWINCACHE_MECH_MLP ? "mlp" : "unknown";
+/* Names come from the format's one table (formats/names.c). */
+static const char *choice_name(int choice, unsigned code) {
+  const char *s = code <= 255 ? twincache_choice_name(choice, (int)code) : NULL;
+  return s ? s : "unknown";
 }
-const char *tc_noise_name(unsigned n) {
-  switch (n) {
-  case TWINCACHE_NOISE_GAUSS: return "gauss";
-  case TWINCACHE_NOISE_LAPLACE: return "laplace";
-  case TWINCACHE_NOISE_UNIFORM: return "uniform";
-  default: return "unknown";
-  }
-}
-const char *tc_kind_name(unsigned k) {
-  return k == TWINCACHE_DO ? "do" : k == TWINCACHE_SHIFT ? "shift" : "unknown";
-}
+const char *tc_mechanism_name(unsigned m) { return choice_name(TWINCACHE_CHOICE_MECHANISM, m); }
+const char *tc_noise_name(unsigned n) { return choice_name(TWINCACHE_CHOICE_NOISE, n); }
+const char *tc_kind_name(unsigned k) { return choice_name(TWINCACHE_CHOICE_INTER_KIND, k); }
+const char *tc_family_name(unsigned f) { return choice_name(TWINCACHE_CHOICE_FAMILY, f); }
 
 /* ---- JSON output ----------------------------------------------------------------- */
 void tc_json_float(FILE *f, float v) {

@@ -92,6 +92,7 @@ uint64_t tc_graph_edges(const twincache_graph *g);
 const char *tc_mechanism_name(unsigned m);
 const char *tc_noise_name(unsigned n);
 const char *tc_kind_name(unsigned k);
+const char *tc_family_name(unsigned f); /* "unknown" for frames before version 4 */
 
 /* ---- JSON output -------------------------------------------------------------
  * Floats as "%.9g" (round-trips a float32 exactly), non-finite ones as null. */

@@ -268,6 +268,17 @@ loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
 loader_last_error = _sig("twincache_loader_last_error", cstr)
 
+# The names of the choices a frame records come from C's one table
+# (formats/names.c, twincache_choice_*); Python keeps no copy of it.
+CHOICE_FAMILY, CHOICE_MECHANISM, CHOICE_NOISE, CHOICE_INTER_KIND = 0, 1, 2, 3
+choice_count = _sig("twincache_choice_count", cint, cint)
+choice_name = _sig("twincache_choice_name", cstr, cint, cint)
+
+
+def choice_names(choice):
+    """The names of one choice's codes, indexed by code (read from C)."""
+    return tuple(choice_name(choice, c).decode() for c in range(choice_count(choice)))
+
 # ---- the loader contract of TEAM.md decision 5, before and after the merge ---------
 # After the merge: next_timeout (EAGAIN when not ready in time) and release
 # returning int (ESTALE for a stale/double release). Before it: blocking next()

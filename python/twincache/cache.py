@@ -11,9 +11,15 @@ import numpy as np
 from . import _capi as C
 from .errors import InvalidArgument, NotFound, check
 
-MECHANISMS = ("linear", "mlp")
-NOISES = ("gauss", "laplace", "uniform")
-KINDS = ("do", "shift")
+# Indexed by code, read from libtwincache's one table (formats/names.c).
+MECHANISMS = C.choice_names(C.CHOICE_MECHANISM)
+NOISES = C.choice_names(C.CHOICE_NOISE)
+KINDS = C.choice_names(C.CHOICE_INTER_KIND)
+
+
+def _name(names, code):
+    """The name of a code, or its number when this library does not know it."""
+    return names[code] if code < len(names) else str(code)
 
 
 @dataclass
@@ -159,8 +165,7 @@ class Cache(Closable):
         std = bool(g.flags & 1)
         return Graph(
             index=g.index, n_nodes=n, n_samples=s, n_inter=k, n_hidden=h,
-            mechanism=MECHANISMS[g.mechanism] if g.mechanism < 2 else str(g.mechanism),
-            noise=NOISES[g.noise] if g.noise < 3 else str(g.noise), flags=g.flags,
+            mechanism=_name(MECHANISMS, g.mechanism), noise=_name(NOISES, g.noise), flags=g.flags,
             base=base, inter=inter, target=_array(g.target, k, np.uint16).astype(np.int64),
             kind=_array(g.kind, k, np.uint8), value=_array(g.value, k, np.float32), adj=adj,
             weight=weight, noise_scale=_array(g.noise_scale, n, np.float32), mlp=mlp,
