@@ -48,6 +48,7 @@ typedef struct tc_frame_hdr {
   uint64_t index;
   uint32_t n, s, k, h;
   uint8_t mechanism, noise, flags, codec;
+  uint8_t family; /* version 4: byte 27; UNKNOWN before */
   uint32_t decoded_bytes, compressed_bytes;
 } tc_frame_hdr;
 
@@ -104,7 +105,7 @@ static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   p[24] = h->noise;
   p[25] = h->flags;
   p[26] = h->codec;
-  p[27] = 0;
+  p[27] = h->family;
   tc_store_u32(p + 28, h->decoded_bytes);
   tc_store_u32(p + 32, h->compressed_bytes);
   tc_store_u64(p + 36, h->payload_hash);
@@ -133,11 +134,14 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   h->noise = p[24];
   h->flags = p[25];
   h->codec = p[26];
+  h->family = version >= 4 ? p[27] : TWINCACHE_FAMILY_UNKNOWN;
   h->decoded_bytes = tc_load_u32(p + 28);
   h->compressed_bytes = tc_load_u32(p + 32);
   if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || h->s == 0 || h->s > TWINCACHE_MAX_SAMPLES ||
       h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
-      h->noise > TWINCACHE_NOISE_UNIFORM || p[27] != 0 ||
+      h->noise > TWINCACHE_NOISE_UNIFORM ||
+      (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
+                    : p[27] != 0) ||
       (h->flags & ~TWINCACHE_GRAPH_STANDARDIZED) || (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
     return TWINCACHE_ECORRUPT;
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
@@ -247,6 +251,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
   if (n == 0 || n > TWINCACHE_MAX_NODES || s_n == 0 || s_n > TWINCACHE_MAX_SAMPLES ||
       k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise > TWINCACHE_NOISE_UNIFORM ||
+      (g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN) ||
       (g->flags & ~TWINCACHE_GRAPH_STANDARDIZED))
     return TWINCACHE_EINVAL;
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
@@ -370,7 +375,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     return ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD;
   if (z > UINT32_MAX) return TWINCACHE_ETOOBIG;
   tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
-                    .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags,
+                    .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags, .family = g->family,
                     .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z,
                     .payload_hash = tc_payload_hash(c->buf, (size_t)size)};
   header_write(dst, &h);
@@ -516,6 +521,7 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   g->n_hidden = h->h;
   g->mechanism = h->mechanism;
   g->noise = h->noise;
+  g->family = h->family;
   g->flags = h->flags;
   if (n <= 64) { /* one word per set; bits past node N-1 are zero: walk set bits only */
     const uint8_t *p = x->weight;
@@ -658,6 +664,7 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->n_hidden = h.h;
   v->mechanism = h.mechanism;
   v->noise = h.noise;
+  v->family = h.family;
   v->flags = h.flags;
   v->set_bytes = (n + 7) / 8;
   v->n_edges = x.edges;

@@ -19,6 +19,7 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
   g->cap_samples = max_samples;
   g->cap_inter = max_inter;
   g->cap_hidden = max_hidden;
+  g->family = TWINCACHE_FAMILY_UNKNOWN;
   g->ld = max_nodes;
   g->ld_adj = max_nodes;
   g->adj = calloc(n * n, 1);

@@ -27,7 +27,7 @@ extern "C" {
 #define TWINCACHE_VERSION_STRING "0.1.0"
 /* Version of the frame, chunk and meta layouts. A reader refuses a newer
  * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
-#define TWINCACHE_FORMAT_VERSION 3
+#define TWINCACHE_FORMAT_VERSION 4
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */
@@ -152,6 +152,9 @@ typedef struct twincache_graph {
   uint8_t mechanism;  /* enum twincache_mechanism */
   uint8_t noise;      /* enum twincache_noise */
   uint8_t flags;      /* TWINCACHE_GRAPH_* */
+  uint8_t family;     /* enum twincache_family: < TWINCACHE_FAMILY_COUNT or UNKNOWN
+                         (what twincache_graph_alloc sets and frames before
+                         version 4 decode to) */
   /* --- arrays (caller-owned; any may be NULL on decode to skip it, except
    *     that encode needs all the ones its flags and mechanism use) ---- */
   uint8_t *adj;         /* (N, ld_adj) */
@@ -247,6 +250,7 @@ typedef struct twincache_frame_view {
   uint64_t index;
   uint32_t n_nodes, n_samples, n_inter, n_hidden; /* N, S, K, H */
   uint8_t mechanism, noise, flags;
+  uint8_t family;              /* enum twincache_family; UNKNOWN before version 4 */
   uint32_t set_bytes;          /* R = (N+7)/8: bytes of one node set */
   uint32_t n_edges;            /* E */
   uint64_t n_cols;             /* C: stored twin columns, all interventions */

@@ -296,6 +296,7 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
   g->flags = c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
+  g->family = (uint8_t)c->model;
   g->ld = n;
   g->ld_adj = n;
   memset(g->adj, 0, (size_t)n * n);

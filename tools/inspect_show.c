@@ -48,9 +48,9 @@ static void show_json(const twincache_graph *g) {
   printf("{\n  \"index\": %llu,\n  \"n_nodes\": %u,\n  \"n_samples\": %u,\n  \"n_inter\": %u,\n"
          "  \"n_hidden\": %u,\n",
          (unsigned long long)g->index, n, s_n, k_n, h);
-  printf("  \"mechanism\": \"%s\",\n  \"noise\": \"%s\",\n  \"flags\": %u,\n"
+  printf("  \"family\": \"%s\",\n  \"mechanism\": \"%s\",\n  \"noise\": \"%s\",\n  \"flags\": %u,\n"
          "  \"standardized\": %s,\n",
-         tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
+         tc_family_name(g->family), tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
          standardized ? "true" : "false");
   printf("  \"adjacency\": [");
   for (uint32_t i = 0; i < n; i++) {
@@ -119,7 +119,7 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   int standardized = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
   printf("graph %llu: %u nodes, %llu edges, %u samples per world, %u interventions\n",
          (unsigned long long)g->index, n, (unsigned long long)tc_graph_edges(g), s_n, k_n);
-  printf("mechanism %s", tc_mechanism_name(g->mechanism));
+  printf("family %s, mechanism %s", tc_family_name(g->family), tc_mechanism_name(g->mechanism));
   if (g->mechanism == TWINCACHE_MECH_MLP) printf(" (%u hidden units)", h);
   printf(", noise %s, %s\n", tc_noise_name(g->noise),
          standardized ? "standardised per node" : "not standardised");

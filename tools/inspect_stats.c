@@ -50,6 +50,7 @@ typedef struct totals {
   moments density;          /* edges / (N(N-1)/2) per graph with N >= 2 */
   moments edges, nodes;     /* per graph */
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
+  uint64_t family[256];     /* graphs per family code (255: not recorded) */
 } totals;
 
 static void graph_accumulate(const twincache_graph *g, node_stats *per_node, totals *t) {
@@ -58,6 +59,7 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
   uint64_t e = tc_graph_edges(g);
   moments_add(&t->edges, (double)e);
   moments_add(&t->nodes, n);
+  t->family[g->family]++;
   if (n >= 2) moments_add(&t->density, (double)e / ((double)n * (n - 1) / 2.0));
   for (uint32_t j = 0; j < n; j++) per_node[j].graphs++;
   for (uint32_t s = 0; s < s_n; s++)
@@ -120,6 +122,14 @@ static void print_json(const char *path, const totals *t, const node_stats *per_
   printf("  \"raw_bytes_per_graph\": %.9g,\n  \"disk_bytes_per_graph\": %.9g,\n",
          t->graphs ? (double)t->raw_bytes / (double)t->graphs : 0.0,
          committed ? (double)disk_bytes / (double)committed : 0.0);
+  printf("  \"families\": {");
+  for (int f = 0, first = 1; f < 256; f++)
+    if (t->family[f]) {
+      printf("%s\"%s\": %llu", first ? "" : ", ", tc_family_name((unsigned)f),
+             (unsigned long long)t->family[f]);
+      first = 0;
+    }
+  printf("},\n");
   printf("  \"nodes\": [");
   for (uint32_t j = 0; j < max_nodes; j++) {
     const node_stats *p = &per_node[j];
@@ -137,6 +147,13 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
          (unsigned long long)t->interventions);
   printf("graphs           %.2f nodes, %.2f edges, edge density %.3f\n", moments_mean(&t->nodes),
          moments_mean(&t->edges), moments_mean(&t->density));
+  printf("families        ");
+  for (int f = 0, first = 1; f < 256; f++)
+    if (t->family[f]) {
+      printf("%s%s %llu", first ? "" : ", ", tc_family_name((unsigned)f), (unsigned long long)t->family[f]);
+      first = 0;
+    }
+  printf("\n");
   printf("worlds           base mean %.4g std %.4g; twin mean %.4g std %.4g\n",
          moments_mean(&t->base), moments_std(&t->base), moments_mean(&t->twin),
          moments_std(&t->twin));

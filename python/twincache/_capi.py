@@ -78,6 +78,7 @@ class Graph(ctypes.Structure):
     _fields_ = [("cap_nodes", u32), ("cap_samples", u32), ("cap_inter", u32), ("cap_hidden", u32),
                 ("ld", u32), ("ld_adj", u32), ("index", u64), ("n_nodes", u32), ("n_samples", u32),
                 ("n_inter", u32), ("n_hidden", u32), ("mechanism", u8), ("noise", u8), ("flags", u8),
+                ("family", u8),
                 ("adj", P(u8)), ("weight", P(ctypes.c_float)), ("mlp", P(ctypes.c_float)),
                 ("noise_scale", P(ctypes.c_float)), ("norm_mean", P(ctypes.c_float)),
                 ("norm_std", P(ctypes.c_float)), ("target", P(u16)), ("kind", P(u8)),

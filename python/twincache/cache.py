@@ -15,10 +15,13 @@ from .errors import InvalidArgument, NotFound, check
 MECHANISMS = C.choice_names(C.CHOICE_MECHANISM)
 NOISES = C.choice_names(C.CHOICE_NOISE)
 KINDS = C.choice_names(C.CHOICE_INTER_KIND)
+FAMILIES = C.choice_names(C.CHOICE_FAMILY)
 
 
 def _name(names, code):
     """The name of a code, or its number when this library does not know it."""
+    if code == 255:  # TWINCACHE_FAMILY_UNKNOWN: a frame before format version 4
+        return "unknown"
     return names[code] if code < len(names) else str(code)
 
 
@@ -29,7 +32,8 @@ class Graph:
     base (S,n) float32; inter (K,S,n) float32, row s of world k twins base
     row s; target (K,) node index; kind (K,) 0=do 1=shift; value (K,) float32;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
-    noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None."""
+    noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None;
+    family: the graph family's name ("unknown" in caches before format 4)."""
     index: int
     n_nodes: int
     n_samples: int
@@ -49,6 +53,7 @@ class Graph:
     mlp: Optional[np.ndarray]
     norm_mean: Optional[np.ndarray]
     norm_std: Optional[np.ndarray]
+    family: str = "unknown"
 
 
 def _array(ptr, count, dtype):
@@ -170,7 +175,8 @@ class Cache(Closable):
             kind=_array(g.kind, k, np.uint8), value=_array(g.value, k, np.float32), adj=adj,
             weight=weight, noise_scale=_array(g.noise_scale, n, np.float32), mlp=mlp,
             norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
-            norm_std=_array(g.norm_std, n, np.float32) if std else None)
+            norm_std=_array(g.norm_std, n, np.float32) if std else None,
+            family=_name(FAMILIES, g.family))
 
     def close(self):
         """Closes the cache (idempotent); graphs already returned stay valid."""
