@@ -35,12 +35,21 @@ enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
  * cache's identity (the "config" meta entry); the others are how to run. */
 typedef struct tc_gen_config {
   /* --- identity ------------------------------------------------------- */
-  int model;                /* enum twincache_family (gen/tc_gen_family.h has the table) */
+  /* --graph: one family, or a weighted mixture drawn per graph (the table
+   * of families is gen/tc_gen_family.c) */
+  uint32_t n_families;                          /* components, 1..TWINCACHE_FAMILY_COUNT */
+  uint8_t families[TWINCACHE_FAMILY_COUNT];     /* distinct enum twincache_family codes */
+  double family_weights[TWINCACHE_FAMILY_COUNT]; /* > 0; graph i draws family f with w_f / sum w */
   double edge_prob;         /* ER: edge probability */
   double expected_degree;   /* ER: > 0 overrides edge_prob with D/(n-1) */
   uint32_t ba_m;            /* BA: edges per new node */
   uint32_t ws_k;            /* WS: ring neighbours on each side */
   double ws_p;              /* WS: rewiring probability */
+  uint32_t sbm_blocks;      /* SBM: blocks (sizes as equal as possible; min(B, n) blocks) */
+  double sbm_p_in, sbm_p_out; /* SBM: edge probability within / between blocks */
+  double rgg_radius;        /* RGG: connection radius in the unit square */
+  const char *graph_file;   /* file: path of the edge list (not part of the identity) */
+  const struct tc_gen_dag_file *dag_file; /* file: the loaded DAG (tc_gen_dag_file_load) */
   uint32_t nodes_min, nodes_max;
   uint32_t samples;         /* S, shared by every world */
   int mechanism;            /* enum twincache_mechanism */
@@ -65,6 +74,31 @@ typedef struct tc_gen_config {
   int progress;             /* print a \r progress line on stderr */
   int quiet;                /* no summary either */
 } tc_gen_config;
+
+/* A fixed DAG read from an edge-list file (gen/graph_file.c). */
+typedef struct tc_gen_dag_file {
+  uint32_t n;          /* nodes */
+  uint32_t n_edges;
+  uint16_t *edges;     /* (n_edges, 2) from, to; in file order */
+  uint32_t *order;     /* (n) a topological order: order[r] = node of rank r */
+  uint64_t fnv;        /* FNV-1a 64 of the file's bytes: its identity in the config */
+} tc_gen_dag_file;
+
+/* Reads and validates the edge list at path (FORMAT.md, "file"): lines
+ * "FROM TO" of node ids 0..255, optional "nodes N", '#' comments, blank
+ * lines; no self-loop, no duplicate, no directed cycle. Returns 0 and
+ * *out (free with tc_gen_dag_file_free), or TWINCACHE_EIO / EINVAL /
+ * ENOMEM with twincache_last_error() naming the file and line. */
+int tc_gen_dag_file_load(const char *path, tc_gen_dag_file **out);
+void tc_gen_dag_file_free(tc_gen_dag_file *f);
+
+/* Parses a --graph value into c: a family name ("sf") or a weighted
+ * mixture "er:0.5,sf:0.3,sbm:0.2" (distinct families, weights > 0, finite).
+ * Returns 0, or TWINCACHE_EINVAL (c unchanged) with twincache_last_error()
+ * saying what is wrong. */
+int tc_gen_parse_graph(tc_gen_config *c, const char *spec);
+/* 1 when family f is a component of c's --graph. */
+int tc_gen_has_family(const tc_gen_config *c, int f);
 
 /* Fills the defaults (the common workload). threads = online cores. */
 void tc_gen_config_default(tc_gen_config *c);

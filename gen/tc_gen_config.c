@@ -1,20 +1,31 @@
 /* tc_gen_config.c — generator defaults, checks, canonical config JSON. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tc_checked.h"
 #include "tc_gen.h"
+#include "tc_error.h"
 #include "tc_gen_family.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
   memset(c, 0, sizeof *c);
-  c->model = TWINCACHE_FAMILY_ER;
+  c->n_families = 1;
+  c->families[0] = TWINCACHE_FAMILY_ER;
+  c->family_weights[0] = 1.0;
   c->edge_prob = 0.3;
   c->expected_degree = 0.0;
   c->ba_m = 2;
   c->ws_k = 2;
   c->ws_p = 0.1;
+  c->sbm_blocks = 2;
+  c->sbm_p_in = 0.6;
+  c->sbm_p_out = 0.05;
+  c->rgg_radius = 0.4;
+  c->graph_file = NULL;
+  c->dag_file = NULL;
   c->nodes_min = 5;
   c->nodes_max = 10;
   c->samples = 64;
@@ -53,9 +64,14 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
     BAD("--nodes");
   if (c->samples < 1 || c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
-  const tc_gen_family *fam = tc_gen_family_get(c->model);
-  if (!fam) BAD("--graph");
-  if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
+  if (c->n_families < 1 || c->n_families > TWINCACHE_FAMILY_COUNT) BAD("--graph");
+  for (uint32_t k = 0; k < c->n_families; k++) {
+    const tc_gen_family *fam = tc_gen_family_get(c->families[k]);
+    if (!fam || !(c->family_weights[k] > 0.0 && c->family_weights[k] < 1e300)) BAD("--graph");
+    for (uint32_t q = 0; q < k; q++)
+      if (c->families[q] == c->families[k]) BAD("--graph (a family twice in the mixture)");
+    if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
+  }
   if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
     BAD("--weights");
   if (!twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, c->mechanism)) BAD("--mechanism");
@@ -121,9 +137,95 @@ static const char *choice(int which, int code) {
   return s ? s : "?";
 }
 
+int tc_gen_has_family(const tc_gen_config *c, int f) {
+  for (uint32_t k = 0; k < c->n_families; k++)
+    if (c->families[k] == f) return 1;
+  return 0;
+}
+
+int tc_gen_parse_graph(tc_gen_config *c, const char *spec) {
+  uint8_t fam[TWINCACHE_FAMILY_COUNT];
+  double wt[TWINCACHE_FAMILY_COUNT];
+  uint32_t n = 0;
+  const char *p = spec;
+  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "--graph: empty value");
+  for (;;) {
+    size_t len = strcspn(p, ":,");
+    int code = twincache_choice_code(TWINCACHE_CHOICE_FAMILY, p, len);
+    if (code < 0 || !tc_gen_family_get(code))
+      return tc_error_set(TWINCACHE_EINVAL, "--graph: unknown family '%.*s'", (int)(len > 32 ? 32 : len), p);
+    if (n == TWINCACHE_FAMILY_COUNT) return tc_error_set(TWINCACHE_EINVAL, "--graph: too many components");
+    for (uint32_t q = 0; q < n; q++)
+      if (fam[q] == code) return tc_error_set(TWINCACHE_EINVAL, "--graph: family '%.*s' twice", (int)len, p);
+    fam[n] = (uint8_t)code;
+    wt[n] = 1.0;
+    p += len;
+    if (*p == ':') {
+      char *end;
+      wt[n] = strtod(p + 1, &end);
+      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
+        return tc_error_set(TWINCACHE_EINVAL, "--graph: bad weight after '%.*s:' (a number > 0)", (int)len,
+                            p - len);
+      p = end;
+    } else if (*p == ',' || n > 0) {
+      return tc_error_set(TWINCACHE_EINVAL, "--graph: a mixture needs FAMILY:WEIGHT for every component");
+    }
+    n++;
+    if (*p == 0) break;
+    p++; /* ',' */
+    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "--graph: trailing ','");
+  }
+  for (uint32_t q = 0; n > 1 && q < n; q++)
+    if (fam[q] == TWINCACHE_FAMILY_FILE)
+      return tc_error_set(TWINCACHE_EINVAL, "--graph: 'file' fixes the graph and cannot be mixed");
+  c->n_families = n;
+  memcpy(c->families, fam, n);
+  memcpy(c->family_weights, wt, n * sizeof(double));
+  return TWINCACHE_OK;
+}
+
+/* The --graph value as the config stores it: "er", or "er:0.5 sf:0.29999999999999999"
+ * (weights %.17g, space-separated: no comma inside a config value). */
+static void graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (uint32_t k = 0; k < c->n_families; k++) {
+    int w = c->n_families == 1
+                ? snprintf(buf + used, cap - used, "%s", choice(TWINCACHE_CHOICE_FAMILY, c->families[k]))
+                : snprintf(buf + used, cap - used, "%s%s:%.17g", k ? " " : "",
+                           choice(TWINCACHE_CHOICE_FAMILY, c->families[k]), c->family_weights[k]);
+    if (w < 0 || (size_t)w >= cap - used) return;
+    used += (size_t)w;
+  }
+}
+
+/* Keys of the families a config uses, after the common ones: new families
+ * add their keys here only when used, so the identity of a cache that does
+ * not use them stays what it was. */
+static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = 0;
+#define ADD(...)                                                        \
+  do {                                                                  \
+    int w_ = snprintf(buf + used, cap - used, __VA_ARGS__);             \
+    if (w_ > 0 && (size_t)w_ < cap - used) used += (size_t)w_;          \
+  } while (0)
+  if (tc_gen_has_family(c, TWINCACHE_FAMILY_SBM))
+    ADD(",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks, c->sbm_p_in,
+        c->sbm_p_out);
+  if (tc_gen_has_family(c, TWINCACHE_FAMILY_RGG)) ADD(",\"rgg_radius\":%.17g", c->rgg_radius);
+  if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)
+    ADD(",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
+        (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);
+#undef ADD
+}
+
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   /* Flat object, fixed key order, numbers with %.17g: the same options give
    * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
+  char graph[256], extra[512];
+  graph_spec(c, graph, sizeof graph);
+  family_json(c, extra, sizeof extra);
   int n = snprintf(
       buf, cap,
       "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
@@ -132,15 +234,15 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
-      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u}",
-      TWINCACHE_FORMAT_VERSION, choice(TWINCACHE_CHOICE_FAMILY, c->model), c->edge_prob, c->expected_degree, c->ba_m,
+      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s}",
+      TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
       c->mlp_hidden, choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,
-      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c));
+      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c), extra);
   if (n < 0 || (size_t)n >= cap) return 0;
   return (size_t)n;
 }

@@ -1,13 +1,18 @@
 /* tc_gen_family.c — the dispatch table of the graph families. */
 #include "tc_gen_family.h"
 
-extern const tc_gen_family tc_gen_family_er, tc_gen_family_ba, tc_gen_family_ws;
+extern const tc_gen_family tc_gen_family_er, tc_gen_family_ba, tc_gen_family_ws, tc_gen_family_sf,
+    tc_gen_family_sbm, tc_gen_family_rgg, tc_gen_family_file;
 
 /* One row per family, indexed by its code (enum twincache_family). */
 static const tc_gen_family *const k_families[TWINCACHE_FAMILY_COUNT] = {
     [TWINCACHE_FAMILY_ER] = &tc_gen_family_er,
     [TWINCACHE_FAMILY_BA] = &tc_gen_family_ba,
     [TWINCACHE_FAMILY_WS] = &tc_gen_family_ws,
+    [TWINCACHE_FAMILY_SF] = &tc_gen_family_sf,
+    [TWINCACHE_FAMILY_SBM] = &tc_gen_family_sbm,
+    [TWINCACHE_FAMILY_RGG] = &tc_gen_family_rgg,
+    [TWINCACHE_FAMILY_FILE] = &tc_gen_family_file,
 };
 
 const tc_gen_family *tc_gen_family_get(int code) {

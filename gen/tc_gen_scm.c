@@ -84,6 +84,7 @@ struct tc_gen_worker {
   uint32_t batch_cap, batch_n;
   uint64_t batch_first, plan_end;
   uint32_t *batch_off;   /* (batch_cap+1) offsets into batch_edges, in uint16 pairs */
+  uint8_t *batch_family; /* (batch_cap) family of each graph of the batch */
   uint16_t *batch_edges; /* (batch_cap * nmax*(nmax-1)/2, 2) undirected edges */
   uint32_t nmax, smax, hidden;
   float *noise;      /* (S, n) scaled exogenous noise, shared by every world */
@@ -115,6 +116,7 @@ void tc_gen_worker_free(tc_gen_worker *w) {
   free(w->desc);
   free(w->changed);
   free(w->batch_off);
+  free(w->batch_family);
   free(w->batch_edges);
   free(w);
 }
@@ -157,8 +159,9 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   if (w->batch_cap < 1) w->batch_cap = 1;
   if (w->batch_cap > 32) w->batch_cap = 32;
   w->batch_off = malloc((w->batch_cap + 1) * sizeof(uint32_t));
+  w->batch_family = malloc(w->batch_cap);
   w->batch_edges = malloc((w->batch_cap * max_edges + 1) * 2 * sizeof(uint16_t));
-  if (!w->batch_off || !w->batch_edges ||
+  if (!w->batch_off || !w->batch_edges || !w->batch_family ||
       !w->g || !w->noise || !w->raw_base || !w->raw_world || !w->perm || !w->rank ||
       !w->pa_start || !w->pa_idx || !w->pa_w || !w->desc || !w->changed) {
     tc_gen_worker_free(w);
@@ -168,19 +171,35 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
 }
 
 /* Random undirected graph from igraph into w->edges; n nodes. Under the lock. */
-static int structure_locked(tc_gen_worker *w, uint32_t n, uint64_t igraph_seed) {
-  const tc_gen_family *f = tc_gen_family_get(w->cfg.model); /* checked by tc_gen_config_check */
+static int structure_locked(tc_gen_worker *w, int family, uint32_t n, uint64_t igraph_seed) {
+  const tc_gen_family *f = tc_gen_family_get(family); /* checked by tc_gen_config_check */
   igraph_rng_seed(igraph_rng_default(), (igraph_uint_t)igraph_seed);
   return f ? f->make_locked(&w->cfg, n, &w->edges) : TWINCACHE_EINVAL;
 }
 
-/* Node count and igraph seed of graph `index`: the first draws of its
- * structure stream (tc_gen_graph draws them again, then the node order). */
+/* Node count, igraph seed and family of graph `index`: the first draws of
+ * its structure stream (tc_gen_graph draws them again, then the node order).
+ * The family is drawn only from a mixture, so a one-family cache's streams
+ * are what they were before mixtures existed. */
 static void structure_head(const tc_gen_config *c, uint64_t index, tc_rng *rs, uint32_t *n,
-                           uint64_t *igraph_seed) {
+                           uint64_t *igraph_seed, int *family) {
   tc_rng_init(rs, c->seed, index * TC_STREAMS_PER_GRAPH + TC_STREAM_STRUCTURE);
   *n = c->nodes_min + tc_rng_below(rs, c->nodes_max - c->nodes_min + 1);
   *igraph_seed = tc_rng_u64(rs);
+  *family = c->families[0];
+  if (c->n_families > 1) {
+    double total = 0.0, acc = 0.0;
+    for (uint32_t k = 0; k < c->n_families; k++) total += c->family_weights[k];
+    double u = tc_rng_uniform(rs) * total;
+    *family = c->families[c->n_families - 1]; /* u may round up to total */
+    for (uint32_t k = 0; k + 1 < c->n_families; k++) {
+      acc += c->family_weights[k];
+      if (u < acc) {
+        *family = c->families[k];
+        break;
+      }
+    }
+  }
 }
 
 /* Makes the structures of graphs [first, first+count) under one lock. */
@@ -194,8 +213,10 @@ static int structure_batch(tc_gen_worker *w, uint64_t first, uint32_t count, uin
     tc_rng rs;
     uint32_t n;
     uint64_t seed;
-    structure_head(&w->cfg, first + b, &rs, &n, &seed);
-    rc = structure_locked(w, n, seed);
+    int family;
+    structure_head(&w->cfg, first + b, &rs, &n, &seed, &family);
+    rc = structure_locked(w, family, n, seed);
+    w->batch_family[b] = (uint8_t)family;
     w->batch_off[b] = q;
     igraph_integer_t ne = igraph_vector_int_size(&w->edges) / 2;
     size_t max_edges = (size_t)n * (n - 1) / 2;
@@ -276,17 +297,26 @@ static int fetch_structure(tc_gen_worker *w, uint64_t index, uint64_t *igraph_ns
   return TWINCACHE_OK;
 }
 
-/* DAG: every edge of the slot's structure oriented along a random node
- * order (structure stream); fills the graph's header fields and adj (n,n). */
+/* DAG from the slot's structure (tc_gen_family.h, enum tc_gen_orient): a
+ * random node order (structure stream) orients undirected edges (RANDOM) or
+ * relabels an ordered family's nodes (GIVEN: edge a -> b, a < b, becomes
+ * perm[a] -> perm[b]); a FIXED graph keeps the file's labels and order.
+ * Fills the graph's header fields and adj (n,n). */
 static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n, uint32_t slot) {
   const tc_gen_config *c = &w->cfg;
   twincache_graph *g = w->g;
-  for (uint32_t v = 0; v < n; v++) w->perm[v] = v;
-  for (uint32_t v = n; v > 1; v--) { /* Fisher-Yates */
-    uint32_t u = tc_rng_below(rs, v);
-    uint32_t t = w->perm[v - 1];
-    w->perm[v - 1] = w->perm[u];
-    w->perm[u] = t;
+  int family = w->batch_family[slot];
+  int orient = tc_gen_family_get(family)->orient;
+  if (orient == TC_ORIENT_FIXED) {
+    memcpy(w->perm, c->dag_file->order, n * sizeof *w->perm);
+  } else {
+    for (uint32_t v = 0; v < n; v++) w->perm[v] = v;
+    for (uint32_t v = n; v > 1; v--) { /* Fisher-Yates */
+      uint32_t u = tc_rng_below(rs, v);
+      uint32_t t = w->perm[v - 1];
+      w->perm[v - 1] = w->perm[u];
+      w->perm[u] = t;
+    }
   }
   for (uint32_t r = 0; r < n; r++) w->rank[w->perm[r]] = r;
   g->index = index;
@@ -296,13 +326,15 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
   g->flags = c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
-  g->family = (uint8_t)c->model;
+  g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
   memset(g->adj, 0, (size_t)n * n);
   for (uint32_t e = w->batch_off[slot]; e < w->batch_off[slot + 1]; e++) {
     uint32_t a = w->batch_edges[2 * e], b = w->batch_edges[2 * e + 1];
-    if (w->rank[a] < w->rank[b]) g->adj[a * n + b] = 1;
+    if (orient == TC_ORIENT_GIVEN) g->adj[w->perm[a] * n + w->perm[b]] = 1;
+    else if (orient == TC_ORIENT_FIXED) g->adj[a * n + b] = 1;
+    else if (w->rank[a] < w->rank[b]) g->adj[a * n + b] = 1;
     else g->adj[b * n + a] = 1;
   }
 }
@@ -474,7 +506,9 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
 
   uint32_t n, slot;
   uint64_t igraph_seed;
-  structure_head(c, index, &rs, &n, &igraph_seed);
+  int family;
+  structure_head(c, index, &rs, &n, &igraph_seed, &family);
+  (void)family; /* the batch made under the lock recorded it (orient_dag reads it there) */
   int rc = fetch_structure(w, index, igraph_ns, &slot);
   if (rc) return rc;
   orient_dag(w, &rs, index, n, slot);
