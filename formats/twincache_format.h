@@ -430,6 +430,26 @@ uint32_t twincache_graph_descendants(const uint8_t *adj, uint32_t n, uint32_t ld
 /* 1 when adj (N, ld_adj) has no directed cycle (and no self-loop), else 0. */
 int twincache_graph_is_dag(const uint8_t *adj, uint32_t n, uint32_t ld_adj);
 
+/* How much sorting the nodes by a score recovers the causal order
+ * (Reisach et al. 2021, 2023; CausalDisco's order_alignment with tol 0):
+ * over every directed path i ~> j, counted with multiplicity over all path
+ * lengths, the fraction whose cause scores strictly lower than its effect,
+ * ties counting 1/2. 0.5 is chance; near 1, sorting by the score nearly
+ * gives the causal order. */
+typedef struct twincache_sortability {
+  double var;   /* score Var(X_j), population variance of the base world; NaN without paths */
+  double r2;    /* score R^2_j = 1 - 1/[corr(X)^-1]_jj; NaN without paths, or when
+                   corr(X) is singular (a constant node, S <= N, collinear
+                   nodes: CausalDisco then falls back to regressions, we don't) */
+  double paths; /* number of directed paths (0: both scores NaN) */
+} twincache_sortability;
+
+/* Sortability of g's base world (S, ld) on its DAG adj (N, ld_adj). Uses
+ * n_nodes, n_samples, ld, ld_adj, adj, base only; O(N^3 + S N^2). Returns 0,
+ * TWINCACHE_EINVAL (NULL, no adj/base, not a DAG) or TWINCACHE_ENOMEM, with
+ * twincache_last_error() saying which. Thread-safe (no shared state). */
+int twincache_graph_sortability(const twincache_graph *g, twincache_sortability *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -236,6 +236,42 @@ const char *tc_noise_name(unsigned n) { return choice_name(TWINCACHE_CHOICE_NOIS
 const char *tc_kind_name(unsigned k) { return choice_name(TWINCACHE_CHOICE_INTER_KIND, k); }
 const char *tc_family_name(unsigned f) { return choice_name(TWINCACHE_CHOICE_FAMILY, f); }
 
+/* ---- sortability over a cache ------------------------------------------------------ */
+int tc_sortability_add(tc_sortability_sum *s, const twincache_graph *g) {
+  twincache_sortability o;
+  int rc = twincache_graph_sortability(g, &o);
+  if (rc) return rc;
+  s->graphs++;
+  if (!isnan(o.var)) s->var_sum += o.var, s->var_sq += o.var * o.var, s->var_n++;
+  if (!isnan(o.r2)) s->r2_sum += o.r2, s->r2_sq += o.r2 * o.r2, s->r2_n++;
+  return TWINCACHE_OK;
+}
+
+static double sum_mean(double sum, uint64_t n) { return n ? sum / (double)n : NAN; }
+static double sum_std(double sum, double sq, uint64_t n) {
+  if (n < 2) return 0.0;
+  double m = sum / (double)n, v = (sq - (double)n * m * m) / (double)(n - 1);
+  return v > 0 ? sqrt(v) : 0.0;
+}
+
+void tc_sortability_print_text(FILE *f, const tc_sortability_sum *s) {
+  fprintf(f, "sortability      var %.3f (std %.3f, %llu graphs), R2 %.3f (std %.3f, %llu graphs); "
+             "0.5 = chance, 1 = sorting by it gives the causal order\n",
+          sum_mean(s->var_sum, s->var_n), sum_std(s->var_sum, s->var_sq, s->var_n),
+          (unsigned long long)s->var_n, sum_mean(s->r2_sum, s->r2_n), sum_std(s->r2_sum, s->r2_sq, s->r2_n),
+          (unsigned long long)s->r2_n);
+}
+
+void tc_sortability_print_json(FILE *f, const tc_sortability_sum *s) {
+  fprintf(f, "\"sortability\": {\"var\": ");
+  tc_json_float(f, (float)sum_mean(s->var_sum, s->var_n));
+  fprintf(f, ", \"var_std\": %.6g, \"var_graphs\": %llu, \"r2\": ", sum_std(s->var_sum, s->var_sq, s->var_n),
+          (unsigned long long)s->var_n);
+  tc_json_float(f, (float)sum_mean(s->r2_sum, s->r2_n));
+  fprintf(f, ", \"r2_std\": %.6g, \"r2_graphs\": %llu, \"graphs\": %llu}",
+          sum_std(s->r2_sum, s->r2_sq, s->r2_n), (unsigned long long)s->r2_n, (unsigned long long)s->graphs);
+}
+
 /* ---- JSON output ----------------------------------------------------------------- */
 void tc_json_float(FILE *f, float v) {
   if (isfinite(v))

@@ -12,7 +12,7 @@ static const char k_help[] =
     "Prints the writer's library version, generator config, graphs\n"
     "committed/requested, chunk size, bytes on disk, compression ratios against\n"
     "raw float32 samples, mean nodes/edges, node/edge-count and graph-family\n"
-    "histograms.\n"
+    "histograms, var- and R2-sortability of the base worlds.\n"
     "  --json   one JSON object instead of text (default: text)\n"
     "  --help   this text\n";
 
@@ -145,10 +145,12 @@ int tc_cmd_info(int argc, char **argv) {
   /* Decode every graph, skipping the sample copies: only adj is needed. */
   twincache_graph view = *og.graph;
   view.weight = view.mlp = view.noise_scale = view.norm_mean = view.norm_std = NULL;
-  view.value = view.base = view.inter = NULL;
+  view.value = view.inter = NULL; /* base kept: sortability */
   view.target = NULL;
   view.kind = NULL;
   uint64_t errors = 0, first_bad = 0, sum_edges = 0, sum_nodes = 0;
+  tc_sortability_sum sort;
+  memset(&sort, 0, sizeof sort);
   int first_err = 0;
   for (uint64_t i = 0; i < count; i++) {
     int r = twincache_cache_read_graph(c, d, i, &view);
@@ -163,6 +165,7 @@ int tc_cmd_info(int argc, char **argv) {
     if (e > max_edges) e = max_edges; /* cannot happen for a DAG */
     node_counts[view.n_nodes]++;
     family_counts[view.family]++;
+    tc_sortability_add(&sort, &view); /* a decoded frame is a DAG with a base world */
     edge_counts[e]++;
     sum_nodes += view.n_nodes;
     sum_edges += e;
@@ -202,6 +205,8 @@ int tc_cmd_info(int argc, char **argv) {
     hist_print_json("edge_histogram", edge_bins, n_edge_bins);
     printf(",\n");
     family_print_json(family_counts);
+    printf(",\n  ");
+    tc_sortability_print_json(stdout, &sort);
     printf("\n}\n");
   } else {
     printf("cache            %s\n", path);
@@ -234,6 +239,7 @@ int tc_cmd_info(int argc, char **argv) {
     hist_print_text("node-count histogram (nodes, graphs)", node_bins, n_node_bins);
     hist_print_text("edge-count histogram (edges, graphs)", edge_bins, n_edge_bins);
     family_print_text(family_counts);
+    tc_sortability_print_text(stdout, &sort);
   }
   if (errors) {
     fprintf(stderr, "%s: %s: %llu graphs could not be decoded (first: graph %llu: %s); run verify\n",

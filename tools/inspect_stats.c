@@ -3,7 +3,8 @@
  * position j, the mean and std of the base and twin-world samples; per world
  * kind, the same over all columns; the mean |intervention effect| on strict
  * descendants; edge density; the fraction of columns an intervention changes
- * (what the sparse twin encoding saves); bytes per graph. */
+ * (what the sparse twin encoding saves); bytes per graph; the graph
+ * families; varsortability and R^2-sortability of the base worlds. */
 #include "inspect.h"
 
 #include <math.h>
@@ -15,7 +16,8 @@ static const char k_help[] =
     "Summary statistics over the first N graphs (default: all): per node mean\n"
     "and std of base and twin-world samples, mean |intervention effect| on\n"
     "descendants, edge density, fraction of columns changed per intervention,\n"
-    "frame bytes per graph.\n"
+    "frame bytes per graph, graph families, var- and R2-sortability (the\n"
+    "fraction of causal paths along which the score grows; 0.5 = chance).\n"
     "  --limit N   only graphs 0..N-1 (default 0 = all committed)\n"
     "  --json      one JSON object instead of text (default: text)\n"
     "  --help      this text\n";
@@ -51,6 +53,7 @@ typedef struct totals {
   moments edges, nodes;     /* per graph */
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
   uint64_t family[256];     /* graphs per family code (255: not recorded) */
+  tc_sortability_sum sort;  /* per graph, on the base world */
 } totals;
 
 static void graph_accumulate(const twincache_graph *g, node_stats *per_node, totals *t) {
@@ -130,6 +133,9 @@ static void print_json(const char *path, const totals *t, const node_stats *per_
       first = 0;
     }
   printf("},\n");
+  printf("  ");
+  tc_sortability_print_json(stdout, &t->sort);
+  printf(",\n");
   printf("  \"nodes\": [");
   for (uint32_t j = 0; j < max_nodes; j++) {
     const node_stats *p = &per_node[j];
@@ -163,6 +169,7 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
   printf("sparse twin      %.3f of the columns change per intervention; %.3f of raw sample values stored\n",
          moments_mean(&t->changed_fraction),
          t->raw_values > 0 ? t->stored_values / t->raw_values : 0.0);
+  tc_sortability_print_text(stdout, &t->sort);
   printf("bytes per graph  frame %.0f (min %llu, max %llu), raw float32 %.0f, disk %.0f\n",
          t->graphs ? (double)t->frame_bytes / (double)t->graphs : 0.0,
          (unsigned long long)(t->graphs ? t->frame_min : 0), (unsigned long long)t->frame_max,
@@ -226,6 +233,12 @@ int tc_cmd_stats(int argc, char **argv) {
     if (size > t.frame_max) t.frame_max = size;
     t.raw_bytes += twincache_graph_raw_bytes(g);
     graph_accumulate(g, per_node, &t);
+    r = tc_sortability_add(&t.sort, g);
+    if (r != TWINCACHE_OK) {
+      fprintf(stderr, "%s: %s: graph %llu: %s\n", TC_PROG, path, (unsigned long long)i, twincache_last_error());
+      status = TC_EXIT_FAIL;
+      goto cleanup;
+    }
   }
   uint64_t disk_bytes = twincache_cache_disk_bytes(c);
   if (json)
