@@ -55,6 +55,7 @@ typedef struct tc_gen_config {
   int mechanism;            /* enum twincache_mechanism */
   double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
   uint32_t mlp_hidden;      /* H */
+  double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|), b1 ~ N(0, (A/2)^2); nonlinearity strength */
   int noise;                /* enum twincache_noise */
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */

@@ -33,6 +33,7 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->weight_min = 0.5;
   c->weight_max = 2.0;
   c->mlp_hidden = 8;
+  c->mlp_scale = 4.0;
   c->noise = TWINCACHE_NOISE_GAUSS;
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
@@ -79,6 +80,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, c->intervention)) BAD("--intervention");
   if (c->mechanism == TWINCACHE_MECH_MLP && (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN))
     BAD("--mlp-hidden");
+  if (!(c->mlp_scale > 0.0 && c->mlp_scale <= 1000.0)) BAD("--mlp-scale");
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
@@ -231,14 +233,14 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
       "\"edge_prob\":%.17g,\"expected_degree\":%.17g,\"ba_m\":%u,\"ws_k\":%u,\"ws_p\":%.17g,"
       "\"nodes_min\":%u,\"nodes_max\":%u,\"samples\":%u,\"mechanism\":\"%s\","
-      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
+      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"mlp_scale\":%.17g,\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s}",
       TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
-      c->mlp_hidden, choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
+      c->mlp_hidden, c->mlp_scale, choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,

@@ -365,18 +365,21 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
   }
   w->pa_start[n] = q;
   if (!w->hidden) return;
-  /* W1 ~ N(0, 1/|pa|) on parent columns, b1 ~ N(0, 0.25), w2 ~ N(0, 1/H):
-   * each mechanism's output stays O(1) whatever the in-degree. */
+  /* W1 ~ N(0, A^2/|pa|) on parent columns, b1 ~ N(0, (A/2)^2), w2 ~ N(0, 1/H)
+   * with A = --mlp-scale: each mechanism's output stays O(1) whatever the
+   * in-degree, and A moves the tanh units from their linear middle (A small)
+   * into saturation with kinks spread over the parents' range (A large). */
   uint32_t h_n = w->hidden, stride = h_n * n + 2 * h_n;
   for (uint32_t j = 0; j < n; j++) {
     float *blk = g->mlp + (size_t)j * stride;
     uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
-    double s1 = 1.0 / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
+    double s1 = c->mlp_scale / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
+    double sb = 0.5 * c->mlp_scale;
     memset(blk, 0, (size_t)stride * sizeof(float));
     for (uint32_t h = 0; h < h_n; h++)
       for (uint32_t k = w->pa_start[j]; k < w->pa_start[j + 1]; k++)
         blk[(size_t)h * n + w->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(0.5 * tc_rng_normal(rw));
+    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(sb * tc_rng_normal(rw));
     for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(rw));
   }
 }

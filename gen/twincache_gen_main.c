@@ -112,6 +112,9 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .help = "linear weights +-[LO,HI), random sign (default {})"},
       {.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
        .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"},
+      {.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
+       .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|), biases\n"
+                                   "~N(0,(A/2)^2); small A is nearly linear (default {})"},
       {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
        .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE), .help = "standard N(0,1), Laplace(0,1), U[-1,1) (default {})"},
       {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
