@@ -81,7 +81,7 @@ enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
 enum twincache_noise { TWINCACHE_NOISE_GAUSS = 0, TWINCACHE_NOISE_LAPLACE = 1, TWINCACHE_NOISE_UNIFORM = 2 };
 enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
 /* The random-graph family a graph was drawn from (frame header byte 27 from
- * format version 4; FORMAT.md section 3.1 defines each). UNKNOWN: a frame of
+ * format version 4; FORMAT.md section 3.7 defines each). UNKNOWN: a frame of
  * versions 1-3, which did not record it. */
 enum twincache_family {
   TWINCACHE_FAMILY_ER = 0,   /* Erdos-Renyi G(n, p), oriented along a random order */
@@ -126,8 +126,9 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  * Intervention k on node target[k]: DO sets x_t = value[k]; SHIFT adds value[k]
  * to x_t's mechanism. Twin world k reuses exactly the exogenous noise e of the
  * base world, sample by sample. When STANDARDIZED, every world is mapped by
- * (x - norm_mean[j]) / norm_std[j] (statistics of the base world), and a DO
- * value is stored in that same space.
+ * (x - norm_mean[j]) / norm_std[j] (mean and population std of the raw base
+ * world), and a DO value is stored in that same space; a SHIFT value stays
+ * in raw units. FORMAT.md section 3.6 says what e_j is per noise family.
  *
  * Sample arrays are row-major with a leading dimension ld (>= n_nodes) so a
  * decoder can write straight into a padded batch:
