@@ -1,5 +1,6 @@
-/* tc_gen_scm.c — one graph: igraph structure -> DAG -> SCM -> base and twin
- * worlds, written into a twincache_graph ready for the encoder.
+/* tc_gen_scm.c — one graph: igraph structure -> DAG -> SCM parameters and
+ * interventions, then its base and twin worlds from scm/'s sampler, written
+ * into a twincache_graph ready for the encoder.
  *
  * igraph (Debian 0.10, IGRAPH_THREAD_SAFE 0) keeps its RNG, error handler and
  * finally-stack in globals, so every igraph call runs under g_igraph_lock and
@@ -15,6 +16,7 @@
 #include "tc_common.h"
 #include "tc_gen.h"
 #include "tc_gen_family.h"
+#include "tc_scm.h"
 
 static pthread_mutex_t g_igraph_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_igraph_locked_ns; /* guarded by g_igraph_lock */
@@ -25,53 +27,6 @@ uint64_t tc_gen_igraph_locked_ns(void) {
   uint64_t v = g_igraph_locked_ns;
   pthread_mutex_unlock(&g_igraph_lock);
   return v;
-}
-
-/* ---- fast standard normal: Marsaglia-Tsang ziggurat, 256 layers ---------------
- * A transform of tc_rng draws (not another RNG): ~99% of draws cost one
- * tc_rng_u64 and a multiply, against log+sqrt+cos for Box-Muller, which was
- * the largest single cost of the default workload. Layer edges are computed
- * once (Doornik's construction), so the output is a pure function of the
- * stream. */
-#define TC_ZIG_N 256
-#define TC_ZIG_R 3.6541528853610088
-#define TC_ZIG_V 0.00492867323399
-static double g_zig_x[TC_ZIG_N + 1], g_zig_ratio[TC_ZIG_N];
-static pthread_once_t g_zig_once = PTHREAD_ONCE_INIT;
-
-static void zig_init(void) {
-  double f = exp(-0.5 * TC_ZIG_R * TC_ZIG_R);
-  g_zig_x[0] = TC_ZIG_V / f;
-  g_zig_x[1] = TC_ZIG_R;
-  g_zig_x[TC_ZIG_N] = 0.0;
-  for (int i = 2; i < TC_ZIG_N; i++) {
-    g_zig_x[i] = sqrt(-2.0 * log(TC_ZIG_V / g_zig_x[i - 1] + f));
-    f = exp(-0.5 * g_zig_x[i] * g_zig_x[i]);
-  }
-  for (int i = 0; i < TC_ZIG_N; i++) g_zig_ratio[i] = g_zig_x[i + 1] / g_zig_x[i];
-}
-
-static double normal_tail(tc_rng *r, int negative) {
-  double x, y;
-  do {
-    x = log(1.0 - tc_rng_uniform(r)) / TC_ZIG_R; /* log of (0, 1] */
-    y = log(1.0 - tc_rng_uniform(r));
-  } while (-2.0 * y < x * x);
-  return negative ? x - TC_ZIG_R : TC_ZIG_R - x;
-}
-
-static inline double zig_normal(tc_rng *r) {
-  for (;;) {
-    uint64_t bits = tc_rng_u64(r);
-    unsigned i = (unsigned)(bits & 0xff);                           /* layer: low 8 bits */
-    double u = 2.0 * ((double)(bits >> 11) * (1.0 / 9007199254740992.0)) - 1.0; /* top 53 */
-    if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
-    if (i == 0) return normal_tail(r, u < 0.0);
-    double x = u * g_zig_x[i];
-    double f0 = exp(-0.5 * (g_zig_x[i] * g_zig_x[i] - x * x));
-    double f1 = exp(-0.5 * (g_zig_x[i + 1] * g_zig_x[i + 1] - x * x));
-    if (f1 + tc_rng_uniform(r) * (f0 - f1) < 1.0) return x;
-  }
 }
 
 struct tc_gen_worker {
@@ -87,16 +42,13 @@ struct tc_gen_worker {
   uint8_t *batch_family; /* (batch_cap) family of each graph of the batch */
   uint16_t *batch_edges; /* (batch_cap * nmax*(nmax-1)/2, 2) undirected edges */
   uint32_t nmax, smax, hidden;
-  float *noise;      /* (S, n) scaled exogenous noise, shared by every world */
-  float *raw_base;   /* (S, n) unstandardised base world (standardize only) */
-  float *raw_world;  /* (S, n) unstandardised twin world (standardize only) */
+  tc_scm_sampler *sampler; /* the worlds: noise, base, twins, standardisation */
   uint32_t *perm;    /* (n) topological order: perm[r] = node of rank r */
   uint32_t *rank;    /* (n) rank of each node */
   uint32_t *pa_start;/* (n+1) CSR of parents, ascending node index */
   uint32_t *pa_idx;  /* (n*n) */
   float *pa_w;       /* (n*n) linear weights, aligned with pa_idx */
-  uint8_t *desc;     /* (n) descendant mask of one target */
-  uint32_t *changed; /* (n) changed nodes of one intervention, topological order */
+  uint32_t *changed; /* (n) scratch of the target draw */
 };
 
 void tc_gen_worker_free(tc_gen_worker *w) {
@@ -105,15 +57,12 @@ void tc_gen_worker_free(tc_gen_worker *w) {
   igraph_vector_int_destroy(&w->edges);
   pthread_mutex_unlock(&g_igraph_lock);
   twincache_graph_free(w->g);
-  free(w->noise);
-  free(w->raw_base);
-  free(w->raw_world);
+  tc_scm_sampler_free(w->sampler);
   free(w->perm);
   free(w->rank);
   free(w->pa_start);
   free(w->pa_idx);
   free(w->pa_w);
-  free(w->desc);
   free(w->changed);
   free(w->batch_off);
   free(w->batch_family);
@@ -124,7 +73,6 @@ void tc_gen_worker_free(tc_gen_worker *w) {
 tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   tc_gen_worker *w = calloc(1, sizeof *w);
   if (!w) return NULL;
-  pthread_once(&g_zig_once, zig_init);
   w->cfg = *c;
   w->nmax = c->nodes_max;
   w->smax = c->samples;
@@ -142,17 +90,14 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
     free(w);
     return NULL;
   }
-  size_t sn = (size_t)w->smax * w->nmax, nn = (size_t)w->nmax * w->nmax;
+  size_t nn = (size_t)w->nmax * w->nmax;
   w->g = twincache_graph_alloc(w->nmax, w->smax, tc_gen_max_inter(c), w->hidden);
-  w->noise = malloc(sn * sizeof(float));
-  w->raw_base = malloc(sn * sizeof(float));
-  w->raw_world = malloc(sn * sizeof(float));
+  w->sampler = tc_scm_sampler_create(w->nmax, w->smax);
   w->perm = malloc(w->nmax * sizeof(uint32_t));
   w->rank = malloc(w->nmax * sizeof(uint32_t));
   w->pa_start = malloc((w->nmax + 1) * sizeof(uint32_t));
   w->pa_idx = malloc(nn * sizeof(uint32_t));
   w->pa_w = malloc(nn * sizeof(float));
-  w->desc = malloc(w->nmax);
   w->changed = malloc(w->nmax * sizeof(uint32_t));
   size_t max_edges = (size_t)w->nmax * (w->nmax - 1) / 2;
   w->batch_cap = (uint32_t)(8192 / (max_edges + 1));
@@ -162,8 +107,8 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->batch_family = malloc(w->batch_cap);
   w->batch_edges = malloc((w->batch_cap * max_edges + 1) * 2 * sizeof(uint16_t));
   if (!w->batch_off || !w->batch_edges || !w->batch_family ||
-      !w->g || !w->noise || !w->raw_base || !w->raw_world || !w->perm || !w->rank ||
-      !w->pa_start || !w->pa_idx || !w->pa_w || !w->desc || !w->changed) {
+      !w->g || !w->sampler || !w->perm || !w->rank ||
+      !w->pa_start || !w->pa_idx || !w->pa_w || !w->changed) {
     tc_gen_worker_free(w);
     return NULL;
   }
@@ -244,41 +189,6 @@ void tc_gen_worker_plan(tc_gen_worker *w, uint64_t first, uint64_t end) {
   w->batch_n = 0;
   (void)first;
 }
-
-/* x_j of one row under the mechanism, before the intervention's change.
- * Every world evaluates a node through this one function. */
-static inline float eval_linear(const tc_gen_worker *w, uint32_t j, const float *row, float e) {
-  float acc = 0.0f;
-  for (uint32_t q = w->pa_start[j]; q < w->pa_start[j + 1]; q++) acc += w->pa_w[q] * row[w->pa_idx[q]];
-  return acc + e;
-}
-
-static inline float eval_mlp(const tc_gen_worker *w, uint32_t n, uint32_t j, const float *row, float e) {
-  uint32_t h_n = w->hidden;
-  const float *blk = w->g->mlp + (size_t)j * (h_n * n + 2 * h_n);
-  const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
-  float out = 0.0f;
-  for (uint32_t h = 0; h < h_n; h++) {
-    float a = b1[h];
-    const float *w1 = blk + (size_t)h * n;
-    for (uint32_t q = w->pa_start[j]; q < w->pa_start[j + 1]; q++) a += w1[w->pa_idx[q]] * row[w->pa_idx[q]];
-    out += w2[h] * tanhf(a);
-  }
-  return out + e;
-}
-
-static inline float eval_node(const tc_gen_worker *w, uint32_t n, uint32_t j, const float *row, float e) {
-  return w->hidden ? eval_mlp(w, n, j, row, e) : eval_linear(w, j, row, e);
-}
-
-/* Standard draw of the configured noise family. */
-static inline double draw_noise(tc_rng *r, int family) {
-  if (family == TWINCACHE_NOISE_LAPLACE) return tc_rng_laplace(r);
-  if (family == TWINCACHE_NOISE_UNIFORM) return tc_rng_range(r, -1.0, 1.0);
-  return zig_normal(r);
-}
-
-static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
 
 /* ---- graph i as named steps ---------------------------------------------------
  * Each step draws from its own RNG stream in a fixed order, so graph i
@@ -384,50 +294,6 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
   }
 }
 
-/* Exogenous noise (S,n) (noise stream), shared by every world. */
-static void draw_exogenous(tc_gen_worker *w, tc_rng *rn, uint32_t n) {
-  const tc_gen_config *c = &w->cfg;
-  for (uint32_t s = 0; s < c->samples; s++)
-    for (uint32_t j = 0; j < n; j++)
-      w->noise[(size_t)s * n + j] = w->g->noise_scale[j] * (float)draw_noise(rn, c->noise);
-}
-
-/* The base world (S,n), nodes in topological order, into g->base or, when
- * standardising, into raw_base, then g->base = standardised raw_base with
- * norm_mean/norm_std (n). Returns the raw base world. */
-static const float *sample_base(tc_gen_worker *w, uint32_t n) {
-  const tc_gen_config *c = &w->cfg;
-  twincache_graph *g = w->g;
-  const uint32_t S = c->samples;
-  float *xb = c->standardize ? w->raw_base : g->base; /* (S, n) */
-  for (uint32_t s = 0; s < S; s++) {
-    float *row = xb + (size_t)s * n;
-    const float *e = w->noise + (size_t)s * n;
-    for (uint32_t r = 0; r < n; r++) {
-      uint32_t j = w->perm[r];
-      row[j] = eval_node(w, n, j, row, e[j]);
-    }
-  }
-  if (!c->standardize) return xb;
-  for (uint32_t j = 0; j < n; j++) {
-    double sum = 0.0, sq = 0.0;
-    for (uint32_t s = 0; s < S; s++) sum += xb[(size_t)s * n + j];
-    double mean = sum / S;
-    for (uint32_t s = 0; s < S; s++) {
-      double d = xb[(size_t)s * n + j] - mean;
-      sq += d * d;
-    }
-    double sd = sqrt(sq / S);
-    g->norm_mean[j] = (float)mean;
-    g->norm_std[j] = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
-    if (!isfinite(g->norm_mean[j]) || g->norm_std[j] == 0.0f) g->norm_std[j] = 1.0f;
-  }
-  for (uint32_t s = 0; s < S; s++)
-    for (uint32_t j = 0; j < n; j++)
-      g->base[(size_t)s * n + j] = standardize(xb[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
-  return xb;
-}
-
 /* Interventions (inter stream): K targets (every node, or K distinct random
  * nodes), their kind and value. */
 static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
@@ -455,48 +321,6 @@ static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
   }
 }
 
-/* Twin worlds g->inter (K,S,n): a copy of the raw base world xb (S,n) with
- * the target and its descendants recomputed on the same noise. Columns the
- * intervention does not change keep the base world's exact bits. */
-static void sample_twins(tc_gen_worker *w, const float *xb, uint32_t n) {
-  const tc_gen_config *c = &w->cfg;
-  twincache_graph *g = w->g;
-  const uint32_t S = c->samples;
-  const size_t sn = (size_t)S * n;
-  for (uint32_t k = 0; k < g->n_inter; k++) {
-    uint32_t t = g->target[k];
-    float v = g->value[k];
-    int is_do = g->kind[k] == TWINCACHE_DO;
-    twincache_graph_descendants(g->adj, n, n, t, w->desc);
-    uint32_t nc = 0;
-    for (uint32_t r = 0; r < n; r++)
-      if (w->desc[w->perm[r]]) w->changed[nc++] = w->perm[r];
-    float *dst = g->inter + (size_t)k * sn; /* (S, n) */
-    float *xw = c->standardize ? w->raw_world : dst;
-    memcpy(xw, xb, sn * sizeof(float));
-    /* A DO value lives in the stored space: raw = v * sd + mean when standardised. */
-    float do_raw = c->standardize ? v * g->norm_std[t] + g->norm_mean[t] : v;
-    for (uint32_t s = 0; s < S; s++) {
-      float *row = xw + (size_t)s * n;
-      const float *e = w->noise + (size_t)s * n;
-      for (uint32_t ci = 0; ci < nc; ci++) {
-        uint32_t j = w->changed[ci];
-        if (j == t) row[j] = is_do ? do_raw : eval_node(w, n, j, row, e[j]) + v;
-        else row[j] = eval_node(w, n, j, row, e[j]);
-      }
-    }
-    if (!c->standardize) continue;
-    memcpy(dst, g->base, sn * sizeof(float)); /* unchanged columns: base bits */
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t ci = 0; ci < nc; ci++) {
-        uint32_t j = w->changed[ci];
-        dst[(size_t)s * n + j] = (j == t && is_do)
-                                     ? v
-                                     : standardize(xw[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
-      }
-  }
-}
-
 int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
                  uint64_t *igraph_ns, uint64_t *sample_ns) {
   const tc_gen_config *c = &w->cfg;
@@ -518,10 +342,21 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
 
   uint64_t t1 = tc_now_ns();
   draw_parameters(w, &rw, n);
-  draw_exogenous(w, &rn, n);
-  const float *xb = sample_base(w, n);
   draw_interventions(w, &ri, n);
-  sample_twins(w, xb, n);
+  twincache_graph *g = w->g;
+  const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize,
+                    .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
+                    .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp,
+                    .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
+                    .kind = g->kind, .value = g->value};
+  const uint32_t S = c->samples;
+  const size_t sn = (size_t)S * n;
+  tc_scm_noise_stream(w->sampler, &m, S, &rn); /* (S, n), shared by every world */
+  tc_scm_sample_base(w->sampler, &m, S, g->base, n, g->norm_mean, g->norm_std);
+  for (uint32_t k = 0; k < g->n_inter; k++) { /* twin world k (S, n) */
+    tc_scm_twin(w->sampler, &m, k, S, NULL);
+    tc_scm_twin_rows(w->sampler, &m, k, S, g->base, n, g->inter + k * sn, n);
+  }
   if (sample_ns) *sample_ns += tc_now_ns() - t1;
   *out = w->g;
   return TWINCACHE_OK;
