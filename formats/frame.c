@@ -139,7 +139,7 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   h->compressed_bytes = tc_load_u32(p + 32);
   if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || h->s == 0 || h->s > TWINCACHE_MAX_SAMPLES ||
       h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
-      h->noise > TWINCACHE_NOISE_UNIFORM ||
+      h->noise >= (version >= 4 ? TWINCACHE_NOISE_COUNT : TWINCACHE_NOISE_UNIFORM + 1) ||
       (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
                     : p[27] != 0) ||
       (h->flags & ~TWINCACHE_GRAPH_STANDARDIZED) || (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
@@ -250,7 +250,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
   if (n == 0 || n > TWINCACHE_MAX_NODES || s_n == 0 || s_n > TWINCACHE_MAX_SAMPLES ||
-      k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise > TWINCACHE_NOISE_UNIFORM ||
+      k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise >= TWINCACHE_NOISE_COUNT ||
       (g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN) ||
       (g->flags & ~TWINCACHE_GRAPH_STANDARDIZED))
     return TWINCACHE_EINVAL;

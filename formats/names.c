@@ -16,7 +16,7 @@ typedef struct tc_choice_table {
 /* Row order is the code: names[c] is the name of code c. */
 static const char *const k_families[] = {"er", "ba", "ws", "sf", "sbm", "rgg", "file", NULL};
 static const char *const k_mechanisms[] = {"linear", "mlp", NULL};
-static const char *const k_noises[] = {"gauss", "laplace", "uniform", NULL};
+static const char *const k_noises[] = {"gauss", "laplace", "uniform", "cauchy", "gumbel", NULL};
 static const char *const k_kinds[] = {"do", "shift", NULL};
 
 static const tc_choice_table k_tables[] = {
@@ -31,7 +31,7 @@ _Static_assert(sizeof k_families / sizeof k_families[0] == TWINCACHE_FAMILY_COUN
                "one name per enum twincache_family");
 _Static_assert(sizeof k_mechanisms / sizeof k_mechanisms[0] == TWINCACHE_MECH_MLP + 2,
                "one name per enum twincache_mechanism");
-_Static_assert(sizeof k_noises / sizeof k_noises[0] == TWINCACHE_NOISE_UNIFORM + 2,
+_Static_assert(sizeof k_noises / sizeof k_noises[0] == TWINCACHE_NOISE_COUNT + 1,
                "one name per enum twincache_noise");
 _Static_assert(sizeof k_kinds / sizeof k_kinds[0] == TWINCACHE_SHIFT + 2,
                "one name per enum twincache_inter_kind");

@@ -78,7 +78,15 @@ const char *twincache_last_error(void);
 
 /* ---- the decoded graph --------------------------------------------------- */
 enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
-enum twincache_noise { TWINCACHE_NOISE_GAUSS = 0, TWINCACHE_NOISE_LAPLACE = 1, TWINCACHE_NOISE_UNIFORM = 2 };
+/* Noise families (FORMAT.md 3.6): CAUCHY and GUMBEL from format version 4. */
+enum twincache_noise {
+  TWINCACHE_NOISE_GAUSS = 0,
+  TWINCACHE_NOISE_LAPLACE = 1,
+  TWINCACHE_NOISE_UNIFORM = 2,
+  TWINCACHE_NOISE_CAUCHY = 3, /* standard Cauchy: location 0, scale 1 (no mean, no variance) */
+  TWINCACHE_NOISE_GUMBEL = 4, /* standard Gumbel (maxima): location 0, scale 1 */
+  TWINCACHE_NOISE_COUNT = 5
+};
 enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
 /* The random-graph family a graph was drawn from (frame header byte 27 from
  * format version 4; FORMAT.md section 3.7 defines each). UNKNOWN: a frame of
@@ -100,7 +108,7 @@ enum twincache_family {
 enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
   TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp */
-  TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform */
+  TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
   TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
 };
 /* Number of codes of a choice (codes are 0..count-1); 0 for an unknown choice. */

@@ -116,7 +116,9 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|), biases\n"
                                    "~N(0,(A/2)^2); small A is nearly linear (default {})"},
       {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
-       .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE), .help = "standard N(0,1), Laplace(0,1), U[-1,1) (default {})"},
+       .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
+       .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"
+               "Gumbel(0,1) (default {})"},
       {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
        .dst2 = &c->noise_scale_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "per-node noise scale, uniform (default {})"},

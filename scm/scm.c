@@ -54,11 +54,30 @@ static inline double zig_normal(tc_rng *r) {
   }
 }
 
-/* Standard draw of a noise family. */
+/* Standard Cauchy by inversion: tan(pi (u - 1/2)), u in (0, 1) (u = 0 is
+ * moved to 2^-54 so no draw is infinite). */
+static inline double cauchy(tc_rng *r) {
+  double u = tc_rng_uniform(r);
+  if (u <= 0.0) u = 0x1p-54;
+  return tan(3.14159265358979323846 * (u - 0.5));
+}
+
+/* Standard Gumbel (of maxima) by inversion: -log(-log u), u in (0, 1). */
+static inline double gumbel(tc_rng *r) {
+  double u = tc_rng_uniform(r);
+  if (u <= 0.0) u = 0x1p-54;
+  return -log(-log(u));
+}
+
+/* Standard draw of a noise family (FORMAT.md 3.6). */
 static inline double draw_noise(tc_rng *r, int family) {
-  if (family == TWINCACHE_NOISE_LAPLACE) return tc_rng_laplace(r);
-  if (family == TWINCACHE_NOISE_UNIFORM) return tc_rng_range(r, -1.0, 1.0);
-  return zig_normal(r);
+  switch (family) {
+  case TWINCACHE_NOISE_LAPLACE: return tc_rng_laplace(r);
+  case TWINCACHE_NOISE_UNIFORM: return tc_rng_range(r, -1.0, 1.0);
+  case TWINCACHE_NOISE_CAUCHY: return cauchy(r);
+  case TWINCACHE_NOISE_GUMBEL: return gumbel(r);
+  default: return zig_normal(r);
+  }
 }
 
 static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }

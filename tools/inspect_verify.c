@@ -50,7 +50,7 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
              dims->max_nodes, dims->samples, dims->max_inter);
     return buf;
   }
-  if (g->mechanism > TWINCACHE_MECH_MLP || g->noise > TWINCACHE_NOISE_UNIFORM)
+  if (g->mechanism > TWINCACHE_MECH_MLP || g->noise >= TWINCACHE_NOISE_COUNT)
     return snprintf(buf, cap, "unknown mechanism %u or noise %u", g->mechanism, g->noise), buf;
   if (!twincache_graph_is_dag(g->adj, n, g->ld_adj)) return "adjacency has a cycle or self-loop";
   /* parameters finite */

@@ -122,7 +122,7 @@ static void absurd_headers(const uint8_t *frame, size_t size) {
     {20, 2, 0xffff, TWINCACHE_ECORRUPT},
     {22, 1, 200, TWINCACHE_ECORRUPT},                           /* H on linear */
     {23, 1, 2, TWINCACHE_ECORRUPT},                             /* mechanism */
-    {24, 1, 3, TWINCACHE_ECORRUPT},                             /* noise */
+    {24, 1, TWINCACHE_NOISE_COUNT, TWINCACHE_ECORRUPT},         /* noise */
     {25, 1, 0x80, TWINCACHE_ECORRUPT},                          /* unknown graph flag */
     {26, 1, 0x80, TWINCACHE_ECORRUPT},                          /* unknown codec flag */
     {27, 1, TWINCACHE_FAMILY_COUNT, TWINCACHE_ECORRUPT},        /* v4: unknown family code */
@@ -359,6 +359,13 @@ int main(void) {
     memcpy(h, tf_golden_v3_plain, sizeof h);
     header_set(h, 27, 1, TWINCACHE_FAMILY_SBM);
     TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    /* nor did version 3 know the noise families of version 4 */
+    memcpy(h, tf_golden_v3_plain, sizeof h);
+    header_set(h, 24, 1, TWINCACHE_NOISE_CAUCHY);
+    TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    memcpy(h, tf_golden_v4_plain, sizeof h);
+    header_set(h, 24, 1, TWINCACHE_NOISE_GUMBEL);
+    TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
   }
 
   /* MLP, standardised, byte planes (FAST encoding) */

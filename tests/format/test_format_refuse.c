@@ -107,7 +107,7 @@ int main(void) {
   g->mechanism = 7;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = TWINCACHE_MECH_LINEAR;
-  g->noise = 3;
+  g->noise = TWINCACHE_NOISE_COUNT;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->noise = TWINCACHE_NOISE_LAPLACE;
   g->flags = 0x80;

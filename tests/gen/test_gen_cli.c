@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--nodes", "5", NULL}; expect(2, "--nodes", x); }
   { const char *x[] = {"--out", a, "--nodes", "5:300", NULL}; expect(2, "--nodes", x); }
   { const char *x[] = {"--out", a, "--edge-prob", "1.5", NULL}; expect(2, "--edge-prob", x); }
-  { const char *x[] = {"--out", a, "--noise", "cauchy", NULL}; expect(2, "--noise", x); }
+  { const char *x[] = {"--out", a, "--noise", "student", NULL}; expect(2, "--noise", x); }
   { const char *x[] = {"--out", a, "--mechanism", "gp", NULL}; expect(2, "--mechanism", x); }
   { const char *x[] = {"--out", a, "--targets", "none", NULL}; expect(2, "--targets", x); }
   { const char *x[] = {"--out", a, "--zstd-level", "99", NULL}; expect(2, "--zstd-level", x); }
