@@ -4,6 +4,7 @@
  * first R rows of each world; --json prints every array in full, floats as
  * "%.9g" so each parses back (strtof) to the identical float32. */
 #include "inspect.h"
+#include "tc_args.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -204,9 +205,11 @@ int tc_cmd_show(int argc, char **argv) {
   int rc = tc_args_begin(argc, argv, flags, 2, k_help, 2, &a);
   if (rc != TC_ARGS_GO) return rc;
   uint64_t rows = 5;
-  if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES))
-    return tc_usage_error("show", "bad value '%s' for --rows: expected an integer in 0..%d",
-                          rows_arg, TWINCACHE_MAX_SAMPLES);
+  if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES)) {
+    char expect[64];
+    tc_expect_u64(expect, sizeof expect, 0, TWINCACHE_MAX_SAMPLES);
+    return tc_args_report_value(stderr, TC_PROG " show", "--rows", rows_arg, expect);
+  }
 
   tc_one_graph og;
   int status = tc_one_graph_open("show", a.positional[0], a.positional[1], &og);
