@@ -9,6 +9,7 @@
 #include "tc_gen.h"
 #include "tc_error.h"
 #include "tc_gen_family.h"
+#include "tc_gen_mech.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
   memset(c, 0, sizeof *c);
@@ -74,14 +75,11 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
       if (c->families[q] == c->families[k]) BAD("--graph (a family twice in the mixture)");
     if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
   }
-  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    BAD("--weights");
-  if (!twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, c->mechanism)) BAD("--mechanism");
+  const tc_gen_mech *mech = tc_gen_mech_get(c->mechanism);
+  if (!mech) BAD("--mechanism");
+  if (mech->check && mech->check(c, flag)) return TWINCACHE_EINVAL;
   if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise");
   if (!twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, c->intervention)) BAD("--intervention");
-  if (c->mechanism == TWINCACHE_MECH_MLP && (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN))
-    BAD("--mlp-hidden");
-  if (!(c->mlp_scale > 0.0 && c->mlp_scale <= 1000.0)) BAD("--mlp-scale");
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");

@@ -16,6 +16,7 @@
 #include "tc_common.h"
 #include "tc_gen.h"
 #include "tc_gen_family.h"
+#include "tc_gen_mech.h"
 #include "tc_scm.h"
 
 static pthread_mutex_t g_igraph_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,7 +77,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->cfg = *c;
   w->nmax = c->nodes_max;
   w->smax = c->samples;
-  w->hidden = c->mechanism == TWINCACHE_MECH_MLP ? c->mlp_hidden : 0;
+  w->hidden = tc_gen_mech_get(c->mechanism)->hidden(c);
   pthread_mutex_lock(&g_igraph_lock);
   if (!g_igraph_ready) {
     /* igraph's default handler aborts the process; report codes instead. */
@@ -250,48 +251,23 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
 }
 
 /* SCM parameters (weights stream): noise scales (n), the parent lists
- * (pa_start (n+1), pa_idx/pa_w), linear weights (n,n) or the MLP blocks. */
+ * (pa_start (n+1), pa_idx), then the mechanism's own parameters, drawn by
+ * its row of the table (tc_gen_mech.h): linear weights or MLP blocks. */
 static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
   const tc_gen_config *c = &w->cfg;
   twincache_graph *g = w->g;
   for (uint32_t j = 0; j < n; j++)
     g->noise_scale[j] = (float)tc_rng_range(rw, c->noise_scale_min, c->noise_scale_max);
-  memset(g->weight, 0, (size_t)n * n * sizeof(float));
   uint32_t q = 0;
   for (uint32_t j = 0; j < n; j++) { /* parents of j, ascending */
     w->pa_start[j] = q;
-    for (uint32_t i = 0; i < n; i++) {
-      if (!g->adj[i * n + j]) continue;
-      float wt = 0.0f;
-      if (!w->hidden) {
-        double mag = tc_rng_range(rw, c->weight_min, c->weight_max);
-        wt = (float)((tc_rng_u64(rw) >> 63) ? -mag : mag);
-        g->weight[i * n + j] = wt;
-      }
-      w->pa_idx[q] = i;
-      w->pa_w[q] = wt;
-      q++;
-    }
+    for (uint32_t i = 0; i < n; i++)
+      if (g->adj[i * n + j]) w->pa_idx[q++] = i;
   }
   w->pa_start[n] = q;
-  if (!w->hidden) return;
-  /* W1 ~ N(0, A^2/|pa|) on parent columns, b1 ~ N(0, (A/2)^2), w2 ~ N(0, 1/H)
-   * with A = --mlp-scale: each mechanism's output stays O(1) whatever the
-   * in-degree, and A moves the tanh units from their linear middle (A small)
-   * into saturation with kinks spread over the parents' range (A large). */
-  uint32_t h_n = w->hidden, stride = h_n * n + 2 * h_n;
-  for (uint32_t j = 0; j < n; j++) {
-    float *blk = g->mlp + (size_t)j * stride;
-    uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
-    double s1 = c->mlp_scale / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
-    double sb = 0.5 * c->mlp_scale;
-    memset(blk, 0, (size_t)stride * sizeof(float));
-    for (uint32_t h = 0; h < h_n; h++)
-      for (uint32_t k = w->pa_start[j]; k < w->pa_start[j + 1]; k++)
-        blk[(size_t)h * n + w->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(sb * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(rw));
-  }
+  tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start, .pa_idx = w->pa_idx,
+                     .pa_w = w->pa_w};
+  tc_gen_mech_get(c->mechanism)->draw(c, &p, rw); /* checked by tc_gen_config_check */
 }
 
 /* Interventions (inter stream): K targets (every node, or K distinct random

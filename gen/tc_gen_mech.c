@@ -1,0 +1,15 @@
+/* tc_gen_mech.c — the dispatch table of the mechanisms. */
+#include "tc_gen_mech.h"
+
+extern const tc_gen_mech tc_gen_mech_linear, tc_gen_mech_mlp;
+
+/* One row per mechanism, indexed by its code (enum twincache_mechanism). */
+static const tc_gen_mech *const k_mechs[] = {
+    [TWINCACHE_MECH_LINEAR] = &tc_gen_mech_linear,
+    [TWINCACHE_MECH_MLP] = &tc_gen_mech_mlp,
+};
+
+const tc_gen_mech *tc_gen_mech_get(int code) {
+  if (code < 0 || code >= (int)(sizeof k_mechs / sizeof k_mechs[0])) return NULL;
+  return k_mechs[code];
+}
