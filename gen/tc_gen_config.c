@@ -51,7 +51,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   } while (0)
   if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
     BAD("--nodes");
-  if (c->samples < 1 || c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
+  if (c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
   if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) BAD("--edge-prob");
   if (!(c->expected_degree >= 0.0 && c->expected_degree <= TWINCACHE_MAX_NODES))
     BAD("--expected-degree");

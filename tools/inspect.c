@@ -17,7 +17,7 @@ static const char k_usage[] =
     "\n"
     "commands:\n"
     "  info   CACHE [--json]                  config, counts, sizes, compression, histograms\n"
-    "  show   CACHE INDEX [--rows R] [--json] one graph, its interventions and samples\n"
+    "  show   CACHE INDEX [--rows R] [--json] [--fresh-rows S] one graph, its interventions and samples\n"
     "  verify CACHE [--quiet]                 decode every graph, check checksums and invariants\n"
     "  stats  CACHE [--limit N] [--json]      per-node and per-world summary statistics\n"
     "  export CACHE INDEX --format csv|npy --out PREFIX [--force]\n"
