@@ -82,8 +82,7 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
   for (uint32_t k = 0; k < m.n_inter; k++) { /* twin world k (S, N) */
     float *dst = inter + (size_t)k * S * N;
     tc_scm_twin(f->sampler, &m, k, S, NULL);
-    tc_scm_twin_rows(f->sampler, &m, k, S, base, N, dst, N);
-    zero_pad(dst, S, n, N);
+    tc_scm_twin_rows(f->sampler, &m, k, S, base, N, dst, N); /* base's zero padding too */
     target[k] = m.target[k];
     kind[k] = m.kind[k];
     value[k] = m.value[k];
