@@ -130,14 +130,17 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
       "\"edge_prob\":%.17g,\"expected_degree\":%.17g,\"ba_m\":%u,\"ws_k\":%u,\"ws_p\":%.17g,"
       "\"nodes_min\":%u,\"nodes_max\":%u,\"samples\":%u,\"mechanism\":\"%s\","
-      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
+      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,%s\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u}",
       TWINCACHE_FORMAT_VERSION, model_name(c->model), c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       c->mechanism == TWINCACHE_MECH_MLP ? "mlp" : "linear", c->weight_min, c->weight_max,
-      c->mlp_hidden, noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
+      c->mlp_hidden,
+      /* MLP worlds use scm/'s own tanh since issue 17 (libm's before): an
+       * older MLP cache has no such key, so it is never extended with them */
+      c->mechanism == TWINCACHE_MECH_MLP ? "\"mlp_tanh\":\"scm1\"," : "", noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", c->intervention == TWINCACHE_SHIFT ? "shift" : "do",
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,
