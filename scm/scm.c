@@ -309,7 +309,8 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   uint32_t t = m->target[k];
   float v = m->value[k];
   int is_do = m->kind[k] == TWINCACHE_DO;
-  twincache_graph_descendants(m->adj, n, m->ld_adj, t, sp->desc);
+  if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
+  else twincache_graph_descendants(m->adj, n, m->ld_adj, t, sp->desc);
   uint32_t nc = 0;
   for (uint32_t r = 0; r < n; r++)
     if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];

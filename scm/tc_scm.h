@@ -50,6 +50,8 @@ typedef struct tc_scm {
   const uint16_t *target;  /* (K) */
   const uint8_t *kind;     /* (K) enum twincache_inter_kind */
   const float *value;      /* (K) do value (standardised space when standardize) or shift */
+  const uint8_t *desc;     /* (K, n) 1 where node j is target k or its descendant, or NULL:
+                            * computed from adj */
 } tc_scm;
 
 /* Scratch of one sampling thread, sized for up to max_nodes nodes and
