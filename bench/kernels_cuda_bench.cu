@@ -5,7 +5,6 @@
 // 77 without a usable GPU.
 //
 // usage: bench_kernels_cuda [G [N [S [R]]]]   (default 256 10 64 200)
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +24,6 @@ static const char *kStageName[ST_COUNT] = {"effects T",         "correlation C",
 typedef struct dev {
   int G, K, S, N, P;
   tc_batch_view b;
-  cublasHandle_t cublas;
   cudaStream_t s;
   float *params, *grads, *m, *v, *T, *C, *W, *Pc, *feat, *pw, *h1pre, *h1, *h2pre, *h2, *logit,
       *dlogit, *dh1, *dh2, *loss;
@@ -46,7 +44,7 @@ static void run_stage(dev *d, int st) {
   const int F = TC_MODEL_F, H = TC_MODEL_H, G = d->G, N = d->N, P = d->P;
   float *p = d->params, *g = d->grads;
   const size_t *o = d->off;
-  void *s = (void *)d->s, *h = (void *)d->cublas;
+  void *s = (void *)d->s;
   const tc_batch_view *b = &d->b;
   switch (st) {
   case ST_EFFECTS:
@@ -63,11 +61,11 @@ static void run_stage(dev *d, int st) {
                                         b->node_mask, G, N, s));
     break;
   case ST_FWD:
-    kernelCheckOrExit(twincache_linear_forward_cuda(d->h1pre, d->feat, p + o[0], p + o[1], P, F, H, h, s));
+    kernelCheckOrExit(twincache_linear_forward_cuda(d->h1pre, d->feat, p + o[0], p + o[1], P, F, H, s));
     kernelCheckOrExit(twincache_gelu_forward_cuda(d->h1, d->h1pre, (size_t)P * H, s));
-    kernelCheckOrExit(twincache_linear_forward_cuda(d->h2pre, d->h1, p + o[2], p + o[3], P, H, H, h, s));
+    kernelCheckOrExit(twincache_linear_forward_cuda(d->h2pre, d->h1, p + o[2], p + o[3], P, H, H, s));
     kernelCheckOrExit(twincache_gelu_forward_cuda(d->h2, d->h2pre, (size_t)P * H, s));
-    kernelCheckOrExit(twincache_linear_forward_cuda(d->logit, d->h2, p + o[4], p + o[5], P, H, 1, h, s));
+    kernelCheckOrExit(twincache_linear_forward_cuda(d->logit, d->h2, p + o[4], p + o[5], P, H, 1, s));
     break;
   case ST_BCE:
     kernelCheckOrExit(twincache_bce_cuda(d->dlogit, d->loss, d->logit, b->adj, d->pw, (size_t)P, 1.0f,
@@ -75,13 +73,13 @@ static void run_stage(dev *d, int st) {
     break;
   case ST_BWD:
     kernelCheckOrExit(twincache_linear_backward_cuda(d->dh2, g + o[4], g + o[5], d->dlogit, d->h2, p + o[4],
-                                          P, H, 1, h, s));
+                                          P, H, 1, s));
     kernelCheckOrExit(twincache_gelu_backward_cuda(d->dh2, d->h2pre, d->dh2, (size_t)P * H, s));
     kernelCheckOrExit(twincache_linear_backward_cuda(d->dh1, g + o[2], g + o[3], d->dh2, d->h1, p + o[2], P,
-                                          H, H, h, s));
+                                          H, H, s));
     kernelCheckOrExit(twincache_gelu_backward_cuda(d->dh1, d->h1pre, d->dh1, (size_t)P * H, s));
     kernelCheckOrExit(twincache_linear_backward_cuda(NULL, g + o[0], g + o[1], d->dh1, d->feat, p + o[0], P,
-                                          F, H, h, s));
+                                          F, H, s));
     break;
   case ST_ADAMW:
     for (int k = 0; k < TC_MODEL_TENSORS; k++)
@@ -180,11 +178,6 @@ int main(int argc, char **argv) {
   cudaCheckOrExit(cudaMalloc(&d.inv_work, twincache_inverse_cuda_work_bytes(G, N)));
   cudaCheckOrExit(cudaMalloc(&d.bce_work, twincache_bce_cuda_work_bytes(P)));
   cudaCheckOrExit(cudaStreamCreate(&d.s));
-  void *cublas_work = NULL; // fixed workspace: nothing allocated during graph capture
-  cudaCheckOrExit(cudaMalloc(&cublas_work, 32u << 20));
-  if (cublasCreate(&d.cublas) != CUBLAS_STATUS_SUCCESS ||
-      cublasSetWorkspace(d.cublas, cublas_work, 32u << 20) != CUBLAS_STATUS_SUCCESS)
-    return 1;
   float *scratch = (float *)malloc(sizeof(float) * R);
 
   cudaDeviceProp prop;

@@ -2,10 +2,10 @@
 // plain-C reference of the same name in features_cpu.c / mlp_cpu.c (same
 // loops, same clip and guard constants); tests/train/test_kernels_cuda
 // compares them on random inputs.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "tc_gemm.h"
 #include "tc_kernels_error.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"
@@ -318,13 +318,9 @@ __global__ void bias_grad_kernel(float *db, const float *dout, int P, int O) {
 }
 
 extern "C" int twincache_linear_forward_cuda(float *out, const float *in, const float *w,
-                                             const float *b, int P, int I, int O, void *cublas,
-                                             void *stream) {
+                                             const float *b, int P, int I, int O, void *stream) {
   if (P <= 0) return 0;
-  cublasHandle_t h = (cublasHandle_t)cublas;
-  const float one = 1.0f, zero = 0.0f;
-  cublasCheck(cublasSetStream(h, tc_stream(stream)));
-  cublasCheck(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, O, P, I, &one, w, I, in, I, &zero, out, O));
+  kernelCheck(tc_linear_gemm_forward(out, in, w, P, I, O, stream));
   if (b) {
     size_t n = (size_t)P * O;
     add_bias_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(out, b, P, O);
@@ -335,24 +331,16 @@ extern "C" int twincache_linear_forward_cuda(float *out, const float *in, const 
 
 extern "C" int twincache_linear_backward_cuda(float *din, float *dw, float *db, const float *dout,
                                               const float *in, const float *w, int P, int I,
-                                              int O, void *cublas, void *stream) {
-  cublasHandle_t h = (cublasHandle_t)cublas;
-  const float one = 1.0f, zero = 0.0f;
-  if (P <= 0) {
-    cudaCheck(cudaMemsetAsync(dw, 0, sizeof(float) * (size_t)O * I, tc_stream(stream)));
-    if (db) cudaCheck(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)O, tc_stream(stream)));
-    return 0;
-  }
-  cublasCheck(cublasSetStream(h, tc_stream(stream)));
-  if (din)  // din^T (I,P) = w-view (I,O) * dout-view (O,P)
-    cublasCheck(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, I, P, O, &one, w, I, dout, O, &zero,
-                            din, I));
-  // dw^T (I,O) = in-view (I,P) * (dout-view (O,P))^T
-  cublasCheck(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, I, O, P, &one, in, I, dout, O, &zero,
-                          dw, I));
+                                              int O, void *stream) {
+  if (P <= 0) din = NULL; // no rows: dw is all zero, din has nothing to hold
+  kernelCheck(tc_linear_gemm_backward(din, dw, dout, in, w, P, I, O, stream));
   if (db) {
-    bias_grad_kernel<<<O, 256, 0, tc_stream(stream)>>>(db, dout, P, O);
-    cudaCheck(cudaGetLastError());
+    if (P <= 0) {
+      cudaCheck(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)O, tc_stream(stream)));
+    } else {
+      bias_grad_kernel<<<O, 256, 0, tc_stream(stream)>>>(db, dout, P, O);
+      cudaCheck(cudaGetLastError());
+    }
   }
   return 0;
 }

@@ -1,7 +1,7 @@
-/* tc_kernels_error.h — the one check of CUDA and cuBLAS calls (kernels/,
+/* tc_kernels_error.h — the one check of CUDA calls (kernels/,
  * train/'s device layer, the CUDA tests).
  *
- * In library code, cudaCheck / cublasCheck / kernelCheck make the enclosing
+ * In library code, cudaCheck / kernelCheck make the enclosing
  * int function return TWINCACHE_KERNELS_EDEVICE after recording
  * "file:line: CUDA error NAME: text" for twincache_kernels_last_error();
  * nothing is printed. Programs (tests, benchmarks) use cudaCheckOrExit /
@@ -31,11 +31,6 @@ int tc_kernels_fail(const char *file, int line, const char *fmt, ...)
     if (e_ != cudaSuccess)                                                                 \
       return tc_kernels_fail(__FILE__, __LINE__, "CUDA error %s: %s", cudaGetErrorName(e_), \
                              cudaGetErrorString(e_));                                      \
-  } while (0)
-#define cublasCheck(call)                                                              \
-  do {                                                                                 \
-    int s_ = (int)(call);                                                              \
-    if (s_ != 0) return tc_kernels_fail(__FILE__, __LINE__, "cuBLAS error %d", s_);    \
   } while (0)
 /* a launcher of kernels/ failed: its text is recorded already */
 #define kernelCheck(call)        \

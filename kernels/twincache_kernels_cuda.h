@@ -3,10 +3,11 @@
  * Same arguments as the CPU reference of the same name (all pointers are
  * DEVICE pointers), plus the stream to launch on (a cudaStream_t passed as
  * void* so this header needs no CUDA include) and, where a kernel needs
- * scratch memory or cuBLAS, a workspace / handle argument.
+ * scratch memory, a workspace argument. No cuBLAS: the linear layers' products
+ * are gemm.cu's own kernel.
  *
  * Every function launches asynchronously on `stream`, checks the launch
- * (cudaGetLastError) and every CUDA/cuBLAS call, and returns 0 on success or
+ * (cudaGetLastError) and every CUDA call, and returns 0 on success or
  * TWINCACHE_KERNELS_EDEVICE with the failed call named by
  * twincache_kernels_last_error() (nothing is printed). None synchronises.
  * Only built when nvcc is found (library twincache_kernels_cuda).
@@ -42,12 +43,22 @@ int twincache_pair_features_cuda(float *feat, float *pair_w, const float *T,
                                  const float *Pc, const uint8_t *node_mask, int G, int N,
                                  void *stream);
 
-/* cublas: a cublasHandle_t passed as void*; its stream is set to `stream`. */
+/* Linear layer: out (P,I->O) = in . w^T + b; backward: din (may be NULL), dw,
+ * db (may be NULL). Each output element is a sum over k ascending with every
+ * product and sum rounded on its own (no FMA): bit for bit what
+ * twincache_linear_gemm_emulate computes on the host. */
 int twincache_linear_forward_cuda(float *out, const float *in, const float *w, const float *b,
-                                  int P, int I, int O, void *cublas, void *stream);
+                                  int P, int I, int O, void *stream);
 int twincache_linear_backward_cuda(float *din, float *dw, float *db, const float *dout,
                                    const float *in, const float *w, int P, int I, int O,
-                                   void *cublas, void *stream);
+                                   void *stream);
+/* The products of the two functions above (without bias) computed on the host
+ * by the GEMM kernel's own code, block by block and thread by thread: out =
+ * in . w^T, din = dout . w, dw = dout^T . in; a NULL output is skipped. Lets
+ * a machine without a GPU test the kernel's indexing and rounding. Not
+ * thread-safe (static scratch); for tests. */
+void twincache_linear_gemm_emulate(float *out, float *din, float *dw, const float *in,
+                                   const float *w, const float *dout, int P, int I, int O);
 
 int twincache_gelu_forward_cuda(float *out, const float *in, size_t n, void *stream);
 int twincache_gelu_backward_cuda(float *din, const float *in, const float *dout, size_t n,

@@ -3,7 +3,6 @@
 // a copy stream, one compute stream that expands a compact slab into the
 // dense slab buffer and runs the kernels of twincache_kernels_cuda.h on it,
 // and the events that order the two streams and time them.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,6 @@
 #include "twincache_kernels_cuda.h"
 
 #define TC_EVAL_SLOT 2 // loss_dev / loss_host entry of an evaluation
-// cuBLAS gets a fixed workspace, so nothing is allocated while a graph is captured
-#define TC_CUBLAS_WORK_BYTES (32u << 20)
 
 struct tc_cuda {
   twincache_batch_layout layout;    // the dense slab the model reads
@@ -25,7 +22,6 @@ struct tc_cuda {
   int G, K, S, N;
   size_t P; // G*N*N pairs
   cudaStream_t copy_stream, compute_stream;
-  cublasHandle_t cublas;
   // compact buffers 0 and 1 (copy stream writes, the expansion reads) and
   // the one dense buffer (expansion writes, the step reads: both on the
   // compute stream, so one is enough)
@@ -44,7 +40,7 @@ struct tc_cuda {
   float *T, *C, *W_hat, *Pc, *feat, *pair_w, *h1pre, *h1, *h2pre, *h2, *logit, *dlogit, *dh2,
       *dh1, *loss_dev;
   uint8_t *observed;
-  void *inv_work, *bce_work, *cublas_work;
+  void *inv_work, *bce_work;
   // the forward/backward of a step on buffer b, captured once and replayed:
   // one launch instead of ~30 (the step is launch-bound at small batches)
   cudaGraph_t graph[2];
@@ -106,9 +102,6 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
   size_t P = c->P, H = TC_MODEL_H, F = TC_MODEL_F;
   cudaCheck(cudaStreamCreateWithFlags(&c->copy_stream, cudaStreamNonBlocking));
   cudaCheck(cudaStreamCreateWithFlags(&c->compute_stream, cudaStreamNonBlocking));
-  cublasCheck(cublasCreate(&c->cublas));
-  if (tc_dev_alloc(&c->cublas_work, TC_CUBLAS_WORK_BYTES)) return TWINCACHE_KERNELS_EDEVICE;
-  cublasCheck(cublasSetWorkspace(c->cublas, c->cublas_work, TC_CUBLAS_WORK_BYTES));
   for (int b = 0; b < 2; b++) {
     cudaCheck(cudaEventCreate(&c->copy_start[b]));
     cudaCheck(cudaEventCreate(&c->copy_done[b]));
@@ -179,7 +172,7 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
   void *dev[] = {c->slab[0], c->slab[1], c->dense, c->params, c->grads, c->m, c->v,
                  c->T, c->C, c->W_hat, c->Pc, c->feat, c->pair_w, c->h1pre, c->h1, c->h2pre,
                  c->h2, c->logit, c->dlogit, c->dh2, c->dh1, c->loss_dev, c->observed,
-                 c->inv_work, c->bce_work, c->cublas_work};
+                 c->inv_work, c->bce_work};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i]) cudaFree(dev[i]);
   for (int b = 0; b < 2; b++) {
@@ -195,7 +188,6 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
     cudaEventDestroy(c->expand_done[b]);
     cudaEventDestroy(c->compute_done[b]);
   }
-  if (c->cublas) cublasDestroy(c->cublas);
   if (c->copy_stream) cudaStreamDestroy(c->copy_stream);
   if (c->compute_stream) cudaStreamDestroy(c->compute_stream);
   free(c);
@@ -241,7 +233,7 @@ extern "C" int tc_cuda_copy_wait(tc_cuda *c, int buf) {
 // on the compute stream; the loss lands in loss_dev[slot].
 static int tc_forward(tc_cuda *c, const void *slab, float pos_weight, int grad, int slot) {
   const int F = TC_MODEL_F, H = TC_MODEL_H, G = c->G, N = c->N, P = (int)c->P;
-  void *s = (void *)c->compute_stream, *h = (void *)c->cublas;
+  void *s = (void *)c->compute_stream;
   float *p = c->params, *g = c->grads;
   const size_t *o = c->off;
   tc_batch_view b;
@@ -253,22 +245,22 @@ static int tc_forward(tc_cuda *c, const void *slab, float pos_weight, int grad, 
                                      N, c->inv_work, s));
   kernelCheck(twincache_pair_features_cuda(c->feat, c->pair_w, c->T, c->observed, c->C,
                                            c->W_hat, c->Pc, b.node_mask, G, N, s));
-  kernelCheck(twincache_linear_forward_cuda(c->h1pre, c->feat, p + o[0], p + o[1], P, F, H, h, s));
+  kernelCheck(twincache_linear_forward_cuda(c->h1pre, c->feat, p + o[0], p + o[1], P, F, H, s));
   kernelCheck(twincache_gelu_forward_cuda(c->h1, c->h1pre, (size_t)P * H, s));
-  kernelCheck(twincache_linear_forward_cuda(c->h2pre, c->h1, p + o[2], p + o[3], P, H, H, h, s));
+  kernelCheck(twincache_linear_forward_cuda(c->h2pre, c->h1, p + o[2], p + o[3], P, H, H, s));
   kernelCheck(twincache_gelu_forward_cuda(c->h2, c->h2pre, (size_t)P * H, s));
-  kernelCheck(twincache_linear_forward_cuda(c->logit, c->h2, p + o[4], p + o[5], P, H, 1, h, s));
+  kernelCheck(twincache_linear_forward_cuda(c->logit, c->h2, p + o[4], p + o[5], P, H, 1, s));
   kernelCheck(twincache_bce_cuda(grad ? c->dlogit : NULL, c->loss_dev + slot, c->logit, b.adj,
                                  c->pair_w, (size_t)P, pos_weight, c->bce_work, s));
   if (!grad) return 0;
   kernelCheck(twincache_linear_backward_cuda(c->dh2, g + o[4], g + o[5], c->dlogit, c->h2,
-                                             p + o[4], P, H, 1, h, s));
+                                             p + o[4], P, H, 1, s));
   kernelCheck(twincache_gelu_backward_cuda(c->dh2, c->h2pre, c->dh2, (size_t)P * H, s));
   kernelCheck(twincache_linear_backward_cuda(c->dh1, g + o[2], g + o[3], c->dh2, c->h1,
-                                             p + o[2], P, H, H, h, s));
+                                             p + o[2], P, H, H, s));
   kernelCheck(twincache_gelu_backward_cuda(c->dh1, c->h1pre, c->dh1, (size_t)P * H, s));
   kernelCheck(twincache_linear_backward_cuda(NULL, g + o[0], g + o[1], c->dh1, c->feat, p + o[0],
-                                             P, F, H, h, s));
+                                             P, F, H, s));
   return 0;
 }
 
