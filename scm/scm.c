@@ -39,31 +39,88 @@ static void zig_init(void) {
   for (int i = 0; i < TC_ZIG_N; i++) g_zig_ratio[i] = g_zig_x[i + 1] / g_zig_x[i];
 }
 
-static double normal_tail(tc_rng *r, int negative) {
+/* ---- log and exp of the fresh noise ----------------------------------------------
+ * Fresh worlds must come out the same on a GPU (kernels/tc_sample_body.h
+ * repeats this code), and libm's log/exp and CUDA's differ in the last bit
+ * now and then. These use +, -, *, / and bit fields only (max error a few
+ * ulp; no FMA contraction in ISO C). The generator's stream noise keeps
+ * libm's, so its caches keep their bytes. */
+static double fresh_log(double x) { /* x normal, > 0: here (0, 1] */
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  int k = (int)((b >> 52) & 0x7ff) - 1023;
+  b = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+  double m;
+  memcpy(&m, &b, sizeof m); /* x = m 2^k, m in [1, 2) */
+  if (m > 1.4142135623730951) {
+    m = 0.5 * m;
+    k++;
+  }
+  double f = m - 1.0, s = f / (2.0 + f), z = s * s; /* log m = 2 atanh s, |s| < 0.172 */
+  double p = 1.0 / 19.0;
+  p = p * z + 1.0 / 17.0;
+  p = p * z + 1.0 / 15.0;
+  p = p * z + 1.0 / 13.0;
+  p = p * z + 1.0 / 11.0;
+  p = p * z + 1.0 / 9.0;
+  p = p * z + 1.0 / 7.0;
+  p = p * z + 1.0 / 5.0;
+  p = p * z + 1.0 / 3.0;
+  double kd = (double)k;
+  return kd * 6.93147180369123816490e-01 + (kd * 1.90821492927058770002e-10 + (2.0 * s + 2.0 * s * (z * p)));
+}
+
+static double fresh_exp(double y) { /* y in [-700, 700] */
+  double kd = floor(y * 1.4426950408889634 + 0.5);
+  double r = (y - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800.0; /* Taylor to r^13, |r| <= 0.35 */
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  uint64_t bits = (uint64_t)((int64_t)kd + 1023) << 52;
+  double scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+static double normal_tail(tc_rng *r, int negative, int fresh) {
   double x, y;
   do {
-    x = log(1.0 - tc_rng_uniform(r)) / TC_ZIG_R; /* log of (0, 1] */
-    y = log(1.0 - tc_rng_uniform(r));
+    double u1 = 1.0 - tc_rng_uniform(r), u2 = 1.0 - tc_rng_uniform(r); /* (0, 1] */
+    x = (fresh ? fresh_log(u1) : log(u1)) / TC_ZIG_R;
+    y = fresh ? fresh_log(u2) : log(u2);
   } while (-2.0 * y < x * x);
   return negative ? x - TC_ZIG_R : TC_ZIG_R - x;
 }
 
 /* The ziggurat from a first draw `bits`; later draws (rejections, the tail)
- * come from r. zig_normal_from(tc_rng_u64(r), r) is the plain ziggurat. */
-static double zig_normal_from(uint64_t bits, tc_rng *r) {
+ * come from r; fresh: its log and exp are fresh_log/fresh_exp, else libm's.
+ * zig_normal_from(tc_rng_u64(r), r, 0) is the generator's ziggurat. */
+static double zig_normal_from(uint64_t bits, tc_rng *r, int fresh) {
   for (;; bits = tc_rng_u64(r)) {
     unsigned i = (unsigned)(bits & 0xff);                           /* layer: low 8 bits */
     double u = 2.0 * ((double)(bits >> 11) * (1.0 / 9007199254740992.0)) - 1.0; /* top 53 */
     if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
-    if (i == 0) return normal_tail(r, u < 0.0);
+    if (i == 0) return normal_tail(r, u < 0.0, fresh);
     double x = u * g_zig_x[i];
-    double f0 = exp(-0.5 * (g_zig_x[i] * g_zig_x[i] - x * x));
-    double f1 = exp(-0.5 * (g_zig_x[i + 1] * g_zig_x[i + 1] - x * x));
+    double a0 = -0.5 * (g_zig_x[i] * g_zig_x[i] - x * x);
+    double a1 = -0.5 * (g_zig_x[i + 1] * g_zig_x[i + 1] - x * x);
+    double f0 = fresh ? fresh_exp(a0) : exp(a0), f1 = fresh ? fresh_exp(a1) : exp(a1);
     if (f1 + tc_rng_uniform(r) * (f0 - f1) < 1.0) return x;
   }
 }
 
-static inline double zig_normal(tc_rng *r) { return zig_normal_from(tc_rng_u64(r), r); }
+static inline double zig_normal(tc_rng *r) { return zig_normal_from(tc_rng_u64(r), r, 0); }
 
 /* tc_rng_uniform, tc_rng_laplace and the uniform family of one given draw */
 static inline double uniform_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
@@ -71,7 +128,7 @@ static inline double laplace_of(uint64_t bits) {
   double u = uniform_of(bits) - 0.5;
   double a = 1.0 - 2.0 * fabs(u);
   if (a <= 0.0) a = 1e-300;
-  return (u < 0 ? 1.0 : -1.0) * log(a);
+  return (u < 0 ? 1.0 : -1.0) * fresh_log(a);
 }
 
 /* Standard draw of a noise family. */
@@ -216,7 +273,7 @@ static inline double cell_draw(uint64_t row_key, uint32_t j, int family) {
   double u = 2.0 * uniform_of(bits) - 1.0;
   if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
   tc_rng more = {tc_mix64(row_key ^ g_node_stream[j])}; /* = tc_rng_init(&more, row_key, j) */
-  return zig_normal_from(bits, &more);
+  return zig_normal_from(bits, &more, 1);
 }
 
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key) {
