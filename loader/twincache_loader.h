@@ -143,7 +143,9 @@ typedef struct twincache_loader_options {
    *   count, rank, world size, reading order or resume; twin worlds share
    *   the base world's noise (non-descendant columns are the base's bits, a
    *   do() target column is its value) and STANDARDIZED graphs are
-   *   standardised by the fresh base world. Both layouts. */
+   *   standardised by the fresh base world. Both layouts.
+   * A resume state does not record samples, rows or resample_every (its 64
+   * bytes have no room): resume with the options the state was taken with. */
   int samples;
   uint32_t rows;           /* FRESH: S, 1..TWINCACHE_MAX_SAMPLES (0 is refused); STORED: must be 0 */
   uint32_t resample_every; /* FRESH: R >= 1 consecutive epochs share one draw (default 1);
