@@ -8,15 +8,16 @@
  * Usage: bench_format [GRAPHS (default 2000)] [LEVEL (default 1)] */
 #include <zstd.h>
 
+#include "tc_args.h"
 #include "tf_common.h"
 
 int main(int argc, char **argv) {
-  uint32_t graphs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 2000;
-  int level = argc > 2 ? atoi(argv[2]) : 1;
-  if (graphs == 0 || level < 1 || level > 19) {
-    fprintf(stderr, "bench_format: bad GRAPHS or LEVEL (usage: bench_format [GRAPHS] [LEVEL])\n");
-    return 2;
-  }
+  uint32_t graphs = 2000, level_u = 1; /* usage: bench_format [GRAPHS] [LEVEL] */
+  if (argc > 1 && tc_parse_u32_in(argv[1], 1, 10000000, &graphs) != 0)
+    return tc_args_report_value(stderr, "bench_format", "GRAPHS", argv[1], "an integer in [1, 10000000]");
+  if (argc > 2 && tc_parse_u32_in(argv[2], 1, 19, &level_u) != 0)
+    return tc_args_report_value(stderr, "bench_format", "LEVEL", argv[2], "an integer in [1, 19]");
+  int level = (int)level_u;
   uint64_t raw = 0;
   twincache_graph **g = tf_default_graphs(graphs, &raw);
   twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);

@@ -9,6 +9,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode, for the table only */
 #include <zstd.h>
 
+#include "tc_args.h"
 #include "tf_common.h"
 
 #define REPS 5
@@ -36,11 +37,9 @@ static ZSTD_CCtx *cctx_for(const variant *v, int entropy) {
 }
 
 int main(int argc, char **argv) {
-  uint32_t graphs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 2000;
-  if (graphs == 0) {
-    fprintf(stderr, "bench_frames: bad GRAPHS (usage: bench_frames [GRAPHS])\n");
-    return 2;
-  }
+  uint32_t graphs = 2000; /* usage: bench_frames [GRAPHS] */
+  if (argc > 1 && tc_parse_u32_in(argv[1], 1, 10000000, &graphs) != 0)
+    return tc_args_report_value(stderr, "bench_frames", "GRAPHS", argv[1], "an integer in [1, 10000000]");
   uint64_t raw = 0;
   twincache_graph **g = tf_default_graphs(graphs, &raw);
   twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);

@@ -59,22 +59,9 @@ int main(int argc, char **argv) {
   tc_opt opts[8]; /* >= the rows of bench_opts */
   tc_args_error e;
   size_t n_opts = bench_opts(&graphs, &level, &encoding, &json, opts);
-  switch (tc_args_parse(argc, argv, opts, n_opts, &e)) {
-  case TC_ARGS_OK: break;
-  case TC_ARGS_HELP: usage(stdout, opts, n_opts); return 0;
-  case TC_ARGS_BAD_VALUE:
-    fprintf(stderr, "twincache-gen-bench: invalid value '%s' for %s: expected %s\n", e.value, e.name,
-            e.expect);
-    return 2;
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, "twincache-gen-bench: %s needs a value (see --help)\n", e.name);
-    return 2;
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, "twincache-gen-bench: %s takes no value (see --help)\n", e.name);
-    return 2;
-  default:
-    fprintf(stderr, "twincache-gen-bench: unknown flag %s (see --help)\n", e.name);
-    return 2;
+  if (tc_args_parse(argc, argv, opts, n_opts, &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) usage(stdout, opts, n_opts);
+    return tc_args_report(stderr, "twincache-gen-bench", &e);
   }
   const char *tmp = getenv("TMPDIR");
   char dir[4096];
@@ -93,7 +80,7 @@ int main(int argc, char **argv) {
     int rc = tc_gen_run(&c, NULL, &res[run]);
     remove_dir(dir);
     if (rc) {
-      fprintf(stderr, "twincache-gen-bench: %s\n", res[run].message);
+      fprintf(stderr, "twincache-gen-bench: %s\n", twincache_last_error());
       return 1;
     }
   }

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tc_args.h"
 #include "tc_model.h"
-#include "tc_kernels_error.h"
+#include "tc_bench_cuda.h"
 #include "tc_synth.h"
 #include "twincache_kernels_cuda.h"
 
@@ -143,13 +144,17 @@ static float time_graph(dev *d, int R, float *scratch) {
 }
 
 int main(int argc, char **argv) {
-  int G = argc > 1 ? atoi(argv[1]) : 256, N = argc > 2 ? atoi(argv[2]) : 10;
-  int S = argc > 3 ? atoi(argv[3]) : 64, R = argc > 4 ? atoi(argv[4]) : 200;
-  if (G < 1 || G > 65536 || N < 2 || N > 256 || S < 2 || S > 100000 || R < 1 || R > 100000) {
-    fprintf(stderr, "usage: bench_kernels_cuda [G [N [S [R]]]] (1<=G<=65536, 2<=N<=256, "
-                    "2<=S, 1<=R)\n");
-    return 2;
-  }
+  // usage: bench_kernels_cuda [G [N [S [R]]]]; each positional value parsed strictly
+  static const char *const names[4] = {"G", "N", "S", "R"};
+  static const uint32_t lo[4] = {1, 2, 2, 1}, hi[4] = {65536, 256, 100000, 100000};
+  uint32_t v[4] = {256, 10, 64, 200};
+  for (int i = 0; i < 4 && i + 1 < argc; i++)
+    if (tc_parse_u32_in(argv[i + 1], lo[i], hi[i], &v[i]) != 0) {
+      char expect[64];
+      tc_expect_u64(expect, sizeof expect, lo[i], hi[i]);
+      return tc_args_report_value(stderr, "bench_kernels_cuda", names[i], argv[i + 1], expect);
+    }
+  int G = (int)v[0], N = (int)v[1], S = (int)v[2], R = (int)v[3];
   int n_dev = 0;
   if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
     printf("bench_kernels_cuda: no usable CUDA device, skipped\n");

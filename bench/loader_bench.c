@@ -126,24 +126,9 @@ static void parse_args(int argc, char **argv, bench_args *a) {
   tc_args_error e;
   bench_defaults(a);
   size_t n = bench_opts(a, opts);
-  switch (tc_args_parse(argc, argv, opts, n, &e)) {
-  case TC_ARGS_OK:
-    break;
-  case TC_ARGS_HELP:
-    usage(stdout);
-    exit(0);
-  case TC_ARGS_BAD_VALUE:
-    fprintf(stderr, "twincache-loader-bench: %s must be %s, got '%s'\n", e.name, e.expect, e.value);
-    exit(2);
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, "twincache-loader-bench: %s needs a value\n", e.name);
-    exit(2);
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, "twincache-loader-bench: %s takes no value (see --help)\n", e.name);
-    exit(2);
-  default:
-    fprintf(stderr, "twincache-loader-bench: unknown flag '%s' (see --help)\n", e.name);
-    exit(2);
+  if (tc_args_parse(argc, argv, opts, n, &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) usage(stdout);
+    exit(tc_args_report(stderr, "twincache-loader-bench", &e));
   }
   if (!a->cache) {
     fprintf(stderr, "twincache-loader-bench: --cache DIR is required (see --help)\n");
@@ -357,9 +342,7 @@ int main(int argc, char **argv) {
   int rc = run_zstd(a.cache, &z, a.warm ? &warm : NULL);
   if (rc != TWINCACHE_OK) {
     if (!z.opened)
-      fprintf(stderr, "twincache-loader-bench: cannot open cache %s: %s%s%s%s\n", a.cache,
-              twincache_strerror(rc), *twincache_cache_last_error() ? " (" : "",
-              twincache_cache_last_error(), *twincache_cache_last_error() ? ")" : "");
+      fprintf(stderr, "twincache-loader-bench: cannot open cache: %s\n", twincache_last_error());
     else
       fprintf(stderr, "twincache-loader-bench: zstd baseline failed: %s\n", twincache_strerror(rc));
     return 1;
@@ -377,8 +360,8 @@ int main(int argc, char **argv) {
     for (uint32_t k = 0; k < a.repeat; k++) {
       loader_run one;
       if ((rc = run_loader(&a, thread_list[i], &one)) != TWINCACHE_OK) {
-        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s (%s)\n",
-                thread_list[i], twincache_strerror(rc), twincache_loader_last_error());
+        fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s\n", thread_list[i],
+                twincache_last_error());
         return 1;
       }
       if (k == 0 || one.seconds < r[i].seconds) r[i] = one;

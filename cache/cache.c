@@ -12,10 +12,11 @@
 #include <unistd.h>
 
 #include "tc_cache_lmdb.h"
+#include "tc_error.h"
 
 #define TC_READER_MAP_BYTES (256ull << 30) /* 256 GiB of address space */
 
-int tc_status_from_mdb(int rc) {
+int tc_status_from_mdb(int rc, int missing) {
   switch (rc) {
   case MDB_SUCCESS: return TWINCACHE_OK;
   case MDB_NOTFOUND: return TWINCACHE_ENOTFOUND;
@@ -23,32 +24,28 @@ int tc_status_from_mdb(int rc) {
   case MDB_VERSION_MISMATCH: return TWINCACHE_ENOTCACHE;
   case MDB_CORRUPTED:
   case MDB_PAGE_NOTFOUND: return TWINCACHE_ECORRUPT;
-  case MDB_MAP_FULL:
-  case ENOSPC:
-  case EDQUOT: return TWINCACHE_EFULL;
-  case ENOMEM: return TWINCACHE_ENOMEM;
-  case EACCES:
-  case EPERM:
-  case EROFS: return TWINCACHE_EIO; /* the last-error text names the OS error */
-  default: return TWINCACHE_ELMDB;
+  case MDB_MAP_FULL: return TWINCACHE_EFULL;
+  default: /* LMDB's own codes are negative; it passes errno values on */
+    return rc > 0 ? tc_status_from_errno(rc, missing) : TWINCACHE_ELMDB;
   }
 }
-
-static void set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int tc_env_check_size(MDB_env *env) {
   MDB_envinfo info;
   MDB_stat ms;
   struct stat fs;
   int fd;
-  if (mdb_env_info(env, &info) || mdb_env_stat(env, &ms) || mdb_env_get_fd(env, &fd) ||
-      fstat(fd, &fs) != 0)
-    return TWINCACHE_EIO;
+  const char *dir = "";
+  mdb_env_get_path(env, &dir);
+  if (mdb_env_info(env, &info) || mdb_env_stat(env, &ms) || mdb_env_get_fd(env, &fd))
+    return tc_error_set(TWINCACHE_EIO, "%s/data.mdb: LMDB cannot report its size", dir);
+  if (fstat(fd, &fs) != 0) return tc_error_os(errno, TWINCACHE_ENOTCACHE, "%s/data.mdb", dir);
   uint64_t need_bytes = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
   if ((uint64_t)fs.st_size >= need_bytes) return TWINCACHE_OK;
-  set_last_error("data.mdb is %llu bytes, but LMDB's last page in use ends at byte %llu",
-                 (unsigned long long)fs.st_size, (unsigned long long)need_bytes);
-  return TWINCACHE_ETRUNCATED;
+  return tc_error_set(TWINCACHE_ETRUNCATED,
+                      "%s/data.mdb is %llu bytes, but LMDB's last page in use ends at byte %llu: "
+                      "truncated or damaged copy",
+                      dir, (unsigned long long)fs.st_size, (unsigned long long)need_bytes);
 }
 
 /* A data file too short to hold LMDB's two meta pages: LMDB itself calls it
@@ -58,14 +55,17 @@ int tc_env_check_size(MDB_env *env) {
 #define TC_MIN_DATA_BYTES 8192u     /* two meta pages of the smallest page size */
 int tc_data_check_short(const char *data_path, uint64_t size_bytes) {
   if (size_bytes >= TC_MIN_DATA_BYTES) return TWINCACHE_OK;
-  if (size_bytes == 0) return TWINCACHE_ETRUNCATED;
   uint8_t head[20];
-  FILE *f = fopen(data_path, "rb");
-  if (!f) return TWINCACHE_OK; /* mdb_env_open reports it */
-  size_t got = fread(head, 1, sizeof head, f);
-  fclose(f);
-  return got == sizeof head && tc_load_u32(head + 16) == TC_LMDB_MAGIC ? TWINCACHE_ETRUNCATED
-                                                                          : TWINCACHE_OK;
+  if (size_bytes > 0) {
+    FILE *f = fopen(data_path, "rb");
+    if (!f) return TWINCACHE_OK; /* mdb_env_open reports it */
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got != sizeof head || tc_load_u32(head + 16) != TC_LMDB_MAGIC) return TWINCACHE_OK;
+  }
+  return tc_error_set(TWINCACHE_ETRUNCATED,
+                      "%s is %llu bytes, too short for LMDB's two meta pages: truncated or damaged copy",
+                      data_path, (unsigned long long)size_bytes);
 }
 
 /* Reads the meta entries of txn into e[] (views into the map, valid until
@@ -77,7 +77,7 @@ int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWIN
     e[k].data = NULL;
     e[k].size = 0;
     if (rc == MDB_NOTFOUND) continue;
-    if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND);
     e[k].data = v.mv_size ? v.mv_data : "";
     e[k].size = v.mv_size;
   }
@@ -144,7 +144,8 @@ static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
   for (int m = 0; m < 2; m++) {
     for (int attempt = 0; attempt < 2; attempt++) {
       MDB_env *env;
-      if ((rc = mdb_env_create(&env)) != MDB_SUCCESS) return tc_status_from_mdb(rc);
+      if ((rc = mdb_env_create(&env)) != MDB_SUCCESS)
+        return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE), "%s: %s", path, mdb_strerror(rc));
       mdb_env_set_maxdbs(env, TC_MAX_DBS);
       mdb_env_set_mapsize(env, (size_t)maps[m]);
       /* Keep the lock file: a generator may be writing. NOTLS lets each
@@ -164,8 +165,9 @@ static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
     }
     if (rc != ENOMEM || maps[1] >= maps[0]) break;
   }
-  return rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == ENOENT ? TWINCACHE_ENOTCACHE
-                                                                         : tc_status_from_mdb(rc);
+  /* ENOENT here: data.mdb vanished, or lock.mdb cannot be made: not a cache */
+  int st = tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE);
+  return tc_error_set(st, "%s: %s (LMDB: %s)", path, twincache_strerror(st), mdb_strerror(rc));
 }
 
 /* Drops one reference (under tc_envs_mu); closes the env at zero. */
@@ -180,21 +182,6 @@ static void shared_env_unref(tc_shared_env *e) {
   free(e);
 }
 
-/* The last open failure of this thread, as text (twincache_cache_last_error). */
-static _Thread_local char tc_last_error[512];
-
-/* Sets the thread's last-error text unless an earlier, more precise one of
- * the same open is kept. */
-static void set_last_error(const char *fmt, ...) {
-  if (tc_last_error[0]) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(tc_last_error, sizeof tc_last_error, fmt, ap);
-  va_end(ap);
-}
-
-const char *twincache_cache_last_error(void) { return tc_last_error; }
-
 int twincache_cache_open(const char *path, twincache_cache **out) {
   twincache_cache *c = NULL;
   tc_shared_env *e = NULL;
@@ -203,36 +190,39 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   struct stat st, dir_st;
   int rc, locked = 0, graphs_opened = 0;
 
-  tc_last_error[0] = '\0';
-  if (!path || !out) return TWINCACHE_EINVAL;
+  tc_error_clear();
+  if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_open: path and out must not be NULL");
   *out = NULL;
   if (stat(path, &dir_st) != 0) {
-    set_last_error("%s: %s", path, strerror(errno));
-    return errno == ENOENT || errno == ENOTDIR ? TWINCACHE_ENOTFOUND : TWINCACHE_EIO;
+    if (errno == ENOENT) return tc_error_set(TWINCACHE_ENOTFOUND, "%s: no such cache directory", path);
+    return tc_error_os(errno, TWINCACHE_ENOTFOUND, "%s", path); /* "DIR: Permission denied" */
   }
-  if (!S_ISDIR(dir_st.st_mode)) return TWINCACHE_ENOTCACHE;
+  if (!S_ISDIR(dir_st.st_mode))
+    return tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (not a directory)", path);
 
   /* Check for data.mdb first: mdb_env_open would otherwise leave a lock
    * file behind in a directory that is not a cache. */
   size_t plen = strlen(path);
   data_path = malloc(plen + sizeof "/data.mdb");
-  if (!data_path) return TWINCACHE_ENOMEM;
+  if (!data_path) return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
   memcpy(data_path, path, plen);
   memcpy(data_path + plen, "/data.mdb", sizeof "/data.mdb");
   if (stat(data_path, &st) != 0) {
-    rc = errno == ENOENT ? TWINCACHE_ENOTCACHE : TWINCACHE_EIO;
-    if (rc == TWINCACHE_EIO) set_last_error("%s: %s", data_path, strerror(errno));
+    if (errno == ENOENT)
+      rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (no data.mdb)", path);
+    else
+      rc = tc_error_os(errno, TWINCACHE_ENOTCACHE, "%s", data_path);
     goto cleanup;
   }
   if (!S_ISREG(st.st_mode)) {
-    rc = TWINCACHE_ENOTCACHE;
+    rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (data.mdb is not a file)", path);
     goto cleanup;
   }
   if ((rc = tc_data_check_short(data_path, (uint64_t)st.st_size)) != TWINCACHE_OK) goto cleanup;
 
   c = calloc(1, sizeof *c);
-  if (!c) {
-    rc = TWINCACHE_ENOMEM;
+  if (!c || !(c->path = strdup(path))) {
+    rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
     goto cleanup;
   }
   c->disk_bytes = (uint64_t)st.st_size;
@@ -244,7 +234,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   if (!e) {
     e = calloc(1, sizeof *e);
     if (!e) {
-      rc = TWINCACHE_ENOMEM;
+      rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
       goto cleanup;
     }
     if ((rc = env_open(path, c->disk_bytes, &e->env)) != TWINCACHE_OK) {
@@ -261,7 +251,8 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
 
   if ((rc = mdb_txn_begin(e->env, NULL, MDB_RDONLY, &txn)) != MDB_SUCCESS) {
     txn = NULL;
-    rc = tc_status_from_mdb(rc);
+    rc = tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE), "%s: cannot begin a read transaction: %s",
+                      path, mdb_strerror(rc));
     goto cleanup;
   }
   /* dbi handles are opened once per env, under tc_envs_mu as LMDB asks */
@@ -269,21 +260,27 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
     rc = mdb_dbi_open(txn, TC_DB_META, 0, &e->meta);
     if (rc != MDB_SUCCESS) {
       /* MDB_NOTFOUND: no such sub-DB; MDB_INCOMPATIBLE: the key is plain data */
-      rc = rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE ? TWINCACHE_ENOTCACHE : tc_status_from_mdb(rc);
+      if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE)
+        rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (an LMDB environment without "
+                          "the \"" TC_DB_META "\" database)", path);
+      else
+        rc = tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE), "%s: cannot open the \"" TC_DB_META
+                          "\" database: %s", path, mdb_strerror(rc));
       goto cleanup;
     }
   }
   if ((rc = meta_read(c, txn, e->meta)) != TWINCACHE_OK) {
     if (rc == TWINCACHE_ECORRUPT)
-      set_last_error("%s: the meta record (config, dims, counts) is damaged or altered: it fails "
-                     "its checksum, tag or size checks", path);
+      tc_error_wrap(rc, "%s: the meta record (config, dims, counts) is damaged or altered", path);
+    else
+      tc_error_wrap(rc, "%s: the meta record", path);
     goto cleanup;
   }
   if (c->count) {
     c->n_chunks = (c->count - 1) / c->dims.chunk_graphs + 1;
     c->prefaulted = calloc((size_t)c->n_chunks, sizeof *c->prefaulted);
     if (!c->prefaulted) {
-      rc = TWINCACHE_ENOMEM;
+      rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
       goto cleanup;
     }
   }
@@ -292,11 +289,13 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
     if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
       /* no chunk yet: fine only for an empty cache (no lookups happen) */
       if (c->count != 0) {
-        rc = TWINCACHE_ECORRUPT;
+        rc = tc_error_set(TWINCACHE_ECORRUPT, "%s: the meta record counts %llu graphs, but there is no "
+                          "\"" TC_DB_GRAPHS "\" database", path, (unsigned long long)c->count);
         goto cleanup;
       }
     } else if (rc != MDB_SUCCESS) {
-      rc = tc_status_from_mdb(rc);
+      rc = tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE), "%s: cannot open the \"" TC_DB_GRAPHS
+                        "\" database: %s", path, mdb_strerror(rc));
       goto cleanup;
     } else {
       graphs_opened = 1;
@@ -306,7 +305,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   rc = mdb_txn_commit(txn);
   txn = NULL;
   if (rc != MDB_SUCCESS) {
-    rc = tc_status_from_mdb(rc);
+    rc = tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE), "%s: %s", path, mdb_strerror(rc));
     goto cleanup;
   }
   if (!e->have_meta) e->have_meta = 1;
@@ -320,8 +319,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
   rc = TWINCACHE_OK;
 
 cleanup:
-  if (rc == TWINCACHE_ETRUNCATED) set_last_error("%s/data.mdb: shorter than LMDB's own size", path);
-  if (rc != TWINCACHE_OK) set_last_error("%s: %s", path, twincache_strerror(rc));
+  if (rc != TWINCACHE_OK && !*twincache_last_error()) tc_error_set(rc, "%s: %s", path, twincache_strerror(rc));
   if (txn) mdb_txn_abort(txn);
   if (e) shared_env_unref(e);
   if (locked) pthread_mutex_unlock(&tc_envs_mu);
@@ -337,6 +335,7 @@ void twincache_cache_close(twincache_cache *c) {
     shared_env_unref(c->shared);
     pthread_mutex_unlock(&tc_envs_mu);
   }
+  free(c->path);
   free(c->config);
   free(c->library);
   free((void *)c->prefaulted);
@@ -351,6 +350,7 @@ const char *twincache_cache_library(const twincache_cache *c) { return c->librar
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
 uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 uint32_t twincache_cache_format_version(const twincache_cache *c) { return c->version; }
+const char *tc_cache_path(const twincache_cache *c) { return c->path; }
 
 /* Maps every page of a chunk record the first time a loader thread reads
  * it (chunk < c->n_chunks), in one madvise(MADV_POPULATE_READ) instead of
@@ -390,15 +390,31 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
     uint8_t key_bytes[8];
     MDB_val k = tc_chunk_key(key_bytes, chunk), val;
     int rc = mdb_get(txn, c->dbi_graphs, &k, &val);
-    if (rc == MDB_NOTFOUND) return TWINCACHE_ECORRUPT; /* committed, so it must exist */
-    if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+    if (rc == MDB_NOTFOUND) /* committed, so it must exist */
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu: the record is missing", (unsigned long long)chunk);
+    if (rc != MDB_SUCCESS)
+      return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND), "chunk %llu: %s",
+                          (unsigned long long)chunk, mdb_strerror(rc));
     if (cc) chunk_prefault(c, chunk, &val);
-    if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK) return rc;
+    if ((rc = twincache_chunk_parse(val.mv_data, val.mv_size, v)) != TWINCACHE_OK)
+      return tc_error_wrap(rc, "chunk %llu", (unsigned long long)chunk);
     if (v->first_index != chunk * c->dims.chunk_graphs || v->count > c->dims.chunk_graphs)
-      return TWINCACHE_ECORRUPT;
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu: the record holds graphs %llu.. (%u), not those of its key",
+                          (unsigned long long)chunk, (unsigned long long)v->first_index, (unsigned)v->count);
+    /* a cache never mixes record layouts: a record of another version (a
+     * version-1 record carries no tag, so it could not be refused below) */
+    if (v->version != c->version)
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu is a format version %u record in a version %u cache",
+                          (unsigned long long)chunk, v->version, c->version);
     /* a v2 record names the cache it was written for: one of another config
      * or seed spliced in is refused */
-    if (v->version >= 2 && v->tag != c->tag) return TWINCACHE_ECORRUPT;
+    if (v->version >= 2 && v->tag != c->tag)
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu: the record belongs to another cache (its tag "
+                          "differs: another config or seed)", (unsigned long long)chunk);
+    /* only the last chunk may hold fewer than C graphs */
+    if (chunk + 1 < c->n_chunks && v->count != c->dims.chunk_graphs)
+      return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu holds %u graphs, not %u: only the last chunk may be short",
+                          (unsigned long long)chunk, v->count, c->dims.chunk_graphs);
     if (e) {
       e->chunk = chunk;
       e->gen = cc->gen;
@@ -406,8 +422,13 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
       v = &e->view;
     }
   }
-  if (slot >= v->count) return TWINCACHE_ECORRUPT;
-  return twincache_chunk_frame(v, slot, frame, size);
+  if (slot >= v->count)
+    return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu: holds %u graphs, not slot %u",
+                        (unsigned long long)chunk, (unsigned)v->count, (unsigned)slot);
+  int rc = twincache_chunk_frame(v, slot, frame, size);
+  if (rc != TWINCACHE_OK)
+    return tc_error_wrap(rc, "chunk %llu, slot %u", (unsigned long long)chunk, (unsigned)slot);
+  return TWINCACHE_OK;
 }
 
 /* Begins a read txn on the cache's environment. */
@@ -415,9 +436,16 @@ static int txn_begin(const twincache_cache *c, MDB_txn **txn) {
   int rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn);
   if (rc != MDB_SUCCESS) {
     *txn = NULL;
-    return tc_status_from_mdb(rc);
+    return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND), "%s: cannot begin a read transaction: %s",
+                        c->path, mdb_strerror(rc));
   }
   return TWINCACHE_OK;
+}
+
+/* The message of a failed lookup of graph `index`: "PATH: graph I: inner",
+ * the inner message being find_frame's (or the status text). Returns rc. */
+static int graph_error(const twincache_cache *c, uint64_t index, int rc) {
+  return tc_error_wrap(rc, "%s: graph %llu", c->path, (unsigned long long)index);
 }
 
 int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
@@ -425,33 +453,40 @@ int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t i
   MDB_txn *txn = NULL;
   const void *frame;
   size_t size;
-  if (!c || !d || !g) return TWINCACHE_EINVAL;
-  if (index >= c->count) return TWINCACHE_ENOTFOUND;
+  if (!c || !d || !g) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_read_graph: NULL argument");
+  if (index >= c->count)
+    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu: the cache has %llu graphs", c->path,
+                        (unsigned long long)index, (unsigned long long)c->count);
+  tc_error_clear();
   int rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
   if ((rc = find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
   if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
-  if (g->index != index) rc = TWINCACHE_ECORRUPT; /* a frame filed under the wrong key */
+  if (g->index != index) /* a frame filed under the wrong key */
+    rc = tc_error_set(TWINCACHE_ECORRUPT, "the frame is that of graph %llu", (unsigned long long)g->index);
 
 cleanup:
   mdb_txn_abort(txn);
-  return rc;
+  return rc == TWINCACHE_OK ? rc : graph_error(c, index, rc);
 }
 
 int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame, size_t *size) {
   MDB_txn *txn = NULL;
   const void *src;
   size_t n;
-  if (!c || !frame || !size) return TWINCACHE_EINVAL;
+  if (!c || !frame || !size) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_read_frame: NULL argument");
   *frame = NULL;
   *size = 0;
-  if (index >= c->count) return TWINCACHE_ENOTFOUND;
+  if (index >= c->count)
+    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu: the cache has %llu graphs", c->path,
+                        (unsigned long long)index, (unsigned long long)c->count);
+  tc_error_clear();
   int rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
   if ((rc = find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
   void *copy = malloc(n ? n : 1);
   if (!copy) {
-    rc = TWINCACHE_ENOMEM;
+    rc = tc_error_set(TWINCACHE_ENOMEM, "out of memory (%zu bytes)", n);
     goto cleanup;
   }
   memcpy(copy, src, n);
@@ -460,21 +495,21 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
 
 cleanup:
   mdb_txn_abort(txn);
-  return rc;
+  return rc == TWINCACHE_OK ? rc : graph_error(c, index, rc);
 }
 
 int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc,
                         uint64_t index, const void **frame, size_t *size) {
-  if (!c || !t || !t->live) return TWINCACHE_EINVAL;
+  if (!c || !t || !t->live) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_find_frame: no live read handle");
   return find_frame(c, t->txn, cc, index, frame, size);
 }
 
 /* ---- per-thread read handles ------------------------------------------- */
 int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
-  if (!c || !out) return TWINCACHE_EINVAL;
+  if (!c || !out) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_txn_create: NULL argument");
   *out = NULL;
   tc_cache_txn *t = calloc(1, sizeof *t);
-  if (!t) return TWINCACHE_ENOMEM;
+  if (!t) return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", c->path);
   int rc = txn_begin(c, &t->txn);
   if (rc != TWINCACHE_OK) {
     free(t);
@@ -487,10 +522,12 @@ int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
 }
 
 int tc_cache_txn_renew(tc_cache_txn *t) {
-  if (!t) return TWINCACHE_EINVAL;
+  if (!t) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_txn_renew: NULL handle");
   if (t->live) return TWINCACHE_OK;
   int rc = mdb_txn_renew(t->txn);
-  if (rc != MDB_SUCCESS) return tc_status_from_mdb(rc);
+  if (rc != MDB_SUCCESS)
+    return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND), "%s: cannot renew a read transaction: %s",
+                        t->c->path, mdb_strerror(rc));
   t->live = 1;
   return TWINCACHE_OK;
 }

@@ -5,6 +5,12 @@
 #include "tc_cache_lmdb.h"
 #include "tc_cache_raw.h"
 
+/* 0, or the status of LMDB code rc with the message "what: LMDB's text". */
+static int raw_status(int rc, const char *what) {
+  if (rc == MDB_SUCCESS) return TWINCACHE_OK;
+  return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND), "%s: %s", what, mdb_strerror(rc));
+}
+
 struct tc_cache_raw {
   MDB_env *env;
   MDB_txn *txn;
@@ -30,7 +36,7 @@ int tc_cache_raw_open(const char *dir, int writable, tc_cache_raw **out) {
     rc = mdb_txn_begin(r->env, NULL, writable ? 0 : MDB_RDONLY, &r->txn);
   }
   if (rc) {
-    rc = tc_status_from_mdb(rc);
+    rc = raw_status(rc, dir);
     goto fail_status;
   }
   *out = r;
@@ -48,7 +54,7 @@ int tc_cache_raw_close(tc_cache_raw *r) {
   else mdb_txn_abort(r->txn);
   mdb_env_close(r->env);
   free(r);
-  return tc_status_from_mdb(rc);
+  return raw_status(rc, "raw commit");
 }
 
 void tc_cache_raw_abort(tc_cache_raw *r) {
@@ -71,7 +77,7 @@ int tc_cache_raw_get(tc_cache_raw *r, const char *db, const void *key, size_t ke
   MDB_val k = {key_len, (void *)key}, v;
   int rc = db_open(r, db, 0, &dbi);
   if (!rc) rc = mdb_get(r->txn, dbi, &k, &v);
-  if (rc) return tc_status_from_mdb(rc);
+  if (rc) return raw_status(rc, db);
   *val = malloc(v.mv_size ? v.mv_size : 1);
   if (!*val) return TWINCACHE_ENOMEM;
   memcpy(*val, v.mv_data, v.mv_size);
@@ -85,7 +91,7 @@ int tc_cache_raw_put(tc_cache_raw *r, const char *db, const void *key, size_t ke
   MDB_val k = {key_len, (void *)key}, v = {val_len, (void *)val};
   int rc = db_open(r, db, 1, &dbi);
   if (!rc) rc = mdb_put(r->txn, dbi, &k, &v, 0);
-  return tc_status_from_mdb(rc);
+  return raw_status(rc, db);
 }
 
 int tc_cache_raw_del(tc_cache_raw *r, const char *db, const void *key, size_t key_len) {
@@ -93,7 +99,7 @@ int tc_cache_raw_del(tc_cache_raw *r, const char *db, const void *key, size_t ke
   MDB_val k = {key_len, (void *)key};
   int rc = db_open(r, db, 0, &dbi);
   if (!rc) rc = mdb_del(r->txn, dbi, &k, NULL);
-  return tc_status_from_mdb(rc);
+  return raw_status(rc, db);
 }
 
 int tc_cache_raw_foreach(tc_cache_raw *r, const char *db, tc_cache_raw_fn fn, void *user) {
@@ -102,14 +108,14 @@ int tc_cache_raw_foreach(tc_cache_raw *r, const char *db, tc_cache_raw_fn fn, vo
   MDB_val k, v;
   int rc = db_open(r, db, 0, &dbi);
   if (!rc) rc = mdb_cursor_open(r->txn, dbi, &cur);
-  if (rc) return tc_status_from_mdb(rc);
+  if (rc) return raw_status(rc, db);
   int out = 0;
   for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && out == 0;
        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
     out = fn(k.mv_data, k.mv_size, v.mv_data, v.mv_size, user);
   mdb_cursor_close(cur);
   if (out) return out;
-  return rc == MDB_NOTFOUND ? TWINCACHE_OK : tc_status_from_mdb(rc);
+  return rc == MDB_NOTFOUND ? TWINCACHE_OK : raw_status(rc, db);
 }
 
 uint64_t tc_cache_raw_count(tc_cache_raw *r, const char *db) {
@@ -126,5 +132,5 @@ int tc_cache_raw_copy(const char *src, const char *dst) {
   if (!rc) rc = mdb_env_open(env, src, MDB_RDONLY, 0644);
   if (!rc) rc = mdb_env_copy(env, dst);
   if (env) mdb_env_close(env);
-  return tc_status_from_mdb(rc);
+  return raw_status(rc, src);
 }

@@ -38,6 +38,9 @@ void tc_cache_txn_reset(tc_cache_txn *t);
 /* Frees the handle (live or idle; accepts NULL). */
 void tc_cache_txn_free(tc_cache_txn *t);
 
+/* The directory c was opened as (for messages); valid until close. */
+const char *tc_cache_path(const twincache_cache *c);
+
 /* Finds the frame of graph `index` through the live handle t. *frame points
  * into the map (valid until t is reset). Returns 0, TWINCACHE_ENOTFOUND
  * (index >= count), TWINCACHE_ECORRUPT (chunk missing, not matching its key

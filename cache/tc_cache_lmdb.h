@@ -10,6 +10,7 @@
 
 #include "tc_cache_internal.h"
 #include "tc_common.h"
+#include "tc_error.h"
 
 #define TC_DB_META "meta"     /* meta entries, keys TWINCACHE_META_* */
 #define TC_DB_GRAPHS "graphs" /* chunk records, key tc_chunk_key */
@@ -33,18 +34,21 @@ static inline int tc_meta_put(MDB_txn *txn, MDB_dbi dbi, const char *key, const 
   return mdb_put(txn, dbi, &k, &v, 0);
 }
 
-/* Maps an LMDB return code (or an errno value LMDB passed on) to a twincache
- * status. The one mapping of cache/. */
-int tc_status_from_mdb(int rc);
+/* Maps an LMDB return code to a twincache status: LMDB's own codes here,
+ * an errno value LMDB passed on through tc_status_from_errno (tc_error.h),
+ * with `missing` what ENOENT means where the caller is. Sets no message. */
+int tc_status_from_mdb(int rc, int missing);
 
 /* Checks, right after mdb_env_open and before any transaction touches the
  * map, that the data file holds every page LMDB says is in use (the last
  * used page of the newest meta page): reading a page beyond the end of the
- * file would be a SIGBUS. Returns 0, TWINCACHE_ETRUNCATED or TWINCACHE_EIO. */
+ * file would be a SIGBUS. Returns 0, or TWINCACHE_ETRUNCATED or
+ * TWINCACHE_EIO with the message naming DIR/data.mdb. */
 int tc_env_check_size(MDB_env *env);
 /* Before mdb_env_open: a data file of size_bytes too short for LMDB's two
  * meta pages that is empty or starts like an LMDB file is truncated
- * (TWINCACHE_ETRUNCATED); otherwise 0 (LMDB judges it). */
+ * (TWINCACHE_ETRUNCATED, the message naming data_path); otherwise 0 (LMDB
+ * judges it). */
 int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWINCACHE_MK_COUNT]);
 int tc_data_check_short(const char *data_path, uint64_t size_bytes);
 
@@ -59,6 +63,7 @@ struct twincache_cache {
   twincache_dims dims;
   uint64_t count; /* graphs committed when the cache was opened */
   twincache_stats stats;
+  char *path;    /* the directory as opened, for messages */
   char *config;  /* NUL-terminated JSON */
   char *library; /* NUL-terminated version text */
   uint64_t disk_bytes;

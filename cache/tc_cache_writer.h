@@ -31,12 +31,12 @@ typedef struct tc_cache_chunk {
  * (TWINCACHE_ECORRUPT otherwise: an altered cache is never extended); its
  * config is NOT compared (tc_cache_writer_config gives it to the caller).
  * map_size_bytes: the initial LMDB map (doubled when full).
- * Returns 0 and sets *out, or a status with one line in msg[0..msg_cap)
- * naming the directory: TWINCACHE_EIO, EBUSY, ENOTCACHE, EVERSION, ECORRUPT,
- * EFULL, ELMDB, ENOMEM, EINVAL. Nothing stays open on error. */
+ * Returns 0 and sets *out, or a status with one message naming the
+ * directory (twincache_last_error): TWINCACHE_EIO, EBUSY, ENOTCACHE,
+ * EVERSION, ECORRUPT, ETRUNCATED, EFULL, ELMDB, ENOMEM, EINVAL. Nothing
+ * stays open on error. */
 int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char *config_json,
-                         const char *library, uint64_t map_size_bytes, tc_cache_writer **out,
-                         char *msg, size_t msg_cap);
+                         const char *library, uint64_t map_size_bytes, tc_cache_writer **out);
 
 /* The config JSON stored in the cache (not NUL-terminated; *len bytes),
  * valid until close. */
@@ -54,12 +54,11 @@ uint64_t tc_cache_writer_map_grows(const tc_cache_writer *w);
  * at open are appended) and the meta dims, committed = `committed`, stats =
  * *stats in ONE transaction, so the count and the chunks never disagree.
  * When the map is full it is doubled and the transaction replayed.
- * Returns 0, TWINCACHE_EFULL (disk full; the cache keeps its last commit),
- * TWINCACHE_ENOMEM or TWINCACHE_ELMDB; tc_cache_writer_error says more. */
+ * Returns 0, or TWINCACHE_EFULL (disk full; the cache keeps its last
+ * commit), TWINCACHE_EIO, TWINCACHE_ENOMEM or TWINCACHE_ELMDB with a message
+ * naming the directory and LMDB's error (twincache_last_error). */
 int tc_cache_writer_put(tc_cache_writer *w, const tc_cache_chunk *chunks, size_t n,
                         uint64_t committed, const twincache_stats *stats);
-/* Text of the last put error ("" if none), valid until the next put. */
-const char *tc_cache_writer_error(const tc_cache_writer *w);
 
 /* Closes the environment and releases the lock. Accepts NULL. */
 void tc_cache_writer_close(tc_cache_writer *w);

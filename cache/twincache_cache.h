@@ -2,7 +2,10 @@
  * directory (an LMDB environment with the sub-databases "meta" and
  * "graphs") read-only, read its meta and look graphs up by index.
  *
- * Status codes and twincache_strerror() are those of twincache_format.h.
+ * Status codes and twincache_strerror() are those of twincache_format.h;
+ * every function that fails leaves one message for twincache_last_error()
+ * naming the directory, file, chunk or graph concerned (e.g. "cache DIR: No
+ * such file or directory", "DIR: graph 7: chunk 0, slot 7: ...").
  * The writer side (used by twincache-gen) is internal: cache/tc_cache_writer.h.
  */
 #ifndef TWINCACHE_CACHE_H
@@ -35,12 +38,6 @@ typedef struct twincache_cache twincache_cache;
  * for read_graph/chunk calls, each with its own dctx. */
 int twincache_cache_open(const char *path, twincache_cache **out);
 void twincache_cache_close(twincache_cache *c);
-
-/* One line saying why this thread's last twincache_cache_open failed, naming
- * the file and the OS error where there is one (e.g. "DIR/data.mdb:
- * Permission denied", "DIR: the meta record ... fails its checksum");
- * "" after a successful open. Valid until the thread's next open. */
-const char *twincache_cache_last_error(void);
 
 /* Facts of the cache; the returned pointers live as long as the handle. */
 const twincache_dims *twincache_cache_dims(const twincache_cache *c);

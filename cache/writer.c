@@ -13,6 +13,7 @@
 
 #include "tc_cache_lmdb.h"
 #include "tc_cache_writer.h"
+#include "tc_error.h"
 
 /* The largest map the writer asks for (64 TiB, half of x86-64's user
  * address space): doubling stops there with TWINCACHE_EFULL. */
@@ -34,7 +35,6 @@ struct tc_cache_writer {
   size_t config_len;
   char *library;
   uint64_t tag; /* the cache tag: FNV-1a 64 of config */
-  char error[256];
 };
 
 /* Writes dims, committed, stats and the meta checksum over all of meta. */
@@ -56,18 +56,34 @@ static int put_progress_meta(tc_cache_writer *w, MDB_txn *txn, uint64_t committe
   return rc;
 }
 
+/* The message for a directory this user may not write in (err: the errno of
+ * the lock file's open): whether the cache in it can still be read decides
+ * what the user is told. Returns status. */
+static int denied_error(int status, const char *dir, int err) {
+  char data_path[4096];
+  snprintf(data_path, sizeof data_path, "%s/data.mdb", dir);
+  if (access(data_path, R_OK) == 0)
+    return tc_error_set(status,
+                        "cannot write in %.400s (%s): the directory is read-only for this user; the "
+                        "cache can be read but not extended",
+                        dir, strerror(err));
+  if (errno == ENOENT)
+    return tc_error_set(status, "cannot write in %.400s (%s): the directory is read-only for this user",
+                        dir, strerror(err));
+  return tc_error_set(status,
+                      "cannot read %.400s (%s): this user may neither read nor extend the cache (ask "
+                      "its owner for read access, or generate into another directory)",
+                      data_path, strerror(errno));
+}
+
 /* Creates the directory if needed and takes the writer's lock. */
-static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) {
+static int dir_lock(tc_cache_writer *w, const char *dir) {
   struct stat st;
   if (stat(dir, &st) != 0) {
-    if (mkdir(dir, 0755) != 0) {
-      snprintf(msg, cap, "cannot create %s: %s", dir, strerror(errno));
-      return TWINCACHE_EIO;
-    }
+    if (mkdir(dir, 0755) != 0) return tc_error_os(errno, TWINCACHE_EIO, "cannot create %s", dir);
     w->created_dir = 1;
   } else if (!S_ISDIR(st.st_mode)) {
-    snprintf(msg, cap, "%s exists and is not a directory", dir);
-    return TWINCACHE_EIO;
+    return tc_error_set(TWINCACHE_EIO, "%s exists and is not a directory", dir);
   }
   /* One generator per cache: a second one would race the first for the same
    * chunk keys. The kernel drops the lock when its holder dies (kill -9), so
@@ -76,17 +92,12 @@ static int dir_lock(tc_cache_writer *w, const char *dir, char *msg, size_t cap) 
   snprintf(lock_path, sizeof lock_path, "%s/twincache-gen.lock", dir);
   w->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    int busy = w->lock_fd >= 0 && errno == EWOULDBLOCK;
-    if (busy)
-      snprintf(msg, cap, "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
-    else if (errno == EACCES || errno == EROFS || errno == EPERM)
-      snprintf(msg, cap,
-               "cannot write in %.400s (%s): the directory is read-only for this user; the cache "
-               "can be read but not extended",
-               dir, strerror(errno));
-    else
-      snprintf(msg, cap, "cannot lock %.400s/twincache-gen.lock: %s", dir, strerror(errno));
-    return busy ? TWINCACHE_EBUSY : TWINCACHE_EIO;
+    int err = errno, status = tc_status_from_errno(err, TWINCACHE_EIO);
+    if (w->lock_fd >= 0 && status == TWINCACHE_EBUSY)
+      return tc_error_set(status, "another twincache-gen is writing %.400s; wait for it to finish or stop it", dir);
+    if (err == EACCES || err == EROFS || err == EPERM)
+      return denied_error(status, dir, err);
+    return tc_error_set(status, "cannot lock %.400s/twincache-gen.lock: %s", dir, strerror(err));
   }
   return TWINCACHE_OK;
 }
@@ -111,51 +122,36 @@ static int create_meta(tc_cache_writer *w, MDB_txn *txn) {
   return MDB_SUCCESS;
 }
 
-/* Reads and checks the meta of an existing cache inside txn; a status, the
- * message in msg. */
-static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir, char *msg, size_t cap) {
+/* Reads and checks the meta of an existing cache inside txn; a status and
+ * its message. */
+static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir) {
   if (mdb_dbi_open(txn, TC_DB_META, 0, &w->dbi_meta) ||
-      mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &w->dbi_graphs)) {
-    snprintf(msg, cap, "%s is an LMDB environment but not a twincache cache", dir);
-    return TWINCACHE_ENOTCACHE;
-  }
+      mdb_dbi_open(txn, TC_DB_GRAPHS, 0, &w->dbi_graphs))
+    return tc_error_set(TWINCACHE_ENOTCACHE, "%s is an LMDB environment but not a twincache cache", dir);
   twincache_meta_entry e[TWINCACHE_MK_COUNT];
   twincache_meta m;
   int rc = tc_meta_read_entries(txn, w->dbi_meta, e);
-  if (rc != TWINCACHE_OK) {
-    snprintf(msg, cap, "%s: cannot read the meta: %s", dir, twincache_strerror(rc));
-    return rc;
-  }
+  if (rc != TWINCACHE_OK) return tc_error_set(rc, "%s: cannot read the meta: %s", dir, twincache_strerror(rc));
   if (!e[TWINCACHE_MK_VERSION].data || e[TWINCACHE_MK_VERSION].size != 4 ||
-      !e[TWINCACHE_MK_COMMITTED].data || e[TWINCACHE_MK_COMMITTED].size != 8) {
-    snprintf(msg, cap, "%s is not a twincache cache (meta incomplete)", dir);
-    return TWINCACHE_ENOTCACHE;
-  }
+      !e[TWINCACHE_MK_COMMITTED].data || e[TWINCACHE_MK_COMMITTED].size != 8)
+    return tc_error_set(TWINCACHE_ENOTCACHE, "%s is not a twincache cache (meta incomplete)", dir);
   /* readers accept 1..current; the writer extends only its own version, so a
    * cache never mixes record layouts */
   uint32_t version = tc_load_u32(e[TWINCACHE_MK_VERSION].data);
-  if (version != TWINCACHE_FORMAT_VERSION) {
-    snprintf(msg, cap,
-             "%s was written with format version %u, this is %u; it can be read but not "
-             "extended: generate into another --out",
-             dir, version, TWINCACHE_FORMAT_VERSION);
-    return TWINCACHE_EVERSION;
-  }
-  if (!e[TWINCACHE_MK_CONFIG].data) {
-    snprintf(msg, cap, "%s is not a twincache cache (no config)", dir);
-    return TWINCACHE_ENOTCACHE;
-  }
-  if ((rc = twincache_meta_parse(e, &m)) != TWINCACHE_OK) {
-    snprintf(msg, cap,
-             "%s: the meta record (config, dims, counts) %s: the cache was altered or damaged; "
-             "refusing to extend it",
-             dir, rc == TWINCACHE_ECORRUPT ? "fails its checksum" : twincache_strerror(rc));
-    return rc;
-  }
-  if (!(w->config = malloc(m.config_len + 1)) || !(w->library = malloc(m.library_len + 1))) {
-    snprintf(msg, cap, "out of memory");
-    return TWINCACHE_ENOMEM;
-  }
+  if (version != TWINCACHE_FORMAT_VERSION)
+    return tc_error_set(TWINCACHE_EVERSION,
+                        "%s was written with format version %u, this is %u; it can be read but not "
+                        "extended: generate into another --out",
+                        dir, version, TWINCACHE_FORMAT_VERSION);
+  if (!e[TWINCACHE_MK_CONFIG].data)
+    return tc_error_set(TWINCACHE_ENOTCACHE, "%s is not a twincache cache (no config)", dir);
+  if ((rc = twincache_meta_parse(e, &m)) != TWINCACHE_OK)
+    return tc_error_set(rc,
+                        "%s: the meta record (config, dims, counts) %s: the cache was altered or "
+                        "damaged; refusing to extend it",
+                        dir, rc == TWINCACHE_ECORRUPT ? "fails its checksum" : twincache_strerror(rc));
+  if (!(w->config = malloc(m.config_len + 1)) || !(w->library = malloc(m.library_len + 1)))
+    return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory reading the meta", dir);
   memcpy(w->config, m.config, m.config_len);
   w->config[m.config_len] = '\0';
   w->config_len = m.config_len;
@@ -172,25 +168,20 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir, char *ms
  * overflowing 64 bits: a chunk is at most 65536 graphs of at most
  * 65535 x 256 x 257 floats), and a map size LMDB can round up to a page and
  * this process can reserve. */
-static int check_inputs(const twincache_dims *d, uint64_t map_bytes, char *msg, size_t cap) {
+static int check_inputs(const twincache_dims *d, uint64_t map_bytes) {
   if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
       d->max_nodes > TWINCACHE_MAX_NODES || d->samples > TWINCACHE_MAX_SAMPLES ||
-      d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN) {
-    snprintf(msg, cap, "cache dimensions out of the format's limits");
-    return TWINCACHE_EINVAL;
-  }
-  if (map_bytes < 65536 || map_bytes > TC_MAX_MAP_BYTES || map_bytes > SIZE_MAX) {
-    snprintf(msg, cap, "map size %llu bytes out of range (64 KiB .. %llu bytes)",
-             (unsigned long long)map_bytes, (unsigned long long)TC_MAX_MAP_BYTES);
-    return TWINCACHE_EINVAL;
-  }
+      d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
+    return tc_error_set(TWINCACHE_EINVAL, "cache dimensions out of the format's limits");
+  if (map_bytes < 65536 || map_bytes > TC_MAX_MAP_BYTES || map_bytes > SIZE_MAX)
+    return tc_error_set(TWINCACHE_EINVAL, "map size %llu bytes out of range (64 KiB .. %llu bytes)",
+                        (unsigned long long)map_bytes, (unsigned long long)TC_MAX_MAP_BYTES);
   /* LMDB maps the whole map at open: try the reservation first (no memory) */
   void *p = mmap(NULL, (size_t)map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
-    snprintf(msg, cap, "map size %llu bytes cannot be mapped in this process (%s); use a smaller --map-size",
-             (unsigned long long)map_bytes, strerror(errno));
-    return TWINCACHE_EINVAL;
-  }
+  if (p == MAP_FAILED)
+    return tc_error_set(TWINCACHE_EINVAL,
+                        "map size %llu bytes cannot be mapped in this process (%s); use a smaller --map-size",
+                        (unsigned long long)map_bytes, strerror(errno));
   munmap(p, (size_t)map_bytes);
   return TWINCACHE_OK;
 }
@@ -207,25 +198,22 @@ static void remove_created(tc_cache_writer *w) {
 }
 
 int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char *config_json,
-                         const char *library, uint64_t map_size_bytes, tc_cache_writer **out,
-                         char *msg, size_t msg_cap) {
+                         const char *library, uint64_t map_size_bytes, tc_cache_writer **out) {
   tc_cache_writer *w = NULL;
   MDB_txn *txn = NULL;
   int rc, mrc = MDB_SUCCESS;
-  if (!dir || !dims || !config_json || !library || !out || !msg || msg_cap == 0)
-    return TWINCACHE_EINVAL;
+  if (!dir || !dims || !config_json || !library || !out)
+    return tc_error_set(TWINCACHE_EINVAL, "tc_cache_writer_open: NULL argument");
   *out = NULL;
-  msg[0] = '\0';
-  if ((rc = check_inputs(dims, map_size_bytes, msg, msg_cap)) != TWINCACHE_OK) return rc;
+  if ((rc = check_inputs(dims, map_size_bytes)) != TWINCACHE_OK) return rc;
   w = calloc(1, sizeof *w);
   if (!w || !(w->dir = strdup(dir))) {
     free(w);
-    snprintf(msg, msg_cap, "out of memory");
-    return TWINCACHE_ENOMEM;
+    return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", dir);
   }
   w->lock_fd = -1;
   w->dims = *dims;
-  if ((rc = dir_lock(w, dir, msg, msg_cap)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = dir_lock(w, dir)) != TWINCACHE_OK) goto cleanup;
   {
     char data_path[4096];
     struct stat st;
@@ -233,22 +221,17 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
     /* empty: killed before LMDB wrote its first pages; nothing to lose, so
      * the cache is (re)created and regenerates the same bytes */
     if (stat(data_path, &st) == 0 && st.st_size > 0 &&
-        (rc = tc_data_check_short(data_path, (uint64_t)st.st_size)) != TWINCACHE_OK) {
-      snprintf(msg, msg_cap, "%s: %s", data_path, twincache_strerror(rc));
+        (rc = tc_data_check_short(data_path, (uint64_t)st.st_size)) != TWINCACHE_OK)
       goto cleanup;
-    }
   }
   if ((mrc = mdb_env_create(&w->env)) || (mrc = mdb_env_set_maxdbs(w->env, TC_MAX_DBS)) ||
       (mrc = mdb_env_set_mapsize(w->env, (size_t)map_size_bytes)) ||
       (mrc = mdb_env_open(w->env, dir, MDB_NOMETASYNC, 0644))) {
-    snprintf(msg, msg_cap, "cannot open the LMDB environment %s: %s", dir, mdb_strerror(mrc));
-    rc = mrc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+    rc = tc_error_set(tc_status_from_mdb(mrc, TWINCACHE_EIO), "cannot open the LMDB environment %s: %s", dir,
+                      mdb_strerror(mrc));
     goto cleanup;
   }
-  if ((rc = tc_env_check_size(w->env)) != TWINCACHE_OK) {
-    snprintf(msg, msg_cap, "%s/data.mdb: %s", dir, twincache_strerror(rc));
-    goto cleanup;
-  }
+  if ((rc = tc_env_check_size(w->env)) != TWINCACHE_OK) goto cleanup;
   MDB_envinfo info;
   mdb_env_info(w->env, &info);
   w->map_size = info.me_mapsize;
@@ -260,14 +243,13 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
     goto lmdb_error;
   if (ms.ms_entries == 0) { /* a new cache (or one killed before its first commit) */
     if (!(w->config = strdup(config_json)) || !(w->library = strdup(library))) {
-      snprintf(msg, msg_cap, "out of memory");
-      rc = TWINCACHE_ENOMEM;
+      rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", dir);
       goto cleanup;
     }
     w->config_len = strlen(config_json);
     w->tag = twincache_meta_tag(w->config, w->config_len);
     if ((mrc = create_meta(w, txn))) goto lmdb_error;
-  } else if ((rc = read_meta(w, txn, dir, msg, msg_cap)) != TWINCACHE_OK) {
+  } else if ((rc = read_meta(w, txn, dir)) != TWINCACHE_OK) {
     goto cleanup;
   }
   /* commit (not abort): DBI handles opened in an aborted txn are closed */
@@ -281,8 +263,7 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
   goto cleanup;
 
 lmdb_error:
-  snprintf(msg, msg_cap, "LMDB error on %s: %s", dir, mdb_strerror(mrc));
-  rc = mrc == ENOSPC ? TWINCACHE_EFULL : TWINCACHE_ELMDB;
+  rc = tc_error_set(tc_status_from_mdb(mrc, TWINCACHE_EIO), "LMDB error on %s: %s", dir, mdb_strerror(mrc));
 cleanup:
   if (txn) mdb_txn_abort(txn);
   if (w && w->created_dir) {
@@ -302,7 +283,6 @@ uint64_t tc_cache_writer_committed(const tc_cache_writer *w) { return w->committ
 const twincache_stats *tc_cache_writer_stats(const tc_cache_writer *w) { return &w->stats; }
 uint64_t tc_cache_writer_tag(const tc_cache_writer *w) { return w->tag; }
 uint64_t tc_cache_writer_map_grows(const tc_cache_writer *w) { return w->map_grows; }
-const char *tc_cache_writer_error(const tc_cache_writer *w) { return w->error; }
 
 /* Doubles the map; only the writer holds transactions, and none is open. */
 static int grow_map(tc_cache_writer *w) {
@@ -312,22 +292,20 @@ static int grow_map(tc_cache_writer *w) {
   return mdb_env_set_mapsize(w->env, (size_t)w->map_size);
 }
 
-/* The status of a failed put: LMDB turns a short write into EIO, so a full
- * disk shows as EIO or ENOSPC. */
+/* The status and message of a failed put: LMDB turns a short write into
+ * EIO, so a full disk shows as EIO or ENOSPC. */
 static int put_status(tc_cache_writer *w, int mrc, size_t bytes) {
-  snprintf(w->error, sizeof w->error, "%s", mdb_strerror(mrc));
-  if (mrc == ENOSPC || mrc == EDQUOT) return TWINCACHE_EFULL;
+  int st = tc_status_from_mdb(mrc, TWINCACHE_EIO);
   struct statvfs fs;
   if (mrc == EIO && statvfs(w->dir, &fs) == 0 &&
       (uint64_t)fs.f_bavail * fs.f_frsize < (uint64_t)bytes + ((uint64_t)8 << 20))
-    return TWINCACHE_EFULL;
-  return mrc == ENOMEM ? TWINCACHE_ENOMEM : TWINCACHE_ELMDB;
+    st = TWINCACHE_EFULL;
+  return tc_error_set(st, "%s: writing %zu bytes of chunks: %s", w->dir, bytes, mdb_strerror(mrc));
 }
 
 int tc_cache_writer_put(tc_cache_writer *w, const tc_cache_chunk *chunks, size_t n,
                         uint64_t committed, const twincache_stats *stats) {
-  if (!w || (n && !chunks) || !stats) return TWINCACHE_EINVAL;
-  w->error[0] = '\0';
+  if (!w || (n && !chunks) || !stats) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_writer_put: NULL argument");
   size_t bytes = 0;
   for (size_t p = 0; p < n; p++) bytes += chunks[p].size;
   int rc;

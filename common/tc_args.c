@@ -295,3 +295,23 @@ void tc_args_help(FILE *f, const tc_opt *opts, size_t n, int column) {
     fputc('\n', f);
   }
 }
+
+int tc_args_report(FILE *f, const char *prog, const tc_args_error *e) {
+  switch (e->status) {
+  case TC_ARGS_OK:
+  case TC_ARGS_HELP: return 0;
+  case TC_ARGS_UNKNOWN: fprintf(f, "%s: %s: unknown flag (see --help)\n", prog, e->name); break;
+  case TC_ARGS_POSITIONAL: fprintf(f, "%s: unexpected argument '%s' (see --help)\n", prog, e->name); break;
+  case TC_ARGS_NO_VALUE: fprintf(f, "%s: %s: needs a value (see --help)\n", prog, e->name); break;
+  case TC_ARGS_SWITCH_VALUE:
+    fprintf(f, "%s: %s: takes no value, got '%s' (see --help)\n", prog, e->name, e->value ? e->value : "");
+    break;
+  case TC_ARGS_BAD_VALUE: return tc_args_report_value(f, prog, e->name, e->value, e->expect);
+  }
+  return 2;
+}
+
+int tc_args_report_value(FILE *f, const char *prog, const char *flag, const char *value, const char *expect) {
+  fprintf(f, "%s: %s: expected %s, got '%s' (see --help)\n", prog, flag, expect, value ? value : "");
+  return 2;
+}

@@ -7,8 +7,9 @@
  * (tc_args_help). Numbers are parsed strictly: decimal digits only for
  * integers (no sign, no "0x", no exponent, no spaces, nothing after), every
  * value checked against its range without wrapping. A bad argument comes
- * back as a tc_args_error the program turns into its one stderr line, so
- * each keeps its own wording; the library never prints or exits.
+ * back as a tc_args_error; tc_args_report writes its one line, in the same
+ * wording for every program. Nothing here exits; only tc_args_help and
+ * tc_args_report write, and only to the FILE they are given.
  * Thread-safety: functions are reentrant; they write only through their
  * arguments (and the tc_opt destinations). */
 #ifndef TC_ARGS_H
@@ -17,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- strict scalar parsers (0 = ok and *out set, -1 = bad, *out untouched) */
 /* Decimal integer in [lo, hi]: digits only, at least one. */
@@ -96,10 +101,30 @@ tc_args_status tc_args_parse(int argc, char *const *argv, const tc_opt *opts, si
 tc_args_status tc_args_parse_pos(int argc, char *const *argv, const tc_opt *opts, size_t n,
                                  const char **pos, int max_pos, int *n_pos, tc_args_error *err);
 
+/* Writes the one line of a parse error to f (stderr), the same wording in
+ * every program, naming the flag as typed:
+ *   PROG: --batch: expected an integer in [1, 4096], got '0' (see --help)
+ *   PROG: --bogus: unknown flag (see --help)
+ *   PROG: --seed: needs a value (see --help)
+ *   PROG: --json: takes no value, got '1' (see --help)
+ *   PROG: unexpected argument 'extra' (see --help)
+ * prog is what the line starts with ("twincache-gen", "twincache-inspect
+ * show"). Returns 2, the usage-error exit status; for TC_ARGS_HELP and
+ * TC_ARGS_OK writes nothing and returns 0 (the program prints its usage). */
+int tc_args_report(FILE *f, const char *prog, const tc_args_error *e);
+/* The TC_ARGS_BAD_VALUE line for a value a program checks itself after
+ * parsing ("PROG: FLAG: expected EXPECT, got 'VALUE' (see --help)");
+ * returns 2. */
+int tc_args_report_value(FILE *f, const char *prog, const char *flag, const char *value, const char *expect);
+
 /* Writes the flag list: "  --name META" padded to `column`, then the help
  * text with "{}" replaced by the default (o->def, else the destination's
  * current value: so call it on a table over a default configuration).
  * Section headings (name NULL) are printed as they are. */
 void tc_args_help(FILE *f, const tc_opt *opts, size_t n, int column);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TC_ARGS_H */

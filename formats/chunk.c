@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tc_common.h"
+#include "tc_error.h"
 #include "tc_format_internal.h"
 #include "twincache_format.h"
 
@@ -62,23 +63,26 @@ uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b) {
 }
 
 static int push_start(twincache_chunk_builder *b) {
-  if (b->count >= TWINCACHE_MAX_CHUNK_GRAPHS) return TWINCACHE_ETOOBIG;
+  if (b->count >= TWINCACHE_MAX_CHUNK_GRAPHS)
+    return tc_error_set(TWINCACHE_ETOOBIG, "chunk: more than %d graphs", TWINCACHE_MAX_CHUNK_GRAPHS);
   int rc = grow((void **)&b->starts, &b->starts_cap, (size_t)b->count + 1, sizeof(uint32_t));
-  if (rc != TWINCACHE_OK) return rc;
-  if (b->frames_len > UINT32_MAX) return TWINCACHE_ETOOBIG;
+  if (rc != TWINCACHE_OK) return tc_error_set(rc, "chunk: out of memory");
+  if (b->frames_len > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "chunk: frames exceed 4 GiB");
   b->starts[b->count] = (uint32_t)b->frames_len;
   return TWINCACHE_OK;
 }
 
 int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
                                 const twincache_graph *g) {
-  if (!b || !c || !g) return TWINCACHE_EINVAL;
-  if (g->index != b->first_index + b->count) return TWINCACHE_EINVAL;
+  if (!b || !c || !g) return tc_error_set(TWINCACHE_EINVAL, "twincache_chunk_builder_add: NULL argument");
+  if (g->index != b->first_index + b->count)
+    return tc_error_set(TWINCACHE_EINVAL, "chunk: graph %llu added where graph %llu belongs",
+                        (unsigned long long)g->index, (unsigned long long)(b->first_index + b->count));
   int rc = push_start(b);
   if (rc != TWINCACHE_OK) return rc;
   size_t bound = twincache_frame_bound(g->n_nodes, g->n_samples, g->n_inter, g->n_hidden);
   if ((rc = grow((void **)&b->frames, &b->frames_cap, b->frames_len + bound, 1)) != TWINCACHE_OK)
-    return rc;
+    return tc_error_set(rc, "chunk: out of memory");
   size_t written = 0;
   rc = twincache_frame_encode(c, g, b->frames + b->frames_len, b->frames_cap - b->frames_len, &written);
   if (rc != TWINCACHE_OK) return rc;
@@ -88,14 +92,21 @@ int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
 }
 
 int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *frame, size_t size) {
-  if (!b || !frame) return TWINCACHE_EINVAL;
+  if (!b || !frame) return tc_error_set(TWINCACHE_EINVAL, "twincache_chunk_builder_add_frame: NULL argument");
   uint64_t index;
   int rc = twincache_frame_peek(frame, size, &index, NULL, NULL, NULL, NULL);
-  if (rc != TWINCACHE_OK) return rc;
-  if (index != b->first_index + b->count) return TWINCACHE_EINVAL;
+  if (rc != TWINCACHE_OK) return rc; /* the frame's message */
+  if (index != b->first_index + b->count)
+    return tc_error_set(TWINCACHE_EINVAL, "chunk: frame of graph %llu added where graph %llu belongs",
+                        (unsigned long long)index, (unsigned long long)(b->first_index + b->count));
+  /* the record is of this version, so its frames must be (chunk_frame) */
+  if (tc_load_u16((const uint8_t *)frame + 4) != TWINCACHE_FORMAT_VERSION)
+    return tc_error_set(TWINCACHE_EINVAL, "chunk: frame of graph %llu is of format version %u, not %u",
+                        (unsigned long long)index, (unsigned)tc_load_u16((const uint8_t *)frame + 4),
+                        (unsigned)TWINCACHE_FORMAT_VERSION);
   if ((rc = push_start(b)) != TWINCACHE_OK) return rc;
   if ((rc = grow((void **)&b->frames, &b->frames_cap, b->frames_len + size, 1)) != TWINCACHE_OK)
-    return rc;
+    return tc_error_set(rc, "chunk: out of memory");
   memcpy(b->frames + b->frames_len, frame, size);
   b->frames_len += size;
   b->count++;
@@ -106,12 +117,13 @@ int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *fr
  * first_index u64, count u32, FNV-1a of the offset table u32, FNV-1a of
  * bytes [0, 24) u32. v2 appends the tag trailer after the frames. */
 int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data, size_t *size) {
-  if (!b || !data || !size || b->count == 0) return TWINCACHE_EINVAL;
-  if (b->frames_len > UINT32_MAX) return TWINCACHE_ETOOBIG;
+  if (!b || !data || !size || b->count == 0)
+    return tc_error_set(TWINCACHE_EINVAL, "twincache_chunk_builder_finish: NULL argument or no graph added");
+  if (b->frames_len > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "chunk: frames exceed 4 GiB");
   size_t table = 4 * ((size_t)b->count + 1);
   size_t total = TC_CHUNK_HEADER_BYTES + table + b->frames_len + TC_CHUNK_TRAILER_BYTES;
   int rc = grow((void **)&b->out, &b->out_cap, total, 1);
-  if (rc != TWINCACHE_OK) return rc;
+  if (rc != TWINCACHE_OK) return tc_error_set(rc, "chunk: out of memory");
   uint8_t *p = b->out, *t = p + TC_CHUNK_HEADER_BYTES;
   for (uint32_t i = 0; i < b->count; i++) tc_store_u32(t + 4 * (size_t)i, b->starts[i]);
   tc_store_u32(t + 4 * (size_t)b->count, (uint32_t)b->frames_len);
@@ -131,36 +143,47 @@ int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data
   return TWINCACHE_OK;
 }
 
+#define TC_CHUNK_BAD(status, what) return tc_error_set(status, "chunk record: " what)
 int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v) {
   const uint8_t *p = src;
-  if (!p || !v) return TWINCACHE_EINVAL;
-  if (size < 8 || memcmp(p, TC_CHUNK_MAGIC, 4) != 0) return TWINCACHE_ECORRUPT;
+  if (!p || !v) return tc_error_set(TWINCACHE_EINVAL, "twincache_chunk_parse: NULL argument");
+  if (size < 8 || memcmp(p, TC_CHUNK_MAGIC, 4) != 0) TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "no chunk magic");
   uint16_t version = tc_load_u16(p + 4);
-  if (version == 0) return TWINCACHE_ECORRUPT;
-  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (version == 0) TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "version 0");
+  if (version > TWINCACHE_FORMAT_VERSION)
+    TC_CHUNK_BAD(TWINCACHE_EVERSION, "written by a newer format version");
   if (tc_load_u16(p + 6) != TC_CHUNK_HEADER_BYTES || size < TC_CHUNK_HEADER_BYTES)
-    return TWINCACHE_ECORRUPT;
-  if (tc_load_u32(p + 24) != tc_fnv1a32(p, 24)) return TWINCACHE_ECHECKSUM;
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "bad header size");
+  if (tc_load_u32(p + 24) != tc_fnv1a32(p, 24)) TC_CHUNK_BAD(TWINCACHE_ECHECKSUM, "header checksum mismatch");
   uint32_t count = tc_load_u32(p + 16);
-  if (count == 0 || count > TWINCACHE_MAX_CHUNK_GRAPHS) return TWINCACHE_ECORRUPT;
+  if (count == 0 || count > TWINCACHE_MAX_CHUNK_GRAPHS)
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "graph count out of range");
   size_t table = 4 * ((size_t)count + 1);
-  if (table > size - TC_CHUNK_HEADER_BYTES) return TWINCACHE_ECORRUPT;
+  if (table > size - TC_CHUNK_HEADER_BYTES)
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "offset table beyond the record");
   const uint8_t *t = p + TC_CHUNK_HEADER_BYTES;
-  if (tc_load_u32(p + 20) != tc_fnv1a32(t, table)) return TWINCACHE_ECHECKSUM;
+  if (tc_load_u32(p + 20) != tc_fnv1a32(t, table))
+    TC_CHUNK_BAD(TWINCACHE_ECHECKSUM, "offset table checksum mismatch");
   size_t trailer = version >= 2 ? TC_CHUNK_TRAILER_BYTES : 0;
-  if (trailer > size - TC_CHUNK_HEADER_BYTES - table) return TWINCACHE_ECORRUPT;
+  if (trailer > size - TC_CHUNK_HEADER_BYTES - table)
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "no room for the tag trailer");
   size_t frames_bytes = size - TC_CHUNK_HEADER_BYTES - table - trailer;
   if (tc_load_u32(t) != 0 || tc_load_u32(t + 4 * (size_t)count) != frames_bytes)
-    return TWINCACHE_ECORRUPT;
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "offset table does not span the frames");
   uint64_t tag = 0;
   if (trailer) {
     const uint8_t *tr = t + table + frames_bytes;
-    if (tc_load_u32(tr + 8) != tc_fnv1a32(tr, 8)) return TWINCACHE_ECHECKSUM;
+    if (tc_load_u32(tr + 8) != tc_fnv1a32(tr, 8))
+      TC_CHUNK_BAD(TWINCACHE_ECHECKSUM, "tag trailer checksum mismatch");
     tag = tc_load_u64(tr);
   }
+  /* every frame is longer than its version's header (48 bytes; 40 in
+   * versions 1-2): a frame holds at least one byte of zstd frame */
+  uint32_t frame_min = version >= 3 ? TC_FRAME_HEADER_BYTES : TC_FRAME_HEADER_BYTES_V2;
   for (uint32_t i = 0; i < count; i++) {
     uint32_t a = tc_load_u32(t + 4 * (size_t)i), z = tc_load_u32(t + 4 * (size_t)i + 4);
-    if (z < a || z - a < TC_FRAME_HEADER_BYTES) return TWINCACHE_ECORRUPT;
+    if (z < a || z - a <= frame_min)
+      TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "a frame no longer than its version's header");
   }
   v->version = version;
   v->tag = tag;
@@ -174,12 +197,19 @@ int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v)
 
 int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const void **frame,
                           size_t *size) {
-  if (!v || !frame || !size || !v->frames || !v->offsets) return TWINCACHE_EINVAL;
-  if (slot >= v->count) return TWINCACHE_EINVAL;
+  if (!v || !frame || !size || !v->frames || !v->offsets)
+    return tc_error_set(TWINCACHE_EINVAL, "twincache_chunk_frame: NULL argument");
+  if (slot >= v->count)
+    return tc_error_set(TWINCACHE_EINVAL, "chunk record: slot %u of %u", (unsigned)slot, (unsigned)v->count);
   const uint8_t *t = (const uint8_t *)(const void *)v->offsets;
   uint32_t a = tc_load_u32(t + 4 * (size_t)slot), z = tc_load_u32(t + 4 * (size_t)slot + 4);
-  if (z < a || z > v->frames_bytes) return TWINCACHE_ECORRUPT;
-  *frame = v->frames + a;
+  if (z < a || z > v->frames_bytes || z - a < 8)
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "frame offsets out of the record");
+  /* a record never mixes layouts: its frames are of its own version */
+  const uint8_t *f = v->frames + a;
+  if (memcmp(f, TC_FRAME_MAGIC, 4) != 0 || tc_load_u16(f + 4) != v->version)
+    TC_CHUNK_BAD(TWINCACHE_ECORRUPT, "a frame of another version than its record, or no frame");
+  *frame = f;
   *size = z - a;
   return TWINCACHE_OK;
 }

@@ -25,12 +25,13 @@ const char *twincache_strerror(int code) {
   case TWINCACHE_EDEADLK: return "would wait forever: the batch slot needed next is held and cannot be released";
   case TWINCACHE_ESTALE: return "stale batch handle: released already, or no longer the batch handed out";
   case TWINCACHE_ETRUNCATED: return "data file shorter than the database says: truncated or damaged copy";
-  case TWINCACHE_EDEVICE: return "a CUDA or cuBLAS call failed";
+  case TWINCACHE_EDEVICE: return "a CUDA call or kernel launch failed";
   default: return "unknown twincache error";
   }
 }
 
 /* ---- the thread's last error message (tc_error.h) ------------------------ */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "tc_error.h"
@@ -57,7 +58,7 @@ int tc_error_set(int status, const char *fmt, ...) {
 
 int tc_error_wrap(int status, const char *fmt, ...) {
   char inner[TC_ERROR_BYTES];
-  snprintf(inner, sizeof inner, "%s", tc_error_text);
+  snprintf(inner, sizeof inner, "%s", tc_error_text[0] ? tc_error_text : twincache_strerror(status));
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(tc_error_text, sizeof tc_error_text, fmt, ap);
@@ -70,4 +71,27 @@ int tc_error_wrap(int status, const char *fmt, ...) {
     tc_error_text[used + 2 + len] = '\0';
   }
   return status;
+}
+
+int tc_status_from_errno(int err, int missing) {
+  switch (err) {
+  case 0: return TWINCACHE_OK;
+  case ENOENT:
+  case ENOTDIR: return missing;
+  case ENOSPC:
+  case EDQUOT: return TWINCACHE_EFULL;
+  case ENOMEM: return TWINCACHE_ENOMEM;
+  case EWOULDBLOCK: return TWINCACHE_EBUSY;
+  case EINVAL: return TWINCACHE_EINVAL;
+  default: return TWINCACHE_EIO; /* EACCES, EPERM, EROFS, EIO, ...: the message names it */
+  }
+}
+
+int tc_error_os(int err, int missing, const char *fmt, ...) {
+  char what[TC_ERROR_BYTES / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return tc_error_set(tc_status_from_errno(err, missing), "%s: %s", what, strerror(err));
 }

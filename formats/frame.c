@@ -12,6 +12,7 @@
 #include <zstd_errors.h>
 
 #include "tc_common.h"
+#include "tc_error.h"
 #include "tc_format_internal.h"
 #include "twincache_format.h"
 
@@ -111,16 +112,23 @@ static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   tc_store_u32(p + 44, tc_fnv1a32(p, 44));
 }
 
-/* Validates everything the header alone can tell. */
+/* Validates everything the header alone can tell; a failure leaves the
+ * message "frame: what is wrong". */
 static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   const uint8_t *p = src;
-  if (!p || size < 8 || memcmp(p, TC_FRAME_MAGIC, 4) != 0) return TWINCACHE_ECORRUPT;
+  if (!p || size < 8 || memcmp(p, TC_FRAME_MAGIC, 4) != 0)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: no frame magic (%zu bytes)", p ? size : 0);
   uint16_t version = tc_load_u16(p + 4);
-  if (version == 0) return TWINCACHE_ECORRUPT;
-  if (version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
+  if (version == 0) return tc_error_set(TWINCACHE_ECORRUPT, "frame: version 0");
+  if (version > TWINCACHE_FORMAT_VERSION)
+    return tc_error_set(TWINCACHE_EVERSION, "frame: format version %u, this build reads 1..%d", version,
+                        TWINCACHE_FORMAT_VERSION);
   uint32_t hb = version >= 3 ? TC_FRAME_HEADER_BYTES : TC_FRAME_HEADER_BYTES_V2;
-  if (tc_load_u16(p + 6) != hb || size < hb) return TWINCACHE_ECORRUPT;
-  if (tc_load_u32(p + hb - 4) != tc_fnv1a32(p, hb - 4)) return TWINCACHE_ECHECKSUM;
+  if (tc_load_u16(p + 6) != hb || size < hb)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: header size %u (%zu bytes in all), version %u has %u",
+                        tc_load_u16(p + 6), size, version, hb);
+  if (tc_load_u32(p + hb - 4) != tc_fnv1a32(p, hb - 4))
+    return tc_error_set(TWINCACHE_ECHECKSUM, "frame: header checksum mismatch: the header is damaged");
   h->version = version;
   h->header_bytes = hb;
   h->payload_hash = version >= 3 ? tc_load_u64(p + 36) : 0;
@@ -141,15 +149,18 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
       h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
       h->noise > TWINCACHE_NOISE_UNIFORM || p[27] != 0 ||
       (h->flags & ~TWINCACHE_GRAPH_STANDARDIZED) || (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
-    return TWINCACHE_ECORRUPT;
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
                                             : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
-    return TWINCACHE_ECORRUPT;
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: hidden size %u does not fit its mechanism", h->h);
   if (h->compressed_bytes == 0 || h->compressed_bytes > size - hb)
-    return TWINCACHE_ECORRUPT;
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u compressed bytes, %zu present", h->compressed_bytes,
+                        size - hb);
   uint64_t lo = payload_fixed_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, 0);
   uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags);
-  if (h->decoded_bytes < lo || h->decoded_bytes > hi) return TWINCACHE_ECORRUPT;
+  if (h->decoded_bytes < lo || h->decoded_bytes > hi)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u decoded bytes, outside %llu..%llu", h->decoded_bytes,
+                        (unsigned long long)lo, (unsigned long long)hi);
   return TWINCACHE_OK;
 }
 
@@ -194,6 +205,21 @@ static uint64_t load_bits(const uint8_t *p, uint32_t nbytes) {
   return v;
 }
 
+/* 1 when every W1 input weight of a non-parent is +0.0 (all bits zero) in
+ * the MLP section mlp (N blocks of H*N + 2H f32, W1 (H, N) first), given
+ * the children sets of w; else 0. */
+static int mlp_nonparents_zero(const tc_dag *w, const uint8_t *mlp, uint32_t n, uint32_t h_n) {
+  size_t stride = 4 * ((size_t)h_n * n + 2 * (size_t)h_n);
+  for (uint32_t j = 0; j < n; j++)
+    for (uint32_t i = 0; i < n; i++) {
+      if (tc_bit_get(w->child[i], j)) continue; /* i is a parent of j */
+      const uint8_t *col = mlp + j * stride + 4 * (size_t)i;
+      for (uint32_t hh = 0; hh < h_n; hh++)
+        if (tc_load_u32(col + 4 * (size_t)hh * n) != 0) return 0;
+    }
+  return 1;
+}
+
 /* ---- encoder --------------------------------------------------------------- */
 /* zstd level of the FAST encoding: a negative level, at which zstd stores
  * literals raw (no Huffman stage) and still finds the repeats. Chosen by
@@ -219,10 +245,10 @@ twincache_cctx *twincache_cctx_create(int level) {
 
 int twincache_cctx_set_encoding(twincache_cctx *c, int encoding) {
   if (!c || (encoding != TWINCACHE_ENCODING_FAST && encoding != TWINCACHE_ENCODING_SMALL))
-    return TWINCACHE_EINVAL;
+    return tc_error_set(TWINCACHE_EINVAL, "encoding %d: expected FAST (0) or SMALL (1)", encoding);
   int level = encoding == TWINCACHE_ENCODING_FAST ? TC_FAST_ZSTD_LEVEL : c->level;
-  if (ZSTD_isError(ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level)))
-    return TWINCACHE_EZSTD;
+  size_t z = ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level);
+  if (ZSTD_isError(z)) return tc_error_set(TWINCACHE_EZSTD, "zstd level %d: %s", level, ZSTD_getErrorName(z));
   c->encoding = encoding;
   return TWINCACHE_OK;
 }
@@ -273,12 +299,18 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
         e++;
       }
   }
-  if (tc_dag_close(w, n) != 0) return TWINCACHE_EINVAL;
+  if (tc_dag_close(w, n) != 0) return tc_error_set(TWINCACHE_EINVAL, "the graph is not a DAG");
+  /* W1 columns of non-parents are +0.0: a reader refuses anything else */
+  if (g->mechanism == TWINCACHE_MECH_MLP &&
+      !mlp_nonparents_zero(w, (const uint8_t *)g->mlp, n, g->n_hidden))
+    return tc_error_set(TWINCACHE_EINVAL, "MLP input weights on non-parents must be +0.0");
 
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    if (t >= n || g->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_EINVAL;
+    if (t >= n || g->kind[k] > TWINCACHE_SHIFT)
+      return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u or kind %u out of range", k, t,
+                          (unsigned)g->kind[k]);
     int is_do = g->kind[k] == TWINCACHE_DO;
     total += popcount_set(w->desc[t], n) - (uint32_t)is_do;
     /* the twin property: what the structure says is unchanged must be */
@@ -287,9 +319,12 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       const float *ri = g->inter + ((size_t)k * s_n + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
         if (!tc_bit_get(w->desc[t], j)) {
-          if (!f32_same(rb + j, ri + j)) return TWINCACHE_EINVAL;
+          if (!f32_same(rb + j, ri + j))
+            return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: node %u is no "
+                                "descendant of target %u but differs from the base world", k, s, j, t);
         } else if (is_do && j == t && !f32_same(ri + j, &g->value[k])) {
-          return TWINCACHE_EINVAL;
+          return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: the do() target %u "
+                              "is not the intervention value", k, s, t);
         }
       }
     }
@@ -306,17 +341,20 @@ static uint8_t *put_f32(uint8_t *q, float v) {
 
 int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
                            size_t *written) {
-  if (!c || !g || !dst || !written) return TWINCACHE_EINVAL;
+  if (!c || !g || !dst || !written) return tc_error_set(TWINCACHE_EINVAL, "twincache_frame_encode: NULL argument");
   uint32_t edges = 0;
   uint64_t cols_total = 0;
+  tc_error_clear();
   int rc = encode_check(c, g, &edges, &cols_total);
-  if (rc != TWINCACHE_OK) return rc;
+  if (rc != TWINCACHE_OK) /* sizes, mechanism or a missing array when encode_check left no message */
+    return tc_error_wrap(rc, "frame encode: graph %llu", (unsigned long long)g->index);
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
   uint64_t size = payload_fixed_bytes(n, s_n, k_n, h_n, g->mechanism, g->flags, edges) +
                   4 * cols_total * s_n;
-  if (size > UINT32_MAX) return TWINCACHE_ETOOBIG;
-  if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK) return rc;
+  if (size > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: payload over 4 GiB");
+  if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK)
+    return tc_error_set(rc, "frame encode: out of memory");
 
   const tc_dag *w = &c->dag;
   uint8_t *q = c->buf;
@@ -359,18 +397,21 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   size_t sample_floats = (size_t)(q - samples) / 4;
   uint8_t codec = 0;
   if (c->shuffle) {
-    if ((rc = buf_grow(&c->tmp, &c->tmp_cap, sample_floats * 4)) != TWINCACHE_OK) return rc;
+    if ((rc = buf_grow(&c->tmp, &c->tmp_cap, sample_floats * 4)) != TWINCACHE_OK)
+      return tc_error_set(rc, "frame encode: out of memory");
     planes_split(c->tmp, samples, sample_floats);
     memcpy(samples, c->tmp, sample_floats * 4);
     codec |= TC_FRAME_CODEC_SHUFFLE;
   }
 
-  if (cap < TC_FRAME_HEADER_BYTES) return TWINCACHE_ETOOBIG;
+  if (cap < TC_FRAME_HEADER_BYTES)
+    return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: %zu bytes of room, less than a header", cap);
   size_t z = ZSTD_compress2(c->z, (uint8_t *)dst + TC_FRAME_HEADER_BYTES,
                             cap - TC_FRAME_HEADER_BYTES, c->buf, (size_t)size);
   if (ZSTD_isError(z))
-    return ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD;
-  if (z > UINT32_MAX) return TWINCACHE_ETOOBIG;
+    return tc_error_set(ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD,
+                        "frame encode: zstd: %s", ZSTD_getErrorName(z));
+  if (z > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: compressed frame over 4 GiB");
   tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
                     .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags,
                     .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z,
@@ -445,7 +486,10 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
   TAKE(x->weight, 4ull * x->edges);
   x->mlp = NULL;
-  if (h->mechanism == TWINCACHE_MECH_MLP) TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
+  if (h->mechanism == TWINCACHE_MECH_MLP) {
+    TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
+    if (!mlp_nonparents_zero(w, x->mlp, n, h->h)) return TWINCACHE_ECORRUPT;
+  }
   TAKE(x->noise, 4ull * n);
   x->norm = NULL;
   if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) TAKE(x->norm, 8ull * n);
@@ -592,6 +636,28 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   }
 }
 
+/* The zstd frame after the header must be exactly one frame of Z bytes
+ * (nothing appended, not even a skippable frame), with no dictionary, and
+ * carry zstd's XXH64 content checksum exactly when the frame version says
+ * so (versions 1-2: on; version 3: off, the header's XXH3 instead) — so no
+ * payload is ever accepted unchecked. Frame_Header_Descriptor (RFC 8878,
+ * 3.1.1.1.1) is the byte after the 4-byte magic: bit 2 the checksum flag,
+ * bits 0-1 the dictionary ID size. The caller checked the content size. */
+static int zstd_frame_check(const uint8_t *z, const tc_frame_hdr *h) {
+  if (h->compressed_bytes < 5)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u compressed bytes, too few for a zstd frame",
+                        h->compressed_bytes);
+  uint8_t fhd = z[4];
+  unsigned checksum = (fhd >> 2) & 1u, want = h->version <= 2 ? 1u : 0u;
+  if (checksum != want)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: a version %u frame %s zstd's content checksum",
+                        (unsigned)h->version, want ? "without" : "with");
+  if ((fhd & 3u) != 0) return tc_error_set(TWINCACHE_ECORRUPT, "frame: a zstd frame with a dictionary");
+  if (ZSTD_findFrameCompressedSize(z, h->compressed_bytes) != h->compressed_bytes)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: bytes after its zstd frame, or a damaged one");
+  return TWINCACHE_OK;
+}
+
 /* Decompresses and parses the payload of a frame whose header is *h: fills
  * d->dag, d->ncols and *x, whose sample sections point into d->buf, or
  * into d->tmp when the samples are stored as byte planes. */
@@ -600,23 +666,32 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
   int rc;
   const uint8_t *z = (const uint8_t *)src + h->header_bytes;
   unsigned long long content = ZSTD_getFrameContentSize(z, h->compressed_bytes);
-  if (content != h->decoded_bytes) return TWINCACHE_ECORRUPT; /* incl. ERROR/UNKNOWN */
-  if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK) return rc;
+  if (content != h->decoded_bytes) /* incl. ERROR/UNKNOWN */
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: the zstd frame's content size is not the "
+                        "header's %u bytes", h->decoded_bytes);
+  if ((rc = zstd_frame_check(z, h)) != TWINCACHE_OK) return rc;
+  if ((rc = buf_grow(&d->buf, &d->buf_cap, h->decoded_bytes)) != TWINCACHE_OK)
+    return tc_error_set(rc, "frame: out of memory (%u bytes)", h->decoded_bytes);
   size_t got = ZSTD_decompressDCtx(d->z, d->buf, h->decoded_bytes, z, h->compressed_bytes);
   if (ZSTD_isError(got)) {
     ZSTD_ErrorCode e = ZSTD_getErrorCode(got);
-    if (e == ZSTD_error_checksum_wrong) return TWINCACHE_ECHECKSUM;
-    if (e == ZSTD_error_memory_allocation) return TWINCACHE_ENOMEM;
-    return TWINCACHE_ECORRUPT;
+    rc = e == ZSTD_error_checksum_wrong ? TWINCACHE_ECHECKSUM
+         : e == ZSTD_error_memory_allocation ? TWINCACHE_ENOMEM : TWINCACHE_ECORRUPT;
+    return tc_error_set(rc, "frame: zstd: %s", ZSTD_getErrorName(got));
   }
-  if (got != h->decoded_bytes) return TWINCACHE_ECORRUPT;
+  if (got != h->decoded_bytes)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %zu bytes decoded, the header says %u", got,
+                        h->decoded_bytes);
   /* versions 1-2: zstd checked its XXH64 above; version 3: ours, before
    * any byte of the payload is interpreted */
-  if (h->version >= 3 && tc_payload_hash(d->buf, got) != h->payload_hash) return TWINCACHE_ECHECKSUM;
-  if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK) return rc;
+  if (h->version >= 3 && tc_payload_hash(d->buf, got) != h->payload_hash)
+    return tc_error_set(TWINCACHE_ECHECKSUM, "frame: payload checksum mismatch: the record is damaged");
+  if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK)
+    return tc_error_set(rc, "frame: payload: %s", twincache_strerror(rc));
   if (h->codec & TC_FRAME_CODEC_SHUFFLE) {
     size_t floats = (size_t)(d->buf + got - x->base) / 4;
-    if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK) return rc;
+    if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK)
+      return tc_error_set(rc, "frame: out of memory");
     planes_join(d->tmp, x->base, floats);
     x->cols = d->tmp + (x->cols - x->base);
     x->base = d->tmp;
@@ -625,14 +700,16 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
 }
 
 int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g) {
-  if (!d || !src || !g) return TWINCACHE_EINVAL;
+  if (!d || !src || !g) return tc_error_set(TWINCACHE_EINVAL, "twincache_frame_decode: NULL argument");
   tc_frame_hdr h;
   tc_sections x;
   int rc = header_read(src, size, &h);
   if (rc != TWINCACHE_OK) return rc;
   if (h.n > g->cap_nodes || h.s > g->cap_samples || h.k > g->cap_inter || h.h > g->cap_hidden ||
       g->ld < h.n || g->ld_adj < h.n)
-    return TWINCACHE_ETOOBIG;
+    return tc_error_set(TWINCACHE_ETOOBIG, "frame: %u nodes, %u samples, %u interventions, %u "
+                        "hidden exceed the graph's capacity (%u, %u, %u, %u)", h.n, h.s, h.k, h.h,
+                        g->cap_nodes, g->cap_samples, g->cap_inter, g->cap_hidden);
   if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
   graph_fill(d, &h, &x, g);
   return TWINCACHE_OK;
@@ -640,7 +717,7 @@ int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twin
 
 int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
                                 twincache_frame_view *v) {
-  if (!d || !src || !v) return TWINCACHE_EINVAL;
+  if (!d || !src || !v) return tc_error_set(TWINCACHE_EINVAL, "twincache_frame_decode_view: NULL argument");
   tc_frame_hdr h;
   tc_sections x;
   int rc = header_read(src, size, &h);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tc_common.h"
+#include "tc_error.h"
 #include "twincache_format.h"
 
 #define TC_DIMS_VERSION 1u
@@ -22,13 +23,14 @@ void twincache_dims_encode(const twincache_dims *d, uint8_t out[TWINCACHE_DIMS_B
 
 int twincache_dims_decode(const void *src, size_t size, twincache_dims *d) {
   const uint8_t *p = src;
-  if (!p || !d) return TWINCACHE_EINVAL;
+  if (!p || !d) return tc_error_set(TWINCACHE_EINVAL, "twincache_dims_decode: NULL argument");
   /* size first: the cache's format_version entry already refuses newer
    * layouts, so a wrong size here is damage */
-  if (size != TWINCACHE_DIMS_BYTES) return TWINCACHE_ECORRUPT;
+  if (size != TWINCACHE_DIMS_BYTES)
+    return tc_error_set(TWINCACHE_ECORRUPT, "meta dims: %zu bytes, not %d", size, TWINCACHE_DIMS_BYTES);
   uint32_t version = tc_load_u32(p);
-  if (version == 0) return TWINCACHE_ECORRUPT;
-  if (version > TC_DIMS_VERSION) return TWINCACHE_EVERSION;
+  if (version == 0) return tc_error_set(TWINCACHE_ECORRUPT, "meta dims: version 0");
+  if (version > TC_DIMS_VERSION) return tc_error_set(TWINCACHE_EVERSION, "meta dims: version %u", version);
   d->chunk_graphs = tc_load_u32(p + 4);
   d->graphs = tc_load_u64(p + 8);
   d->max_nodes = tc_load_u32(p + 16);
@@ -51,13 +53,14 @@ void twincache_stats_encode(const twincache_stats *s, uint8_t out[TWINCACHE_STAT
 
 int twincache_stats_decode(const void *src, size_t size, twincache_stats *s) {
   const uint8_t *p = src;
-  if (!p || !s) return TWINCACHE_EINVAL;
+  if (!p || !s) return tc_error_set(TWINCACHE_EINVAL, "twincache_stats_decode: NULL argument");
   /* size first: the cache's format_version entry already refuses newer
    * layouts, so a wrong size here is damage */
-  if (size != TWINCACHE_STATS_BYTES) return TWINCACHE_ECORRUPT;
+  if (size != TWINCACHE_STATS_BYTES)
+    return tc_error_set(TWINCACHE_ECORRUPT, "meta stats: %zu bytes, not %d", size, TWINCACHE_STATS_BYTES);
   uint32_t version = tc_load_u32(p);
-  if (version == 0) return TWINCACHE_ECORRUPT;
-  if (version > TC_STATS_VERSION) return TWINCACHE_EVERSION;
+  if (version == 0) return tc_error_set(TWINCACHE_ECORRUPT, "meta stats: version 0");
+  if (version > TC_STATS_VERSION) return tc_error_set(TWINCACHE_EVERSION, "meta stats: version %u", version);
   if (tc_load_u32(p + 4) != 0) return TWINCACHE_ECORRUPT;
   s->raw_bytes = tc_load_u64(p + 8);
   s->frame_bytes = tc_load_u64(p + 16);
@@ -112,31 +115,34 @@ void twincache_meta_check_encode(const twincache_meta *m, uint8_t out[TWINCACHE_
   tc_store_u64(out + 8, twincache_meta_checksum(m));
 }
 
+#define TC_META_BAD(status, what) return tc_error_set(status, "meta: " what)
 int twincache_meta_parse(const twincache_meta_entry e[TWINCACHE_MK_COUNT], twincache_meta *m) {
-  if (!e || !m) return TWINCACHE_EINVAL;
+  if (!e || !m) return tc_error_set(TWINCACHE_EINVAL, "twincache_meta_parse: NULL argument");
   memset(m, 0, sizeof *m);
   m->config = m->library = "";
   const twincache_meta_entry *v = &e[TWINCACHE_MK_VERSION];
-  if (!v->data) return TWINCACHE_ENOTCACHE;
-  if (v->size != 4) return TWINCACHE_ECORRUPT;
+  if (!v->data) TC_META_BAD(TWINCACHE_ENOTCACHE, "no format_version entry");
+  if (v->size != 4) TC_META_BAD(TWINCACHE_ECORRUPT, "format_version is not 4 bytes");
   m->version = tc_load_u32(v->data);
-  if (m->version > TWINCACHE_FORMAT_VERSION) return TWINCACHE_EVERSION;
-  if (m->version == 0) return TWINCACHE_ECORRUPT;
+  if (m->version > TWINCACHE_FORMAT_VERSION)
+    return tc_error_set(TWINCACHE_EVERSION, "meta: format version %u, this build reads 1..%d", m->version,
+                        TWINCACHE_FORMAT_VERSION);
+  if (m->version == 0) TC_META_BAD(TWINCACHE_ECORRUPT, "format version 0");
 
   v = &e[TWINCACHE_MK_DIMS];
-  if (!v->data) return TWINCACHE_ECORRUPT;
+  if (!v->data) TC_META_BAD(TWINCACHE_ECORRUPT, "no dims entry");
   int rc = twincache_dims_decode(v->data, v->size, &m->dims);
   if (rc != TWINCACHE_OK) return rc;
   const twincache_dims *d = &m->dims;
   if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
       d->max_nodes > TWINCACHE_MAX_NODES || d->samples > TWINCACHE_MAX_SAMPLES ||
       d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
-    return TWINCACHE_ECORRUPT;
+    TC_META_BAD(TWINCACHE_ECORRUPT, "dims out of the format's limits");
 
   /* committed is written with the first chunks; a cache without it has none */
   v = &e[TWINCACHE_MK_COMMITTED];
   if (v->data) {
-    if (v->size != 8) return TWINCACHE_ECORRUPT;
+    if (v->size != 8) TC_META_BAD(TWINCACHE_ECORRUPT, "committed is not 8 bytes");
     m->committed = tc_load_u64(v->data);
   }
   v = &e[TWINCACHE_MK_STATS];
@@ -151,20 +157,22 @@ int twincache_meta_parse(const twincache_meta_entry e[TWINCACHE_MK_COUNT], twinc
     m->library = v->data;
     m->library_len = v->size;
   }
-  if (m->config_len > UINT32_MAX || m->library_len > UINT32_MAX) return TWINCACHE_ECORRUPT;
+  if (m->config_len > UINT32_MAX || m->library_len > UINT32_MAX)
+    TC_META_BAD(TWINCACHE_ECORRUPT, "config or library text over 4 GiB");
   uint64_t config_tag = twincache_meta_tag(m->config, m->config_len);
   if (m->version < 2) { /* v1: no tag, no checksum */
     m->tag = config_tag;
     return TWINCACHE_OK;
   }
   v = &e[TWINCACHE_MK_TAG];
-  if (!v->data || v->size != 8) return TWINCACHE_ECORRUPT;
+  if (!v->data || v->size != 8) TC_META_BAD(TWINCACHE_ECORRUPT, "no 8-byte tag entry");
   m->tag = tc_load_u64(v->data);
-  if (m->tag != config_tag) return TWINCACHE_ECORRUPT;
+  if (m->tag != config_tag) TC_META_BAD(TWINCACHE_ECORRUPT, "the tag is not that of the stored config");
   v = &e[TWINCACHE_MK_CHECK];
-  if (!v->data || v->size != TWINCACHE_META_CHECK_BYTES) return TWINCACHE_ECORRUPT;
+  if (!v->data || v->size != TWINCACHE_META_CHECK_BYTES) TC_META_BAD(TWINCACHE_ECORRUPT, "no checksum entry");
   const uint8_t *c = v->data;
-  if (tc_load_u32(c) != TC_META_CHECK_VERSION || tc_load_u32(c + 4) != 0) return TWINCACHE_ECORRUPT;
-  if (tc_load_u64(c + 8) != twincache_meta_checksum(m)) return TWINCACHE_ECORRUPT;
+  if (tc_load_u32(c) != TC_META_CHECK_VERSION || tc_load_u32(c + 4) != 0)
+    TC_META_BAD(TWINCACHE_ECORRUPT, "checksum entry of an unknown version");
+  if (tc_load_u64(c + 8) != twincache_meta_checksum(m)) TC_META_BAD(TWINCACHE_ECORRUPT, "checksum mismatch");
   return TWINCACHE_OK;
 }

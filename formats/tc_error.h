@@ -10,18 +10,39 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Records the message (printf format) for twincache_last_error and returns
  * status unchanged, so a failure path reads `return tc_error_set(rc, ...)`.
  * Replaces any earlier message of this thread. */
 int tc_error_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tc_error_vset(int status, const char *fmt, va_list ap);
 
-/* Prefixes this thread's current message with context ("ctx: inner"), or
- * sets it when there is none; returns status. For outer layers that know
- * the file or record an inner failure concerns. */
+/* Prefixes this thread's current message with context ("ctx: inner"); when
+ * there is none, "ctx: twincache_strerror(status)". Returns status. For
+ * outer layers that know the file or record an inner failure concerns
+ * (clear before the inner call when an older message could be left). */
 int tc_error_wrap(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Clears this thread's message (a call that succeeds may leave it alone). */
 void tc_error_clear(void);
+
+/* The one errno -> status table. `missing` is the status ENOENT and ENOTDIR
+ * stand for where the caller is (TWINCACHE_ENOTFOUND for a cache directory
+ * or a checkpoint, TWINCACHE_ENOTCACHE for the data file inside a cache
+ * directory): the table is shared, the meaning of absence is not.
+ * 0 -> TWINCACHE_OK; ENOSPC, EDQUOT -> EFULL; ENOMEM -> ENOMEM;
+ * EWOULDBLOCK -> EBUSY; EINVAL -> EINVAL; any other errno -> EIO. */
+int tc_status_from_errno(int err, int missing);
+
+/* tc_status_from_errno(err, missing) with the message "<fmt>: <strerror(err)>"
+ * (e.g. "DIR/data.mdb: Permission denied"); returns the status. */
+int tc_error_os(int err, int missing, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -63,7 +63,7 @@ enum {
   /* -20 and up: storage (cache/) */
   TWINCACHE_ETRUNCATED = -20,  /* data file shorter than the database says: truncated or damaged copy */
   /* -21 and up: devices (kernels/, train/) */
-  TWINCACHE_EDEVICE = -21,     /* a CUDA or cuBLAS call failed (twincache_kernels_last_error says which) */
+  TWINCACHE_EDEVICE = -21,     /* a CUDA call or kernel launch failed (the message names it) */
 };
 
 /* Returns a static, human-readable string for any twincache status code
@@ -199,9 +199,11 @@ int twincache_frame_peek(const void *src, size_t size, uint64_t *index, uint32_t
                          uint32_t *n_samples, uint32_t *n_inter, uint32_t *n_hidden);
 
 /* Decodes one frame into g's caller-owned arrays (see the layout above):
- * either encoding, format version 1 or 2. Validates magic, version, header checksum, dimensions against g's
- * capacities (TWINCACHE_ETOOBIG), every internal size, and zstd's content
- * checksum of the decoded bytes. No allocation after the context's first use
+ * either encoding, format versions 1..TWINCACHE_FORMAT_VERSION. Validates
+ * magic, version, header checksum, dimensions against g's capacities
+ * (TWINCACHE_ETOOBIG), every internal size, and the payload checksum (the
+ * header's XXH3 from version 3, zstd's content checksum in versions 1-2: a
+ * frame without the one its version requires is TWINCACHE_ECORRUPT). No allocation after the context's first use
  * at the largest size. On error g's arrays may be partly written. */
 int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twincache_graph *g);
 
@@ -269,7 +271,8 @@ void twincache_chunk_builder_set_tag(twincache_chunk_builder *b, uint64_t tag);
 /* Encodes g (whose index must be first_index + count) and appends it. */
 int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
                                 const twincache_graph *g);
-/* Appends an already encoded frame. */
+/* Appends an already encoded frame of this format version (another
+ * version is TWINCACHE_EINVAL: a record never mixes layouts). */
 int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *frame, size_t size);
 /* Writes the header and offset table; *data and *size stay valid until the next
  * reset/add/free of the builder. */
@@ -279,7 +282,7 @@ uint32_t twincache_chunk_builder_count(const twincache_chunk_builder *b);
 /* A parsed view of a chunk record; points into the caller's bytes and is
  * valid as long as they are (for LMDB: until the read transaction ends). */
 typedef struct twincache_chunk_view {
-  uint32_t version;     /* layout version of the record (1 or 2) */
+  uint32_t version;     /* format version of the record (1..TWINCACHE_FORMAT_VERSION) */
   uint64_t tag;         /* v2: the cache tag of the cache that wrote it; v1: 0 */
   uint64_t first_index; /* index of slot 0 */
   uint32_t count;       /* graphs in the chunk */
@@ -293,7 +296,9 @@ typedef struct twincache_chunk_view {
  * TWINCACHE_ECORRUPT/ECHECKSUM/EVERSION. Whether v->tag is the tag of the
  * cache it is read from is the cache's check (cache/). */
 int twincache_chunk_parse(const void *src, size_t size, twincache_chunk_view *v);
-/* Returns frame `slot` of a parsed chunk (slot < count) as pointer and size. */
+/* Returns frame `slot` of a parsed chunk (slot < count) as pointer and size.
+ * TWINCACHE_ECORRUPT when the frame's magic or format version is not the
+ * record's (a record never mixes layouts); TWINCACHE_EINVAL for a bad slot. */
 int twincache_chunk_frame(const twincache_chunk_view *v, uint32_t slot, const void **frame,
                           size_t *size);
 

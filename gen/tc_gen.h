@@ -32,6 +32,8 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
 enum tc_gen_model { TC_MODEL_ER = 0, TC_MODEL_BA = 1, TC_MODEL_WS = 2 };
 enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
 
+struct tc_gen_progress;
+
 /* Every generator option. The fields from `model` to `chunk_graphs` make the
  * cache's identity (the "config" meta entry); the others are how to run. */
 typedef struct tc_gen_config {
@@ -63,9 +65,25 @@ typedef struct tc_gen_config {
   uint64_t graphs;          /* target graph count */
   uint32_t threads;         /* worker threads */
   uint64_t map_size_bytes;  /* initial LMDB map size (grows by doubling) */
-  int progress;             /* print a \r progress line on stderr */
-  int quiet;                /* no summary either */
+  int quiet;                /* twincache-gen: no progress line, no summary */
+  /* Progress, reported from the thread that called tc_gen_run about every
+   * 200 ms while graphs are made and once more at the end (final = 1);
+   * NULL = none. The engine never prints: twincache-gen draws its progress
+   * line from these. */
+  void (*on_progress)(const struct tc_gen_progress *p, void *user);
+  void *progress_user;
 } tc_gen_config;
+
+/* What tc_gen_config.on_progress is told. */
+typedef struct tc_gen_progress {
+  uint64_t done;          /* graphs committed or encoded, resumed ones included */
+  uint64_t target;        /* graphs asked for */
+  uint64_t graphs_new;    /* graphs encoded by this run so far */
+  uint64_t frame_bytes;   /* their encoded bytes */
+  uint64_t raw_bytes;     /* their raw float32 bytes */
+  double seconds;         /* since tc_gen_run began */
+  int final;              /* 1 on the last report of the run */
+} tc_gen_progress;
 
 /* Fills the defaults (the common workload). threads = online cores. */
 void tc_gen_config_default(tc_gen_config *c);
@@ -122,15 +140,16 @@ typedef struct tc_gen_result {
   uint64_t writer_cpu_ns;    /* writer thread CPU time (copies, puts, commits) */
   uint64_t commits;          /* write transactions */
   uint64_t map_grows;        /* times the map was doubled */
-  char message[512];         /* on error: one line naming the problem */
 } tc_gen_result;
 
 /* Runs the generator: creates or resumes the cache at c->out_dir and fills it
  * up to c->graphs graphs. stop_flag (may be NULL) is polled: when it becomes
  * non-zero the run commits what is done and returns with r->interrupted = 1.
- * Returns 0, TWINCACHE_EMISMATCH (different config; r->message says which
- * fields), TWINCACHE_EFULL (disk full), or another negative status with
- * r->message set. */
+ * Returns 0, or TWINCACHE_EMISMATCH (different config: the message names
+ * the fields), TWINCACHE_EFULL (disk full) or another negative status, with
+ * one message naming the directory, flag or graph for twincache_last_error
+ * in the calling thread (also for failures of the worker and writer
+ * threads). */
 int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag,
                tc_gen_result *r);
 

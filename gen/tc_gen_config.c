@@ -39,8 +39,9 @@ void tc_gen_config_default(tc_gen_config *c) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   c->threads = cores > 0 ? (uint32_t)cores : 1;
   c->map_size_bytes = (uint64_t)1 << 30;
-  c->progress = 0;
   c->quiet = 0;
+  c->on_progress = NULL;
+  c->progress_user = NULL;
 }
 
 int tc_gen_config_check(const tc_gen_config *c, const char **flag) {

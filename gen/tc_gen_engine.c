@@ -25,6 +25,7 @@
 #include "tc_cache_writer.h"
 #include "twincache_cache.h"
 #include "tc_common.h"
+#include "tc_error.h"
 #include "tc_gen.h"
 
 #define TC_COMMIT_INTERVAL_NS 150000000ull
@@ -166,6 +167,7 @@ static void *worker_main(void *arg) {
     sl->chunk = chunk;
     e->busy++;
     pthread_mutex_unlock(&e->mu);
+    tc_error_clear(); /* a message after build_chunk is its own */
     int rc = build_chunk(e, gw, cc, sl, ct);
     pthread_mutex_lock(&e->mu);
     e->busy--;
@@ -174,7 +176,7 @@ static void *worker_main(void *arg) {
       char num[32];
       snprintf(num, sizeof num, "%llu", (unsigned long long)(chunk * e->C));
       fail_locked(e, rc, "encoding the chunk starting at graph %s failed: %s", num,
-                  twincache_strerror(rc));
+                  *twincache_last_error() ? twincache_last_error() : twincache_strerror(rc));
       break;
     }
     sl->state = SLOT_READY;
@@ -266,8 +268,8 @@ static void lmdb_fail(tc_engine *e, int rc) {
   } else if (rc == TWINCACHE_ENOMEM) {
     fail_locked(e, TWINCACHE_ENOMEM, "out of memory in the writer (cache valid with %s graphs)%s", num, "");
   } else {
-    char what[200];
-    snprintf(what, sizeof what, "%s", tc_cache_writer_error(e->w));
+    char what[300]; /* the writer's message, left in this (the writer) thread */
+    snprintf(what, sizeof what, "%s", twincache_last_error());
     fail_locked(e, TWINCACHE_ELMDB, "LMDB write failed: %s (cache valid with %s graphs)", what, num);
   }
   pthread_mutex_unlock(&e->mu);
@@ -347,19 +349,19 @@ static void *writer_main(void *arg) {
 /* ---- opening or creating the cache ------------------------------------------ */
 /* Opens c->out_dir, creating the cache or checking that it was built with the
  * same config. Fills committed/stats. */
-static int open_cache(tc_engine *e, const char *config_json, tc_gen_result *r) {
+static int open_cache(tc_engine *e, const char *config_json) {
   const char *dir = e->cfg->out_dir;
   int rc = tc_cache_writer_open(dir, &e->dims, config_json, "twincache-gen " TWINCACHE_VERSION_STRING,
-                                e->cfg->map_size_bytes, &e->w, r->message, sizeof r->message);
-  if (rc) return rc;
+                                e->cfg->map_size_bytes, &e->w);
+  if (rc) return rc; /* the writer's message names the directory */
   size_t len;
   const char *stored = tc_cache_writer_config(e->w, &len);
   if (len != strlen(config_json) || memcmp(stored, config_json, len)) {
     char diff[400];
     tc_gen_config_diff(stored, len, config_json, diff, sizeof diff);
-    snprintf(r->message, sizeof r->message,
-             "%s was built with another config (%s); use another --out or the cache's options", dir, diff);
-    return TWINCACHE_EMISMATCH;
+    return tc_error_set(TWINCACHE_EMISMATCH,
+                        "%s was built with another config (%s); use another --out or the cache's options", dir,
+                        diff);
   }
   e->committed = tc_cache_writer_committed(e->w);
   e->stats = *tc_cache_writer_stats(e->w);
@@ -384,16 +386,14 @@ static int cache_complete(tc_engine *e, const char *config_json) {
 }
 
 /* ---- the run -------------------------------------------------------------------- */
-static void print_progress(const tc_engine *e, uint64_t start_ns, int final) {
-  double sec = (tc_now_ns() - start_ns) * 1e-9;
-  uint64_t done = e->resumed_from + e->done_graphs;
-  double rate = sec > 0 ? e->done_graphs / sec : 0.0;
-  double eta = rate > 0 ? (double)(e->target - (done < e->target ? done : e->target)) / rate : 0.0;
-  double ratio = e->done_raw_bytes ? (double)e->done_frame_bytes / e->done_raw_bytes : 0.0;
-  fprintf(stderr, "\r%llu/%llu graphs  %.0f graphs/s  %.1f MB  %.3fx raw  ETA %.0fs   %s",
-          (unsigned long long)done, (unsigned long long)e->target, rate, e->done_frame_bytes / 1e6,
-          ratio, eta, final ? "\n" : "");
-  fflush(stderr);
+/* Where the run stands, for the caller's on_progress (read under e->mu, or
+ * after the threads are joined). */
+static tc_gen_progress progress_of(const tc_engine *e, uint64_t start_ns, int final) {
+  tc_gen_progress p = {.done = e->resumed_from + e->done_graphs, .target = e->target,
+                       .graphs_new = e->done_graphs, .frame_bytes = e->done_frame_bytes,
+                       .raw_bytes = e->done_raw_bytes, .seconds = (tc_now_ns() - start_ns) * 1e-9,
+                       .final = final};
+  return p;
 }
 
 /* LMDB mallocs every dirty overflow run (one ~1 MiB chunk record each) and
@@ -420,22 +420,14 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   uint64_t t_start = tc_now_ns();
   uint64_t igraph_locked0 = tc_gen_igraph_locked_ns();
 
-  if (tc_gen_config_check(c, &flag)) {
-    snprintf(r->message, sizeof r->message, "invalid value for %s", flag);
-    return TWINCACHE_EINVAL;
-  }
-  if (!c->out_dir) {
-    snprintf(r->message, sizeof r->message, "no output directory (--out)");
-    return TWINCACHE_EINVAL;
-  }
+  if (tc_gen_config_check(c, &flag)) return tc_error_set(TWINCACHE_EINVAL, "invalid value for %s", flag);
+  if (!c->out_dir) return tc_error_set(TWINCACHE_EINVAL, "no output directory (--out)");
   e->cfg = c;
   e->stop_flag = stop_flag;
   e->C = tc_gen_chunk_graphs(c);
   e->target = c->graphs;
-  if (!tc_gen_config_json(c, config_json, sizeof config_json)) {
-    snprintf(r->message, sizeof r->message, "config too long");
-    return TWINCACHE_EINVAL;
-  }
+  if (!tc_gen_config_json(c, config_json, sizeof config_json))
+    return tc_error_set(TWINCACHE_EINVAL, "the config's JSON is longer than %zu bytes", sizeof config_json);
   e->dims.graphs = c->graphs;
   e->dims.chunk_graphs = e->C;
   e->dims.max_nodes = c->nodes_max;
@@ -453,7 +445,7 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   pthread_condattr_destroy(&ca);
 
   if (!cache_complete(e, config_json)) {
-    rc = open_cache(e, config_json, r);
+    rc = open_cache(e, config_json);
     if (rc) goto cleanup;
   }
   r->chunk_graphs = e->C;
@@ -473,22 +465,19 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   workers = calloc(c->threads, sizeof *workers);
   args = calloc(c->threads, sizeof *args);
   if (!e->slots || !e->counters || !workers || !args) {
-    rc = TWINCACHE_ENOMEM;
-    snprintf(r->message, sizeof r->message, "out of memory");
+    rc = tc_error_set(TWINCACHE_ENOMEM, "out of memory for %u threads' slots", c->threads);
     goto cleanup;
   }
   for (uint32_t s = 0; s < e->nslots; s++) {
     e->slots[s].b = twincache_chunk_builder_create();
     if (!e->slots[s].b) {
-      rc = TWINCACHE_ENOMEM;
-      snprintf(r->message, sizeof r->message, "out of memory");
+      rc = tc_error_set(TWINCACHE_ENOMEM, "out of memory for the chunk builders");
       goto cleanup;
     }
     twincache_chunk_builder_set_tag(e->slots[s].b, tc_cache_writer_tag(e->w));
   }
   if (pthread_create(&writer, NULL, writer_main, e)) {
-    rc = TWINCACHE_ETHREAD;
-    snprintf(r->message, sizeof r->message, "cannot start the writer thread");
+    rc = tc_error_set(TWINCACHE_ETHREAD, "cannot start the writer thread");
     goto cleanup;
   }
   writer_started = 1;
@@ -514,21 +503,24 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
       pthread_cond_broadcast(&e->cv_work);
       pthread_cond_broadcast(&e->cv_writer);
     }
-    if (c->progress && !c->quiet && tc_now_ns() - last_print >= 200000000ull) {
-      print_progress(e, t_start, 0);
+    if (c->on_progress && tc_now_ns() - last_print >= 200000000ull) {
+      tc_gen_progress p = progress_of(e, t_start, 0);
+      pthread_mutex_unlock(&e->mu); /* the callback runs without the engine's lock */
+      c->on_progress(&p, c->progress_user);
+      pthread_mutex_lock(&e->mu);
       last_print = tc_now_ns();
     }
   }
   pthread_mutex_unlock(&e->mu);
-  if (c->progress && !c->quiet) print_progress(e, t_start, 1);
+  if (c->on_progress) {
+    tc_gen_progress p = progress_of(e, t_start, 1);
+    c->on_progress(&p, c->progress_user);
+  }
 
 cleanup:
   for (uint32_t t = 0; t < started; t++) pthread_join(workers[t], NULL);
   if (writer_started) pthread_join(writer, NULL);
-  if (!rc && e->error) {
-    rc = e->error;
-    memcpy(r->message, e->msg, sizeof r->message); /* same size, NUL-terminated */
-  }
+  if (!rc && e->error) rc = tc_error_set(e->error, "%s", e->msg); /* a worker's or the writer's */
   if (e->counters) {
     for (uint32_t t = 0; t < c->threads; t++) {
       r->sample_ns += e->counters[t].sample_ns;

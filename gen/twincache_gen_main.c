@@ -145,29 +145,22 @@ static void usage(FILE *f) {
           "is created), 130 interrupted (rerun the same command to resume).\n");
 }
 
+/* The \r progress line on stderr (a terminal), redrawn at every report. */
+static void print_progress(const tc_gen_progress *p, void *user) {
+  (void)user;
+  double rate = p->seconds > 0 ? p->graphs_new / p->seconds : 0.0;
+  double eta = rate > 0 ? (double)(p->target - (p->done < p->target ? p->done : p->target)) / rate : 0.0;
+  double ratio = p->raw_bytes ? (double)p->frame_bytes / p->raw_bytes : 0.0;
+  fprintf(stderr, "\r%llu/%llu graphs  %.0f graphs/s  %.1f MB  %.3fx raw  ETA %.0fs   %s",
+          (unsigned long long)p->done, (unsigned long long)p->target, rate, p->frame_bytes / 1e6, ratio, eta,
+          p->final ? "\n" : "");
+  fflush(stderr);
+}
+
 /* The one stderr line of a parse error; returns the exit status. */
 static int report(const tc_args_error *e) {
-  switch (e->status) {
-  case TC_ARGS_HELP:
-    usage(stdout);
-    return 0;
-  case TC_ARGS_POSITIONAL:
-    fprintf(stderr, "twincache-gen: unexpected argument '%s' (see --help)\n", e->name);
-    break;
-  case TC_ARGS_UNKNOWN:
-    fprintf(stderr, "twincache-gen: unknown flag %s (see --help)\n", e->name);
-    break;
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, "twincache-gen: %s needs a value (see --help)\n", e->name);
-    break;
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, "twincache-gen: %s takes no value (see --help)\n", e->name);
-    break;
-  default:
-    fprintf(stderr, "twincache-gen: invalid value '%s' for %s: expected %s (see --help)\n",
-            e->value, e->name, e->expect);
-  }
-  return 2;
+  if (e->status == TC_ARGS_HELP) usage(stdout);
+  return tc_args_report(stderr, "twincache-gen", e);
 }
 
 /* A model-specific flag (--ba-m ...) alone picks its model; with a --graph
@@ -209,7 +202,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "twincache-gen: invalid value for %s (see --help)\n", flag);
     return 2;
   }
-  c.progress = !c.quiet && isatty(STDERR_FILENO);
+  if (!c.quiet && isatty(STDERR_FILENO)) c.on_progress = print_progress;
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -221,7 +214,7 @@ int main(int argc, char **argv) {
   tc_gen_result r;
   int rc = tc_gen_run(&c, &g_stop, &r);
   if (rc) {
-    fprintf(stderr, "twincache-gen: %s\n", r.message[0] ? r.message : twincache_strerror(rc));
+    fprintf(stderr, "twincache-gen: %s\n", twincache_last_error());
     return 1;
   }
   if (r.interrupted) {

@@ -193,14 +193,12 @@ __global__ void expand_kernel(uint8_t *dense, const uint8_t *compact, twincache_
 
 extern "C" int twincache_expand_cuda(void *dense, const void *compact,
                                      const twincache_expand_offsets *o, void *stream) {
-  if (o->G <= 0 || o->N <= 0 || o->N > TC_EXPAND_MAX_NODES || o->S <= 0 || o->K < 0) {
-    return tc_kernels_fail(__FILE__, __LINE__, "twincache_expand_cuda: bad sizes G=%d K=%d S=%d N=%d",
-                           o->G, o->K, o->S, o->N);
-  }
+  if (o->G <= 0 || o->N <= 0 || o->N > TC_EXPAND_MAX_NODES || o->S <= 0 || o->K < 0)
+    return TWINCACHE_KERNELS_EINVAL;
   unsigned blocks = (unsigned)((size_t)o->G * (size_t)(o->K + 1));
   expand_kernel<<<blocks, TC_EXPAND_THREADS, 0, (cudaStream_t)stream>>>(
       (uint8_t *)dense, (const uint8_t *)compact, *o);
-  cudaCheck(cudaGetLastError());
+  launchCheck();
   return 0;
 }
 

@@ -98,7 +98,7 @@ static int tc_gemm_launch(const tc_gemm &g, cudaStream_t s) {
   dim3 grid((unsigned)((g.N + TC_GEMM_TILE - 1) / TC_GEMM_TILE),
             (unsigned)((g.M + TC_GEMM_TILE - 1) / TC_GEMM_TILE));
   gemm_kernel<<<grid, block, 0, s>>>(g);
-  cudaCheck(cudaGetLastError());
+  launchCheck();
   return 0;
 }
 

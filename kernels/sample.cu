@@ -42,17 +42,15 @@ static unsigned blocks_for(uint64_t threads) {
 
 extern "C" int twincache_sample_cuda(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
                                      float *base, float *inter, void *stream) {
-  if (b->nodes > TWINCACHE_SAMPLE_MAX_NODES)
-    return tc_kernels_fail(__FILE__, __LINE__, "SCM batch of %u nodes: at most %d", b->nodes,
-                           TWINCACHE_SAMPLE_MAX_NODES);
+  if (b->nodes > TWINCACHE_SAMPLE_MAX_NODES) return TWINCACHE_KERNELS_EINVAL;
   cudaStream_t s = (cudaStream_t)stream;
   uint64_t rows = (uint64_t)b->graphs * b->rows, cols = (uint64_t)b->graphs * b->nodes;
   if (rows == 0) return 0;
   tc_sample_rows<<<blocks_for(rows), TC_SAMPLE_THREADS, 0, s>>>(*b, noise, base);
-  cudaCheck(cudaGetLastError());
+  launchCheck();
   tc_sample_columns<<<blocks_for(cols), TC_SAMPLE_THREADS, 0, s>>>(*b, base, mean, sd);
-  cudaCheck(cudaGetLastError());
+  launchCheck();
   tc_sample_twins<<<blocks_for(rows), TC_SAMPLE_THREADS, 0, s>>>(*b, noise, base, mean, sd, inter);
-  cudaCheck(cudaGetLastError());
+  launchCheck();
   return 0;
 }

@@ -35,16 +35,16 @@ extern "C" {
 #define TWINCACHE_PIVOT_EPS 1e-10
 
 /* ---- status of the CUDA launchers ------------------------------------------
- * The launchers of twincache_kernels_cuda.h (and the trainer's device layer)
- * return 0 or TWINCACHE_KERNELS_EDEVICE — the value of twincache_format.h's
- * TWINCACHE_EDEVICE, repeated here because kernels/ includes nothing of
- * ours — and never print: the failed call is named by
- * twincache_kernels_last_error(). */
+ * The launchers of twincache_kernels_cuda.h return 0,
+ * TWINCACHE_KERNELS_EDEVICE (a CUDA call or launch failed: the CUDA error
+ * is left in the runtime's per-thread state, for the caller's
+ * cudaGetLastError) or TWINCACHE_KERNELS_EINVAL (sizes out of the kernel's
+ * range; no CUDA call made) — the values of twincache_format.h's
+ * TWINCACHE_EDEVICE and TWINCACHE_EINVAL, repeated here because kernels/
+ * includes nothing of ours. They keep no message and never print: the
+ * caller (train/'s device layer) writes the message. */
 #define TWINCACHE_KERNELS_EDEVICE (-21)
-
-/* "file:line: CUDA error NAME: text" (or cuBLAS) of this thread's last failed
- * launcher call; "" when none. Valid until the thread's next failure. */
-const char *twincache_kernels_last_error(void);
+#define TWINCACHE_KERNELS_EINVAL (-2)
 
 /* ---- features (forward only: they have no parameters) -------------------- */
 

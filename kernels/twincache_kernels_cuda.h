@@ -7,9 +7,10 @@
  * are gemm.cu's own kernel.
  *
  * Every function launches asynchronously on `stream`, checks the launch
- * (cudaGetLastError) and every CUDA call, and returns 0 on success or
- * TWINCACHE_KERNELS_EDEVICE with the failed call named by
- * twincache_kernels_last_error() (nothing is printed). None synchronises.
+ * (cudaPeekAtLastError) and every CUDA call, and returns 0 on success or
+ * TWINCACHE_KERNELS_EDEVICE / TWINCACHE_KERNELS_EINVAL (twincache_kernels.h):
+ * the CUDA error stays for the caller's cudaGetLastError; nothing is kept
+ * or printed. None synchronises.
  * Only built when nvcc is found (library twincache_kernels_cuda).
  */
 #ifndef TWINCACHE_KERNELS_CUDA_H
@@ -93,7 +94,8 @@ void twincache_expand_emulate(void *dense, const void *compact, const twincache_
  * for bit: the same per-thread code, built with --fmad=false): *b is a host
  * struct whose array pointers are DEVICE pointers (zig tables included);
  * noise, mean, sd (scratch) and base, inter (out) are device arrays of the
- * sizes twincache_sample_cpu documents. Three kernels on `stream`. */
+ * sizes twincache_sample_cpu documents. Three kernels on `stream`.
+ * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES. */
 int twincache_sample_cuda(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
                           float *base, float *inter, void *stream);
 

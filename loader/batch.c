@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "twincache_loader.h"
+#include "tc_error.h"
 
 /* Appends an array of count elements of elem_bytes at the 64-byte aligned
  * offset *off, returns its offset and advances *off; sets *overflow instead
@@ -51,7 +52,8 @@ int twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint
   r.bytes = off;
   if (overflow) {
     memset(l, 0, sizeof *l);
-    return TWINCACHE_EINVAL;
+    return tc_error_set(TWINCACHE_EINVAL, "batch layout: %zu graphs of %zu nodes, %zu interventions, %zu "
+                        "samples: the slab size overflows", G, N, K, S);
   }
   *l = r;
   return TWINCACHE_OK;

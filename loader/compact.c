@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tc_compact.h"
+#include "tc_error.h"
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
@@ -27,7 +28,9 @@ int twincache_compact_layout_init(twincache_compact_layout *c, const twincache_b
   c->samples = d->samples;
   c->mask_words = (uint32_t)W;
   c->max_cols = (uint64_t)G * K * N;
-  if (c->max_cols > UINT32_MAX) return TWINCACHE_EINVAL;
+  if (c->max_cols > UINT32_MAX)
+    return tc_error_set(TWINCACHE_EINVAL, "compact layout: %zu graphs x %zu interventions x %zu nodes = %llu "
+                        "columns, more than 2^32 - 1", G, K, N, (unsigned long long)c->max_cols);
   c->base = off;      /* float (G,S,N) */
   off = align64(off + G * S * N * sizeof(float));
   c->adj = off;       /* uint8 (G,N,N) */

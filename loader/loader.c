@@ -32,6 +32,7 @@
 #include "tc_cache_internal.h"
 #include "tc_common.h"
 #include "tc_compact.h"
+#include "tc_error.h"
 #include "tc_fresh.h"
 #include "tc_loader_internal.h"
 #include "twincache_loader.h"
@@ -63,7 +64,7 @@ typedef struct tc_slot {
   uint64_t start_ns;    /* when its fill began, valid when FILLING */
   uint32_t *hi_inter;   /* (G) intervention blocks [0, hi) that may be non-zero */
   uint8_t *base_dirty;  /* (G) 1 when the base rows may be non-zero */
-  char error[160];      /* what went wrong, when status is an error */
+  char error[512];      /* what went wrong, when status is an error */
 } tc_slot;
 
 typedef struct tc_worker {
@@ -113,25 +114,9 @@ struct twincache_loader {
   uint32_t in_next;           /* next() calls inside (close waits for 0) */
   int stop;
   int failed;                 /* status that made the loader unusable, or 0 */
-  char error[160];            /* message of `failed`, for next()'s caller */
+  char error[512];            /* message of `failed`, for next()'s caller */
   twincache_loader_stats stats;
 };
-
-/* ---- errors ---------------------------------------------------------------- */
-static _Thread_local char tc_last_error[256];
-
-const char *twincache_loader_last_error(void) { return tc_last_error; }
-
-/* Records the message for twincache_loader_last_error (the library never
- * prints) and returns status. */
-static int fail_with(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail_with(int status, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(tc_last_error, sizeof tc_last_error, fmt, ap);
-  va_end(ap);
-  return status;
-}
 
 /* ---- options ------------------------------------------------------------- */
 void twincache_loader_options_init(twincache_loader_options *o) {
@@ -326,6 +311,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       *bad_index = index;
       if (o->corrupt_policy != TWINCACHE_CORRUPT_SKIP || ++tries >= n) goto cleanup;
       ++*corrupt;
+      tc_error_clear(); /* skipped: its message is not the batch's */
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
       pos = borrow++ % n;
     }
@@ -375,6 +361,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&l->mu);
 
     uint64_t bad_index = UINT64_MAX;
+    tc_error_clear(); /* so a message after the fill is this fill's */
     int rc = fill_batch(w, s, seq, &corrupt, &bad_index);
     uint64_t busy_ns = tc_now_ns() - start_ns;
 
@@ -389,11 +376,15 @@ static void *worker_main(void *arg) {
       l->claim_end = seq + 1; /* the stream ends in this error: stop claiming */
       pthread_cond_broadcast(&l->cv_free);
     }
-    if (rc != TWINCACHE_OK && bad_index != UINT64_MAX)
-      snprintf(s->error, sizeof s->error, "batch %llu: graph %llu: %s", (unsigned long long)seq,
-               (unsigned long long)bad_index, twincache_strerror(rc));
-    else if (rc != TWINCACHE_OK)
-      snprintf(s->error, sizeof s->error, "batch %llu: %s", (unsigned long long)seq, twincache_strerror(rc));
+    if (rc != TWINCACHE_OK) { /* this thread's message when the fill left one, else the status */
+      const char *why = *twincache_last_error() ? twincache_last_error() : twincache_strerror(rc);
+      const char *dir = tc_cache_path(l->cache);
+      if (bad_index != UINT64_MAX)
+        snprintf(s->error, sizeof s->error, "%s: batch %llu: graph %llu: %s", dir, (unsigned long long)seq,
+                 (unsigned long long)bad_index, why);
+      else
+        snprintf(s->error, sizeof s->error, "%s: batch %llu: %s", dir, (unsigned long long)seq, why);
+    }
     if (w->id < TC_STATS_THREADS) l->stats.thread_busy_ns[w->id] += busy_ns;
     l->fill_ns = l->fill_ns ? l->fill_ns - l->fill_ns / 8 + busy_ns / 8 : busy_ns;
     if (l->consumer_waits_for == seq) pthread_cond_signal(&l->cv_ready);
@@ -405,35 +396,41 @@ static void *worker_main(void *arg) {
 /* ---- open / close --------------------------------------------------------- */
 static int validate(const twincache_loader_options *o) {
   if (o->batch_size == 0 || o->batch_size > TC_MAX_BATCH)
-    return fail_with(TWINCACHE_EINVAL, "option batch_size must be 1..%d (got %u)", TC_MAX_BATCH, o->batch_size);
+    return tc_error_set(TWINCACHE_EINVAL, "option batch_size must be 1..%d (got %u)",
+                        TC_MAX_BATCH, o->batch_size);
   if (o->world_size == 0)
-    return fail_with(TWINCACHE_EINVAL, "option world_size must be >= 1 (got 0)");
+    return tc_error_set(TWINCACHE_EINVAL, "option world_size must be >= 1 (got 0)");
   if (o->rank >= o->world_size)
-    return fail_with(TWINCACHE_EINVAL, "option rank must be < world_size %u (got %u)", o->world_size, o->rank);
+    return tc_error_set(TWINCACHE_EINVAL, "option rank must be < world_size %u (got %u)",
+                        o->world_size, o->rank);
   if (o->threads == 0 || o->threads > TC_MAX_THREADS)
-    return fail_with(TWINCACHE_EINVAL, "option threads must be 1..%d (got %u)", TC_MAX_THREADS, o->threads);
+    return tc_error_set(TWINCACHE_EINVAL, "option threads must be 1..%d (got %u)",
+                        TC_MAX_THREADS, o->threads);
   if (o->slots > TC_MAX_SLOTS)
-    return fail_with(TWINCACHE_EINVAL, "option slots must be 0 (auto) or 1..%d (got %u)", TC_MAX_SLOTS, o->slots);
+    return tc_error_set(TWINCACHE_EINVAL, "option slots must be 0 (auto) or 1..%d (got %u)",
+                        TC_MAX_SLOTS, o->slots);
   if (o->corrupt_policy != TWINCACHE_CORRUPT_FAIL && o->corrupt_policy != TWINCACHE_CORRUPT_SKIP)
-    return fail_with(TWINCACHE_EINVAL, "option corrupt_policy must be FAIL (0) or SKIP (1) (got %d)", o->corrupt_policy);
+    return tc_error_set(TWINCACHE_EINVAL, "option corrupt_policy must be FAIL (0) or SKIP (1) (got %d)",
+                        o->corrupt_policy);
   if (!o->alloc != !o->free)
-    return fail_with(TWINCACHE_EINVAL, "options alloc and free must be set together");
+    return tc_error_set(TWINCACHE_EINVAL, "options alloc and free must be set together");
   if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
-    return fail_with(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)", o->layout);
+    return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)",
+                        o->layout);
   if (o->samples == TWINCACHE_SAMPLES_FRESH) {
     if (o->rows == 0 || o->rows > TWINCACHE_MAX_SAMPLES)
-      return fail_with(TWINCACHE_EINVAL, "option rows must be 1..%d with fresh samples (got %u)",
+      return tc_error_set(TWINCACHE_EINVAL, "option rows must be 1..%d with fresh samples (got %u)",
                        TWINCACHE_MAX_SAMPLES, o->rows);
     if (o->resample_every == 0)
-      return fail_with(TWINCACHE_EINVAL, "option resample_every must be >= 1 (got 0)");
+      return tc_error_set(TWINCACHE_EINVAL, "option resample_every must be >= 1 (got 0)");
   } else if (o->samples == TWINCACHE_SAMPLES_STORED) {
     if (o->rows != 0)
-      return fail_with(TWINCACHE_EINVAL, "option rows (%u) needs samples = FRESH: stored worlds have the cache's rows",
+      return tc_error_set(TWINCACHE_EINVAL, "option rows (%u) needs samples = FRESH: stored worlds have the cache's rows",
                        o->rows);
     if (o->resample_every != 1)
-      return fail_with(TWINCACHE_EINVAL, "option resample_every (%u) needs samples = FRESH", o->resample_every);
+      return tc_error_set(TWINCACHE_EINVAL, "option resample_every (%u) needs samples = FRESH", o->resample_every);
   } else {
-    return fail_with(TWINCACHE_EINVAL, "option samples must be STORED (0) or FRESH (1) (got %d)", o->samples);
+    return tc_error_set(TWINCACHE_EINVAL, "option samples must be STORED (0) or FRESH (1) (got %d)", o->samples);
   }
   return TWINCACHE_OK;
 }
@@ -444,29 +441,28 @@ static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
   int rc = twincache_cache_open(path, &l->cache);
   if (rc != TWINCACHE_OK) {
-    const char *why = twincache_cache_last_error();
-    return fail_with(rc, "cannot open cache %s: %s", path, *why ? why : twincache_strerror(rc));
+    return tc_error_wrap(rc, "cannot open cache"); /* the cache's message names the file */
   }
   const twincache_dims *d = twincache_cache_dims(l->cache);
   uint64_t count = twincache_cache_count(l->cache);
   uint64_t end = o->index_end ? o->index_end : count;
   if (end > count)
-    return fail_with(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
-                     (unsigned long long)o->index_end, (unsigned long long)count);
+    return tc_error_set(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
+                        (unsigned long long)o->index_end, (unsigned long long)count);
   if (o->index_begin >= end)
-    return fail_with(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
-                     (unsigned long long)o->index_begin, (unsigned long long)end);
+    return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
+                        (unsigned long long)o->index_begin, (unsigned long long)end);
   l->begin = o->index_begin;
   l->n = end - o->index_begin;
   l->cache_tag = twincache_cache_tag(l->cache);
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
-    return fail_with(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
+    return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
                      path);
   uint32_t rows = o->samples == TWINCACHE_SAMPLES_FRESH ? o->rows : d->samples;
   uint64_t G = o->batch_size, W = o->world_size;
   if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, rows) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
-    return fail_with(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
+    return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
   l->equal = o->equal_ranks && W > 1;
   if (l->equal) { /* G*W <= 2^16 * 2^32: no overflow */
     l->bpe = o->drop_last ? l->n / (G * W) : (l->n + G * W - 1) / (G * W);
@@ -486,15 +482,15 @@ static int open_stream(twincache_loader *l, const char *path) {
 static int check_resume(const twincache_loader *l, const twincache_loader_state *r) {
   const twincache_loader_options *o = &l->opt;
   if (r->seed != o->seed)
-    return fail_with(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
-                     (unsigned long long)r->seed, (unsigned long long)o->seed);
+    return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
+                        (unsigned long long)r->seed, (unsigned long long)o->seed);
   if (r->magic != 0) {
     twincache_loader_state want;
     twincache_loader_get_state(l, &want);
 #define TC_RESUME_FIELD(f)                                                                      \
   if (r->f != want.f)                                                                           \
-    return fail_with(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
-                     (unsigned long long)r->f, (unsigned long long)want.f);
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
+                        (unsigned long long)r->f, (unsigned long long)want.f);
     TC_RESUME_FIELD(magic)
     TC_RESUME_FIELD(version)
     TC_RESUME_FIELD(reserved)
@@ -510,8 +506,9 @@ static int check_resume(const twincache_loader *l, const twincache_loader_state 
 #undef TC_RESUME_FIELD
   }
   if (l->total != UINT64_MAX && r->next_seq > l->total)
-    return fail_with(TWINCACHE_EINVAL, "resume state next_seq %llu is past the end of the stream (%llu batches)",
-                     (unsigned long long)r->next_seq, (unsigned long long)l->total);
+    return tc_error_set(TWINCACHE_EINVAL,
+                        "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                        (unsigned long long)r->next_seq, (unsigned long long)l->total);
   return TWINCACHE_OK;
 }
 
@@ -522,7 +519,8 @@ static int alloc_slots(twincache_loader *l) {
   const twincache_batch_layout *L = &l->layout;
   l->n_slots = o->slots;
   l->slots = calloc(l->n_slots, sizeof *l->slots);
-  if (!l->slots) return fail_with(TWINCACHE_ENOMEM, "out of memory");
+  if (!l->slots) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
+  tc_error_clear(); /* an alloc hook may leave why it failed (e.g. the CUDA error) */
   for (uint32_t i = 0; i < l->n_slots; i++) {
     tc_slot *s = &l->slots[i];
     twincache_batch *b = &s->views;
@@ -530,18 +528,17 @@ static int alloc_slots(twincache_loader *l) {
     s->base_dirty = calloc(L->graphs, 1);
     if (o->layout == TWINCACHE_LAYOUT_COMPACT) { /* compact.c owns the slab and views */
       int rc = tc_compact_slot_open(b, L, o->alloc, o->alloc_user);
-      if (rc != TWINCACHE_OK)
-        return fail_with(rc, "cannot allocate %u compact slots: %s", l->n_slots, twincache_strerror(rc));
+      if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "cannot allocate %u compact slots", l->n_slots);
       b->internal_ = s;
       s->handed[0] = s->handed[1] = *b;
       continue;
     }
     b->slab = o->alloc(L->bytes, o->alloc_user);
     if (!s->hi_inter || !s->base_dirty || !b->slab)
-      return fail_with(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
+      return tc_error_wrap(TWINCACHE_ENOMEM, "cannot allocate %u slots of %zu bytes", l->n_slots, L->bytes);
     if ((uintptr_t)b->slab % 64 != 0)
-      return fail_with(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
-                       b->slab);
+      return tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
+                          b->slab);
     memset(b->slab, 0, L->bytes);
     uint8_t *base = b->slab;
     b->layout = *L;
@@ -566,7 +563,7 @@ static int create_workers(twincache_loader *l) {
   const twincache_dims *d = twincache_cache_dims(l->cache);
   l->n_workers = l->opt.threads;
   l->workers = calloc(l->n_workers, sizeof *l->workers);
-  if (!l->workers) return fail_with(TWINCACHE_ENOMEM, "out of memory");
+  if (!l->workers) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < l->n_workers; i++) {
     tc_worker *w = &l->workers[i];
     w->l = l;
@@ -578,12 +575,11 @@ static int create_workers(twincache_loader *l) {
     w->kind = calloc(d->max_inter + 1, 1);
     w->value = calloc(d->max_inter + 1, sizeof *w->value);
     if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows)))
-      return fail_with(TWINCACHE_ENOMEM, "out of memory");
+      return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries)
-      return fail_with(TWINCACHE_ENOMEM, "out of memory");
+      return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     int trc = tc_cache_txn_create(l->cache, &w->txn);
-    if (trc != TWINCACHE_OK)
-      return fail_with(trc, "cannot begin a read transaction: %s", twincache_strerror(trc));
+    if (trc != TWINCACHE_OK) return trc; /* the cache's message */
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
@@ -612,20 +608,20 @@ static int cond_init_monotonic(pthread_cond_t *cv) {
 
 /* Step 5: the mutex, the condition variables, then the decode threads. */
 static int start_threads(twincache_loader *l) {
-  if (pthread_mutex_init(&l->mu, NULL) != 0) return fail_with(TWINCACHE_ETHREAD, "cannot create a mutex");
+  if (pthread_mutex_init(&l->mu, NULL) != 0) return tc_error_set(TWINCACHE_ETHREAD, "cannot create a mutex");
   if (cond_init_monotonic(&l->cv_free) != 0) {
     pthread_mutex_destroy(&l->mu);
-    return fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
+    return tc_error_set(TWINCACHE_ETHREAD, "cannot create a condition variable");
   }
   if (cond_init_monotonic(&l->cv_ready) != 0) {
     pthread_cond_destroy(&l->cv_free);
     pthread_mutex_destroy(&l->mu);
-    return fail_with(TWINCACHE_ETHREAD, "cannot create a condition variable");
+    return tc_error_set(TWINCACHE_ETHREAD, "cannot create a condition variable");
   }
   l->sync_ready = 1;
   for (uint32_t i = 0; i < l->n_workers; i++) {
     if (pthread_create(&l->workers[i].thread, NULL, worker_main, &l->workers[i]) != 0)
-      return fail_with(TWINCACHE_ETHREAD, "cannot create decode thread %u of %u", i + 1, l->n_workers);
+      return tc_error_set(TWINCACHE_ETHREAD, "cannot create decode thread %u of %u", i + 1, l->n_workers);
     l->workers[i].started = 1;
   }
   return TWINCACHE_OK;
@@ -637,9 +633,8 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
   twincache_loader_options defaults;
   int rc;
 
-  tc_last_error[0] = '\0';
   if (out) *out = NULL;
-  if (!path || !out) return fail_with(TWINCACHE_EINVAL, "path and out must not be NULL");
+  if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "path and out must not be NULL");
   if (!opt) {
     twincache_loader_options_init(&defaults);
     opt = &defaults;
@@ -647,7 +642,7 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
   if ((rc = validate(opt)) != TWINCACHE_OK) return rc;
 
   l = calloc(1, sizeof *l);
-  if (!l) return fail_with(TWINCACHE_ENOMEM, "out of memory");
+  if (!l) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
   l->opt = *opt;
   if (!l->opt.alloc) {
     l->opt.alloc = default_alloc;
@@ -667,7 +662,7 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
   if ((rc = start_threads(l)) != TWINCACHE_OK) goto cleanup;
   *out = l;
   l = NULL;
-  tc_last_error[0] = '\0';
+  tc_error_clear();
   rc = TWINCACHE_OK;
 
 cleanup:
@@ -741,7 +736,7 @@ static int wait_ready(twincache_loader *l, uint64_t until_ns) {
 
 int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, int64_t timeout_ns) {
   int rc;
-  if (!l || !batch) return TWINCACHE_EINVAL;
+  if (!l || !batch) return tc_error_set(TWINCACHE_EINVAL, "twincache_loader_next: NULL argument");
   *batch = NULL;
   uint64_t t0 = 0, deadline_ns = UINT64_MAX;
   uint32_t timed = 0;
@@ -750,12 +745,11 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
   l->in_next++;
   for (;;) {
     if (l->stop) {
-      rc = TWINCACHE_ECLOSED;
+      rc = tc_error_set(TWINCACHE_ECLOSED, "the loader is closing");
       break;
     }
     if (l->failed) {
-      rc = l->failed;
-      snprintf(tc_last_error, sizeof tc_last_error, "%s", l->error);
+      rc = tc_error_set(l->failed, "%s", l->error);
       break;
     }
     if (l->next_seq >= l->total) {
@@ -774,13 +768,14 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
       break;
     }
     if (s->state == SLOT_HELD && !l->opt.release_on_any_thread) {
-      rc = fail_with(TWINCACHE_EDEADLK, "batch %llu needs slot %llu, which is held, and release_on_any_thread is 0",
-                     (unsigned long long)l->next_seq, (unsigned long long)(l->next_seq % l->n_slots));
+      rc = tc_error_set(TWINCACHE_EDEADLK, "batch %llu needs slot %llu, which is held, and release_on_any_thread is 0",
+                        (unsigned long long)l->next_seq, (unsigned long long)(l->next_seq % l->n_slots));
       break;
     }
     uint64_t now_ns = tc_now_ns();
     if (timeout_ns == 0 || now_ns >= deadline_ns) {
-      rc = TWINCACHE_EAGAIN;
+      rc = tc_error_set(TWINCACHE_EAGAIN, "batch %llu not ready within the timeout",
+                        (unsigned long long)l->next_seq);
       break;
     }
     if (!t0) t0 = now_ns;
@@ -829,7 +824,7 @@ int twincache_loader_next(twincache_loader *l, twincache_batch **batch) {
 }
 
 int twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
-  if (!l) return TWINCACHE_EINVAL;
+  if (!l) return tc_error_set(TWINCACHE_EINVAL, "twincache_loader_release: NULL loader");
   if (!batch) return TWINCACHE_OK;
   int rc = TWINCACHE_ESTALE;
   pthread_mutex_lock(&l->mu);
@@ -841,6 +836,10 @@ int twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
     rc = TWINCACHE_OK;
   }
   pthread_mutex_unlock(&l->mu);
+  if (rc != TWINCACHE_OK)
+    tc_error_set(rc, "batch %llu (generation %llu): the handle is stale: released already, or no longer "
+                 "the batch handed out",
+                 (unsigned long long)batch->seq, (unsigned long long)batch->generation);
   return rc;
 }
 
@@ -912,7 +911,10 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
   r.reserved = buf[63];
   if (r.magic != TWINCACHE_LOADER_STATE_MAGIC || r.version != TWINCACHE_LOADER_STATE_VERSION || r.reserved != 0) {
     memset(s, 0, sizeof *s);
-    return TWINCACHE_EINVAL;
+    return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u, "
+                        "reserved %u; expected %#x, %u, 0)", (unsigned)r.magic, (unsigned)r.version,
+                        (unsigned)r.reserved, (unsigned)TWINCACHE_LOADER_STATE_MAGIC,
+                        (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }
   *s = r;
   return TWINCACHE_OK;

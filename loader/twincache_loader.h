@@ -2,7 +2,8 @@
  * reader, twincache_cache.h, included here) or as a stream of pre-batched,
  * padded slabs filled by a pool of decode threads (the loader).
  *
- * Status codes and twincache_strerror() are those of twincache_format.h.
+ * Status codes, twincache_strerror() and twincache_last_error() (the one
+ * message a failing call leaves) are those of twincache_format.h.
  * The loader never links CUDA: pinned memory comes in through the allocator
  * callbacks of twincache_loader_options.
  */
@@ -118,7 +119,7 @@ typedef struct twincache_loader_options {
   /* optional: called from a decode thread for each corrupt graph (index,
    * status code); must be thread-safe. NULL = no report (the loader never
    * prints): SKIP only counts it in stats.corrupt, FAIL makes next() return
-   * the error with twincache_loader_last_error naming the graph. */
+   * the error with twincache_last_error naming the graph. */
   void (*on_corrupt)(uint64_t index, int status, void *user);
   void *corrupt_user;
   /* 1 (default): batches may be released from any thread, so next() waits
@@ -199,10 +200,10 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  * batch_size to 1..65536. Validates every option and allocates all slots up
  * front: memory is fixed from here on.
  *
- * Returns 0 and sets *out (and clears twincache_loader_last_error), or one
- * of these, with *out set to NULL (when out is not NULL), nothing leaked, and
- * a one-line message naming the option, field, file or hook kept for
- * twincache_loader_last_error (the library never prints):
+ * Returns 0 and sets *out (and clears twincache_last_error), or one of
+ * these, with *out set to NULL (when out is not NULL), nothing leaked, and
+ * a one-line message naming the option, field, file or hook left for
+ * twincache_last_error (twincache_format.h; the library never prints):
  *   TWINCACHE_EINVAL    NULL path/out, an option out of range, an empty
  *                       range or index_end beyond the committed count, a
  *                       slab too large for size_t, an alloc hook returning
@@ -263,7 +264,7 @@ int twincache_loader_next(twincache_loader *l, twincache_batch **batch);
  *   TWINCACHE_EINVAL   l or batch is NULL;
  *   the error of a graph under the FAIL policy, or an LMDB error (the loader
  *   is then unusable: close it; next() keeps returning that error, and
- *   twincache_loader_last_error names the graph).
+ *   twincache_last_error names the batch and the graph).
  * The batch stays valid until it is passed to twincache_loader_release (or
  * the loader is closed); several batches may be held at once (at most the
  * slot count). Treat the slab as read-only: the loader keeps its padding
@@ -317,12 +318,6 @@ void twincache_loader_get_stats(const twincache_loader *l, twincache_loader_stat
  * new next(), release() or other call on l starts once close has begun (e.g.
  * the consumer stops at ECLOSED and the releasing thread is joined). */
 void twincache_loader_close(twincache_loader *l);
-
-/* The message of the last failing twincache_loader_open, or of the last
- * next() that failed for good (corrupt graph, LMDB error, EDEADLK), on this
- * thread; "" after a successful open. Valid until that thread's next open
- * or next(). */
-const char *twincache_loader_last_error(void);
 
 /* ===== the compact batch ====================================================
  * A second batch layout, chosen with twincache_loader_options.layout, for

@@ -100,21 +100,15 @@ static int args_parse(int argc, char **argv, const tc_flag *flags, int n_flags, 
     opts[k].dst = flags[k].takes_value ? (void *)flags[k].value : (void *)&on[k];
     opts[k].parse = keep_text;
   }
-  switch (tc_args_parse_pos(argc, argv, opts, (size_t)n_flags, a->positional, TC_MAX_POSITIONAL,
-                            &a->n_positional, &e)) {
-  case TC_ARGS_OK:
-    break;
-  case TC_ARGS_HELP:
-    a->help = 1;
-    return 0;
-  case TC_ARGS_UNKNOWN:
-    return tc_usage_error(cmd, "unknown flag '%s' (see --help)", e.name);
-  case TC_ARGS_SWITCH_VALUE:
-    return tc_usage_error(cmd, "flag %s takes no value", e.name);
-  case TC_ARGS_NO_VALUE:
-    return tc_usage_error(cmd, "flag %s needs a value", e.name);
-  default:
-    return tc_usage_error(cmd, "unexpected argument '%s' (see --help)", e.name);
+  if (tc_args_parse_pos(argc, argv, opts, (size_t)n_flags, a->positional, TC_MAX_POSITIONAL, &a->n_positional,
+                        &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) {
+      a->help = 1;
+      return 0;
+    }
+    char prog[128];
+    snprintf(prog, sizeof prog, "%s %s", TC_PROG, cmd);
+    return tc_args_report(stderr, prog, &e);
   }
   for (int k = 0; k < n_flags; k++)
     if (on[k]) *flags[k].value = "1";
@@ -142,11 +136,7 @@ int tc_cache_open_or_report(const char *path, twincache_cache **out) {
   int rc = twincache_cache_open(path, out);
   if (rc != TWINCACHE_OK) {
     *out = NULL;
-    const char *why = twincache_cache_last_error();
-    if (*why) fprintf(stderr, "%s: %s: %s (%s)\n", TC_PROG, path, twincache_strerror(rc), why);
-    else
-      fprintf(stderr, "%s: %s: %s%s\n", TC_PROG, path, twincache_strerror(rc),
-              rc == TWINCACHE_ENOTFOUND ? " (no such directory)" : "");
+    fprintf(stderr, "%s: %s\n", TC_PROG, twincache_last_error());
     return TC_EXIT_FAIL;
   }
   return 0;
@@ -177,8 +167,7 @@ int tc_graph_read_or_report(twincache_cache *c, twincache_dctx *d, uint64_t inde
                             twincache_graph *g) {
   int rc = twincache_cache_read_graph(c, d, index, g);
   if (rc != TWINCACHE_OK) {
-    fprintf(stderr, "%s: graph %llu: %s\n", TC_PROG, (unsigned long long)index,
-            twincache_strerror(rc));
+    fprintf(stderr, "%s: %s\n", TC_PROG, twincache_last_error()); /* names the cache and graph */
     return TC_EXIT_FAIL;
   }
   return 0;

@@ -1,5 +1,6 @@
-/* inspect_export.c — `twincache-inspect export CACHE INDEX --format csv|npy
- * --out PREFIX [--force]`: one graph's worlds as files other tools read.
+/* inspect_export.c — `twincache-inspect export CACHE INDEX --format F
+ * --out PREFIX|DIR [--dataset I] [--force]`: one graph's worlds as files
+ * other tools read.
  *   csv: PREFIX_base.csv (header x0..x{N-1}, then S rows), PREFIX_inter.csv
  *        (header world,sample,x0.., then K*S rows), PREFIX_adj.csv and
  *        PREFIX_weights.csv (header, N rows), PREFIX_interventions.csv
@@ -8,30 +9,71 @@
  *        u1 (N,N), PREFIX_weights.npy f4 (N,N), PREFIX_targets.npy u2 (K),
  *        PREFIX_kinds.npy u1 (K), PREFIX_values.npy f4 (K); NPY format 1.0,
  *        little-endian, C order.
+ *   dcdi: the file layout of DCDI's data loader (Brouillard et al. 2020,
+ *        dcdi/data.py, DataManagerFile) in directory DIR, I = --dataset:
+ *        DIR/DAG{I}.npy u1 (N,N), 1 at [i][j] for an edge i -> j;
+ *        DIR/data{I}.npy f4 (S,N), the observational rows (base world);
+ *        DIR/data_interv{I}.npy f4 ((1+K)*S, N): the S base rows first,
+ *        then world k's S rows for k = 0..K-1;
+ *        DIR/intervention{I}.csv: one line per row of data_interv, the
+ *        0-based target of the row's world, empty for observational rows;
+ *        DIR/regime{I}.csv: one line per row, 0 for observational rows and
+ *        k+1 for world k (DCDI: regime 0 is the observational one).
+ *   causica: causica's dataset directory (causica/datasets/
+ *        causica_dataset_format.py): DIR/variables.json (one continuous
+ *        variable x{j} per node, group_name = name), DIR/train.csv (the S
+ *        base rows, no header), DIR/adj_matrix.csv (N rows of 0/1, i -> j
+ *        at row i column j), DIR/counterfactuals.json: per do() world one
+ *        environment with the base rows as conditioning_values and the twin
+ *        rows as test_data (the twin worlds are counterfactuals of the base
+ *        rows: the same exogenous noise). Shift worlds are left out: their
+ *        target column has no single intervention value, which causica's
+ *        loader requires.
  * An existing file is an error unless --force. */
 #include "inspect.h"
+#include "tc_args.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tc_common.h"
 
 static const char k_help[] =
-    "usage: " TC_PROG " export CACHE INDEX --format csv|npy --out PREFIX [--force]\n"
+    "usage: " TC_PROG " export CACHE INDEX --format csv|npy|dcdi|causica --out PREFIX|DIR\n"
+    "       [--dataset I] [--force]\n"
     "Writes graph INDEX's base and intervened samples, adjacency, weights and\n"
-    "interventions as files named PREFIX_<part>.<ext>.\n"
-    "  --format F  csv or npy (required, no default)\n"
+    "interventions as files other tools read.\n"
+    "  --format F  one of (required, no default):\n"
     "                csv: PREFIX_{base,inter,adj,weights,interventions}.csv\n"
     "                npy: PREFIX_{base,inter,adj,weights,targets,kinds,values}.npy\n"
-    "  --out P     file name prefix (required, no default)\n"
+    "                dcdi: DCDI's layout in directory DIR: DAG{I}.npy, data{I}.npy\n"
+    "                  (observational), data_interv{I}.npy (observational rows\n"
+    "                  first, then each world's), intervention{I}.csv (0-based\n"
+    "                  target per row, empty when observational), regime{I}.csv\n"
+    "                  (0 observational, k+1 for world k)\n"
+    "                causica: causica's layout in directory DIR: variables.json,\n"
+    "                  train.csv (base rows), adj_matrix.csv, counterfactuals.json\n"
+    "                  (each do() world against the base rows; shift worlds left out)\n"
+    "  --out P     file name prefix (csv, npy) or directory, created when\n"
+    "              missing (dcdi, causica) (required, no default)\n"
+    "  --dataset I dcdi only: the number in the file names, DCDI's i_dataset,\n"
+    "              1..999999 (default 1)\n"
     "  --force     overwrite existing files (default: refuse)\n"
     "  --help      this text\n";
 
+enum { FMT_CSV, FMT_NPY, FMT_DCDI, FMT_CAUSICA, FMT_COUNT };
+static const char *const k_formats[FMT_COUNT] = {"csv", "npy", "dcdi", "causica"};
 enum { PART_MAX = 8 };
-static const char *const k_csv_parts[] = {"base", "inter", "adj", "weights", "interventions"};
-static const char *const k_npy_parts[] = {"base", "inter", "adj", "weights", "targets", "kinds", "values"};
+static const char *const k_csv_parts[] = {"base", "inter", "adj", "weights", "interventions", NULL};
+static const char *const k_npy_parts[] = {"base", "inter", "adj", "weights", "targets", "kinds", "values", NULL};
+/* file names in DIR; %u is --dataset */
+static const char *const k_dcdi_parts[] = {"DAG%u.npy", "data%u.npy", "data_interv%u.npy",
+                                           "intervention%u.csv", "regime%u.csv", NULL};
+static const char *const k_causica_parts[] = {"variables.json", "train.csv", "adj_matrix.csv",
+                                              "counterfactuals.json", NULL};
 
 typedef struct out_file {
   char *path;
@@ -136,20 +178,99 @@ static void write_csv(out_file *o, const twincache_graph *g) {
             (double)g->value[k]);
 }
 
-int tc_cmd_export(int argc, char **argv) {
-  const char *format = NULL, *prefix = NULL, *force = NULL;
-  const tc_flag flags[] = {{"format", 1, &format}, {"out", 1, &prefix}, {"force", 0, &force}};
-  tc_args a;
-  int rc = tc_args_begin(argc, argv, flags, 3, k_help, 2, &a);
-  if (rc != TC_ARGS_GO) return rc;
-  if (!format) return tc_usage_error("export", "missing --format (csv or npy)");
-  int npy = !strcmp(format, "npy");
-  if (!npy && strcmp(format, "csv") != 0)
-    return tc_usage_error("export", "bad value '%s' for --format: expected csv or npy", format);
-  if (!prefix || !prefix[0]) return tc_usage_error("export", "missing --out PREFIX");
+/* ---- DCDI ------------------------------------------------------------------------- */
+static void write_dcdi(out_file *o, const twincache_graph *g) {
+  uint64_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
+  uint64_t shape[2] = {n, n};
+  npy_header(o[0].f, "|u1", shape, 2);
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    for (uint32_t j = 0; j < g->n_nodes; j++) fputc(g->adj[(size_t)i * g->ld_adj + j] ? 1 : 0, o[0].f);
+  shape[0] = s_n;
+  npy_header(o[1].f, "<f4", shape, 2);
+  npy_floats(o[1].f, g->base, g->n_samples, g->n_nodes, g->ld);
+  shape[0] = (1 + k_n) * s_n; /* base rows, then world 0's, world 1's, ... */
+  npy_header(o[2].f, "<f4", shape, 2);
+  npy_floats(o[2].f, g->base, g->n_samples, g->n_nodes, g->ld);
+  npy_floats(o[2].f, g->inter, g->n_inter * g->n_samples, g->n_nodes, g->ld);
+  for (uint32_t s = 0; s < g->n_samples; s++) {
+    fputc('\n', o[3].f); /* observational: no target */
+    fputs("0\n", o[4].f);
+  }
+  for (uint32_t k = 0; k < g->n_inter; k++)
+    for (uint32_t s = 0; s < g->n_samples; s++) {
+      fprintf(o[3].f, "%u\n", (unsigned)g->target[k]);
+      fprintf(o[4].f, "%u\n", k + 1);
+    }
+}
 
-  const char *const *parts = npy ? k_npy_parts : k_csv_parts;
-  int n_parts = npy ? (int)(sizeof k_npy_parts / sizeof *parts) : (int)(sizeof k_csv_parts / sizeof *parts);
+/* ---- causica ---------------------------------------------------------------------- */
+/* rows x n floats (leading dimension ld) as a JSON array of arrays */
+static void json_rows(FILE *f, const float *m, uint32_t rows, uint32_t n, uint32_t ld) {
+  fputc('[', f);
+  for (uint32_t r = 0; r < rows; r++) {
+    fputs(r ? ", [" : "[", f);
+    for (uint32_t j = 0; j < n; j++) fprintf(f, "%s%.9g", j ? ", " : "", (double)m[(size_t)r * ld + j]);
+    fputc(']', f);
+  }
+  fputc(']', f);
+}
+
+/* Returns the number of do() worlds written as counterfactuals. */
+static uint32_t write_causica(out_file *o, const twincache_graph *g) {
+  uint32_t n = g->n_nodes, written = 0;
+  fputs("{\"variables\": [", o[0].f);
+  for (uint32_t j = 0; j < n; j++)
+    fprintf(o[0].f, "%s\n  {\"group_name\": \"x%u\", \"name\": \"x%u\", \"type\": \"continuous\", "
+            "\"always_observed\": true}", j ? "," : "", j, j);
+  fputs("\n]}\n", o[0].f);
+  for (uint32_t s = 0; s < g->n_samples; s++) {
+    const float *row = g->base + (size_t)s * g->ld;
+    for (uint32_t j = 0; j < n; j++) fprintf(o[1].f, "%s%.9g", j ? "," : "", (double)row[j]);
+    fputc('\n', o[1].f);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t j = 0; j < n; j++) fprintf(o[2].f, "%s%u", j ? "," : "", g->adj[(size_t)i * g->ld_adj + j] ? 1u : 0u);
+    fputc('\n', o[2].f);
+  }
+  fputs("{\"metadata\": {\"columns_to_nodes\": [", o[3].f);
+  for (uint32_t j = 0; j < n; j++) fprintf(o[3].f, "%s%u", j ? ", " : "", j);
+  fputs("]},\n \"environments\": [", o[3].f);
+  for (uint32_t k = 0; k < g->n_inter; k++) {
+    if (g->kind[k] != TWINCACHE_DO) continue;
+    fprintf(o[3].f, "%s\n  {\"intervention_idxs\": [%u], \"conditioning_idxs\": null, \"effect_idxs\": [],\n"
+            "   \"conditioning_values\": ", written ? "," : "", (unsigned)g->target[k]);
+    json_rows(o[3].f, g->base, g->n_samples, n, g->ld);
+    fputs(",\n   \"test_data\": ", o[3].f);
+    json_rows(o[3].f, g->inter + (size_t)k * g->n_samples * g->ld, g->n_samples, n, g->ld);
+    fputs(",\n   \"reference_data\": null}", o[3].f);
+    written++;
+  }
+  fputs("\n]}\n", o[3].f);
+  return written;
+}
+
+int tc_cmd_export(int argc, char **argv) {
+  const char *format = NULL, *prefix = NULL, *force = NULL, *dataset = NULL;
+  const tc_flag flags[] = {{"format", 1, &format}, {"out", 1, &prefix}, {"force", 0, &force},
+                           {"dataset", 1, &dataset}};
+  tc_args a;
+  int rc = tc_args_begin(argc, argv, flags, 4, k_help, 2, &a);
+  if (rc != TC_ARGS_GO) return rc;
+  if (!format) return tc_usage_error("export", "missing --format (csv, npy, dcdi or causica)");
+  int fmt = 0;
+  while (fmt < FMT_COUNT && strcmp(format, k_formats[fmt]) != 0) fmt++;
+  if (fmt == FMT_COUNT)
+    return tc_args_report_value(stderr, TC_PROG " export", "--format", format, "csv, npy, dcdi or causica");
+  if (!prefix || !prefix[0]) return tc_usage_error("export", "missing --out %s", fmt >= FMT_DCDI ? "DIR" : "PREFIX");
+  uint64_t dataset_i = 1;
+  if (dataset && fmt != FMT_DCDI) return tc_usage_error("export", "--dataset applies to --format dcdi only");
+  if (dataset && (tc_parse_u64(dataset, &dataset_i) != 0 || dataset_i < 1 || dataset_i > 999999))
+    return tc_args_report_value(stderr, TC_PROG " export", "--dataset", dataset, "an integer in [1, 999999]");
+
+  static const char *const *const k_parts[FMT_COUNT] = {k_csv_parts, k_npy_parts, k_dcdi_parts, k_causica_parts};
+  const char *const *parts = k_parts[fmt];
+  int n_parts = 0;
+  while (parts[n_parts]) n_parts++;
   out_file out[PART_MAX];
   memset(out, 0, sizeof out);
   tc_one_graph og;
@@ -158,14 +279,27 @@ int tc_cmd_export(int argc, char **argv) {
   const twincache_graph *g = og.graph;
   uint64_t index = og.index;
   for (int p = 0; p < n_parts; p++) {
-    size_t len = strlen(prefix) + strlen(parts[p]) + 8;
+    size_t len = strlen(prefix) + strlen(parts[p]) + 16;
     out[p].path = malloc(len);
     if (!out[p].path) {
       fprintf(stderr, "%s: out of memory\n", TC_PROG);
       status = TC_EXIT_FAIL;
       goto cleanup;
     }
-    snprintf(out[p].path, len, "%s_%s.%s", prefix, parts[p], npy ? "npy" : "csv");
+    if (fmt == FMT_DCDI) {
+      int w = snprintf(out[p].path, len, "%s/", prefix);
+      snprintf(out[p].path + w, len - (size_t)w, parts[p], (unsigned)dataset_i);
+    } else if (fmt == FMT_CAUSICA) {
+      snprintf(out[p].path, len, "%s/%s", prefix, parts[p]);
+    } else {
+      snprintf(out[p].path, len, "%s_%s.%s", prefix, parts[p], k_formats[fmt]);
+    }
+  }
+  /* the directory formats: DIR is created when missing */
+  if (fmt >= FMT_DCDI && mkdir(prefix, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "%s: --out: cannot create directory %s: %s\n", TC_PROG, prefix, strerror(errno));
+    status = TC_EXIT_FAIL;
+    goto cleanup;
   }
 
   /* Refuse before writing anything, so a refusal leaves no partial export. */
@@ -183,10 +317,13 @@ int tc_cmd_export(int argc, char **argv) {
       goto cleanup;
     }
   }
-  if (npy)
-    write_npy(out, g);
-  else
-    write_csv(out, g);
+  uint32_t do_worlds = 0;
+  switch (fmt) {
+  case FMT_CSV: write_csv(out, g); break;
+  case FMT_NPY: write_npy(out, g); break;
+  case FMT_DCDI: write_dcdi(out, g); break;
+  default: do_worlds = write_causica(out, g); break;
+  }
   for (int p = 0; p < n_parts; p++) {
     int bad = ferror(out[p].f);
     if (fclose(out[p].f) != 0) bad = 1;
@@ -196,9 +333,16 @@ int tc_cmd_export(int argc, char **argv) {
       status = TC_EXIT_FAIL;
     }
   }
-  if (status == 0)
-    printf("wrote graph %llu to %s_*.%s (%d files)\n", (unsigned long long)index, prefix,
-           npy ? "npy" : "csv", n_parts);
+  if (status == 0) {
+    if (fmt >= FMT_DCDI)
+      printf("wrote graph %llu to %s/ in %s's layout (%d files)", (unsigned long long)index, prefix,
+             k_formats[fmt], n_parts);
+    else
+      printf("wrote graph %llu to %s_*.%s (%d files)", (unsigned long long)index, prefix, k_formats[fmt], n_parts);
+    if (fmt == FMT_CAUSICA)
+      printf("; %u of %u worlds as counterfactuals (shift worlds left out)", do_worlds, g->n_inter);
+    printf("\n");
+  }
 
 cleanup:
   for (int p = 0; p < PART_MAX; p++) {

@@ -7,6 +7,7 @@
  * world; --json prints every array in full, floats as "%.9g" so each parses
  * back (strtof) to the identical float32. */
 #include "inspect.h"
+#include "tc_args.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -229,7 +230,7 @@ static int show_fresh(const char *path, const tc_one_graph *og, uint32_t rows, u
   if (rc == TWINCACHE_OK) rc = twincache_loader_next(l, &b);
   if (rc != TWINCACHE_OK) {
     fprintf(stderr, TC_PROG ": %s: graph %llu: fresh worlds: %s (%s)\n", path,
-            (unsigned long long)og->index, twincache_strerror(rc), twincache_loader_last_error());
+            (unsigned long long)og->index, twincache_strerror(rc), twincache_last_error());
     twincache_loader_close(l);
     return TC_EXIT_FAIL;
   }
@@ -253,16 +254,21 @@ int tc_cmd_show(int argc, char **argv) {
   int rc = tc_args_begin(argc, argv, flags, 4, k_help, 2, &a);
   if (rc != TC_ARGS_GO) return rc;
   uint64_t rows = 5, fresh_rows = 0, epoch = 0;
-  if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES))
-    return tc_usage_error("show", "bad value '%s' for --rows: expected an integer in 0..%d",
-                          rows_arg, TWINCACHE_MAX_SAMPLES);
+  char expect[64];
+  if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES)) {
+    tc_expect_u64(expect, sizeof expect, 0, TWINCACHE_MAX_SAMPLES);
+    return tc_args_report_value(stderr, TC_PROG " show", "--rows", rows_arg, expect);
+  }
   if (fresh_arg && (tc_parse_u64(fresh_arg, &fresh_rows) != 0 || fresh_rows < 1 ||
-                    fresh_rows > TWINCACHE_MAX_SAMPLES))
-    return tc_usage_error("show", "bad value '%s' for --fresh-rows: expected an integer in 1..%d",
-                          fresh_arg, TWINCACHE_MAX_SAMPLES);
+                    fresh_rows > TWINCACHE_MAX_SAMPLES)) {
+    tc_expect_u64(expect, sizeof expect, 1, TWINCACHE_MAX_SAMPLES);
+    return tc_args_report_value(stderr, TC_PROG " show", "--fresh-rows", fresh_arg, expect);
+  }
   if (epoch_arg && !fresh_arg) return tc_usage_error("show", "--epoch needs --fresh-rows");
-  if (epoch_arg && (tc_parse_u64(epoch_arg, &epoch) != 0 || epoch == UINT64_MAX))
-    return tc_usage_error("show", "bad value '%s' for --epoch: expected a non-negative integer", epoch_arg);
+  if (epoch_arg && (tc_parse_u64(epoch_arg, &epoch) != 0 || epoch == UINT64_MAX)) {
+    tc_expect_u64(expect, sizeof expect, 0, UINT64_MAX - 1);
+    return tc_args_report_value(stderr, TC_PROG " show", "--epoch", epoch_arg, expect);
+  }
 
   tc_one_graph og;
   int status = tc_one_graph_open("show", a.positional[0], a.positional[1], &og);

@@ -5,6 +5,7 @@
  * descendants; edge density; the fraction of columns an intervention changes
  * (what the sparse twin encoding saves); bytes per graph. */
 #include "inspect.h"
+#include "tc_args.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -176,8 +177,8 @@ int tc_cmd_stats(int argc, char **argv) {
   if (rc != TC_ARGS_GO) return rc;
   uint64_t limit = 0;
   if (limit_arg && tc_parse_u64(limit_arg, &limit) != 0)
-    return tc_usage_error("stats", "bad value '%s' for --limit: expected an integer in "
-                          "0..18446744073709551615 (0 = every graph)", limit_arg);
+    return tc_args_report_value(stderr, TC_PROG " stats", "--limit", limit_arg,
+                                "an integer in [0, 18446744073709551615] (0 = every graph)");
   const char *path = a.positional[0];
 
   node_stats *per_node = NULL;

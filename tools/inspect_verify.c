@@ -9,6 +9,7 @@
  * Prints one line per bad graph (or missing/unreadable chunk), then a summary;
  * exits 1 if anything is bad, else 0. */
 #include "inspect.h"
+#include "tc_error.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -124,15 +125,17 @@ int tc_cmd_verify(int argc, char **argv) {
     uint64_t chunk = i / per_chunk;
     void *frame = NULL;
     size_t size = 0;
+    tc_error_clear();
     int r = twincache_cache_read_frame(c, i, &frame, &size);
     if (r != TWINCACHE_OK && i % per_chunk == 0) {
       /* The chunk record itself is missing or does not parse: every graph
-       * in it is lost; report the chunk once. */
+       * in it is lost; report the chunk once, with the library's reason. */
       uint64_t end = (chunk + 1) * per_chunk < count ? (chunk + 1) * per_chunk : count;
+      const char *why = twincache_last_error();
       if (!quiet)
-        printf("chunk %llu (graphs %llu..%llu) missing or unreadable: %s\n",
+        printf("chunk %llu (graphs %llu..%llu) missing or unreadable: %s%s%s\n",
                (unsigned long long)chunk, (unsigned long long)i, (unsigned long long)(end - 1),
-               twincache_strerror(r));
+               twincache_strerror(r), why[0] ? ": " : "", why);
       bad += end - i;
       bad_chunks++;
       i = end;

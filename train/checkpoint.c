@@ -10,6 +10,7 @@
 
 #include "tc_checkpoint.h"
 #include "tc_common.h"
+#include "tc_error.h"
 
 #define TC_CK_MAGIC "TCTRAIN"
 #define TC_CK_STATE 48                                       /* loader state offset */
@@ -37,15 +38,14 @@ static void sync_parent_dir(const char *path) {
   free(dir);
 }
 
-int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info,
-                       char *errmsg, size_t cap) {
-  int rc = -1, tmp_made = 0;
+int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info) {
+  int rc = TWINCACHE_ENOMEM, tmp_made = 0;
   size_t n = tc_ck_bytes(m->n_params);
   uint8_t *buf = malloc(n);
   char *tmp = malloc(strlen(path) + 5);
   FILE *f = NULL;
   if (!buf || !tmp) {
-    snprintf(errmsg, cap, "out of memory writing checkpoint %s", path);
+    rc = tc_error_set(TWINCACHE_ENOMEM, "out of memory writing checkpoint %s", path);
     goto cleanup;
   }
   memset(buf, 0, n);
@@ -69,23 +69,23 @@ int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_
   sprintf(tmp, "%s.tmp", path);
   f = fopen(tmp, "wb");
   if (!f) {
-    snprintf(errmsg, cap, "cannot create checkpoint %s: %s", tmp, strerror(errno));
+    rc = tc_error_os(errno, TWINCACHE_ENOTFOUND, "cannot create checkpoint %s", tmp);
     goto cleanup;
   }
   tmp_made = 1;
   /* on disk before the rename makes it the checkpoint */
   if (fwrite(buf, 1, n, f) != n || fflush(f) != 0 || fsync(fileno(f)) != 0) {
-    snprintf(errmsg, cap, "cannot write checkpoint %s: %s", tmp, strerror(errno));
+    rc = tc_error_os(errno, TWINCACHE_EIO, "cannot write checkpoint %s", tmp);
     goto cleanup;
   }
   int closed = fclose(f);
   f = NULL;
   if (closed != 0) {
-    snprintf(errmsg, cap, "cannot write checkpoint %s: %s", tmp, strerror(errno));
+    rc = tc_error_os(errno, TWINCACHE_EIO, "cannot write checkpoint %s", tmp);
     goto cleanup;
   }
   if (rename(tmp, path) != 0) {
-    snprintf(errmsg, cap, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    rc = tc_error_os(errno, TWINCACHE_ENOTFOUND, "cannot rename %s to %s", tmp, path);
     goto cleanup;
   }
   tmp_made = 0;
@@ -99,67 +99,67 @@ cleanup:
   return rc;
 }
 
-int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info, char *errmsg,
-                       size_t cap) {
-  int rc = -1;
+int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info) {
+  int rc = TWINCACHE_ECORRUPT;
   uint8_t *buf = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) {
-    snprintf(errmsg, cap, "cannot open checkpoint %s: %s", path, strerror(errno));
+    rc = tc_error_os(errno, TWINCACHE_ENOTFOUND, "cannot open checkpoint %s", path);
     goto cleanup;
   }
   size_t want = tc_ck_bytes(m->n_params);
   buf = malloc(want + 1);
   if (!buf) {
-    snprintf(errmsg, cap, "out of memory reading checkpoint %s", path);
+    rc = tc_error_set(TWINCACHE_ENOMEM, "out of memory reading checkpoint %s", path);
     goto cleanup;
   }
   size_t got = fread(buf, 1, want + 1, f); /* one more: a too-long file shows */
   if (ferror(f)) {
-    snprintf(errmsg, cap, "cannot read checkpoint %s: %s", path, strerror(errno));
+    rc = tc_error_os(errno, TWINCACHE_EIO, "cannot read checkpoint %s", path);
     goto cleanup;
   }
   if (got < 12 || memcmp(buf, TC_CK_MAGIC, 8) != 0) {
-    snprintf(errmsg, cap, "%s is not a twincache-train checkpoint (bad magic)", path);
+    rc = tc_error_set(TWINCACHE_ECORRUPT, "%s is not a twincache-train checkpoint (bad magic)", path);
     goto cleanup;
   }
   uint32_t version = tc_load_u32(buf + 8);
   if (version != TC_CHECKPOINT_VERSION) {
-    snprintf(errmsg, cap, "checkpoint %s has version %" PRIu32 ", this build reads version %d%s",
-             path, version, TC_CHECKPOINT_VERSION,
-             version == 1 ? " (version 1 lacks the loader's full state: restart the run, or "
-                            "finish it with the build that wrote it)"
-                          : "");
+    rc = tc_error_set(TWINCACHE_EVERSION, "checkpoint %s has version %" PRIu32 ", this build reads version %d%s",
+                      path, version, TC_CHECKPOINT_VERSION,
+                      version == 1 ? " (version 1 lacks the loader's full state: restart the run, or "
+                                     "finish it with the build that wrote it)"
+                                   : "");
     goto cleanup;
   }
   if (got < TC_CK_HEADER) {
-    snprintf(errmsg, cap, "checkpoint %s is truncated (%zu bytes, expected %zu)", path, got,
-             want);
+    rc = tc_error_set(TWINCACHE_ETRUNCATED, "checkpoint %s is truncated (%zu bytes, expected %zu)", path, got,
+                      want);
     goto cleanup;
   }
   if (tc_load_u32(buf + 12) != TC_MODEL_F || tc_load_u32(buf + 16) != TC_MODEL_H ||
       tc_load_u64(buf + 24) != m->n_params) {
-    snprintf(errmsg, cap, "checkpoint %s holds a model of another shape (F %" PRIu32 " H %" PRIu32
-             ", %" PRIu64 " parameters; this build has F %d H %d, %zu)", path,
-             tc_load_u32(buf + 12), tc_load_u32(buf + 16), tc_load_u64(buf + 24), TC_MODEL_F,
-             TC_MODEL_H, m->n_params);
+    rc = tc_error_set(TWINCACHE_EMISMATCH,
+                      "checkpoint %s holds a model of another shape (F %" PRIu32 " H %" PRIu32
+                      ", %" PRIu64 " parameters; this build has F %d H %d, %zu)", path,
+                      tc_load_u32(buf + 12), tc_load_u32(buf + 16), tc_load_u64(buf + 24), TC_MODEL_F,
+                      TC_MODEL_H, m->n_params);
     goto cleanup;
   }
   if (got != want) {
     if (got < want)
-      snprintf(errmsg, cap, "checkpoint %s is truncated (%zu bytes, expected %zu)", path, got,
-               want);
+      rc = tc_error_set(TWINCACHE_ETRUNCATED, "checkpoint %s is truncated (%zu bytes, expected %zu)", path,
+                        got, want);
     else
-      snprintf(errmsg, cap, "checkpoint %s is too long (expected %zu bytes)", path, want);
+      rc = tc_error_set(TWINCACHE_ECORRUPT, "checkpoint %s is too long (expected %zu bytes)", path, want);
     goto cleanup;
   }
   if (tc_load_u32(buf + want - 4) != tc_fnv1a32(buf, want - 4)) {
-    snprintf(errmsg, cap, "checkpoint %s is corrupt (checksum mismatch)", path);
+    rc = tc_error_set(TWINCACHE_ECHECKSUM, "checkpoint %s is corrupt (checksum mismatch)", path);
     goto cleanup;
   }
   if (twincache_loader_state_decode(buf + TC_CK_STATE, &info->stream) != TWINCACHE_OK) {
-    snprintf(errmsg, cap, "checkpoint %s holds no valid loader state (magic, version or "
-             "reserved byte of its bytes %d..%d wrong)", path, TC_CK_STATE, TC_CK_HEADER - 1);
+    rc = tc_error_set(TWINCACHE_ECORRUPT, "checkpoint %s holds no valid loader state (magic, version or "
+                      "reserved byte of its bytes %d..%d wrong)", path, TC_CK_STATE, TC_CK_HEADER - 1);
     goto cleanup;
   }
   info->step = tc_load_u64(buf + 32);

@@ -37,17 +37,18 @@ typedef struct tc_checkpoint_info {
 
 /* Writes m and info to path through path.tmp (flushed to disk, then renamed
  * over path, then the directory flushed), so a crash leaves either the old
- * checkpoint or the new one, never a torn file. Returns 0, or -1 with a
- * one-line errmsg naming the file (path.tmp is then removed). */
-int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info,
-                       char *errmsg, size_t cap);
+ * checkpoint or the new one, never a torn file. Returns 0, or a negative
+ * status (ENOMEM, EIO, EFULL, ENOTFOUND: no such directory) with one message
+ * naming the file (twincache_last_error; path.tmp is then removed). */
+int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info);
 /* Reads path into m (whose shape must match) and *info after checking, in
  * this order: magic, version, shape, size, checksum, and that the loader
  * state decodes (twincache_loader_state_decode). Whether the state fits a
- * cache and options is twincache_loader_open's check. Returns 0, or -1 with
- * a one-line errmsg naming the file and what is wrong (m and *info are then
- * unspecified). */
-int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info, char *errmsg,
-                       size_t cap);
+ * cache and options is twincache_loader_open's check. Returns 0, or a
+ * negative status — ENOTFOUND, EIO, ENOMEM, ECORRUPT (not a checkpoint, too
+ * long, bad loader state), EVERSION, EMISMATCH (another model shape),
+ * ETRUNCATED, ECHECKSUM — with one message naming the file and what is
+ * wrong (twincache_last_error; m and *info are then unspecified). */
+int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info);
 
 #endif /* TC_CHECKPOINT_H */

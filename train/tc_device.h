@@ -14,9 +14,11 @@
  * captured at its first step; then AdamW). The caller releases a loader slot
  * only after tc_cuda_copy_wait on its buffer.
  *
- * Every int function returns 0 on success or TWINCACHE_EDEVICE, with
- * twincache_kernels_last_error() naming file:line and the CUDA error (or the
- * missing build); nothing is printed (tc_cuda_usable returns 1/0).
+ * Every int function returns 0 on success or TWINCACHE_EDEVICE (ENOMEM,
+ * EINVAL where said), leaving one message for twincache_last_error() that
+ * names file:line of the failed call and the CUDA error (or the missing
+ * build). kernels/ keeps no message: this layer reads the CUDA error its
+ * launchers leave (cudaGetLastError) and writes it. Nothing is printed.
  * Not thread-safe: one host thread drives a context. */
 #ifndef TC_DEVICE_H
 #define TC_DEVICE_H
@@ -33,14 +35,14 @@ extern "C" {
 
 typedef struct tc_cuda tc_cuda;
 
-/* 1 when a usable GPU exists (a device is visible and a test allocation
- * works); otherwise 0 with the reason in why[cap]. Never fails otherwise. */
-int tc_cuda_usable(char *why, size_t cap);
+/* 0 when a usable GPU exists (a device is visible and a test allocation
+ * works); otherwise TWINCACHE_EDEVICE with the reason as the message. */
+int tc_cuda_check(void);
 /* Device name of device 0 into name[cap] (empty without CUDA). */
 void tc_cuda_device_name(char *name, size_t cap);
 
 /* Pinned host memory for the loader's slots (the loader's alloc/free
- * callbacks). Returns NULL on failure. */
+ * callbacks). Returns NULL on failure, the CUDA error as the message. */
 void *tc_cuda_host_alloc(size_t bytes, void *user);
 void tc_cuda_host_free(void *ptr, void *user);
 

@@ -9,9 +9,38 @@
 #include <string.h>
 
 #include "tc_device.h"
-#include "tc_kernels_error.h"
+#include "tc_error.h"
 #include "tc_expand.h"
 #include "twincache_kernels_cuda.h"
+
+// ---- errors: where a failed CUDA call or kernels/ launcher gets its message.
+// kernels/ includes nothing of ours, so its launchers return a bare status
+// and leave the CUDA error in the runtime's per-thread state; this layer,
+// the one that links both CUDA and the twincache libraries, reads it
+// (cudaGetLastError, which also clears it) and leaves one tc_error message:
+// "file:line: call: CUDA error NAME: text", file:line being the trainer's
+// call, i.e. the step of the data path that failed.
+static int tc_dev_fail(const char *file, int line, const char *call, cudaError_t e) {
+  cudaGetLastError(); // consumed: the next failure reports its own error
+  return tc_error_set(TWINCACHE_EDEVICE, "%s:%d: %.*s: CUDA error %s: %s", file, line,
+                      (int)strcspn(call, "("), call, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+static int tc_launcher_fail(const char *file, int line, const char *call, int status) {
+  if (status == TWINCACHE_KERNELS_EINVAL)
+    return tc_error_set(TWINCACHE_EDEVICE, "%s:%d: %.*s: sizes out of the kernel's range (nothing launched)",
+                        file, line, (int)strcspn(call, "("), call);
+  return tc_dev_fail(file, line, call, cudaGetLastError());
+}
+#define cudaCheck(call)                                                  \
+  do {                                                                   \
+    cudaError_t e_ = (call);                                             \
+    if (e_ != cudaSuccess) return tc_dev_fail(__FILE__, __LINE__, #call, e_); \
+  } while (0)
+#define kernelCheck(call)                                                     \
+  do {                                                                        \
+    int k_ = (call);                                                          \
+    if (k_ != 0) return tc_launcher_fail(__FILE__, __LINE__, #call, k_);      \
+  } while (0)
 
 #define TC_EVAL_SLOT 2 // loss_dev / loss_host entry of an evaluation
 
@@ -49,23 +78,22 @@ struct tc_cuda {
   tc_cuda_timing timing;
 };
 
-extern "C" int tc_cuda_usable(char *why, size_t cap) {
+extern "C" int tc_cuda_check(void) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n <= 0) {
-    if (cap)
-      snprintf(why, cap, "no usable CUDA device (%s)",
-               e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
-    return 0;
+    cudaGetLastError();
+    return tc_error_set(TWINCACHE_EDEVICE, "no usable CUDA device (%s)",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
   }
   void *p = NULL;
   e = cudaMalloc(&p, 1 << 20);
   if (e != cudaSuccess) {
-    if (cap) snprintf(why, cap, "CUDA test allocation failed (%s)", cudaGetErrorString(e));
-    return 0;
+    cudaGetLastError();
+    return tc_error_set(TWINCACHE_EDEVICE, "CUDA test allocation failed (%s)", cudaGetErrorString(e));
   }
   cudaFree(p);
-  return 1;
+  return 0;
 }
 
 extern "C" void tc_cuda_device_name(char *name, size_t cap) {
@@ -79,8 +107,9 @@ extern "C" void *tc_cuda_host_alloc(size_t bytes, void *user) {
   void *p = NULL;
   cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
   if (e != cudaSuccess) {
-    tc_kernels_fail(__FILE__, __LINE__, "cudaHostAlloc of %zu bytes: %s", bytes,
-                    cudaGetErrorString(e));
+    cudaGetLastError();
+    tc_error_set(TWINCACHE_EDEVICE, "cudaHostAlloc of %zu bytes: CUDA error %s: %s", bytes, cudaGetErrorName(e),
+                 cudaGetErrorString(e));
     return NULL;
   }
   return p; // page-aligned, so 64-byte aligned
@@ -113,14 +142,14 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
   }
   cudaCheck(cudaHostAlloc((void **)&c->loss_host, 3 * sizeof(float), cudaHostAllocDefault));
   if (twincache_compact_layout_init(&c->compact, l) != 0) {
-    return tc_kernels_fail(__FILE__, __LINE__, "batch too large for the compact layout");
+    return tc_error_set(TWINCACHE_EDEVICE, "--batch %d: too large for the compact layout", (int)l->graphs);
   }
   tc_expand_offsets_init(&c->expand, &c->compact);
   for (int b = 0; b < 2; b++) {
-    if (tc_dev_alloc(&c->slab[b], c->compact.bytes)) return TWINCACHE_KERNELS_EDEVICE;
+    if (tc_dev_alloc(&c->slab[b], c->compact.bytes)) return TWINCACHE_EDEVICE;
     cudaCheck(cudaMemset(c->slab[b], 0, c->compact.bytes));
   }
-  if (tc_dev_alloc(&c->dense, l->bytes)) return TWINCACHE_KERNELS_EDEVICE;
+  if (tc_dev_alloc(&c->dense, l->bytes)) return TWINCACHE_EDEVICE;
   cudaCheck(cudaMemset(c->dense, 0, l->bytes)); // the gaps between arrays stay 0
   c->n_params = m->n_params;
   memcpy(c->off, m->off, sizeof c->off);
@@ -129,23 +158,23 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
   size_t pb = sizeof(float) * m->n_params;
   if (tc_dev_alloc((void **)&c->params, pb) || tc_dev_alloc((void **)&c->grads, pb) ||
       tc_dev_alloc((void **)&c->m, pb) || tc_dev_alloc((void **)&c->v, pb))
-    return TWINCACHE_KERNELS_EDEVICE;
+    return TWINCACHE_EDEVICE;
   cudaCheck(cudaMemcpy(c->params, m->params, pb, cudaMemcpyHostToDevice));
   cudaCheck(cudaMemcpy(c->m, m->m, pb, cudaMemcpyHostToDevice));
   cudaCheck(cudaMemcpy(c->v, m->v, pb, cudaMemcpyHostToDevice));
   cudaCheck(cudaMemset(c->grads, 0, pb));
   float **pf[] = {&c->T, &c->C, &c->W_hat, &c->Pc, &c->pair_w, &c->logit, &c->dlogit};
   for (size_t i = 0; i < sizeof pf / sizeof pf[0]; i++)
-    if (tc_dev_alloc((void **)pf[i], sizeof(float) * P)) return TWINCACHE_KERNELS_EDEVICE;
+    if (tc_dev_alloc((void **)pf[i], sizeof(float) * P)) return TWINCACHE_EDEVICE;
   float **ph[] = {&c->h1pre, &c->h1, &c->h2pre, &c->h2, &c->dh2, &c->dh1};
   for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++)
-    if (tc_dev_alloc((void **)ph[i], sizeof(float) * P * H)) return TWINCACHE_KERNELS_EDEVICE;
+    if (tc_dev_alloc((void **)ph[i], sizeof(float) * P * H)) return TWINCACHE_EDEVICE;
   if (tc_dev_alloc((void **)&c->feat, sizeof(float) * P * F) ||
       tc_dev_alloc((void **)&c->loss_dev, sizeof(float) * 3) ||
       tc_dev_alloc((void **)&c->observed, (size_t)c->G * c->N) ||
       tc_dev_alloc(&c->inv_work, twincache_inverse_cuda_work_bytes(c->G, c->N)) ||
       tc_dev_alloc(&c->bce_work, twincache_bce_cuda_work_bytes(P)))
-    return TWINCACHE_KERNELS_EDEVICE;
+    return TWINCACHE_EDEVICE;
   cudaCheck(cudaDeviceSynchronize());
   return 0;
 }
@@ -154,11 +183,11 @@ extern "C" int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, co
   *out = NULL;
   tc_cuda *c = (tc_cuda *)calloc(1, sizeof *c);
   if (!c) {
-    return tc_kernels_fail(__FILE__, __LINE__, "out of memory");
+    return tc_error_set(TWINCACHE_ENOMEM, "out of memory for the CUDA context");
   }
   if (tc_cuda_init(c, l, m) != 0) {
     tc_cuda_free(c);
-    return TWINCACHE_KERNELS_EDEVICE;
+    return TWINCACHE_EDEVICE;
   }
   *out = c;
   return 0;
@@ -209,9 +238,9 @@ static int tc_collect_copy(tc_cuda *c, int buf) {
 extern "C" int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch) {
   const twincache_compact_batch *cb = batch->compact;
   if (!cb || cb->layout.bytes != c->compact.bytes || cb->used_bytes > c->compact.bytes) {
-    return tc_kernels_fail(__FILE__, __LINE__, "tc_cuda_copy needs a compact batch of the context's layout");
+    return tc_error_set(TWINCACHE_EINVAL, "tc_cuda_copy needs a compact batch of the context's layout");
   }
-  if (tc_collect_copy(c, buf)) return TWINCACHE_KERNELS_EDEVICE;
+  if (tc_collect_copy(c, buf)) return TWINCACHE_EDEVICE;
   // never overwrite a buffer the expansion of an earlier step may still read
   if (c->compute_used[buf]) cudaCheck(cudaStreamWaitEvent(c->copy_stream, c->expand_done[buf], 0));
   cudaCheck(cudaEventRecord(c->copy_start[buf], c->copy_stream));
@@ -279,7 +308,7 @@ static int tc_capture_step(tc_cuda *c, int buf, float pos_weight) {
   cudaError_t e = cudaStreamEndCapture(s, &g); // always end: the stream must leave capture
   if (rc) {
     if (g) cudaGraphDestroy(g);
-    return TWINCACHE_KERNELS_EDEVICE;
+    return TWINCACHE_EDEVICE;
   }
   cudaCheck(e);
   c->graph[buf] = g;
@@ -290,7 +319,7 @@ static int tc_capture_step(tc_cuda *c, int buf, float pos_weight) {
 
 extern "C" int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) {
   cudaStream_t s = c->compute_stream;
-  if (tc_capture_step(c, buf, o->pos_weight)) return TWINCACHE_KERNELS_EDEVICE;
+  if (tc_capture_step(c, buf, o->pos_weight)) return TWINCACHE_EDEVICE;
   // the events around the wait time how long compute stalled on this copy
   cudaCheck(cudaEventRecord(c->wait_begin[buf], s));
   cudaCheck(cudaStreamWaitEvent(s, c->copy_done[buf], 0));
@@ -336,7 +365,7 @@ extern "C" int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight,
   // a dense slab, into the dense buffer: the compute stream orders it after
   // the last step's reads and before the next step's expansion
   cudaCheck(cudaMemcpyAsync(c->dense, host_slab, c->layout.bytes, cudaMemcpyHostToDevice, s));
-  if (tc_forward(c, c->dense, pos_weight, 0, TC_EVAL_SLOT)) return TWINCACHE_KERNELS_EDEVICE;
+  if (tc_forward(c, c->dense, pos_weight, 0, TC_EVAL_SLOT)) return TWINCACHE_EDEVICE;
   cudaCheck(cudaMemcpyAsync(c->loss_host + TC_EVAL_SLOT, c->loss_dev + TC_EVAL_SLOT, sizeof(float),
                             cudaMemcpyDeviceToHost, s));
   cudaCheck(cudaMemcpyAsync(logit, c->logit, pb, cudaMemcpyDeviceToHost, s));
@@ -373,9 +402,7 @@ static int tc_bench_run(void *host, void *dev, size_t bytes, int reps, double *g
   *gb_per_s = ms > 0 ? (double)bytes * reps / (ms * 1e-3) / 1e9 : 0.0;
   rc = 0;
 cleanup:
-  if (rc)
-    rc = tc_kernels_fail(__FILE__, __LINE__, "CUDA error in the H2D benchmark: %s",
-                         cudaGetErrorString(cudaGetLastError()));
+  if (rc) rc = tc_dev_fail(__FILE__, __LINE__, "the H2D benchmark", cudaGetLastError());
   if (a) cudaEventDestroy(a);
   if (b) cudaEventDestroy(b);
   return rc;
@@ -387,7 +414,7 @@ extern "C" int tc_cuda_bench_h2d(size_t bytes, int reps, double *gb_per_s) {
   *gb_per_s = 0.0;
   if (cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess ||
       cudaMalloc(&dev, bytes) != cudaSuccess) {
-    rc = tc_kernels_fail(__FILE__, __LINE__, "cannot allocate %zu bytes for the H2D benchmark", bytes);
+    rc = tc_dev_fail(__FILE__, __LINE__, "allocating the H2D benchmark's buffers", cudaGetLastError());
     goto cleanup;
   }
   memset(host, 1, bytes);

@@ -1,20 +1,17 @@
 /* tc_device_none.c — tc_device.h when twincache was built without CUDA:
  * no GPU is ever usable, and every entry point fails with TWINCACHE_EDEVICE
- * and one clear line for twincache_kernels_last_error. */
+ * and one clear message (twincache_last_error). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "tc_device.h"
-#include "tc_kernels_error.h"
+#include "tc_error.h"
 
 static int tc_no_cuda(void) {
-  return tc_kernels_fail(__FILE__, __LINE__, "built without CUDA (nvcc was not found at configure time)");
+  return tc_error_set(TWINCACHE_EDEVICE, "built without CUDA (nvcc was not found at configure time)");
 }
 
-int tc_cuda_usable(char *why, size_t cap) {
-  if (cap) snprintf(why, cap, "built without CUDA");
-  return 0;
-}
+int tc_cuda_check(void) { return tc_error_set(TWINCACHE_EDEVICE, "built without CUDA"); }
 void tc_cuda_device_name(char *name, size_t cap) {
   if (cap) name[0] = '\0';
 }

@@ -22,7 +22,7 @@
 enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2 }; /* order of --device's choices */
 
 typedef struct opts {
-  const char *cache, *checkpoint, *resume, *log, *batch_log;
+  const char *cache, *val_cache, *checkpoint, *resume, *log, *batch_log;
   double val_split;
   uint32_t batch, threads, cpu_threads;
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
@@ -53,6 +53,7 @@ typedef struct run {
   tc_optim optim;
   twincache_batch_layout layout; /* the training loader's */
   uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */
+  uint64_t val_count; /* --val-cache: its graphs, all validated on; else 0 */
   uint64_t loader_seed;
   /* the train loader's state: on --resume the checkpoint's until the loader
    * opens, then the loader's own at open (next_seq = seq0); a checkpoint
@@ -69,7 +70,10 @@ typedef struct loop_stats {
   uint64_t wait_ns, steps, graphs;
 } loop_stats;
 
-/* One pass over [train_end, count); out->done = 0 when nothing is held out. */
+/* 1 when the run evaluates: a --val-cache, or a held-out tail (--val-split). */
+int train_has_validation(const run *r);
+/* One pass over the validation graphs: all of --val-cache, else
+ * [train_end, count) of --cache; out->done = 0 when there are none. */
 int train_evaluate(run *r, val_result *out);
 /* Steps [step0, end_step) on the backend r->cuda picks. */
 int train_loop_run(run *r, twincache_loader *l, loop_stats *ls);
@@ -78,5 +82,8 @@ int train_loop_run(run *r, twincache_loader *l, loop_stats *ls);
 void train_report(run *r, twincache_loader *l, const loop_stats *ls, uint64_t wall_ns);
 /* --bench-h2d: a plain pinned cudaMemcpy of one batch slab. */
 int train_bench_h2d(const opts *o);
+/* The one stderr line of a failed tc_device.h call (its message names the
+ * CUDA call and error); returns 1. */
+int train_device_failed(void);
 
 #endif /* TC_TRAIN_H */

@@ -6,11 +6,14 @@
  * main() is the run as named steps; the parts live beside it (tc_train.h):
  * flags, evaluation, the training loops, the report. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tc_checked.h"
 #include "tc_checkpoint.h"
@@ -21,7 +24,8 @@
 static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
-  int usable = o->device == DEV_CPU ? 0 : tc_cuda_usable(why, sizeof why);
+  int usable = o->device != DEV_CPU && tc_cuda_check() == 0;
+  if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
   if (o->device == DEV_CUDA && !usable) {
     fprintf(stderr, PROG ": --device cuda: %s\n", why);
     return 1;
@@ -38,19 +42,46 @@ static int pick_device(run *r) {
   return 0;
 }
 
+/* --val-cache: opens it, and refuses one whose batches would not have the
+ * training cache's shape (dims: --cache's) or that holds no graph. */
+static int val_cache_check(run *r, const twincache_dims *dims) {
+  const opts *o = &r->o;
+  twincache_cache *vc = NULL;
+  int st = twincache_cache_open(o->val_cache, &vc);
+  if (st != 0) {
+    fprintf(stderr, PROG ": --val-cache: cannot open cache: %s\n", twincache_last_error());
+    return 1;
+  }
+  const twincache_dims *v = twincache_cache_dims(vc);
+  r->val_count = twincache_cache_count(vc);
+  int rc = 0;
+  if (v->max_nodes != dims->max_nodes || v->max_inter != dims->max_inter || v->samples != dims->samples) {
+    fprintf(stderr, PROG ": --val-cache: %s has N=%u K=%u S=%u but the training cache %s has N=%u K=%u "
+            "S=%u; a validation cache needs the same largest node count, interventions per graph and "
+            "samples (twincache-gen --nodes, --targets, --samples)\n", o->val_cache, v->max_nodes,
+            v->max_inter, v->samples, o->cache, dims->max_nodes, dims->max_inter, dims->samples);
+    rc = 1;
+  } else if (r->val_count == 0) {
+    fprintf(stderr, PROG ": --val-cache: cache %s holds no graphs yet\n", o->val_cache);
+    rc = 1;
+  }
+  twincache_cache_close(vc);
+  return rc;
+}
+
 /* The committed count and the train/validation split point. */
 static int split_cache(run *r) {
   const opts *o = &r->o;
   twincache_cache *cache = NULL;
   int st = twincache_cache_open(o->cache, &cache);
   if (st != 0) {
-    const char *why = twincache_cache_last_error();
-    fprintf(stderr, PROG ": cannot open cache %s: %s%s%s%s\n", o->cache, twincache_strerror(st),
-            *why ? " (" : "", why, *why ? ")" : "");
+    fprintf(stderr, PROG ": cannot open cache: %s\n", twincache_last_error());
     return 1;
   }
   r->count = twincache_cache_count(cache);
+  twincache_dims dims = *twincache_cache_dims(cache);
   twincache_cache_close(cache);
+  if (o->val_cache && val_cache_check(r, &dims) != 0) return 1;
   r->train_end = (uint64_t)floor((1.0 - o->val_split) * (double)r->count);
   if (r->train_end == 0) {
     fprintf(stderr, PROG ": cache %s has %" PRIu64 " graphs: nothing left to train on with "
@@ -58,6 +89,45 @@ static int split_cache(run *r) {
     return 1;
   }
   return 0;
+}
+
+/* --checkpoint FILE: refused before anything is trained when FILE is a
+ * directory (or anything but a regular file) or FILE.tmp cannot be created
+ * (no such directory, no write permission, read-only file system): else the
+ * run would fail only at its first checkpoint, its steps lost. Probes by
+ * creating FILE.tmp, as tc_checkpoint_save does first, and removing it. */
+static int checkpoint_path_check(const opts *o) {
+  struct stat st;
+  if (!o->checkpoint) return 0;
+  if (o->checkpoint[0] == '\0') {
+    fprintf(stderr, PROG ": --checkpoint: empty file name\n");
+    return 1;
+  }
+  if (stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode)) {
+    fprintf(stderr, PROG ": --checkpoint: %s is %s, not a file; give a file name (the checkpoint is "
+            "written to FILE.tmp, then renamed over FILE)\n", o->checkpoint,
+            S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+    return 1;
+  }
+  size_t n = strlen(o->checkpoint);
+  char *tmp = malloc(n + sizeof ".tmp");
+  if (!tmp) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
+  memcpy(tmp, o->checkpoint, n);
+  memcpy(tmp + n, ".tmp", sizeof ".tmp");
+  int existed = stat(tmp, &st) == 0, rc = 0;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, PROG ": --checkpoint: cannot create %s: %s\n", tmp, strerror(errno));
+    rc = 1;
+  } else {
+    close(fd);
+    if (!existed) unlink(tmp); /* a leftover of a crashed save is the next save's to replace */
+  }
+  free(tmp);
+  return rc;
 }
 
 /* The model (initialised from --seed) and the AdamW settings. */
@@ -84,10 +154,9 @@ static int model_create(run *r) {
  * this run and are printed in one line. */
 static int resume_from(run *r) {
   const opts *o = &r->o;
-  char err[512];
   tc_checkpoint_info info;
-  if (tc_checkpoint_load(o->resume, r->model, &info, err, sizeof err) != 0) {
-    fprintf(stderr, PROG ": --resume: %s\n", err);
+  if (tc_checkpoint_load(o->resume, r->model, &info) != 0) {
+    fprintf(stderr, PROG ": --resume: %s\n", twincache_last_error());
     return 1;
   }
   const twincache_loader_state *s = &info.stream;
@@ -147,12 +216,11 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
     fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
-            "%s\n", o->resume, o->cache, twincache_loader_last_error());
+            "%s\n", o->resume, o->cache, twincache_last_error());
     return 1;
   }
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s (%s)\n", o->cache,
-            twincache_strerror(st), twincache_loader_last_error());
+    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", o->cache, twincache_last_error());
     return 1;
   }
   twincache_loader_get_state(*tl, &r->stream);
@@ -181,7 +249,7 @@ static int backend_create(run *r) {
   }
   r->ev_logit = malloc(bytes), r->ev_T = malloc(bytes), r->ev_w = malloc(bytes);
   if (!r->ev_logit || !r->ev_T || !r->ev_w) goto oom;
-  return tc_cuda_create(&r->dev, l, r->model) != 0;
+  return tc_cuda_create(&r->dev, l, r->model) != 0 ? train_device_failed() : 0;
 oom:
   fprintf(stderr, PROG ": out of memory\n");
   return 1;
@@ -217,6 +285,9 @@ static void print_plan(const run *r) {
           "), N=%u K=%u S=%u, batch %u, %zu-byte slabs, %" PRIu64 " steps\n",
           o->cache, r->count, r->train_end, r->count - r->train_end, r->layout.nodes,
           r->layout.inter, r->layout.samples, o->batch, r->layout.bytes, o->steps);
+  if (o->val_cache)
+    fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,
+            r->val_count);
 }
 
 int main(int argc, char **argv) {
@@ -231,7 +302,7 @@ int main(int argc, char **argv) {
   if (o->bench_h2d) return train_bench_h2d(o);
 
   rc = 1;
-  if (pick_device(r) || split_cache(r) || model_create(r)) goto cleanup;
+  if (checkpoint_path_check(o) || pick_device(r) || split_cache(r) || model_create(r)) goto cleanup;
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
@@ -245,9 +316,6 @@ int main(int argc, char **argv) {
   rc = 0;
 
 cleanup:
-  /* the device layer and the kernels never print: say what failed here */
-  if (rc != 0 && *twincache_kernels_last_error())
-    fprintf(stderr, PROG ": %s\n", twincache_kernels_last_error());
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);

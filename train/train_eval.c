@@ -9,7 +9,9 @@
 
 static float sigmoidf_(float z) { return 1.0f / (1.0f + expf(-z)); }
 
-/* One pass over the held-out range. Returns 0 or 1 (message printed). */
+int train_has_validation(const run *r) { return r->o.val_cache || r->o.val_split > 0; }
+
+/* One pass over the validation graphs. Returns 0 or 1 (message printed). */
 int train_evaluate(run *r, val_result *out) {
   int rc = 1;
   twincache_loader *vl = NULL;
@@ -18,16 +20,25 @@ int train_evaluate(run *r, val_result *out) {
   uint64_t graphs = 0;
   uint8_t *pred = NULL, *bpred = NULL;
   memset(out, 0, sizeof *out);
-  if (r->train_end >= r->count) return 0; /* nothing held out */
+  const char *cache = r->o.val_cache ? r->o.val_cache : r->o.cache;
+  if (!r->o.val_cache && r->train_end >= r->count) return 0; /* nothing held out */
   twincache_loader_options lo;
   twincache_loader_options_init(&lo);
   lo.batch_size = r->o.batch, lo.epochs = 1, lo.shuffle = 0, lo.seed = r->loader_seed;
   lo.threads = r->o.threads, lo.index_begin = r->train_end, lo.index_end = r->count;
+  if (r->o.val_cache) lo.index_begin = 0, lo.index_end = r->val_count;
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
-  int st = twincache_loader_open(r->o.cache, &lo, NULL, &vl);
+  int st = twincache_loader_open(cache, &lo, NULL, &vl);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the validation range of %s: %s (%s)\n", r->o.cache,
-            twincache_strerror(st), twincache_loader_last_error());
+    fprintf(stderr, PROG ": cannot open the validation range of %s: %s\n", cache, twincache_last_error());
+    goto cleanup;
+  }
+  const twincache_batch_layout *vlay = twincache_loader_layout(vl);
+  if (vlay->nodes != r->layout.nodes || vlay->inter != r->layout.inter ||
+      vlay->samples != r->layout.samples) { /* split_cache checked the dims: a defect if seen */
+    fprintf(stderr, PROG ": validation batches of %s are N=%u K=%u S=%u, training batches N=%u K=%u "
+            "S=%u\n", cache, vlay->nodes, vlay->inter, vlay->samples, r->layout.nodes, r->layout.inter,
+            r->layout.samples);
     goto cleanup;
   }
   int N = (int)r->layout.nodes;
@@ -38,7 +49,7 @@ int train_evaluate(run *r, val_result *out) {
     st = twincache_loader_next(vl, &b);
     if (st == TWINCACHE_END) break;
     if (st != 0) {
-      fprintf(stderr, PROG ": validation batch: %s\n", twincache_strerror(st));
+      fprintf(stderr, PROG ": validation batch: %s\n", twincache_last_error());
       goto cleanup;
     }
     float loss;
@@ -46,6 +57,7 @@ int train_evaluate(run *r, val_result *out) {
     if (r->cuda) {
       if (tc_cuda_eval(r->dev, b->slab, r->optim.pos_weight, &loss, r->ev_logit, r->ev_T,
                        r->ev_w) != 0) {
+        train_device_failed();
         twincache_loader_release(vl, b);
         goto cleanup;
       }

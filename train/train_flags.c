@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 24 };
+enum { N_TRAIN_OPTS = 25 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -19,7 +19,14 @@ static size_t train_opts(opts *p, tc_opt *o) {
       {.name = "--val-split", .meta = "F", .kind = TC_OPT_F64, .dst = &p->val_split, .fhi = 1,
        .open = TC_OPEN_HI,
        .help = "fraction of the index range held out at the end for\n"
-               "validation, 0 <= F < 1 (default {}; 0 = no evaluation)"},
+               "validation, 0 <= F < 1 (default {}; 0 = no evaluation;\n"
+               "not with --val-cache)"},
+      {.name = "--val-cache", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &p->val_cache,
+       .expect = "a directory",
+       .help = "validate on every graph of this second cache instead\n"
+               "(e.g. another graph family: out of distribution); all of\n"
+               "--cache is then trained on. Its N, K and S (--nodes,\n"
+               "--targets, --samples) must equal --cache's"},
       {.name = "--batch", .meta = "G", .kind = TC_OPT_U32, .dst = &p->batch, .lo = 1, .hi = 4096,
        .help = "graphs per batch, 1..4096 (default {})"},
       {.name = "--steps", .meta = "N", .kind = TC_OPT_U64, .dst = &p->steps, .lo = 1, .hi = UINT32_MAX,
@@ -111,31 +118,22 @@ int train_flags_parse(int argc, char **argv, opts *o) {
   tc_args_error e;
   defaults(o);
   size_t n = train_opts(o, t);
-  switch (tc_args_parse(argc, argv, t, n, &e)) {
-  case TC_ARGS_OK:
-    break;
-  case TC_ARGS_HELP:
-    usage(stdout);
-    return 0;
-  case TC_ARGS_POSITIONAL:
-    fprintf(stderr, PROG ": %s: unexpected argument (see --help)\n", e.name);
-    return 2;
-  case TC_ARGS_UNKNOWN:
-    fprintf(stderr, PROG ": %s: unknown flag, got '%s' (see --help)\n", e.name, e.name);
-    return 2;
-  case TC_ARGS_NO_VALUE:
-    fprintf(stderr, PROG ": %s: missing value (see --help)\n", e.name);
-    return 2;
-  case TC_ARGS_SWITCH_VALUE:
-    fprintf(stderr, PROG ": %s: takes no value, got '%s' (see --help)\n", e.name, e.value);
-    return 2;
-  case TC_ARGS_BAD_VALUE:
-    fprintf(stderr, PROG ": %s: expected %s, got '%s' (see --help)\n", e.name, e.expect, e.value);
-    return 2;
+  if (tc_args_parse(argc, argv, t, n, &e) != TC_ARGS_OK) {
+    if (e.status == TC_ARGS_HELP) usage(stdout);
+    return tc_args_report(stderr, PROG, &e);
   }
   if (!o->cache) {
     fprintf(stderr, PROG ": --cache: required flag missing (see --help)\n");
     return 2;
+  }
+  if (o->val_cache) { /* validation moves to the second cache: no held-out tail */
+    for (int i = 1; i < argc; i++)
+      if (!strcmp(argv[i], "--val-split") || !strncmp(argv[i], "--val-split=", 12)) {
+        fprintf(stderr, PROG ": --val-split: not with --val-cache (all of --cache is trained on, "
+                "--val-cache validated on) (see --help)\n");
+        return 2;
+      }
+    o->val_split = 0;
   }
   if (o->cpu_threads == 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);

@@ -11,14 +11,13 @@
 #include "tc_train.h"
 
 static int save_checkpoint(run *r, uint64_t steps_done) {
-  char err[512];
-  if (r->cuda && tc_cuda_download(r->dev, r->model) != 0) return 1;
+  if (r->cuda && tc_cuda_download(r->dev, r->model) != 0) return train_device_failed();
   /* the loader's own state may run ahead (CUDA stages the next batch):
    * the checkpoint's position is one batch per step done */
   tc_checkpoint_info info = {.step = steps_done, .seed = r->o.seed, .stream = r->stream};
   info.stream.next_seq = r->seq0 + (steps_done - r->step0);
-  if (tc_checkpoint_save(r->o.checkpoint, r->model, &info, err, sizeof err) != 0) {
-    fprintf(stderr, PROG ": %s\n", err);
+  if (tc_checkpoint_save(r->o.checkpoint, r->model, &info) != 0) {
+    fprintf(stderr, PROG ": %s\n", twincache_last_error());
     return 1;
   }
   return 0;
@@ -43,7 +42,7 @@ static void fmt_metric(char *buf, size_t cap, double x) {
 static int record(run *r, uint64_t done, float loss, float lr) {
   val_result v = {0};
   uint64_t t0 = tc_now_ns();
-  if (is_eval_step(r, done) && r->o.val_split > 0) {
+  if (is_eval_step(r, done) && train_has_validation(r)) {
     if (train_evaluate(r, &v) != 0) return 1;
     if (v.done) r->last = v;
   }
@@ -78,7 +77,7 @@ static int next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_sta
   ls->wait_ns += tc_now_ns() - t0;
   if (st != 0) {
     fprintf(stderr, PROG ": training batch: %s\n",
-            st == TWINCACHE_END ? "the training range is empty" : twincache_strerror(st));
+            st == TWINCACHE_END ? "the training range is empty" : twincache_last_error());
     return 1;
   }
   ls->graphs += (*b)->n_graphs;
@@ -131,8 +130,10 @@ static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
       if (next_batch(r, l, &b, ls)) return 1;
       held[0] = b;
       if (tc_cuda_copy(r->dev, 0, b) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
-          tc_cuda_step_result(r->dev, 0, &loss) || tc_cuda_copy_wait(r->dev, 0))
+          tc_cuda_step_result(r->dev, 0, &loss) || tc_cuda_copy_wait(r->dev, 0)) {
+        train_device_failed();
         goto cleanup;
+      }
       twincache_loader_release(l, b);
       held[0] = NULL;
       ls->steps++;
@@ -140,33 +141,37 @@ static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
     }
     return 0;
   }
-  if (next_batch(r, l, &held[s & 1], ls) || tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1]))
-    goto cleanup;
+  if (next_batch(r, l, &held[s & 1], ls)) goto cleanup;
+  if (tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1])) goto device_failed;
   for (; s < r->end_step; s++) {
     int cur = (int)(s & 1), nxt = 1 - cur;
     float lr = tc_lr_at(&r->optim, s), loss;
     if (s + 1 < r->end_step) { /* stage batch s+1 while step s-1 runs */
-      if (next_batch(r, l, &held[nxt], ls) || tc_cuda_copy(r->dev, nxt, held[nxt]))
-        goto cleanup;
+      if (next_batch(r, l, &held[nxt], ls)) goto cleanup;
+      if (tc_cuda_copy(r->dev, nxt, held[nxt])) goto device_failed;
     }
-    if (tc_cuda_step(r->dev, cur, &r->optim, lr, (int)(s + 1))) goto cleanup;
+    if (tc_cuda_step(r->dev, cur, &r->optim, lr, (int)(s + 1))) goto device_failed;
     if (pending) { /* step s-1, read while step s is queued behind it */
-      if (tc_cuda_step_result(r->dev, nxt, &loss)) goto cleanup;
+      if (tc_cuda_step_result(r->dev, nxt, &loss)) goto device_failed;
       pending = 0;
       if (record(r, s, loss, pending_lr)) goto cleanup;
     }
     /* the slot goes back only once its copy has completed */
-    if (tc_cuda_copy_wait(r->dev, cur)) goto cleanup;
+    if (tc_cuda_copy_wait(r->dev, cur)) goto device_failed;
     twincache_loader_release(l, held[cur]);
     held[cur] = NULL;
     ls->steps++;
     if (is_eval_step(r, s + 1) || is_ckpt_step(r, s + 1) || s + 1 == r->end_step) {
-      if (tc_cuda_step_result(r->dev, cur, &loss) || record(r, s + 1, loss, lr)) goto cleanup;
+      if (tc_cuda_step_result(r->dev, cur, &loss)) goto device_failed;
+      if (record(r, s + 1, loss, lr)) goto cleanup;
     } else {
       pending = 1, pending_lr = lr;
     }
   }
   rc = 0; /* the last step is always a sync point, so nothing is pending */
+  goto cleanup;
+device_failed:
+  train_device_failed();
 cleanup:
   for (int b = 0; b < 2; b++)
     if (held[b]) {
@@ -174,6 +179,11 @@ cleanup:
       twincache_loader_release(l, held[b]);
     }
   return rc;
+}
+
+int train_device_failed(void) {
+  fprintf(stderr, PROG ": %s\n", twincache_last_error());
+  return 1;
 }
 
 int train_loop_run(run *r, twincache_loader *l, loop_stats *ls) {

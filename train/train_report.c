@@ -77,12 +77,13 @@ static void print_json(const run *r, const summary *m) {
          "\"ms_per_step\": %.4f, \"host_wait_fraction\": %.6f, \"copy_wait_fraction\": %.6f, "
          "\"h2d_gb_per_s\": %.3f, \"copy_wait_ms\": %.3f, \"compute_ms_per_step\": %.4f, "
          "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, "
-         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, ",
+         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, \"val_graphs\": %" PRIu64 ", ",
          r->cuda ? "cuda" : "cpu", o->steps, o->batch, m->graphs_per_s, m->ms_per_step, m->host_wait,
          m->copy_wait, m->h2d_gb_per_s, tm->copy_wait_ms, tm->steps ? tm->step_ms / (double)tm->steps : 0.0,
          m->decode_per_thread_s, m->decode_busy, o->sync_copies ? "true" : "false",
          tm->steps ? tm->expand_ms / (double)tm->steps : 0.0,
-         tm->copies ? (double)tm->copy_bytes / ((double)tm->copies * o->batch) : 0.0);
+         tm->copies ? (double)tm->copy_bytes / ((double)tm->copies * o->batch) : 0.0,
+         v->done ? v->graphs : 0);
   const char *keys[] = {"val_loss", "val_auroc", "val_auprc", "val_shd", "baseline_auroc",
                         "baseline_auprc", "baseline_shd"};
   double vals[] = {v->loss, v->auroc, v->auprc, v->shd, v->base_auroc, v->base_auprc, v->base_shd};
@@ -105,24 +106,22 @@ void train_report(run *r, twincache_loader *tl, const loop_stats *ls, uint64_t w
 int train_bench_h2d(const opts *o) {
   twincache_loader *l = NULL;
   twincache_loader_options lo;
-  char why[256];
   twincache_loader_options_init(&lo);
   lo.batch_size = o->batch, lo.epochs = 1, lo.threads = 1;
   int st = twincache_loader_open(o->cache, &lo, NULL, &l);
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open cache %s: %s (%s)\n", o->cache, twincache_strerror(st),
-            twincache_loader_last_error());
+    fprintf(stderr, PROG ": %s\n", twincache_last_error());
     return 1;
   }
   twincache_batch_layout lay = *twincache_loader_layout(l);
   twincache_loader_close(l);
-  if (!tc_cuda_usable(why, sizeof why)) {
-    fprintf(stderr, PROG ": --bench-h2d needs a GPU: %s\n", why);
+  if (tc_cuda_check() != 0) {
+    fprintf(stderr, PROG ": --bench-h2d needs a GPU: %s\n", twincache_last_error());
     return 1;
   }
   double gbs = 0;
   if (tc_cuda_bench_h2d(lay.bytes, 50, &gbs) != 0) {
-    fprintf(stderr, PROG ": --bench-h2d: %s\n", twincache_kernels_last_error());
+    fprintf(stderr, PROG ": --bench-h2d: %s\n", twincache_last_error());
     return 1;
   }
   if (o->json)

@@ -267,7 +267,7 @@ loader_get_stats = _sig("twincache_loader_get_stats", None, vp, P(LoaderStats))
 loader_bpe = _sig("twincache_loader_batches_per_epoch", u64, vp)
 loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
-loader_last_error = _sig("twincache_loader_last_error", cstr)
+last_error = _sig("twincache_last_error", cstr)
 
 # ---- the loader contract of TEAM.md decision 5, before and after the merge ---------
 # After the merge: next_timeout (EAGAIN when not ready in time) and release

@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from . import _capi as C
-from .errors import InvalidArgument, NotFound, check
+from .errors import InvalidArgument, OutOfMemory, check
 
 MECHANISMS = ("linear", "mlp")
 NOISES = ("gauss", "laplace", "uniform")
@@ -53,13 +53,11 @@ def _array(ptr, count, dtype):
 
 
 def check_path(path):
-    """The path as bytes after the checks that need no C call (type, existence)."""
+    """The path as bytes after the one check C cannot make (its type); whether
+    it is a cache is C's check, so the exception carries C's message."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InvalidArgument(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    p = os.fspath(path)
-    if not os.path.isdir(p):
-        raise NotFound(f"{os.fsdecode(p)}: no such cache directory", C.ENOTFOUND)
-    return os.fsencode(p)
+    return os.fsencode(os.fspath(path))
 
 
 class Closable:
@@ -127,7 +125,7 @@ class Cache(Closable):
                                             d["hidden"])
                 self._dctx = C.dctx_create()
                 if not self._graph or not self._dctx:
-                    check(C.ENOMEM, "decoder")
+                    raise OutOfMemory("twincache.Cache: cannot allocate the decoder", C.ENOMEM)
             g = self._graph.contents
             check(C.cache_read_graph(self._h, self._dctx, i, self._graph),
                   f"{self.path}: graph {i}")

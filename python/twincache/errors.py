@@ -1,5 +1,6 @@
 """Exceptions: every C status code becomes one of these, carrying the code and
-twincache_strerror's text. One class per family, all under twincache.Error."""
+exactly the message the failing C call left (twincache_last_error). One class
+per family, all under twincache.Error."""
 from . import _capi as C
 
 
@@ -76,15 +77,26 @@ def strerror(code):
     return C.strerror(int(code)).decode("utf-8", "replace")
 
 
+def last_error():
+    """twincache_last_error() as str: the message the last failing twincache call
+    of this thread left ("" when none)."""
+    return C.last_error().decode("utf-8", "replace")
+
+
 def error_from_status(code, context=""):
-    """The exception for C status `code`; context (e.g. the path) prefixes the text."""
-    text = strerror(code)
-    msg = f"{context}: {text}" if context else text
+    """The exception for the status `code` a C call of this thread has just
+    returned, carrying exactly the message that call left (twincache_last_error).
+    Only where it left none: "context: twincache_strerror(code)"."""
+    msg = last_error()
+    if not msg:
+        text = strerror(code)
+        msg = f"{context}: {text}" if context else text
     return _FAMILY.get(code, Error)(msg, code)
 
 
 def check(code, context=""):
-    """Raises the exception of a negative status; returns the status otherwise."""
+    """Raises the exception of a negative status a C call has just returned
+    (error_from_status); returns the status otherwise."""
     if code < 0:
         raise error_from_status(code, context)
     return code

@@ -112,11 +112,7 @@ class _Core:
         rc = C.loader_open(bpath, ctypes.byref(opts), ctypes.byref(state) if state else None,
                            ctypes.byref(self.handle))
         if rc < 0:
-            detail = C.loader_last_error().decode("utf-8", "replace")
-            e = error_from_status(rc, os.fsdecode(bpath))
-            if detail:
-                e = type(e)(f"{e.message} ({detail})", rc)
-            raise e
+            raise error_from_status(rc, os.fsdecode(bpath))
         self.layout = C.loader_layout(self.handle).contents
         self.bpe = C.loader_bpe(self.handle)
 

@@ -11,13 +11,19 @@
  *    the generator's lock is an flock, so such a cache reads and extends
  *    normally;
  *  - --map-size 2^64-1 is refused and leaves nothing behind;
- *  - a version 1 meta record (no tag, no checksum) still opens and reads,
- *    and the generator refuses to extend it with a clear message.
+ *  - a version 1 cache (meta without tag or checksum, version-1 chunk
+ *    records and frames) still opens and reads, and the generator refuses
+ *    to extend it with a clear message;
+ *  - a version-1 chunk record spliced into a version-3 cache (it has no
+ *    tag to refuse it by) is refused for its version, verify names it;
+ *  - a short chunk in the middle of a cache (only the last may hold fewer
+ *    than C graphs) is refused, verify names it.
  * Called as: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "inspect_test.h"
 #include "tc_cache_raw.h"
@@ -84,8 +90,8 @@ static void test_truncated(const char *good) {
     twincache_cache *c = NULL;
     int rc = twincache_cache_open(path, &c);
     TC_CHECK(rc == TWINCACHE_ETRUNCATED, "%s: open gave %d (%s)", path, rc, twincache_strerror(rc));
-    TC_CHECK(strstr(twincache_cache_last_error(), "data.mdb") != NULL, "last error: %s",
-          twincache_cache_last_error());
+    TC_CHECK(strstr(twincache_last_error(), "data.mdb") != NULL, "last error: %s",
+          twincache_last_error());
     twincache_cache_close(c);
     check_programs_fail(path, "truncated", 1);
     char *err = NULL;
@@ -123,7 +129,7 @@ static void test_meta_flip(const char *good) {
   twincache_cache *c = NULL;
   int rc = twincache_cache_open(path, &c);
   TC_CHECK(rc == TWINCACHE_ECORRUPT, "meta flip: open gave %d (%s)", rc, twincache_strerror(rc));
-  TC_CHECK(strstr(twincache_cache_last_error(), "meta") != NULL, "last error: %s", twincache_cache_last_error());
+  TC_CHECK(strstr(twincache_last_error(), "meta") != NULL, "last error: %s", twincache_last_error());
   twincache_cache_close(c);
   check_programs_fail(path, "meta flip", 1);
   for (int s = 0; s < 2; s++) {
@@ -141,7 +147,6 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
   twincache_cache *src = NULL, *dst = NULL;
   twincache_chunk_builder *b = twincache_chunk_builder_create();
   tc_cache_writer *w = NULL;
-  char msg[512];
   TC_CHECK(b && twincache_cache_open(from, &src) == 0 && twincache_cache_open(into, &dst) == 0, "open %s/%s",
         from, into);
   if (!b || !src || !dst) goto done;
@@ -160,8 +165,8 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
   twincache_dims dims = *d;
   twincache_stats stats = *twincache_cache_stats(dst);
   uint64_t count = twincache_cache_count(dst);
-  int rc = tc_cache_writer_open(into, &dims, twincache_cache_config(dst), "test", 1u << 30, &w, msg, sizeof msg);
-  TC_CHECK(rc == 0, "writer open: %s", msg);
+  int rc = tc_cache_writer_open(into, &dims, twincache_cache_config(dst), "test", 1u << 30, &w);
+  TC_CHECK(rc == 0, "writer open: %s", twincache_last_error());
   if (rc == 0) TC_CHECK(tc_cache_writer_put(w, &rec, 1, count, &stats) == 0, "put");
 done:
   tc_cache_writer_close(w);
@@ -196,6 +201,164 @@ static void test_splice(const char *good, const char *other) {
   const char *bench[] = {bench_path, "--cache", path, NULL};
   int st = run_status(bench, NULL);
   TC_CHECK(st == 1, "splice: loader bench exited %d", st);
+}
+
+/* Rewrites a current (version 3) frame f of n bytes as the version-1
+ * writer wrote it: a 40-byte header (FNV-1a of [0, 36) at 36) and a zstd
+ * frame with zstd's own content checksum. Returns the new size (out has
+ * room for n + 64 bytes), 0 on failure. */
+static size_t frame_to_v1(const uint8_t *f, size_t n, uint8_t *out) {
+  uint32_t d = tc_load_u32(f + 28), z = tc_load_u32(f + 32);
+  uint8_t *pay = malloc(d);
+  ZSTD_CCtx *zc = ZSTD_createCCtx();
+  size_t w = 0;
+  if (!pay || !zc || n < 48 + (size_t)z || ZSTD_decompress(pay, d, f + 48, z) != d) goto done;
+  ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
+  ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, 1);
+  w = ZSTD_compress2(zc, out + 40, n + 64 - 40, pay, d);
+  if (ZSTD_isError(w)) {
+    w = 0;
+    goto done;
+  }
+  memcpy(out, f, 36);
+  tc_store_u16(out + 4, 1);
+  tc_store_u16(out + 6, 40);
+  tc_store_u32(out + 32, (uint32_t)w);
+  tc_store_u32(out + 36, tc_fnv1a32(out, 36));
+  w += 40;
+done:
+  ZSTD_freeCCtx(zc);
+  free(pay);
+  return w;
+}
+
+/* Rewrites chunk `chunk` of the cache in dir as a version-1 record of
+ * version-1 frames (28-byte header, offset table, frames, no tag trailer),
+ * as a version-1 cache holds it. Adds the change of the frame bytes to
+ * *frame_delta when not NULL. Returns 0 or -1. */
+static int chunk_to_v1(const char *dir, uint64_t chunk, int64_t *frame_delta) {
+  tc_cache_raw *raw = NULL;
+  uint8_t key[8];
+  void *val = NULL;
+  size_t len = 0;
+  uint8_t *rec = NULL;
+  twincache_chunk_view v;
+  int ok = -1;
+  tc_cache_raw_chunk_key(key, chunk);
+  if (tc_cache_raw_open(dir, 1, &raw) != 0 || tc_cache_raw_get(raw, "graphs", key, 8, &val, &len) != 0 ||
+      twincache_chunk_parse(val, len, &v) != 0)
+    goto done;
+  size_t table = 4 * ((size_t)v.count + 1), at = 0;
+  rec = malloc(28 + table + v.frames_bytes + 64 * (size_t)v.count);
+  if (!rec) goto done;
+  uint8_t *t = rec + 28, *frames = t + table;
+  for (uint32_t s = 0; s < v.count; s++) {
+    const void *f;
+    size_t fs, w;
+    if (twincache_chunk_frame(&v, s, &f, &fs) != 0 || !(w = frame_to_v1(f, fs, frames + at))) goto done;
+    tc_store_u32(t + 4 * (size_t)s, (uint32_t)at);
+    at += w;
+    if (frame_delta) *frame_delta += (int64_t)w - (int64_t)fs;
+  }
+  tc_store_u32(t + table - 4, (uint32_t)at);
+  memcpy(rec, "TCC1", 4);
+  tc_store_u16(rec + 4, 1);
+  tc_store_u16(rec + 6, 28);
+  tc_store_u64(rec + 8, v.first_index);
+  tc_store_u32(rec + 16, v.count);
+  tc_store_u32(rec + 20, tc_fnv1a32(t, table));
+  tc_store_u32(rec + 24, tc_fnv1a32(rec, 24));
+  if (tc_cache_raw_put(raw, "graphs", key, 8, rec, 28 + table + at) != 0) goto done;
+  ok = 0;
+done:
+  free(rec);
+  free(val);
+  if (ok == 0) return tc_cache_raw_close(raw) == 0 ? 0 : -1;
+  tc_cache_raw_abort(raw);
+  return -1;
+}
+
+/* A cache is read only when every record is of its own version: a
+ * version-1 record (no tag trailer) spliced into a current cache. */
+static void test_v1_splice(const char *good) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/v1-splice", scratch);
+  TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  TC_CHECK(chunk_to_v1(path, 2, NULL) == 0, "rewrite chunk 2 of %s as version 1", path);
+  tt_reader r;
+  int rc = tt_reader_open(path, &r);
+  TC_CHECK(rc == 0, "v1 splice: open gave %d", rc);
+  if (rc == 0) {
+    TC_CHECK(twincache_cache_read_graph(r.cache, r.dctx, 0, r.graph) == 0, "graph 0 of the v1 splice");
+    rc = twincache_cache_read_graph(r.cache, r.dctx, 2 * 16 + 3, r.graph);
+    TC_CHECK(rc == TWINCACHE_ECORRUPT, "graph 35 (v1 chunk 2) gave %d (%s)", rc, twincache_strerror(rc));
+    TC_CHECK(strstr(twincache_last_error(), "chunk 2 ") && strstr(twincache_last_error(), "version 1"),
+             "message: %s", twincache_last_error());
+    tt_reader_close(&r);
+  }
+  const char *show[] = {inspect_path, "show", path, "35", NULL};
+  int st = run_status(show, NULL);
+  TC_CHECK(st == 1, "v1 splice: show 35 exited %d", st);
+  const char *verify[] = {inspect_path, "verify", path, NULL};
+  tt_result res;
+  TC_CHECK(tt_run((char *const *)verify, scratch, &res) == 0 && res.status == 1, "verify of v1 splice exited %d",
+           res.status);
+  TC_CHECK(strstr(res.out, "chunk 2 ") && strstr(res.out, "version 1"), "verify does not name chunk 2's version: %s%s",
+           res.out, res.err);
+  tt_result_clear(&res);
+}
+
+/* Only the last chunk may hold fewer than C graphs: chunk 2 of 7 rebuilt
+ * with 10 of its 16 graphs. */
+static void test_short_chunk(const char *good) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/short-chunk", scratch);
+  TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
+  tc_cache_raw *raw = NULL;
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  uint8_t key[8];
+  void *val = NULL;
+  size_t len = 0;
+  twincache_chunk_view v;
+  tc_cache_raw_chunk_key(key, 2);
+  TC_CHECK(b && tc_cache_raw_open(path, 1, &raw) == 0 && tc_cache_raw_get(raw, "graphs", key, 8, &val, &len) == 0 &&
+               twincache_chunk_parse(val, len, &v) == 0 && v.count == 16,
+           "read chunk 2 of %s", path);
+  if (raw && val) {
+    twincache_chunk_builder_set_tag(b, v.tag);
+    twincache_chunk_builder_reset(b, v.first_index);
+    for (uint32_t s = 0; s < 10; s++) {
+      const void *f;
+      size_t fs;
+      TC_CHECK(twincache_chunk_frame(&v, s, &f, &fs) == 0 && twincache_chunk_builder_add_frame(b, f, fs) == 0,
+               "frame %u", s);
+    }
+    const void *rec;
+    size_t rec_len;
+    TC_CHECK(twincache_chunk_builder_finish(b, &rec, &rec_len) == 0, "finish");
+    TC_CHECK(tc_cache_raw_put(raw, "graphs", key, 8, rec, rec_len) == 0, "put");
+  }
+  free(val);
+  TC_CHECK(tc_cache_raw_close(raw) == 0, "commit");
+  twincache_chunk_builder_free(b);
+  tt_reader r;
+  int rc = tt_reader_open(path, &r);
+  TC_CHECK(rc == 0, "short chunk: open gave %d", rc);
+  if (rc == 0) {
+    rc = twincache_cache_read_graph(r.cache, r.dctx, 2 * 16 + 3, r.graph);
+    TC_CHECK(rc == TWINCACHE_ECORRUPT, "graph 35 (slot 3 of the short chunk 2) gave %d (%s)", rc,
+             twincache_strerror(rc));
+    TC_CHECK(strstr(twincache_last_error(), "chunk 2 "), "message: %s", twincache_last_error());
+    TC_CHECK(twincache_cache_read_graph(r.cache, r.dctx, 99, r.graph) == 0, "graph 99 (short last chunk)");
+    tt_reader_close(&r);
+  }
+  const char *verify[] = {inspect_path, "verify", path, NULL};
+  tt_result res;
+  TC_CHECK(tt_run((char *const *)verify, scratch, &res) == 0 && res.status == 1, "verify of short chunk exited %d",
+           res.status);
+  TC_CHECK(strstr(res.out, "chunk 2 ") && strstr(res.out, "only the last"), "verify does not name chunk 2: %s%s",
+           res.out, res.err);
+  tt_result_clear(&res);
 }
 
 static void write_garbage(const char *file, size_t n) {
@@ -253,6 +416,24 @@ static void test_v1_meta(const char *good) {
     TC_CHECK(tc_cache_raw_del(raw, "meta", TWINCACHE_META_CHECK, strlen(TWINCACHE_META_CHECK)) == 0, "del check");
     TC_CHECK(tc_cache_raw_close(raw) == 0, "commit");
   }
+  /* every record as version 1 wrote it, and the frame bytes they now sum to */
+  int64_t delta = 0;
+  for (uint64_t c = 0; c < (100 + 15) / 16; c++)
+    TC_CHECK(chunk_to_v1(path, c, &delta) == 0, "chunk %llu as version 1", (unsigned long long)c);
+  twincache_cache *gc = NULL;
+  TC_CHECK(twincache_cache_open(good, &gc) == 0, "open %s", good);
+  if (gc) {
+    twincache_stats st = *twincache_cache_stats(gc);
+    uint8_t sb[TWINCACHE_STATS_BYTES];
+    st.frame_bytes = (uint64_t)((int64_t)st.frame_bytes + delta);
+    twincache_stats_encode(&st, sb);
+    twincache_cache_close(gc);
+    raw = NULL;
+    TC_CHECK(tc_cache_raw_open(path, 1, &raw) == 0 &&
+                 tc_cache_raw_put(raw, "meta", TWINCACHE_META_STATS, strlen(TWINCACHE_META_STATS), sb, sizeof sb) == 0,
+             "put stats");
+    TC_CHECK(tc_cache_raw_close(raw) == 0, "commit stats");
+  }
   tt_reader r, g;
   TC_CHECK(tt_reader_open(path, &r) == 0 && tt_reader_open(good, &g) == 0, "open v1 and v2");
   TC_CHECK(twincache_cache_tag(r.cache) == twincache_cache_tag(g.cache), "v1 tag %llx, v2 tag %llx",
@@ -299,6 +480,8 @@ int main(int argc, char **argv) {
   test_garbage_locks(good);
   test_map_size();
   test_v1_meta(good);
+  test_v1_splice(good);
+  test_short_chunk(good);
   if (tc_test_failures() == 0) tt_remove_tree(scratch);
   printf("test_cache_damage: %s\n", tc_test_failures() ? "FAILED" : "ok");
   return tc_test_failures() ? 1 : 0;

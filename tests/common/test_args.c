@@ -217,6 +217,43 @@ static void help(void) {
   free(text);
 }
 
+/* tc_args_report: the one line every program prints for a bad flag. */
+static void report(void) {
+  struct { const char *argv[4]; int exit; const char *line; } cases[] = {
+      {{"--graphs", "ten", NULL}, 2,
+       "prog: --graphs: expected an integer in [0, 1152921504606846976], got 'ten' (see --help)\n"},
+      {{"--bogus=1", NULL}, 2, "prog: --bogus: unknown flag (see --help)\n"},
+      {{"--level", NULL}, 2, "prog: --level: needs a value (see --help)\n"},
+      {{"--quiet=yes", NULL}, 2, "prog: --quiet: takes no value, got 'yes' (see --help)\n"},
+      {{"stray", NULL}, 2, "prog: unexpected argument 'stray' (see --help)\n"},
+      {{"--help", NULL}, 0, ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cfg c;
+    tc_args_error e;
+    parse(&c, &e, cases[i].argv);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    TC_CHECK(f != NULL, "open_memstream");
+    if (!f) return;
+    int rc = tc_args_report(f, "prog", &e);
+    fclose(f);
+    TC_CHECK(rc == cases[i].exit && !strcmp(text, cases[i].line), "%s: exit %d, line '%s', want %d '%s'",
+             cases[i].argv[0], rc, text, cases[i].exit, cases[i].line);
+    free(text);
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f) {
+    TC_CHECK(tc_args_report_value(f, "prog sub", "--rows", "x", "an integer in [0, 9]") == 2, "report_value");
+    fclose(f);
+    TC_CHECK(!strcmp(text, "prog sub: --rows: expected an integer in [0, 9], got 'x' (see --help)\n"), "%s", text);
+    free(text);
+  }
+}
+
 static void checked(void) {
   uint64_t r = 7;
   TC_CHECK(tc_mul_u64_overflow(UINT64_MAX, 2, &r) == 1 && r == 7, "mul overflow");
@@ -239,6 +276,7 @@ int main(void) {
   flags();
   positionals();
   help();
+  report();
   checked();
   printf("test_args: %d failures\n", tc_test_failures());
   return tc_test_failures() ? 1 : 0;

@@ -31,11 +31,13 @@ static int decode_safe(const void *p, size_t n) {
  * at 44), 40 before (FNV-1a at 36). */
 static size_t header_bytes(const uint8_t *frame) { return tc_load_u16(frame + 6); }
 
-/* Re-wraps a payload into a frame with a valid header, payload checksum
- * (version 3) and zstd checksum. */
+/* Re-wraps a payload into a frame with a valid header and the payload
+ * checksum its version asks for (version 3: XXH3 in the header; 1-2: zstd's). */
 static size_t wrap(const uint8_t *frame, const void *payload, size_t psize, uint8_t *out, size_t cap) {
   size_t hb = header_bytes(frame);
   memcpy(out, frame, hb);
+  /* zstd's own checksum exactly in versions 1-2 (40-byte headers) */
+  TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, hb == 40)));
   size_t z = ZSTD_compress2(zc, out + hb, cap - hb, payload, psize);
   TC_REQUIRE(!ZSTD_isError(z));
   tc_store_u32(out + 28, (uint32_t)psize);
@@ -246,6 +248,82 @@ static void payload_attacks(const uint8_t *frame, size_t size) {
   free(out);
 }
 
+/* The payload checksum can never be missing or doubled (issue 19): zstd's
+ * content checksum is required in versions 1-2 and refused in version 3;
+ * a second (skippable) zstd frame after the first is refused. Each case is
+ * a well-formed frame otherwise (header and payload checksums valid). */
+static void zstd_frame_rules(const uint8_t *frame, size_t size) {
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  size_t hb = header_bytes(frame), cap = size + 4096;
+  uint8_t *pay = malloc(dsize), *out = malloc(cap);
+  TC_REQUIRE(pay && out);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + hb, csize) == dsize);
+  size_t m = wrap(frame, pay, dsize, out, cap);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  /* the checksum flag the other way round: off in v1-2, on in v3 */
+  TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, hb != 40)));
+  size_t z = ZSTD_compress2(zc, out + hb, cap - hb, pay, dsize);
+  TC_REQUIRE(!ZSTD_isError(z));
+  tc_store_u32(out + 32, (uint32_t)z);
+  tc_store_u32(out + hb - 4, tc_fnv1a32(out, hb - 4));
+  TC_CHECK_RC(twincache_frame_decode(dc, out, hb + z, out_g), TWINCACHE_ECORRUPT);
+  twincache_frame_view view;
+  TC_CHECK_RC(twincache_frame_decode_view(dc, out, hb + z, &view), TWINCACHE_ECORRUPT);
+  /* a skippable frame (magic 0x184D2A50, 4-byte size, 4 bytes) appended */
+  m = wrap(frame, pay, dsize, out, cap);
+  static const uint8_t skip[12] = {0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4};
+  memcpy(out + m, skip, sizeof skip);
+  z = m - hb + sizeof skip;
+  tc_store_u32(out + 32, (uint32_t)z);
+  tc_store_u32(out + hb - 4, tc_fnv1a32(out, hb - 4));
+  TC_CHECK_RC(twincache_frame_decode(dc, out, hb + z, out_g), TWINCACHE_ECORRUPT);
+  free(pay);
+  free(out);
+}
+
+/* MLP frames: W1 columns of non-parents must be +0.0 (FORMAT.md 3.2); a
+ * frame with one such weight non-zero (or -0.0) is refused, and the
+ * encoder refuses to write one. frame: an MLP frame of ref_g. */
+static void mlp_nonparent_rules(const uint8_t *frame, size_t size, twincache_cctx *cc) {
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  uint32_t n = tc_load_u16(frame + 16), h = frame[22], rb = (n + 7) / 8;
+  size_t hb = header_bytes(frame), cap = size + 4096;
+  uint8_t *pay = malloc(dsize), *out = malloc(cap);
+  TC_REQUIRE(pay && out && h > 0);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + hb, csize) == dsize);
+  uint32_t edges = 0, pj = n, pi = n;
+  for (uint32_t i = 0; i < n * rb; i++) edges += (uint32_t)__builtin_popcount(pay[i]);
+  for (uint32_t j = 0; j < n && pj == n; j++) /* a non-parent i of some j */
+    for (uint32_t i = 0; i < n; i++)
+      if (!((pay[i * rb + j / 8] >> (j % 8)) & 1)) {
+        pj = j;
+        pi = i;
+        break;
+      }
+  TC_REQUIRE(pj < n);
+  uint8_t *mlp = pay + n * rb + 4 * edges;
+  size_t at = 4 * ((size_t)pj * (h * n + 2 * h) + (size_t)(h - 1) * n + pi); /* W1[h-1][pi] of node pj */
+  TC_REQUIRE(tc_load_u32(mlp + at) == 0);
+  size_t m = wrap(frame, pay, dsize, out, cap);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  static const uint32_t bad[2] = {0x3f800000u, 0x80000000u}; /* 1.0f, -0.0f */
+  for (int b = 0; b < 2; b++) {
+    tc_store_u32(mlp + at, bad[b]);
+    m = wrap(frame, pay, dsize, out, cap);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  }
+  tc_store_u32(mlp + at, 0);
+  /* the encoder: the same weight set in the graph */
+  float *w = ref_g->mlp + (size_t)pj * (h * n + 2 * h) + (size_t)(h - 1) * n + pi;
+  *w = 0.5f;
+  size_t written;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, out, cap, &written), TWINCACHE_EINVAL);
+  *w = 0.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, out, cap, &written), 0);
+  free(pay);
+  free(out);
+}
+
 static void chunk_attacks(const uint8_t *chunk, size_t size) {
   twincache_chunk_view v;
   int bad = 0;
@@ -265,8 +343,9 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
         for (uint32_t s = 0; s < v.count; s++) {
           const void *f;
           size_t fs;
-          if (twincache_chunk_frame(&v, s, &f, &fs) != 0) {
-            bad++;
+          int crc = twincache_chunk_frame(&v, s, &f, &fs);
+          if (crc != 0) { /* a flipped frame magic or version: refused here */
+            bad += crc != TWINCACHE_ECORRUPT;
             continue;
           }
           tf_graph_poison(out_g);
@@ -334,6 +413,7 @@ int main(void) {
   frame_attacks(frame, size, "linear");
   absurd_headers(frame, size);
   payload_attacks(frame, size);
+  zstd_frame_rules(frame, size);
 
   /* the same graph in the SMALL encoding (Huffman-coded literals) */
   twincache_cctx *small = twincache_cctx_create(3);
@@ -349,6 +429,8 @@ int main(void) {
   frame_attacks(tf_golden_v1_shuffle, sizeof tf_golden_v1_shuffle, "golden v1 shuffle");
   frame_attacks(tf_golden_v2_plain, sizeof tf_golden_v2_plain, "golden v2");
   frame_attacks(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle, "golden v2 shuffle");
+  zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
+  zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);
 
   /* MLP, standardised, byte planes (FAST encoding) */
   tf_spec sm = {.seed = 22, .index = 6, .n = 7, .s = 12, .k = 4, .mlp = 1, .kinds = 2,
@@ -356,6 +438,7 @@ int main(void) {
   tf_sample(ref_g, &sm);
   TC_REQUIRE(twincache_frame_encode(cs, ref_g, frame, cap, &size) == 0);
   frame_attacks(frame, size, "mlp+shuffle");
+  mlp_nonparent_rules(frame, size, cs);
 
   /* a chunk of three graphs */
   twincache_chunk_builder *b = twincache_chunk_builder_create();

@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
   if (l) {
     for (int i = 0; i < 4; i++) TC_CHECK_RC(twincache_loader_next(l, &held[i]), TWINCACHE_OK);
     TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EDEADLK);
-    TC_CHECK(strstr(twincache_loader_last_error(), "release_on_any_thread") != NULL);
+    TC_CHECK(strstr(twincache_last_error(), "release_on_any_thread") != NULL);
     TC_CHECK_RC(twincache_loader_release(l, held[0]), TWINCACHE_OK);
     TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_OK);
     TC_CHECK(b && b->seq == 4);

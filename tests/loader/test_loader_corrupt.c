@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
     TC_CHECK(s.count == 1);
     char want[64];
     snprintf(want, sizeof want, "graph %llu", (unsigned long long)victim);
-    TC_CHECK(strstr(twincache_loader_last_error(), want) != NULL);
+    TC_CHECK(strstr(twincache_last_error(), want) != NULL);
     tl_stream_free(&s);
     twincache_loader_close(l);
   }

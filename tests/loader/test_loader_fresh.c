@@ -59,7 +59,7 @@ static void check_stream(const char *cache, const twincache_loader_options *o,
                          const twincache_loader_state *resume, ref_worlds *ref, const char *what) {
   twincache_loader *l = NULL;
   TC_REQUIRE(twincache_loader_open(cache, o, resume, &l) == TWINCACHE_OK, "%s: %s", what,
-             twincache_loader_last_error());
+             twincache_last_error());
   const twincache_batch_layout *L = twincache_loader_layout(l);
   float *tmp = malloc(world_floats(L) * sizeof(float));
   TC_REQUIRE(tmp);
@@ -93,7 +93,7 @@ static void test_determinism(const char *cache) {
   fresh_options(&o, 12, 1);
   o.threads = 1;
   twincache_loader *l = NULL;
-  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_loader_last_error());
+  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_last_error());
   const twincache_batch_layout *L = twincache_loader_layout(l);
   TC_CHECK(L->samples == 12, "the batch has rows = 12 rows, not the stored S");
   twincache_loader_state st0;
@@ -256,7 +256,7 @@ static void test_cache(const char *cache) {
   tl_stream dense = {0};
   twincache_loader *l = NULL;
   TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s: %s", cache,
-             twincache_loader_last_error());
+             twincache_last_error());
   twincache_batch *b;
   uint64_t graphs = 0;
   while (twincache_loader_next(l, &b) == TWINCACHE_OK) {
@@ -270,7 +270,7 @@ static void test_cache(const char *cache) {
 
   o.layout = TWINCACHE_LAYOUT_COMPACT;
   o.threads = 3;
-  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_loader_last_error());
+  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_last_error());
   uint64_t bad = 0;
   for (size_t i = 0; twincache_loader_next(l, &b) == TWINCACHE_OK; i++) {
     const twincache_compact_batch *c = b->compact;
@@ -299,8 +299,8 @@ static void expect_refused(const char *cache, const twincache_loader_options *o,
   twincache_loader *l = (twincache_loader *)1;
   TC_CHECK_RC(twincache_loader_open(cache, o, NULL, &l), TWINCACHE_EINVAL);
   TC_CHECK(l == NULL);
-  TC_CHECK(strstr(twincache_loader_last_error(), word) != NULL, "message '%s' does not name %s",
-           twincache_loader_last_error(), word);
+  TC_CHECK(strstr(twincache_last_error(), word) != NULL, "message '%s' does not name %s",
+           twincache_last_error(), word);
 }
 
 static void test_options(const char *cache) {

@@ -125,12 +125,12 @@ static void test_cache(const char *cache) {
   so.batch_size = 16;
   so.threads = 1;
   twincache_loader *ls = NULL, *lf = NULL;
-  TC_REQUIRE(twincache_loader_open(cache, &so, NULL, &ls) == TWINCACHE_OK, "%s", twincache_loader_last_error());
+  TC_REQUIRE(twincache_loader_open(cache, &so, NULL, &ls) == TWINCACHE_OK, "%s", twincache_last_error());
   fo = so;
   fo.samples = TWINCACHE_SAMPLES_FRESH;
   fo.rows = twincache_loader_layout(ls)->samples;
   TC_REQUIRE(fo.rows >= 32, "%s: S = %u is too few rows for the statistics", cache, fo.rows);
-  TC_REQUIRE(twincache_loader_open(cache, &fo, NULL, &lf) == TWINCACHE_OK, "%s", twincache_loader_last_error());
+  TC_REQUIRE(twincache_loader_open(cache, &fo, NULL, &lf) == TWINCACHE_OK, "%s", twincache_last_error());
   acc m = {0}, v = {0}, c = {0};
   twincache_batch *bs, *bf;
   while (twincache_loader_next(ls, &bs) == TWINCACHE_OK) {

@@ -42,8 +42,8 @@ static void expect_einval(const char *cache, const twincache_loader_options *o,
   twincache_loader *l = (twincache_loader *)1;
   TC_CHECK_RC(twincache_loader_open(cache, o, resume, &l), TWINCACHE_EINVAL);
   TC_CHECK(l == NULL);
-  if (!strstr(twincache_loader_last_error(), word)) {
-    fprintf(stderr, "error message '%s' does not name '%s'\n", twincache_loader_last_error(), word);
+  if (!strstr(twincache_last_error(), word)) {
+    fprintf(stderr, "error message '%s' does not name '%s'\n", twincache_last_error(), word);
     tc_test_count_failure();
   }
 }
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/missing", argv[2]);
   tl_mkdir(argv[2]);
   TC_CHECK_RC(twincache_loader_open(path, &o, NULL, &l), TWINCACHE_ENOTFOUND);
-  TC_CHECK(strstr(twincache_loader_last_error(), "missing") != NULL);
+  TC_CHECK(strstr(twincache_last_error(), "missing") != NULL);
   snprintf(path, sizeof path, "%s/empty", argv[2]);
   tl_mkdir(path);
   TC_CHECK_RC(twincache_loader_open(path, &o, NULL, &l), TWINCACHE_ENOTCACHE);

@@ -25,8 +25,8 @@ static void expect_refused(const char *cache, const twincache_loader_options *o,
   twincache_loader *l = (twincache_loader *)1;
   TC_CHECK_RC(twincache_loader_open(cache, o, s, &l), TWINCACHE_EINVAL);
   TC_CHECK(l == NULL);
-  if (!strstr(twincache_loader_last_error(), word)) {
-    fprintf(stderr, "error message '%s' does not name '%s'\n", twincache_loader_last_error(), word);
+  if (!strstr(twincache_last_error(), word)) {
+    fprintf(stderr, "error message '%s' does not name '%s'\n", twincache_last_error(), word);
     tc_test_count_failure();
   }
 }

@@ -65,7 +65,7 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   o.threads = 2;
   twincache_loader *l = NULL;
   TC_REQUIRE(twincache_loader_open(path, &o, NULL, &l) == TWINCACHE_OK, "%s: %s", path,
-             twincache_loader_last_error());
+             twincache_last_error());
   twincache_cache *c = NULL;
   TC_REQUIRE(twincache_cache_open(path, &c) == TWINCACHE_OK);
   const twincache_dims *d = twincache_cache_dims(c);

@@ -157,10 +157,10 @@ int main(int argc, char **argv) {
     const char *never[] = {base_csv, NULL};
     for (int v = 0; k_hostile[v]; v++) {
       char *rows[] = {inspect, "show", cache, "0", "--rows", (char *)k_hostile[v], NULL};
-      expect_refused(rows, 2, "--rows", "0..65535", NULL);
+      expect_refused(rows, 2, "--rows", "[0, 65535]", NULL);
       if (!legit("--limit", k_hostile[v])) {
         char *limit[] = {inspect, "stats", cache, "--limit", (char *)k_hostile[v], NULL};
-        expect_refused(limit, 2, "--limit", "0..18446744073709551615", NULL);
+        expect_refused(limit, 2, "--limit", "[0, 18446744073709551615]", NULL);
       }
       char *show[] = {inspect, "show", cache, (char *)k_hostile[v], NULL};
       expect_refused(show, 2, "index", "0..4", NULL);

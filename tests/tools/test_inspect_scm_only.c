@@ -83,18 +83,18 @@ static void loader_checks(const char *cache) {
   twincache_loader_options_init(&o);
   TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_EINVAL);
   TC_CHECK(l == NULL);
-  TC_CHECK(strstr(twincache_loader_last_error(), "SCMs only") != NULL, "stored mode: '%s'",
-           twincache_loader_last_error());
+  TC_CHECK(strstr(twincache_last_error(), "SCMs only") != NULL, "stored mode: '%s'",
+           twincache_last_error());
   o.samples = TWINCACHE_SAMPLES_FRESH;
   o.rows = 0;
   TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_EINVAL);
   o.rows = TWINCACHE_MAX_SAMPLES + 1;
   TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_EINVAL);
-  TC_CHECK(strstr(twincache_loader_last_error(), "rows") != NULL);
+  TC_CHECK(strstr(twincache_last_error(), "rows") != NULL);
   o.rows = 9;
   o.batch_size = 7;
   o.threads = 2;
-  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_loader_last_error());
+  TC_REQUIRE(twincache_loader_open(cache, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_last_error());
   TC_CHECK(twincache_loader_layout(l)->samples == 9);
   twincache_batch *b;
   uint64_t graphs = 0;

@@ -23,7 +23,8 @@ static long file_size(const char *p) {
 
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : ".";
-  char path[1024], bad[1100], err[512];
+  char path[1024], bad[1100];
+  const char *err = "";
   snprintf(path, sizeof path, "%s/test_checkpoint.ckpt", dir);
   snprintf(bad, sizeof bad, "%s.bad", path);
   tc_model *a = tc_model_create(3), *b = tc_model_create(4);
@@ -37,8 +38,8 @@ int main(int argc, char **argv) {
                  .index_begin = 0, .index_end = 900, .batch_size = 32, .world_size = 1,
                  .shuffle = 1}};
   tc_checkpoint_info out;
-  TC_CHECK(tc_checkpoint_save(path, a, &in, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_checkpoint_load(path, b, &out, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_checkpoint_save(path, a, &in) == 0, "%s", twincache_last_error());
+  TC_CHECK(tc_checkpoint_load(path, b, &out) == 0, "%s", twincache_last_error());
   TC_CHECK(!memcmp(a->params, b->params, 4 * a->n_params) && !memcmp(a->m, b->m, 4 * a->n_params) &&
             !memcmp(a->v, b->v, 4 * a->n_params),
         "round trip is bit-exact");
@@ -59,8 +60,7 @@ int main(int argc, char **argv) {
     fwrite(bytes, 1, (size_t)cases[c].len, f);
     fclose(f);
     if (cases[c].at >= 0) bytes[cases[c].at] ^= 0x5a;
-    err[0] = '\0';
-    TC_CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && strstr(err, bad),
+    TC_CHECK(tc_checkpoint_load(bad, b, &out) < 0 && (err = twincache_last_error()) && strstr(err, bad),
              "%s", cases[c].what);
     printf("%s -> %s\n", cases[c].what, err);
   }
@@ -80,8 +80,7 @@ int main(int argc, char **argv) {
     fclose(f);
     bytes[fields[c].at] = keep;
     memcpy(bytes + n - 4, sum, 4);
-    err[0] = '\0';
-    TC_CHECK(tc_checkpoint_load(bad, b, &out, err, sizeof err) != 0 && strstr(err, bad) &&
+    TC_CHECK(tc_checkpoint_load(bad, b, &out) < 0 && (err = twincache_last_error()) && strstr(err, bad) &&
                  strstr(err, fields[c].want),
              "%s: %s", fields[c].what, err);
     printf("%s -> %s\n", fields[c].what, err);
@@ -91,7 +90,9 @@ int main(int argc, char **argv) {
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     TC_CHECK(file_size(tmp) < 0, "no %s left after a save", tmp);
   }
-  TC_CHECK(tc_checkpoint_load("/nonexistent/x.ckpt", b, &out, err, sizeof err) != 0, "missing file");
+  TC_CHECK(tc_checkpoint_load("/nonexistent/x.ckpt", b, &out) == TWINCACHE_ENOTFOUND &&
+               strstr(twincache_last_error(), "/nonexistent/x.ckpt"),
+           "missing file: %s", twincache_last_error());
   remove(bad);
   remove(path);
   free(bytes);

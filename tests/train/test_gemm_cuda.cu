@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tc_kernels_error.h"
+#include "tc_bench_cuda.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tc_kernels_error.h"
+#include "tc_bench_cuda.h"
 #include "tc_synth.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"

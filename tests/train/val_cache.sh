@@ -1,0 +1,41 @@
+#!/bin/sh
+# --val-cache (issue 19): validation on every graph of a second cache, all of
+# --cache trained on; a second cache of other N/K/S, --val-split beside it and
+# a missing cache are refused with one line naming the flag.
+# Usage: val_cache.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH
+gen=$1
+train=$2
+dir=$3
+fail=0
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+"$gen" --out "$dir/train" --graphs 120 --seed 1 --nodes 3:6 --samples 16 --quiet || exit 1
+"$gen" --out "$dir/val" --graphs 37 --seed 2 --nodes 3:6 --samples 16 --graph ba --quiet || exit 1
+"$gen" --out "$dir/other-s" --graphs 10 --seed 2 --nodes 3:6 --samples 8 --quiet || exit 1
+
+out=$("$train" --cache "$dir/train" --val-cache "$dir/val" --steps 6 --eval-every 3 --batch 8 \
+        --device cpu --json 2>"$dir/text")
+rc=$?
+if [ $rc -ne 0 ] || ! printf '%s' "$out" | grep -q '"val_graphs": 37,' ||
+   printf '%s' "$out" | grep -q '"val_auprc": null' ||
+   ! grep -q "train 120, validation 0" "$dir/text" || ! grep -q "validation cache $dir/val: 37 graphs" "$dir/text"; then
+  echo "FAIL: --val-cache run: exit $rc: $out"; cat "$dir/text"; fail=1
+else
+  echo "ok: --val-cache validates on all 37 graphs of the second cache, trains on all 120"
+fi
+
+refused() {
+  want_rc=$1; what=$2; shift 2
+  err=$("$train" --cache "$dir/train" --steps 2 --device cpu "$@" 2>&1 >/dev/null)
+  rc=$?
+  lines=$(printf '%s\n' "$err" | wc -l)
+  if [ $rc -ne "$want_rc" ] || [ "$lines" -ne 1 ] || ! printf '%s' "$err" | grep -q -- "$what"; then
+    echo "FAIL: '$*' -> exit $rc: $err"; fail=1
+  else
+    echo "ok: '$*' -> $err"
+  fi
+}
+refused 1 "--val-cache: .*S=8 but the training cache" --val-cache "$dir/other-s"
+refused 2 "--val-split: not with --val-cache" --val-cache "$dir/val" --val-split 0.2
+refused 1 "--val-cache: cannot open cache" --val-cache "$dir/missing"
+[ $fail -eq 0 ] && rm -rf "$dir"
+exit $fail
