@@ -32,7 +32,9 @@
 #include "twincache_format.h"
 
 /* An SCM to sample, as views of caller-owned arrays (see twincache_graph
- * for the mechanisms). x_j = f_j(parents) + noise_scale[j] * e_j. */
+ * for the mechanisms). x_j = f_j(parents) + noise_scale[j] * e_j. The MLP's
+ * tanh is scm's own float tanh (scm.c: basic operations, max 2.4 ulp from
+ * tanh), the same on every machine. */
 typedef struct tc_scm {
   uint32_t n;              /* nodes, 1..TWINCACHE_MAX_NODES */
   uint32_t hidden;         /* H: 0 = linear mechanism, else the MLP's hidden units */
@@ -74,7 +76,9 @@ uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group);
 /* Exogenous noise (S, n) from counters: cell (s, j) is
  * noise_scale[j] * (float)draw, the draw made from the cell's counters as
  * above (gauss: the same ziggurat; Laplace and uniform: the transforms of
- * tc_rng_laplace and tc_rng_range(-1, 1) on the cell's first draw). */
+ * tc_rng_laplace and tc_rng_range(-1, 1) on the cell's first draw), with
+ * scm's own log and exp (basic operations only) where libm's served the
+ * stream, so a GPU (kernels/tc_sample_body.h) reproduces every bit. */
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key);
 
 /* ---- worlds -------------------------------------------------------------- */
