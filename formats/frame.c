@@ -145,7 +145,9 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   h->family = version >= 4 ? p[27] : TWINCACHE_FAMILY_UNKNOWN;
   h->decoded_bytes = tc_load_u32(p + 28);
   h->compressed_bytes = tc_load_u32(p + 32);
-  if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || h->s == 0 || h->s > TWINCACHE_MAX_SAMPLES ||
+  /* S = 0: an SCM-only frame (sections 8-9 empty), FORMAT.md 3.1 */
+  if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || (h->s == 0 && version < TC_FRAME_SCM_ONLY_SINCE) ||
+      h->s > TWINCACHE_MAX_SAMPLES ||
       h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
       h->noise >= (version >= 4 ? TWINCACHE_NOISE_COUNT : TWINCACHE_NOISE_UNIFORM + 1) ||
       (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
@@ -275,7 +277,7 @@ static int f32_same(const float *a, const float *b) { return memcmp(a, b, sizeof
 static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *edges,
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
-  if (n == 0 || n > TWINCACHE_MAX_NODES || s_n == 0 || s_n > TWINCACHE_MAX_SAMPLES ||
+  if (n == 0 || n > TWINCACHE_MAX_NODES || s_n > TWINCACHE_MAX_SAMPLES ||
       k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise >= TWINCACHE_NOISE_COUNT ||
       (g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN) ||
       (g->flags & ~TWINCACHE_GRAPH_STANDARDIZED))
@@ -287,10 +289,10 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   } else {
     return TWINCACHE_EINVAL;
   }
-  if (!g->adj || !g->noise_scale || !g->base) return TWINCACHE_EINVAL;
+  if (!g->adj || !g->noise_scale || (s_n > 0 && !g->base)) return TWINCACHE_EINVAL;
   if ((g->flags & TWINCACHE_GRAPH_STANDARDIZED) && (!g->norm_mean || !g->norm_std))
     return TWINCACHE_EINVAL;
-  if (k_n > 0 && (!g->target || !g->kind || !g->value || !g->inter)) return TWINCACHE_EINVAL;
+  if (k_n > 0 && (!g->target || !g->kind || !g->value || (s_n > 0 && !g->inter))) return TWINCACHE_EINVAL;
 
   tc_dag *w = &c->dag;
   uint32_t e = 0;

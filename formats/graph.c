@@ -8,13 +8,13 @@
 
 twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
                                        uint32_t max_inter, uint32_t max_hidden) {
-  if (max_nodes == 0 || max_samples == 0 || max_inter == 0 || max_nodes > TWINCACHE_MAX_NODES ||
+  if (max_nodes == 0 || max_inter == 0 || max_nodes > TWINCACHE_MAX_NODES ||
       max_samples > TWINCACHE_MAX_SAMPLES || max_inter > TWINCACHE_MAX_INTER ||
       max_hidden > TWINCACHE_MAX_HIDDEN)
     return NULL;
   twincache_graph *g = calloc(1, sizeof *g);
   if (!g) return NULL;
-  size_t n = max_nodes, s = max_samples, k = max_inter, h = max_hidden;
+  size_t n = max_nodes, s = max_samples ? max_samples : 1, k = max_inter, h = max_hidden;
   g->cap_nodes = max_nodes;
   g->cap_samples = max_samples;
   g->cap_inter = max_inter;

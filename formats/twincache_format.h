@@ -31,7 +31,7 @@ extern "C" {
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */
-#define TWINCACHE_MAX_SAMPLES 65535 /* S */
+#define TWINCACHE_MAX_SAMPLES 65535 /* S (0: an SCM-only frame or cache, no samples) */
 #define TWINCACHE_MAX_INTER 256     /* K per graph */
 #define TWINCACHE_MAX_HIDDEN 64     /* H of the MLP mechanism */
 #define TWINCACHE_MAX_CHUNK_GRAPHS 65536
@@ -181,7 +181,8 @@ typedef struct twincache_graph {
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
  * ld = ld_adj = max_nodes; capacities are set. Returns NULL when out of memory
- * or a size is 0 or beyond the format's limits (max_hidden may be 0).
+ * or a size is 0 or beyond the format's limits (max_hidden may be 0, and
+ * max_samples 0 for the SCM only: no samples).
  * Free with twincache_graph_free (accepts NULL). */
 twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
                                        uint32_t max_inter, uint32_t max_hidden);
@@ -222,7 +223,9 @@ void twincache_dctx_free(twincache_dctx *d);
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden);
 
-/* Encodes g into dst[0..cap). Uses the sparse twin encoding: per intervention
+/* Encodes g into dst[0..cap). n_samples may be 0: an SCM-only frame, which
+ * stores the graph, its SCM and interventions and no world (base and inter
+ * are then not read). Uses the sparse twin encoding: per intervention
  * only the columns of the target and its descendants (derived from adj) are
  * stored; a DO target column is stored once as its value. Fails with
  * TWINCACHE_EINVAL if the graph is not a DAG, a target is out of range, or a
@@ -363,7 +366,8 @@ typedef struct twincache_dims {
   uint32_t chunk_graphs; /* C: graphs per chunk record */
   uint32_t max_nodes;   /* N of the batch: largest node count possible */
   uint32_t max_inter;   /* K of the batch: largest intervention count */
-  uint32_t samples;     /* S: samples per world, the same for every graph */
+  uint32_t samples;     /* S: samples per world, the same for every graph; 0 in an
+                         * SCM-only cache (frames hold the SCMs, no samples) */
   uint32_t hidden;      /* H of the MLP mechanism, 0 for linear */
 } twincache_dims;
 #define TWINCACHE_DIMS_BYTES 32

@@ -66,7 +66,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   } while (0)
   if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
     BAD("--nodes");
-  if (c->samples < 1 || c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
+  if (c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
   if (c->n_families < 1 || c->n_families > TWINCACHE_FAMILY_COUNT) BAD("--graph");
   for (uint32_t k = 0; k < c->n_families; k++) {
     const tc_gen_family *fam = tc_gen_family_get(c->families[k]);
@@ -232,14 +232,17 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
       "\"edge_prob\":%.17g,\"expected_degree\":%.17g,\"ba_m\":%u,\"ws_k\":%u,\"ws_p\":%.17g,"
       "\"nodes_min\":%u,\"nodes_max\":%u,\"samples\":%u,\"mechanism\":\"%s\","
-      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"mlp_scale\":%.17g,\"noise\":\"%s\","
+      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"mlp_scale\":%.17g,%s\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s}",
       TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
-      c->mlp_hidden, c->mlp_scale, choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
+      c->mlp_hidden, c->mlp_scale,
+      /* MLP worlds use scm/'s own tanh since issue 17 (libm's before): an
+       * older MLP cache has no such key, so it is never extended with them */
+      c->mechanism == TWINCACHE_MECH_MLP ? "\"mlp_tanh\":\"scm1\"," : "", choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,

@@ -93,7 +93,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   }
   size_t nn = (size_t)w->nmax * w->nmax;
   w->g = twincache_graph_alloc(w->nmax, w->smax, tc_gen_max_inter(c), w->hidden);
-  w->sampler = tc_scm_sampler_create(w->nmax, w->smax);
+  w->sampler = tc_scm_sampler_create(w->nmax, w->smax ? w->smax : 1); /* S = 0: SCM only */
   w->perm = malloc(w->nmax * sizeof(uint32_t));
   w->rank = malloc(w->nmax * sizeof(uint32_t));
   w->pa_start = malloc((w->nmax + 1) * sizeof(uint32_t));
@@ -327,6 +327,15 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
                     .kind = g->kind, .value = g->value};
   const uint32_t S = c->samples;
   const size_t sn = (size_t)S * n;
+  if (S == 0) { /* an SCM-only frame: no worlds; the normalisation is the identity */
+    for (uint32_t j = 0; c->standardize && j < n; j++) {
+      g->norm_mean[j] = 0.0f;
+      g->norm_std[j] = 1.0f;
+    }
+    if (sample_ns) *sample_ns += tc_now_ns() - t1;
+    *out = g;
+    return TWINCACHE_OK;
+  }
   tc_scm_noise_stream(w->sampler, &m, S, &rn); /* (S, n), shared by every world */
   tc_scm_sample_base(w->sampler, &m, S, g->base, n, g->norm_mean, g->norm_std);
   for (uint32_t k = 0; k < g->n_inter; k++) { /* twin world k (S, n) */

@@ -70,8 +70,10 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--nodes", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->nodes_min,
        .dst2 = &c->nodes_max, .lo = 1, .hi = TWINCACHE_MAX_NODES, .seen = &s->nodes,
        .help = "node count, uniform per graph (default {})"},
-      {.name = "--samples", .meta = "S", .kind = TC_OPT_U32, .dst = &c->samples, .lo = 1,
-       .hi = TWINCACHE_MAX_SAMPLES, .help = "samples per world, base and every twin (default {})"},
+      {.name = "--samples", .meta = "S", .kind = TC_OPT_U32, .dst = &c->samples, .lo = 0,
+       .hi = TWINCACHE_MAX_SAMPLES,
+       .help = "samples per world, base and every twin; 0 = an SCM-only cache: the\n"
+               "graphs, SCMs and interventions, no samples (load it with fresh worlds) (default {})"},
       {.help = "graph model (igraph, oriented acyclic along a random node order):"},
       {.name = "--graph", .meta = choice_meta(TWINCACHE_CHOICE_FAMILY, g_meta_family, sizeof g_meta_family),
        .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_graph, .seen = &s->graph, .def = "er",

@@ -11,10 +11,13 @@
  * Noise comes from one of two sources, both tc_rng (common/tc_common.h):
  *  - a stream (the generator): cell (s, j) takes the next draws of one
  *    sequential stream, rows in order, nodes in index order;
- *  - counters (fresh worlds): cell (s, j) of graph i in epoch group q is a
- *    stream of its own, tc_rng_init(key(tag, i, q), s << 8 | j), so every
+ *  - counters (fresh worlds): row s of graph i in epoch group q has the
+ *    stream tc_rng_init(key(tag, i, q), s); cell (s, j) takes draw j+1 of
+ *    it and, when the noise transform needs more (a ziggurat rejection or
+ *    tail, ~1% of normals), the stream tc_rng_init(row state, j). So every
  *    cell is a pure function of (tag, i, q, s, j) whatever the order, the
- *    thread or the row count S asked for. Twin worlds share the base world's
+ *    thread, the node count or the row count S asked for (rows 0..63 of
+ *    S = 800 are those of S = 64). Twin worlds share the base world's
  *    noise, so the world is not part of the counter.
  *
  * Every function acts on caller-owned state: thread-safe for distinct
@@ -29,7 +32,9 @@
 #include "twincache_format.h"
 
 /* An SCM to sample, as views of caller-owned arrays (see twincache_graph
- * for the mechanisms). x_j = f_j(parents) + noise_scale[j] * e_j. */
+ * for the mechanisms). x_j = f_j(parents) + noise_scale[j] * e_j. The MLP's
+ * tanh is scm's own float tanh (scm.c: basic operations, max 2.4 ulp from
+ * tanh), the same on every machine. */
 typedef struct tc_scm {
   uint32_t n;              /* nodes, 1..TWINCACHE_MAX_NODES */
   uint32_t hidden;         /* H: 0 = linear mechanism, else the MLP's hidden units */
@@ -47,6 +52,8 @@ typedef struct tc_scm {
   const uint16_t *target;  /* (K) */
   const uint8_t *kind;     /* (K) enum twincache_inter_kind */
   const float *value;      /* (K) do value (standardised space when standardize) or shift */
+  const uint8_t *desc;     /* (K, n) 1 where node j is target k or its descendant, or NULL:
+                            * computed from adj */
 } tc_scm;
 
 /* Scratch of one sampling thread, sized for up to max_nodes nodes and
@@ -67,7 +74,11 @@ void tc_scm_noise_stream(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, tc_rng
  * group `group` (= epoch / resample_every). */
 uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group);
 /* Exogenous noise (S, n) from counters: cell (s, j) is
- * noise_scale[j] * (float)draw(tc_rng_init(key, s << 8 | j)). */
+ * noise_scale[j] * (float)draw, the draw made from the cell's counters as
+ * above (gauss: the same ziggurat; Laplace and uniform: the transforms of
+ * tc_rng_laplace and tc_rng_range(-1, 1) on the cell's first draw), with
+ * scm's own log and exp (basic operations only) where libm's served the
+ * stream, so a GPU (kernels/tc_sample_body.h) reproduces every bit. */
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key);
 
 /* ---- worlds -------------------------------------------------------------- */
@@ -90,7 +101,8 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
 
 /* Writes twin world k (computed by the last tc_scm_twin) as rows: dst (S,
  * ld) = base (S, ld_base) with the changed columns overwritten (a do()
- * target column is exactly value[k]). Columns [n, ld) are not touched.
+ * target column is exactly value[k]). Columns [n, ld) are copied from base
+ * when ld == ld_base, else not touched.
  * dst may equal base only when the caller no longer needs the base. */
 void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
                       const float *base, uint32_t ld_base, float *dst, uint32_t ld);

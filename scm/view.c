@@ -20,6 +20,7 @@ struct tc_scm_store {
   uint16_t *target;    /* (K) */
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
+  uint8_t *desc;       /* (K, n) */
 };
 
 void tc_scm_store_free(tc_scm_store *st) {
@@ -36,6 +37,7 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->target);
   free(st->kind);
   free(st->value);
+  free(st->desc);
   free(st);
 }
 
@@ -62,8 +64,9 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->target = malloc(k * sizeof(uint16_t));
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
+  st->desc = malloc(k * n);
   if (!st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
-      !st->pa_w || !st->mlp || !st->noise_scale || !st->target || !st->kind || !st->value) {
+      !st->pa_w || !st->mlp || !st->noise_scale || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
   }
@@ -102,19 +105,21 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
       }
   }
   st->pa_start[n] = q;
-  /* a topological order (Kahn, smallest ready node first); the frame decoder
-   * has checked that adj is a DAG, so every node is placed */
-  uint32_t placed = 0;
-  while (placed < n) {
-    uint32_t pick = n;
-    for (uint32_t j = 0; j < n && pick == n; j++)
-      if (st->indeg[j] == 0) pick = j;
-    if (pick == n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
-    st->indeg[pick] = UINT32_MAX;             /* placed */
-    st->order[placed++] = pick;
+  /* a topological order (Kahn: order[] doubles as the queue); the frame
+   * decoder has checked that adj is a DAG, so every node is placed */
+  uint32_t placed = 0, head = 0;
+  for (uint32_t j = 0; j < n; j++)
+    if (st->indeg[j] == 0) st->order[placed++] = j;
+  while (head < placed) {
+    uint32_t i = st->order[head++];
     for (uint32_t j = 0; j < n; j++)
-      if (st->adj[(size_t)pick * n + j]) st->indeg[j]--;
+      if (st->adj[(size_t)i * n + j] && --st->indeg[j] == 0) st->order[placed++] = j;
   }
+  if (placed != n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
+  /* the changed sets (target and descendants) as the frame stores them */
+  for (uint32_t k = 0; k < v->n_inter; k++)
+    for (uint32_t j = 0; j < n; j++)
+      st->desc[(size_t)k * n + j] = (uint8_t)((v->desc[(size_t)k * R + j / 8] >> (j % 8)) & 1u);
   if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
   memcpy(st->noise_scale, v->noise_scale, n * sizeof(float));
   for (uint32_t k = 0; k < v->n_inter; k++) {
@@ -139,5 +144,6 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->target = st->target;
   m->kind = st->kind;
   m->value = st->value;
+  m->desc = st->desc;
   return TWINCACHE_OK;
 }

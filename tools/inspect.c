@@ -17,7 +17,7 @@ static const char k_usage[] =
     "\n"
     "commands:\n"
     "  info   CACHE [--json]                  config, counts, sizes, compression, histograms\n"
-    "  show   CACHE INDEX [--rows R] [--json] one graph, its interventions and samples\n"
+    "  show   CACHE INDEX [--rows R] [--json] [--fresh-rows S] one graph, its interventions and samples\n"
     "  verify CACHE [--quiet]                 decode every graph, check checksums and invariants\n"
     "  stats  CACHE [--limit N] [--json]      per-node and per-world summary statistics\n"
     "  export CACHE INDEX --format csv|npy --out PREFIX [--force]\n"
@@ -227,6 +227,7 @@ const char *tc_family_name(unsigned f) { return choice_name(TWINCACHE_CHOICE_FAM
 
 /* ---- sortability over a cache ------------------------------------------------------ */
 int tc_sortability_add(tc_sortability_sum *s, const twincache_graph *g) {
+  if (g->n_samples == 0) return TWINCACHE_OK; /* an SCM-only graph: no stored world to score */
   twincache_sortability o;
   int rc = twincache_graph_sortability(g, &o);
   if (rc) return rc;
@@ -244,6 +245,10 @@ static double sum_std(double sum, double sq, uint64_t n) {
 }
 
 void tc_sortability_print_text(FILE *f, const tc_sortability_sum *s) {
+  if (s->graphs == 0) {
+    fprintf(f, "sortability      none: no stored worlds to score\n");
+    return;
+  }
   fprintf(f, "sortability      var %.3f (std %.3f, %llu graphs), R2 %.3f (std %.3f, %llu graphs); "
              "0.5 = chance, 1 = sorting by it gives the causal order\n",
           sum_mean(s->var_sum, s->var_n), sum_std(s->var_sum, s->var_sq, s->var_n),

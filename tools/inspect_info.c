@@ -217,18 +217,28 @@ int tc_cmd_info(int argc, char **argv) {
            (unsigned long long)dims->graphs, count < dims->graphs ? " (incomplete: rerun the generator to resume)" : "");
     printf("chunks           %llu of %u graphs each\n", (unsigned long long)chunks,
            dims->chunk_graphs);
-    printf("dims             nodes <= %u, interventions <= %u, %u samples per world",
-           dims->max_nodes, dims->max_inter, dims->samples);
+    if (dims->samples)
+      printf("dims             nodes <= %u, interventions <= %u, %u samples per world",
+             dims->max_nodes, dims->max_inter, dims->samples);
+    else
+      printf("dims             nodes <= %u, interventions <= %u, SCM only: no samples stored "
+             "(load with fresh worlds)", dims->max_nodes, dims->max_inter);
     if (dims->hidden) printf(", %u hidden units", dims->hidden);
     printf("\nbytes on disk    ");
     print_bytes(disk_bytes);
     printf(" (%llu B)\n", (unsigned long long)disk_bytes);
-    printf("raw float32      ");
-    print_bytes(st->raw_bytes);
-    printf(" (base + intervened samples)\n");
-    printf("compression      frames %.3fx raw (", ratio(st->frame_bytes, st->raw_bytes));
-    print_bytes(st->frame_bytes);
-    printf("), disk %.3fx raw\n", ratio(disk_bytes, st->raw_bytes));
+    if (dims->samples) {
+      printf("raw float32      ");
+      print_bytes(st->raw_bytes);
+      printf(" (base + intervened samples)\n");
+      printf("compression      frames %.3fx raw (", ratio(st->frame_bytes, st->raw_bytes));
+      print_bytes(st->frame_bytes);
+      printf("), disk %.3fx raw\n", ratio(disk_bytes, st->raw_bytes));
+    } else {
+      printf("frames           ");
+      print_bytes(st->frame_bytes);
+      printf(" (SCMs only)\n");
+    }
     printf("mean per graph   %.2f nodes, %.2f edges, %.0f frame bytes, %.0f disk bytes\n",
            good ? (double)sum_nodes / (double)good : 0.0,
            good ? (double)sum_edges / (double)good : 0.0,

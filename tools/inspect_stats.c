@@ -250,6 +250,14 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
       first = 0;
     }
   printf("\n");
+  if (t->raw_values == 0) { /* S = 0: nothing below describes samples */
+    printf("worlds           none stored (an SCM-only cache: the loader samples fresh worlds)\n");
+    printf("bytes per graph  frame %.0f (min %llu, max %llu), disk %.0f\n",
+           t->graphs ? (double)t->frame_bytes / (double)t->graphs : 0.0,
+           (unsigned long long)(t->graphs ? t->frame_min : 0), (unsigned long long)t->frame_max,
+           committed ? (double)disk_bytes / (double)committed : 0.0);
+    return;
+  }
   printf("worlds           base mean %.4g std %.4g; twin mean %.4g std %.4g\n",
          moments_mean(&t->base), moments_std(&t->base), moments_mean(&t->twin),
          moments_std(&t->twin));

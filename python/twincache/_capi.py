@@ -173,7 +173,8 @@ class LoaderOptions(ctypes.Structure):
                 ("corrupt_policy", ctypes.c_int), ("alloc", ALLOC_FN), ("free", FREE_FN),
                 ("alloc_user", ctypes.c_void_p), ("on_corrupt", CORRUPT_FN),
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
-                ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int)]
+                ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
+                ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32)]
 
 
 class LoaderState(ctypes.Structure):

@@ -367,7 +367,7 @@ class Loader(_Base, Closable):
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
-           layout="dense")
+           layout="dense", samples="stored", rows=None, resample_every=1)
 
     rank/world_size: None = torch.distributed when initialised, else the
     RANK/WORLD_SIZE environment variables, else 0/1. Rank r of W takes every
@@ -387,6 +387,11 @@ class Loader(_Base, Closable):
     layout="dense". device="cuda" does not switch to compact by itself: the
     compact device path has been checked on the CPU only (the same torch
     code, bit for bit); pass layout="compact" to use it.
+    samples: "stored" (default: the cache's worlds) or "fresh": new worlds of
+    each graph's stored SCM, rows per world (needed; may differ from the
+    stored S; the only way to read an SCM-only cache), the same draw for
+    resample_every consecutive epochs; the same for any threads, ranks or
+    resume (loader/twincache_loader.h). C checks rows and resample_every.
     Every argument is checked before the cache is opened (InvalidArgument).
 
     Use from one thread. With torch's DataLoader: DataLoader(loader,
@@ -394,7 +399,8 @@ class Loader(_Base, Closable):
 
     def __init__(self, path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
-                 device=None, output=None, slots=0, pin_memory=None, layout="dense"):
+                 device=None, output=None, slots=0, pin_memory=None, layout="dense",
+                 samples="stored", rows=None, resample_every=1):
         def integer(name, v, lo, hi):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise InvalidArgument(f"{name} must be an int, not {type(v).__name__}")
@@ -457,6 +463,11 @@ class Loader(_Base, Closable):
         if layout == "compact" and device is not None and torch is None:
             raise InvalidArgument("layout='compact' with a device needs PyTorch installed")
         self.batch_layout = layout
+        if samples not in ("stored", "fresh"):
+            raise InvalidArgument(f"samples must be 'stored' or 'fresh', got {samples!r}")
+        self.samples = samples
+        self.rows = integer("rows", 0 if rows is None else rows, 0, U32)
+        self.resample_every = integer("resample_every", resample_every, 0, U32)
         self._expander = None
         if pin_memory is None:
             pin_memory = _cuda_usable()
@@ -486,6 +497,7 @@ class Loader(_Base, Closable):
         o.index_begin, o.index_end = self.index_range
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         o.layout = _LAYOUTS[self.batch_layout]
+        o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
         return o
 
     def _open(self, state):

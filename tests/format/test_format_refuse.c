@@ -90,7 +90,9 @@ int main(void) {
   g->n_nodes = 0;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_nodes = 6;
-  g->n_samples = 0;
+  g->n_samples = 0; /* an SCM-only frame: valid, no worlds */
+  TC_CHECK_RC(encode(g), 0);
+  g->n_samples = TWINCACHE_MAX_SAMPLES + 1;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_samples = 8;
   g->n_inter = TWINCACHE_MAX_INTER + 1;
