@@ -5,8 +5,11 @@ loader (twincache-loader-bench) on the same cache, threads and batch size.
 For each thread count it prints graphs/s of: the C loop (best of --repeat),
 the Python loop with numpy views, the Python loop with torch views; the ratio
 Python/C (target >= 0.90) and the Python overhead per batch in microseconds
-((t_python - t_C) / batches). The loops touch no data: they measure what the
-binding adds per batch (creating the views, the slot hold, the ctypes call).
+((t_python - t_C) / batches); the consumer thread's own CPU time per batch
+(time.thread_time: the binding plus the C next/release calls, waiting costs
+none, so other jobs' load does not inflate it); and the binding's wrap cost
+alone. The loops read one field (base) and no data: they measure what the
+binding adds per batch (the slot hold, the view read, the ctypes calls).
 
 The compact layout (layout="compact", in --layouts): the C loop filling
 compact slabs, the Python loop over compact torch views, and the Python loop
@@ -27,15 +30,18 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import twincache  # noqa: E402
+try:  # the installed package (pip install .); else this checkout's source tree
+    import twincache
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import twincache  # noqa: E402
 from twincache.gen import find_program  # noqa: E402
 
 
 def python_run(cache, threads, batch, epochs, output, layout="dense", expand=False):
     L = twincache.Loader(cache, batch_size=batch, epochs=epochs, threads=threads, output=output,
                          layout=layout)
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, h0 = time.perf_counter(), time.process_time(), time.thread_time()
     graphs = batches = used = 0
     for b in L.stream():
         graphs += b.n_graphs
@@ -45,9 +51,9 @@ def python_run(cache, threads, batch, epochs, output, layout="dense", expand=Fal
             b = b.expand()  # the dense batch, on the CPU
         x = b.base  # the field access a training loop does
         del x, b
-    t, c = time.perf_counter() - t0, time.process_time() - c0
+    t, c, h = time.perf_counter() - t0, time.process_time() - c0, time.thread_time() - h0
     L.close()
-    return graphs, batches, t, c, used
+    return graphs, batches, t, c, used, h
 
 
 def best(runs):
@@ -79,21 +85,26 @@ def main():
 
 def dense_table(a, bench, threads_list):
     print(f"{'threads':>7} {'C graphs/s':>11} {'numpy g/s':>10} {'ratio':>6} {'torch g/s':>10} "
-          f"{'ratio':>6} {'C us/batch':>10} {'py +us/batch np':>15} {'torch':>6}")
+          f"{'ratio':>6} {'C us/batch':>10} {'py +us/batch np':>15} {'torch':>6} "
+          f"{'cpu us np':>9} {'torch':>6}")
     for threads in threads_list:
         c_gps = c_loader(bench, a, threads, "dense")
-        res = {}
+        res, cpu = {}, {}
         for output in ("numpy", "torch"):
-            g, n, t, _, _ = best([python_run(a.cache, threads, a.batch, a.epochs, output)
-                               for _ in range(a.repeat)])
+            runs = [python_run(a.cache, threads, a.batch, a.epochs, output)
+                    for _ in range(a.repeat)]
+            g, n, t, _, _, _ = best(runs)
             res[output] = (g / t, n, t)
+            # the consumer thread's own CPU time per batch (the binding plus
+            # the C next/release calls; waiting costs none): robust to load
+            cpu[output] = 1e6 * min(r[5] / max(r[1], 1) for r in runs)
         # per batch: the C loop's time, and what the Python loop takes beyond it
         graphs_per_batch = res["numpy"][0] * res["numpy"][2] / max(res["numpy"][1], 1)
         c_us = 1e6 * graphs_per_batch / c_gps
         over = {k: 1e6 * v[2] / max(v[1], 1) - c_us for k, v in res.items()}
         print(f"{threads:>7} {c_gps:>11.0f} {res['numpy'][0]:>10.0f} {res['numpy'][0] / c_gps:>6.2f} "
               f"{res['torch'][0]:>10.0f} {res['torch'][0] / c_gps:>6.2f} {c_us:>10.1f} "
-              f"{over['numpy']:>15.1f} {over['torch']:>6.1f}")
+              f"{over['numpy']:>15.1f} {over['torch']:>6.1f} {cpu['numpy']:>9.1f} {cpu['torch']:>6.1f}")
     print(f"binding cost per batch (wrap one C batch, no waiting): numpy "
           f"{wrap_cost_us(a.cache, a.batch, 'numpy'):.1f} us, torch "
           f"{wrap_cost_us(a.cache, a.batch, 'torch'):.1f} us")
@@ -177,20 +188,24 @@ def expand_cost_ms(cache, batch, repeat, n=20):
     return 1e3 * min(ts), 1e3 * min(tm)
 
 
-def wrap_cost_us(cache, batch, output, n=2000):
+def wrap_cost_us(cache, batch, output, n=2000, repeat=5):
     """What the binding adds per batch, without the wait for C: wrapping one
-    returned C batch into a Batch (views, tensors, hold), n times."""
+    returned C batch into a Batch (hold, lazy views) and reading its base
+    array, n times; best of `repeat` (after one warm-up round)."""
     L = twincache.Loader(cache, batch_size=batch, threads=1, output=output)
     rc, out = L._core.next()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        b = L._wrap(L._core, out)
-        b._hold.released = True  # the slot is released once, below
-        del b
-    t = time.perf_counter() - t0
-    L._core.release(out)
+    runs = []
+    for _ in range(repeat + 1):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            b = L._wrap(L._core, out)
+            x = b.base  # the field a loop reads
+            b._hold.released = True  # the slot is released once, below
+            del b, x
+        runs.append((time.perf_counter() - t0) / n)
+    L._core.release(L._core.hold(out, 0, 0, None))
     L.close()
-    return 1e6 * t / n
+    return 1e6 * min(runs[1:])
 
 
 if __name__ == "__main__":

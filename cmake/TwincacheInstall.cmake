@@ -37,16 +37,40 @@ function(twincache_add_install_surface)
   if(TWINCACHE_SANITIZE STREQUAL "")  # sanitizer runtimes may come from the executable
     target_link_options(twincache PRIVATE "LINKER:--no-undefined")
   endif()
-  set_target_properties(twincache PROPERTIES
-    VERSION ${PROJECT_VERSION}
-    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}  # 0.x: minor breaks ABI
-    LINK_DEPENDS ${map})
+  set_target_properties(twincache PROPERTIES LINK_DEPENDS ${map})
+  if(NOT SKBUILD)  # a wheel holds no symlinks: there the library is one file, no SONAME chain
+    set_target_properties(twincache PROPERTIES
+      VERSION ${PROJECT_VERSION}
+      SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})  # 0.x: minor breaks ABI
+  endif()
   target_include_directories(twincache INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/formats>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/loader>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/cache>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   add_library(twincache::twincache ALIAS twincache)
+
+  # --- tests: the installed tree, and the Python package -------------------
+  if(TWINCACHE_TESTS)
+    # (included, not add_subdirectory: no subdirectory in a deferred call)
+    include(${PROJECT_SOURCE_DIR}/tests/install/tests.cmake)
+    include(${PROJECT_SOURCE_DIR}/python/tests.cmake)
+  endif()
+
+  # --- the Python wheel (pyproject.toml, scikit-build-core sets SKBUILD) -----
+  # The library goes inside the package (twincache/libtwincache.so, where
+  # _capi.py looks first), the programs into the environment's scripts folder
+  # (the venv's bin/, on its PATH). Headers, archives, CMake and pkg-config
+  # files are for `cmake --install`, not for pip.
+  if(SKBUILD)
+    install(TARGETS twincache LIBRARY DESTINATION twincache)
+    foreach(prog twincache-gen twincache-inspect twincache-train twincache-loader-bench)
+      if(TARGET ${prog})
+        install(TARGETS ${prog} RUNTIME DESTINATION ${SKBUILD_SCRIPTS_DIR})
+      endif()
+    endforeach()
+    return()
+  endif()
 
   # --- install -------------------------------------------------------------
   # Public headers: twincache_*.h of the API folders (tc_*.h are internal).
@@ -100,12 +124,6 @@ function(twincache_add_install_surface)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/twincache.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-  # --- tests: the installed tree, and the Python package -------------------
-  if(TWINCACHE_TESTS)
-    # (included, not add_subdirectory: no subdirectory in a deferred call)
-    include(${PROJECT_SOURCE_DIR}/tests/install/tests.cmake)
-    include(${PROJECT_SOURCE_DIR}/python/tests.cmake)
-  endif()
 endfunction()
 
 cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL twincache_add_install_surface)

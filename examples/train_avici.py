@@ -41,7 +41,10 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+try:  # the installed package (pip install .); else this checkout's source tree
+    import twincache  # noqa: F401
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0
 IN_FEATURES = 4  # value, intervened here, twin - base, twin-world row
@@ -254,6 +257,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="DataLoader workers (onthefly)")
     ap.add_argument("--eval-graphs", type=int, default=0, help="hold out the cache's last graphs")
     ap.add_argument("--eval-every", type=int, default=0, help="evaluate every E steps (0 = at the end)")
+    ap.add_argument("--val-cache", help="also evaluate on the last --eval-graphs graphs of this "
+                    "cache (out of distribution: e.g. BA or WS graphs of the same sizes)")
     ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
     ap.add_argument("--warmup", type=int, default=100, help="linear warm-up steps")
     ap.add_argument("--weight-decay", type=float, default=1e-2)
@@ -369,6 +374,12 @@ def main():
                                           a.threads)
             print(f"eval step {step}  graphs seen {graphs}  held-out AUPRC {ap_:.3f} on {ng} graphs "
                   f"(edge base rate {base_rate:.3f})  load {os.getloadavg()[0]:.2f}", flush=True)
+            if a.val_cache:
+                m = len(twincache.Cache(a.val_cache))
+                ap_, base_rate, ng = evaluate(net, a.val_cache, (max(0, m - a.eval_graphs), m),
+                                              a.batch, a.rows, a.twin_rows, dev, amp, a.threads)
+                print(f"eval step {step}  graphs seen {graphs}  val-cache AUPRC {ap_:.3f} on {ng} "
+                      f"graphs of {a.val_cache} (edge base rate {base_rate:.3f})", flush=True)
 
     gen = torch.Generator().manual_seed(a.seed * 7919 + step)
     S = None

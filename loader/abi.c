@@ -37,3 +37,9 @@ uint32_t twincache_abi_sizes(uint64_t *out, uint32_t cap) {
   for (uint32_t i = 0; i < n && i < cap; i++) out[i] = abi_facts[i];
   return n;
 }
+
+/* TWINCACHE_VERSION_STRING of this build (the Python package's __version__:
+ * the wheel, the library and the package carry one version). Static string. */
+const char *twincache_version(void);
+
+const char *twincache_version(void) { return TWINCACHE_VERSION_STRING; }

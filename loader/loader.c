@@ -98,6 +98,8 @@ struct twincache_loader {
   uint32_t n_slots, n_workers;
   tc_slot *slots;
   tc_worker *workers;
+  twincache_compact_batch **orphans; /* compact structs of detached batches (slabs: the caller's) */
+  uint32_t n_orphans;
 
   pthread_mutex_t mu;
   pthread_cond_t cv_free;     /* producers: a slot was released, or stop */
@@ -512,6 +514,24 @@ static int check_resume(const twincache_loader *l, const twincache_loader_state 
   return TWINCACHE_OK;
 }
 
+/* Zeroes a dense slot's new slab b->slab (later fills clear only what they
+ * made stale) and points b's arrays into it. */
+static void point_views(twincache_batch *b, const twincache_batch_layout *L) {
+  memset(b->slab, 0, L->bytes);
+  uint8_t *base = b->slab;
+  b->layout = *L;
+  b->base = (float *)(base + L->base);
+  b->inter = (float *)(base + L->inter_off);
+  b->target = base + L->target;
+  b->value = (float *)(base + L->value);
+  b->kind = base + L->kind;
+  b->adj = base + L->adj;
+  b->node_mask = base + L->node_mask;
+  b->int_mask = base + L->int_mask;
+  b->graph_id = (uint64_t *)(base + L->graph_id);
+  b->valid = base + L->valid;
+}
+
 /* Step 3: allocates every slot's slab (zeroed once here; later only stale
  * parts are cleared) and points both hand-out structs of each slot at it. */
 static int alloc_slots(twincache_loader *l) {
@@ -539,19 +559,7 @@ static int alloc_slots(twincache_loader *l) {
     if ((uintptr_t)b->slab % 64 != 0)
       return tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
                           b->slab);
-    memset(b->slab, 0, L->bytes);
-    uint8_t *base = b->slab;
-    b->layout = *L;
-    b->base = (float *)(base + L->base);
-    b->inter = (float *)(base + L->inter_off);
-    b->target = base + L->target;
-    b->value = (float *)(base + L->value);
-    b->kind = base + L->kind;
-    b->adj = base + L->adj;
-    b->node_mask = base + L->node_mask;
-    b->int_mask = base + L->int_mask;
-    b->graph_id = (uint64_t *)(base + L->graph_id);
-    b->valid = base + L->valid;
+    point_views(b, L);
     b->internal_ = s;
     s->handed[0] = s->handed[1] = *b;
   }
@@ -703,6 +711,8 @@ void twincache_loader_close(twincache_loader *l) {
     free(s->base_dirty);
   }
   free(l->slots);
+  for (uint32_t i = 0; i < l->n_orphans; i++) free(l->orphans[i]);
+  free(l->orphans);
   if (l->sync_ready) {
     pthread_cond_destroy(&l->cv_ready);
     pthread_cond_destroy(&l->cv_free);
@@ -840,6 +850,54 @@ int twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
     tc_error_set(rc, "batch %llu (generation %llu): the handle is stale: released already, or no longer "
                  "the batch handed out",
                  (unsigned long long)batch->seq, (unsigned long long)batch->generation);
+  return rc;
+}
+
+int twincache_loader_detach(twincache_loader *l, twincache_batch *batch) {
+  if (!l || !batch) return TWINCACHE_EINVAL;
+  const twincache_loader_options *o = &l->opt;
+  int rc = TWINCACHE_ESTALE;
+  pthread_mutex_lock(&l->mu);
+  tc_slot *s = batch->internal_;
+  if (!(s >= l->slots && s < l->slots + l->n_slots && (batch == &s->handed[0] || batch == &s->handed[1]) &&
+        s->state == SLOT_HELD && batch->generation == s->generation))
+    goto unlock;
+  twincache_batch fresh = s->views;
+  if (o->layout == TWINCACHE_LAYOUT_COMPACT) {
+    twincache_compact_batch **grown = realloc(l->orphans, (l->n_orphans + 1) * sizeof *grown);
+    if (!grown) {
+      rc = tc_error_set(TWINCACHE_ENOMEM, "detach: out of memory");
+      goto unlock;
+    }
+    l->orphans = grown;
+    fresh.compact = NULL;
+    if ((rc = tc_compact_slot_open(&fresh, &l->layout, o->alloc, o->alloc_user)) != TWINCACHE_OK) {
+      tc_compact_slot_close(&fresh, o->free, o->alloc_user);
+      rc = tc_error_set(rc, "detach: cannot allocate a new compact slab: %s", twincache_strerror(rc));
+      goto unlock;
+    }
+    l->orphans[l->n_orphans++] = s->views.compact; /* the detached batch still points at it */
+  } else {
+    fresh.slab = o->alloc(l->layout.bytes, o->alloc_user);
+    if (!fresh.slab) {
+      rc = tc_error_set(TWINCACHE_ENOMEM, "detach: cannot allocate a new slab of %zu bytes", l->layout.bytes);
+      goto unlock;
+    }
+    if ((uintptr_t)fresh.slab % 64 != 0) {
+      o->free(fresh.slab, o->alloc_user);
+      rc = tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned");
+      goto unlock;
+    }
+    point_views(&fresh, &l->layout);
+  }
+  s->views = fresh;
+  memset(s->hi_inter, 0, l->layout.graphs * sizeof *s->hi_inter); /* the new slab is all zero */
+  memset(s->base_dirty, 0, l->layout.graphs);
+  s->state = SLOT_FREE;
+  pthread_cond_broadcast(&l->cv_free);
+  rc = TWINCACHE_OK;
+unlock:
+  pthread_mutex_unlock(&l->mu);
   return rc;
 }
 

@@ -285,6 +285,22 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
  * Not allowed after close (the handle is gone). */
 int twincache_loader_release(twincache_loader *l, twincache_batch *batch);
 
+/* Frees a held batch's slot WITHOUT its memory: the slot gets a new slab
+ * from the alloc hook (zeroed) and goes back to the decode threads, while
+ * the batch's slab (and, in the compact layout, its compact struct) stays
+ * as it is, readable, and becomes the caller's: the loader never writes or
+ * frees it again; free the slab with your own free hook when done (the
+ * compact struct is freed by close). So a batch kept for long costs one
+ * slab of memory, not a stalled ring (next() returns EDEADLK when it needs
+ * that slot: detach the batch, then retry). The twincache_batch struct
+ * itself is reused by the slot's next-but-one hand-out: copy *batch first
+ * if you read its fields later. Call from the consumer thread. Returns 0;
+ * TWINCACHE_EINVAL when l or batch is NULL; TWINCACHE_ESTALE, changing
+ * nothing, when the batch is not the one held in its slot (as release);
+ * TWINCACHE_ENOMEM (the batch stays held, nothing changes) when the new slab
+ * cannot be allocated. */
+int twincache_loader_detach(twincache_loader *l, twincache_batch *batch);
+
 /* The position after the last batch returned by next(), with every field of
  * twincache_loader_state filled. Thread-safe, as are get_stats,
  * batches_per_epoch, dims and layout. */

@@ -5,8 +5,11 @@
 #   build/asan     AddressSanitizer + UndefinedBehaviorSanitizer, every test
 #   build/tsan     ThreadSanitizer, the tests labelled "threaded"
 # GPU tests exit 77 (skipped) on a machine without a usable GPU.
-# The Python binding's tests (ctest "python_binding", /usr/bin/python3 +
-# pytest) run in build/release; the sanitizer builds skip them (an ASan .so
+# The Python binding's tests run twice: on Debian's stack (ctest
+# "python_binding": /usr/bin/python3, numpy 1.24, torch 1.13, the source tree)
+# in build/release, and on today's (tools/test-python-venv.sh: a venv with
+# numpy 2.x and torch 2.13.0 CPU, the package pip-installed into it, plus a
+# torchrun data-parallel check). The sanitizer builds skip them (an ASan .so
 # inside Python would need the runtime LD_PRELOADed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +32,8 @@ mkdir -p build
 configure_and_build build/release -DTWINCACHE_TESTS=ON -DTWINCACHE_PYTHON=/usr/bin/python3
 echo "== tests: release"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
+echo "== tests: python on numpy 2 / torch 2, installed package (venv)"
+tools/test-python-venv.sh build/venv-torch2
 
 configure_and_build build/asan -DTWINCACHE_SANITIZE=address -DTWINCACHE_CUDA=OFF
 echo "== tests: ASan + UBSan"

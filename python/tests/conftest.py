@@ -1,5 +1,11 @@
-"""Fixtures of the binding's tests. ctest passes the paths through the
-environment (python/tests.cmake); run by hand, they default to build/rel."""
+"""Fixtures of the binding's tests. Two ways to run them:
+  - ctest (python/tests.cmake): the package from the source tree
+    (python/twincache), the library and programs of the build tree, passed
+    through the environment; run by hand, they default to build/release.
+  - TWINCACHE_TEST_INSTALLED=1 (tools/run-tests.sh, the torch 2 venv): the
+    package as pip installed it — nothing from the source tree is put on
+    sys.path, the library and programs are the wheel's, so a file missing
+    from the wheel fails here."""
 import os
 import shutil
 import subprocess
@@ -9,9 +15,36 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-BUILD = os.environ.get("TWINCACHE_BIN_DIR", os.path.join(REPO, "build", "rel"))
-os.environ.setdefault("TWINCACHE_LIBRARY", os.path.join(BUILD, "libtwincache.so"))
-sys.path.insert(0, os.path.join(REPO, "python"))
+BUILD = os.environ.get("TWINCACHE_BIN_DIR", os.path.join(REPO, "build", "release"))
+INSTALLED = os.environ.get("TWINCACHE_TEST_INSTALLED") == "1"
+if INSTALLED:
+    for var in ("TWINCACHE_LIBRARY", "TWINCACHE_GEN", "TWINCACHE_INSPECT"):
+        os.environ.pop(var, None)  # the wheel's own, found as a user's would be
+else:
+    os.environ.setdefault("TWINCACHE_LIBRARY", os.path.join(BUILD, "libtwincache.so"))
+    sys.path.insert(0, os.path.join(REPO, "python"))
+
+import twincache  # noqa: E402
+
+if INSTALLED and os.path.dirname(os.path.abspath(twincache.__file__)) == \
+        os.path.join(REPO, "python", "twincache"):
+    raise RuntimeError(f"TWINCACHE_TEST_INSTALLED=1 but twincache was imported from the source "
+                       f"tree ({twincache.__file__}): pip install the package first")
+
+
+def package_env():
+    """Environment for a child Python that must import the same package."""
+    env = dict(os.environ)
+    if not INSTALLED:
+        env["PYTHONPATH"] = os.path.join(REPO, "python")
+    return env
+
+
+def program(name, build_path):
+    """A program of the build tree (ctest) or of the installed package."""
+    if INSTALLED:
+        return twincache.find_program(name)
+    return os.environ.get("TWINCACHE_" + name.split("-", 1)[1].upper(), build_path)
 
 
 def _env_path(name, default):
@@ -23,7 +56,8 @@ def cache_path():
     """600 graphs, 3..7 nodes, 8 samples, one do() per node (tests/loader's cache)."""
     p = _env_path("TWINCACHE_TEST_CACHE", os.path.join(BUILD, "test-tmp", "loader-cache"))
     if not os.path.isdir(p):
-        subprocess.run([_env_path("TWINCACHE_GEN", os.path.join(BUILD, "gen", "twincache-gen")),
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        subprocess.run([program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen")),
                         "--out", p, "--graphs", "600", "--nodes", "3:7", "--samples", "8",
                         "--chunk-graphs", "64", "--seed", "3", "--threads", "2", "--quiet"],
                        check=True)
@@ -42,7 +76,7 @@ def tmp_root():
 
 @pytest.fixture(scope="session")
 def inspect_exe():
-    return _env_path("TWINCACHE_INSPECT", os.path.join(BUILD, "tools", "twincache-inspect"))
+    return program("twincache-inspect", os.path.join(BUILD, "tools", "twincache-inspect"))
 
 
 @pytest.fixture(scope="session")

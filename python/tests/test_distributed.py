@@ -9,6 +9,7 @@ import sys
 
 import pytest
 import torch.distributed as dist
+from conftest import package_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -24,8 +25,8 @@ def test_two_ranks_gloo(cache_path):
     port = str(free_port())
     procs = []
     for r in range(2):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),
-                   WORLD_SIZE="2", PYTHONPATH=os.path.join(HERE, ".."), OMP_NUM_THREADS="1")
+        env = dict(package_env(), MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),
+                   WORLD_SIZE="2", OMP_NUM_THREADS="1")
         procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "dist_worker.py"),
                                        cache_path], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))

@@ -155,38 +155,21 @@ def test_lifetime(cache_path):
         np.testing.assert_array_equal(copy, view)
 
 
-def test_too_many_held_then_release(cache_path):
-    with twincache.Loader(cache_path, batch_size=8, threads=1, slots=4) as L:
-        held = [L.next_batch() for _ in range(4)]
-        with pytest.raises(twincache.TooManyHeld) as e:
-            L.next_batch()
-        assert "slots=" in str(e.value) and "release" in str(e.value)
-        held[0].release()
-        assert held[0].released
-        b = L.next_batch()
-        assert b.seq == 4
-        arrays = [h.base for h in held[1:]]  # arrays alone hold their slots
-        del held, b
-        with pytest.raises(twincache.TooManyHeld):
-            L.next_batch()
-        del arrays
-        assert L.next_batch().seq == 5
-        with L.next_batch() as b6:
-            assert b6.seq == 6
-        assert b6.released
-
-
 def test_bad_arguments_checked_before_open(tmp_root):
     missing = os.path.join(tmp_root, "no-such-cache")
+    # types here, ranges in C (its message passed through), both before the open
     bad = [dict(batch_size=0), dict(batch_size=70000), dict(batch_size="8"), dict(threads=0),
            dict(threads=101), dict(epochs=-1), dict(seed=-1), dict(rank=2, world_size=2),
-           dict(world_size=0), dict(index_range=(5, 5)), dict(index_range=7),
-           dict(corrupt="ignore"), dict(device="cpu"), dict(output="jax"), dict(shuffle="yes")]
+           dict(world_size=0), dict(slots=4097), dict(slots=2**32), dict(index_range=7),
+           dict(corrupt="ignore"), dict(device="tpu"), dict(output="jax"), dict(shuffle="yes")]
     if not torch.cuda.is_available():
         bad += [dict(device="cuda"), dict(pin_memory=True)]
     for kw in bad:
         with pytest.raises(twincache.InvalidArgument):
             twincache.Loader(missing, **kw)
+    with pytest.raises(twincache.InvalidArgument) as e:  # C's limit, C's words
+        twincache.Loader(missing, slots=5000)
+    assert "slots must be 0 (auto) or 1..4096" in str(e.value)
     with pytest.raises(twincache.NotFound):
         twincache.Loader(missing)
 

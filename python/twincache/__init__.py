@@ -4,8 +4,10 @@
     for batch in twincache.Loader("cache.lmdb", batch_size=256, device="cuda"):
         loss = model(batch.base, batch.inter, batch.target).loss(batch.adj)
 
-Pure Python over libtwincache.so (ctypes); see _capi for how the library is
-found (TWINCACHE_LIBRARY, next to the package, the build tree, the system).
+Pure Python over libtwincache.so (ctypes). `pip install .` puts the library
+inside this package and the programs (twincache-gen, -inspect, -train) on the
+environment's PATH; see _capi for how the library is found otherwise
+(TWINCACHE_LIBRARY, the build tree, the system).
 """
 from . import _capi
 from .cache import Cache, Graph
@@ -13,9 +15,10 @@ from .errors import (Closed, Corrupt, Error, InvalidArgument, Mismatch, NotACach
                      OutOfMemory, StaleBatch, StorageError, ThreadError, TooManyHeld, VersionError,
                      strerror)
 from .gen import find_program, generate
-from .loader import Batch, Loader, default_rank_world
+from .batch import Batch
+from .loader import Loader, default_rank_world
 
-__version__ = "0.1.0"
+__version__ = _capi.version().decode()  # TWINCACHE_VERSION_STRING, as the wheel's
 library_path = _capi.library_path
 
 __all__ = ["Cache", "Graph", "Loader", "Batch", "generate", "find_program", "default_rank_world",

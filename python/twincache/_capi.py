@@ -7,8 +7,10 @@ reading the wrong bytes.
 
 Where the library is found, first match wins:
   1. $TWINCACHE_LIBRARY (a path to libtwincache.so*);
-  2. next to this package: twincache/libtwincache.so*, then ../../lib (an
-     installed prefix: PREFIX/lib/pythonX/.../twincache -> PREFIX/lib);
+  2. next to this package: twincache/libtwincache.so* (where `pip install`
+     puts it), then twincache/ of every sys.path entry (`pip install -e`:
+     the package is the source folder, the library in site-packages), then
+     ../../lib (an installed prefix: PREFIX/lib/pythonX/.../twincache -> PREFIX/lib);
   3. the build tree of a source checkout: <repo>/build/{rel,release,*}/;
   4. the system's search path (ctypes.util.find_library("twincache")).
 """
@@ -16,6 +18,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import sys
 
 c_size_t = ctypes.c_size_t
 u8, u16, u32, u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
@@ -29,6 +32,12 @@ def _candidates():
         return  # an explicit choice is never second-guessed
     here = os.path.dirname(os.path.abspath(__file__))
     yield from sorted(glob.glob(os.path.join(here, "libtwincache.so*")))
+    # pip install -e: the package is this source folder, the library lies in
+    # site-packages/twincache/ where the editable wheel installed it
+    for entry in sys.path:
+        d = os.path.join(entry or ".", "twincache")
+        if os.path.abspath(d) != here:
+            yield from sorted(glob.glob(os.path.join(d, "libtwincache.so*")))
     prefix_lib = os.path.normpath(os.path.join(here, "..", "..", "lib"))
     yield from sorted(glob.glob(os.path.join(prefix_lib, "libtwincache.so*")))
     repo = os.path.normpath(os.path.join(here, "..", ".."))
@@ -40,6 +49,11 @@ def _candidates():
         yield found
 
 
+# The system libraries libtwincache.so links, and the Debian packages that
+# hold them (tools/install-deps.sh installs them).
+_SYSTEM_LIBS = {"libzstd": "libzstd1", "liblmdb": "liblmdb0"}
+
+
 def _load():
     tried = []
     for path in _candidates():
@@ -49,10 +63,15 @@ def _load():
         try:
             return ctypes.CDLL(path), path
         except OSError as e:
+            for name, pkg in _SYSTEM_LIBS.items():
+                if f"{name}." in str(e) and "cannot open" in str(e):
+                    raise ImportError(f"twincache: {path} needs the system library {name} "
+                                      f"(Debian package {pkg}), which is not installed: {e}")
             tried.append(f"{path} ({e})")
     raise ImportError(
-        "twincache: libtwincache.so not found. Build it (cmake --build build/rel) or set "
-        "TWINCACHE_LIBRARY=/path/to/libtwincache.so. Tried: " + "; ".join(tried or ["nothing"]))
+        "twincache: libtwincache.so not found. Install the package (pip install .), build it "
+        "(cmake --build build/release) or set TWINCACHE_LIBRARY=/path/to/libtwincache.so. "
+        "Tried: " + "; ".join(tried or ["nothing"]))
 
 
 lib, library_path = _load()
@@ -240,6 +259,7 @@ def _sig(name, restype, *argtypes):
 
 vp, cint, cstr = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
 strerror = _sig("twincache_strerror", cstr, cint)
+version = _sig("twincache_version", cstr)
 cache_open = _sig("twincache_cache_open", cint, cstr, P(vp))
 cache_close = _sig("twincache_cache_close", None, vp)
 cache_dims = _sig("twincache_cache_dims", P(Dims), vp)
@@ -269,6 +289,7 @@ loader_bpe = _sig("twincache_loader_batches_per_epoch", u64, vp)
 loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
 last_error = _sig("twincache_last_error", cstr)
+loader_detach = _sig("twincache_loader_detach", cint, vp, P(Batch))
 
 # The names of the choices a frame records come from C's one table
 # (formats/names.c, twincache_choice_*); Python keeps no copy of it.

@@ -9,7 +9,7 @@ from typing import Optional
 import numpy as np
 
 from . import _capi as C
-from .errors import InvalidArgument, OutOfMemory, check
+from .errors import InvalidArgument, OutOfMemory, check, error_from_status
 
 # Indexed by code, read from libtwincache's one table (formats/names.c).
 MECHANISMS = C.choice_names(C.CHOICE_MECHANISM)
@@ -71,6 +71,16 @@ def check_path(path):
     return os.fsencode(os.fspath(path))
 
 
+def open_error(code, path):
+    """The exception of a failed C open of `path` (C's message), saying so
+    when the path is a file."""
+    e = error_from_status(code, path)
+    if os.path.isfile(path):
+        e = type(e)(f"{e.message}: {path} is a file; a cache is the directory twincache-gen "
+                    "--out wrote", code)
+    return e
+
+
 class Closable:
     """`with` support and close-on-collection for objects holding a C handle:
     the subclass defines an idempotent close()."""
@@ -100,7 +110,10 @@ class Cache(Closable):
         self._lock = threading.Lock()
         self._graph = None
         self._dctx = None
-        check(C.cache_open(bpath, ctypes.byref(self._h)), os.fsdecode(bpath))
+        self._pid = os.getpid()
+        rc = C.cache_open(bpath, ctypes.byref(self._h))
+        if rc < 0:
+            raise open_error(rc, os.fsdecode(bpath))
         d = C.cache_dims(self._h).contents
         self.dims = {f: getattr(d, f) for f, _ in C.Dims._fields_}
         s = C.cache_stats(self._h).contents
@@ -121,15 +134,19 @@ class Cache(Closable):
     def __getitem__(self, i):
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
             raise TypeError(f"graph index must be an int, not {type(i).__name__}")
-        i = int(i)
+        asked = i = int(i)
         n = self._count
         if i < 0:
             i += n
         if not 0 <= i < n:
-            raise IndexError(f"graph index {i} out of range: the cache holds {n} graphs")
+            raise IndexError(f"graph index {asked} out of range: the cache holds {n} graphs "
+                             f"(0..{n - 1}, or -{n}..-1 from the end)")
         with self._lock:
             if not self._h:
                 raise ValueError("I/O operation on a closed twincache.Cache")
+            if os.getpid() != self._pid:
+                raise InvalidArgument("twincache.Cache was opened in another process: open it "
+                                      "again in this one")
             if self._graph is None:
                 d = self.dims
                 self._graph = C.graph_alloc(d["max_nodes"], d["samples"], max(d["max_inter"], 1),
@@ -177,7 +194,11 @@ class Cache(Closable):
             family=_name(FAMILIES, g.family))
 
     def close(self):
-        """Closes the cache (idempotent); graphs already returned stay valid."""
+        """Closes the cache (idempotent); graphs already returned stay valid.
+        In a forked child it only forgets the parent's handle."""
+        if os.getpid() != getattr(self, "_pid", os.getpid()):
+            self._h, self._graph, self._dctx = ctypes.c_void_p(), None, None
+            return
         with self._lock:
             if self._graph:
                 C.graph_free(self._graph)

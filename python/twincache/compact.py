@@ -221,9 +221,11 @@ def stage(expander, src, used_bytes, n_cols, cbuf, dense, non_blocking=True):
     """The device path's work for one batch, on the current stream: ONE copy
     of the used prefix of the compact slab `src` (uint8 tensor, host) into
     `cbuf` (uint8 tensor on the device, >= used_bytes), then the expansion
-    into `dense`. The Loader calls it on its copy stream; the tests call it
-    with CPU tensors, so only the device differs."""
+    into `dense`. non_blocking: whether the copy may return before it is
+    done (the caller then keeps `src` alive and unchanged until it is). The
+    Loader calls it on its copy stream; the tests call it with CPU tensors,
+    so only the device differs."""
     part = cbuf[:used_bytes]
-    part.copy_(src[:used_bytes], non_blocking=True)
+    part.copy_(src[:used_bytes], non_blocking=non_blocking)
     expander.run(part, n_cols, dense)
     return dense

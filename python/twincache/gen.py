@@ -12,14 +12,17 @@ passes --quiet). Rerunning the same call resumes an interrupted cache.
 A program is found, first match wins: $TWINCACHE_GEN (TWINCACHE_LOADER_BENCH for
 twincache-loader-bench, ...); next to the library
 (same folder, ../bin of an installed prefix, or the gen/, tools/, train/, bench/
-folders of the build tree holding the library); PATH.
+folders of the build tree holding the library); the scripts folder of this
+Python environment (where `pip install` puts them); PATH.
 """
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 
 from . import _capi
-from .errors import Error, InvalidArgument
+from .errors import Error, InvalidArgument, Mismatch
 
 
 def find_program(name="twincache-gen"):
@@ -34,11 +37,16 @@ def find_program(name="twincache-gen"):
         cand = os.path.join(libdir, sub, name)
         if os.access(cand, os.X_OK):
             return os.path.normpath(cand)
+    # pip install: the environment's scripts folder (a venv's bin/, on PATH
+    # only when the venv is activated)
+    cand = os.path.join(sysconfig.get_path("scripts"), name)
+    if os.access(cand, os.X_OK):
+        return cand
     found = shutil.which(name)
     if found:
         return found
     raise Error(f"{name} not found next to {_capi.library_path} nor on PATH: build it "
-                f"(cmake --build build/rel) or set {var}=/path/to/{name}")
+                f"(pip install ., or cmake --build build/release) or set {var}=/path/to/{name}")
 
 
 def _flag_value(v):
@@ -68,14 +76,17 @@ def generate(out, progress=True, **flags):
     last = ""
     for line in p.stderr:  # pass through as it comes
         if progress:
-            import sys
             sys.stderr.write(line)
             sys.stderr.flush()
         if line.strip():
             last = line.strip()
     rc = p.wait()
+    if rc == 0:
+        return os.fspath(out)
+    # the program's line already starts with "twincache-gen:"
+    msg = last if last.startswith("twincache-gen:") else f"twincache-gen: {last}"
     if rc == 2:
-        raise InvalidArgument(f"twincache-gen: {last}", rc)
-    if rc != 0:
-        raise Error(f"twincache-gen failed ({rc}): {last}", rc)
-    return os.fspath(out)
+        raise InvalidArgument(msg, rc)
+    if "built with another config" in last:  # exit 1 of a cache of other options
+        raise Mismatch(msg, _capi.EMISMATCH)
+    raise Error(f"{msg} (exit status {rc})", rc)
