@@ -69,7 +69,7 @@ static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t
                                     unsigned mechanism, unsigned flags, uint64_t edges) {
   uint64_t rb = (n + 7) / 8;
   uint64_t b = n * rb + 4 * edges;
-  if (mechanism == TWINCACHE_MECH_MLP) b += 4 * n * (h * n + 2 * h);
+  if (mechanism != TWINCACHE_MECH_LINEAR) b += 4 * n * (h * n + 2 * h); /* the unit blocks */
   b += 4 * n;
   if (flags & TWINCACHE_GRAPH_STANDARDIZED) b += 8 * n;
   b += 8 * k + k * rb;
@@ -148,7 +148,8 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   /* S = 0: an SCM-only frame (sections 8-9 empty), FORMAT.md 3.1 */
   if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || (h->s == 0 && version < TC_FRAME_SCM_ONLY_SINCE) ||
       h->s > TWINCACHE_MAX_SAMPLES ||
-      h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
+      h->k > TWINCACHE_MAX_INTER ||
+      h->mechanism >= (version >= 4 ? TWINCACHE_MECH_COUNT : TWINCACHE_MECH_MLP + 1) ||
       h->noise >= (version >= 4 ? TWINCACHE_NOISE_COUNT : TWINCACHE_NOISE_UNIFORM + 1) ||
       (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
                     : p[27] != 0) ||
@@ -284,7 +285,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
     return TWINCACHE_EINVAL;
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     if (g->n_hidden != 0 || !g->weight) return TWINCACHE_EINVAL;
-  } else if (g->mechanism == TWINCACHE_MECH_MLP) {
+  } else if (g->mechanism < TWINCACHE_MECH_COUNT) { /* MLP, RFF: unit blocks */
     if (g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN || !g->mlp) return TWINCACHE_EINVAL;
   } else {
     return TWINCACHE_EINVAL;
@@ -306,9 +307,9 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   }
   if (tc_dag_close(w, n) != 0) return tc_error_set(TWINCACHE_EINVAL, "the graph is not a DAG");
   /* W1 columns of non-parents are +0.0: a reader refuses anything else */
-  if (g->mechanism == TWINCACHE_MECH_MLP &&
+  if (g->mechanism != TWINCACHE_MECH_LINEAR &&
       !mlp_nonparents_zero(w, (const uint8_t *)g->mlp, n, g->n_hidden))
-    return tc_error_set(TWINCACHE_EINVAL, "MLP input weights on non-parents must be +0.0");
+    return tc_error_set(TWINCACHE_EINVAL, "unit input weights (W1) on non-parents must be +0.0");
 
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
@@ -368,7 +369,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t i = 0; i < n; i++) /* weights of the edges, row-major */
     for (uint32_t j = 0; j < n; j++)
       if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->weight ? g->weight[(size_t)i * g->ld_adj + j] : 0.0f);
-  if (g->mechanism == TWINCACHE_MECH_MLP) {
+  if (g->mechanism != TWINCACHE_MECH_LINEAR) {
     size_t m = (size_t)n * ((size_t)h_n * n + 2 * h_n) * 4;
     memcpy(q, g->mlp, m);
     q += m;
@@ -491,7 +492,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
   TAKE(x->weight, 4ull * x->edges);
   x->mlp = NULL;
-  if (h->mechanism == TWINCACHE_MECH_MLP) {
+  if (h->mechanism != TWINCACHE_MECH_LINEAR) {
     TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
     if (!mlp_nonparents_zero(w, x->mlp, n, h->h)) return TWINCACHE_ECORRUPT;
   }

@@ -77,7 +77,16 @@ const char *twincache_strerror(int code);
 const char *twincache_last_error(void);
 
 /* ---- the decoded graph --------------------------------------------------- */
-enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
+/* Mechanisms (FORMAT.md 3.6): RFF from format version 4. Every mechanism but
+ * LINEAR stores H hidden units per node in the same block layout (W1, b1,
+ * w2) and differs in the function of a unit. */
+enum twincache_mechanism {
+  TWINCACHE_MECH_LINEAR = 0, /* x_j = sum_i w_ij x_i + e_j */
+  TWINCACHE_MECH_MLP = 1,    /* x_j = sum_h w2[h] tanh(W1[h].x + b1[h]) + e_j */
+  TWINCACHE_MECH_RFF = 2,    /* x_j = sum_h w2[h] cos(W1[h].x + b1[h]) + e_j: random Fourier
+                              * features, a draw from a GP prior with an RBF kernel */
+  TWINCACHE_MECH_COUNT = 3
+};
 /* Noise families (FORMAT.md 3.6): CAUCHY and GUMBEL from format version 4. */
 enum twincache_noise {
   TWINCACHE_NOISE_GAUSS = 0,
@@ -107,7 +116,7 @@ enum twincache_family {
  * the Python package alike) ---------------------------------------------- */
 enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
-  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp */
+  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff */
   TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
   TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
 };
@@ -168,7 +177,7 @@ typedef struct twincache_graph {
    *     that encode needs all the ones its flags and mechanism use) ---- */
   uint8_t *adj;         /* (N, ld_adj) */
   float *weight;        /* (N, ld_adj) */
-  float *mlp;           /* (N, H*N + 2H) when mechanism == MLP */
+  float *mlp;           /* (N, H*N + 2H) when mechanism != LINEAR (MLP, RFF) */
   float *noise_scale;   /* (N) */
   float *norm_mean;     /* (N) when STANDARDIZED */
   float *norm_std;      /* (N) when STANDARDIZED */
@@ -270,7 +279,7 @@ typedef struct twincache_frame_view {
   uint64_t n_cols;             /* C: stored twin columns, all interventions */
   const uint8_t *adj;          /* (N, R) children of node i: row i */
   const uint8_t *weight;       /* (E) f32: linear weight of each edge, edges row-major */
-  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when MLP, else NULL */
+  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when not LINEAR, else NULL */
   const uint8_t *noise_scale;  /* (N) f32 */
   const uint8_t *norm_mean;    /* (N) f32 when STANDARDIZED, else NULL */
   const uint8_t *norm_std;     /* (N) f32 when STANDARDIZED, else NULL */

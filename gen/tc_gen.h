@@ -58,6 +58,8 @@ typedef struct tc_gen_config {
   double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
   uint32_t mlp_hidden;      /* H */
   double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|), b1 ~ N(0, (A/2)^2); nonlinearity strength */
+  uint32_t rff_features;    /* RFF: M features per node (the frames' H) */
+  double rff_lengthscale;   /* RFF: l, the RBF kernel's length scale: W1 ~ N(0, 1/l^2) */
   int noise;                /* enum twincache_noise */
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */

@@ -35,6 +35,8 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->weight_max = 2.0;
   c->mlp_hidden = 8;
   c->mlp_scale = 4.0;
+  c->rff_features = 16;
+  c->rff_lengthscale = 1.0;
   c->noise = TWINCACHE_NOISE_GAUSS;
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
@@ -215,6 +217,8 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
     ADD(",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks, c->sbm_p_in,
         c->sbm_p_out);
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_RGG)) ADD(",\"rgg_radius\":%.17g", c->rgg_radius);
+  if (c->mechanism == TWINCACHE_MECH_RFF) /* only then: older caches keep their identity */
+    ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)
     ADD(",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
         (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);

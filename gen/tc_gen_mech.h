@@ -1,6 +1,6 @@
 /* tc_gen_mech.h — the mechanisms of twincache-gen: ONE dispatch table
  * (tc_gen_mech.c) with one file per mechanism behind it (mech_linear.c,
- * mech_mlp.c). A mechanism here checks its options and draws its
+ * mech_mlp.c, mech_rff.c). A mechanism here checks its options and draws its
  * parameters for one graph from the graph's weights stream; evaluating it
  * is the one SCM sampler's job (scm/), which reads the stored parameters.
  * A new mechanism is its own file, one row here, one name in
@@ -19,6 +19,7 @@ typedef struct tc_gen_params {
   const uint32_t *pa_start;  /* (n+1) parents of j: pa_idx[pa_start[j] .. pa_start[j+1]) */
   const uint32_t *pa_idx;    /* ascending within a node */
   float *pa_w;               /* (E) linear weight per parent, what the sampler reads */
+  uint8_t *node_mech;        /* (n) each node's mechanism, preset to the cache's */
 } tc_gen_params;
 
 typedef struct tc_gen_mech {

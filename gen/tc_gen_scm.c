@@ -49,6 +49,7 @@ struct tc_gen_worker {
   uint32_t *pa_start;/* (n+1) CSR of parents, ascending node index */
   uint32_t *pa_idx;  /* (n*n) */
   float *pa_w;       /* (n*n) linear weights, aligned with pa_idx */
+  uint8_t *node_mech; /* (n) enum twincache_mechanism of each node */
   uint32_t *changed; /* (n) scratch of the target draw */
 };
 
@@ -64,6 +65,7 @@ void tc_gen_worker_free(tc_gen_worker *w) {
   free(w->pa_start);
   free(w->pa_idx);
   free(w->pa_w);
+  free(w->node_mech);
   free(w->changed);
   free(w->batch_off);
   free(w->batch_family);
@@ -99,6 +101,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->pa_start = malloc((w->nmax + 1) * sizeof(uint32_t));
   w->pa_idx = malloc(nn * sizeof(uint32_t));
   w->pa_w = malloc(nn * sizeof(float));
+  w->node_mech = malloc(w->nmax);
   w->changed = malloc(w->nmax * sizeof(uint32_t));
   size_t max_edges = (size_t)w->nmax * (w->nmax - 1) / 2;
   w->batch_cap = (uint32_t)(8192 / (max_edges + 1));
@@ -109,7 +112,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->batch_edges = malloc((w->batch_cap * max_edges + 1) * 2 * sizeof(uint16_t));
   if (!w->batch_off || !w->batch_edges || !w->batch_family ||
       !w->g || !w->sampler || !w->perm || !w->rank ||
-      !w->pa_start || !w->pa_idx || !w->pa_w || !w->changed) {
+      !w->pa_start || !w->pa_idx || !w->pa_w || !w->node_mech || !w->changed) {
     tc_gen_worker_free(w);
     return NULL;
   }
@@ -265,8 +268,9 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
       if (g->adj[i * n + j]) w->pa_idx[q++] = i;
   }
   w->pa_start[n] = q;
+  for (uint32_t j = 0; j < n; j++) w->node_mech[j] = (uint8_t)c->mechanism;
   tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start, .pa_idx = w->pa_idx,
-                     .pa_w = w->pa_w};
+                     .pa_w = w->pa_w, .node_mech = w->node_mech};
   tc_gen_mech_get(c->mechanism)->draw(c, &p, rw); /* checked by tc_gen_config_check */
 }
 
@@ -322,7 +326,7 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   twincache_graph *g = w->g;
   const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize,
                     .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
-                    .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp,
+                    .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
                     .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
                     .kind = g->kind, .value = g->value};
   const uint32_t S = c->samples;

@@ -38,7 +38,7 @@ static int parse_targets(const char *v, const tc_opt *o) {
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
 }
 
-enum { N_GEN_OPTS = 40 };
+enum { N_GEN_OPTS = 48 };
 
 /* "a|b|c": the names of a choice from the format's one table (formats/names.c),
  * for --help. Joined once per process into buf. */
@@ -108,7 +108,8 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "sets --nodes) (default {})"},
       {.help = "mechanism and noise:"},
       {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
-       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM or random tanh MLP, additive noise (default {})"},
+       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM, random tanh MLP or random Fourier features\n"
+               "(a GP draw), additive noise (default {})"},
       {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
        .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "linear weights +-[LO,HI), random sign (default {})"},
@@ -117,6 +118,11 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
        .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|), biases\n"
                                    "~N(0,(A/2)^2); small A is nearly linear (default {})"},
+      {.name = "--rff-features", .meta = "M", .kind = TC_OPT_U32, .dst = &c->rff_features, .lo = 1,
+       .hi = TWINCACHE_MAX_HIDDEN, .help = "RFF: random Fourier features per node (default {})"},
+      {.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,
+       .fhi = 1000, .help = "RFF: the GP's RBF length scale; frequencies ~N(0,1/L^2)\n"
+                            "(default {})"},
       {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
        .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
        .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"

@@ -9,7 +9,8 @@
  * tc_rng_init(row, j)), the same noise transforms (the ziggurat with tables
  * computed on the host, Laplace, uniform; log and exp from basic operations),
  * the same mechanisms (linear: acc = 0, acc += w x over parents ascending,
- * + e; MLP: out = 0, out += w2 tanh(b1 + W1 x), + e, with scm's float tanh),
+ * + e; MLP: out = 0, out += w2 tanh(b1 + W1 x), + e, with scm's float tanh;
+ * RFF the same with scm's float cos),
  * the same twin rules and standardisation (double sums over rows in order).
  * Values agree bit for bit when no multiply-add is contracted: ISO C on the
  * host, nvcc --fmad=false on the device. test_sample_scm (CI) checks the C
@@ -175,11 +176,32 @@ TC_SB float tc_sb_tanhf(float x) { /* scm's tc_tanhf */
   return a < 0.3f ? small : big;
 }
 
+TC_SB float tc_sb_cosf(float x) { /* scm's tc_cosf */
+  float a = x < 0.0f ? -x : x;
+  a = a <= 65536.0f ? a : 65536.0f;
+  float kf = (float)(int32_t)(a * 0.159154937f + 0.5f);
+  float r = ((a - kf * 6.28125f) - kf * 1.93530717e-03f) - kf * 1.02533763e-11f;
+  r = r < 0.0f ? -r : r;
+  float sgn = r > 1.57079633f ? -1.0f : 1.0f;
+  r = r > 1.57079633f ? 3.14159274f - r : r;
+  float z = r * r;
+  float p = -1.0f / 87178291200.0f;
+  p = p * z + 1.0f / 479001600.0f;
+  p = p * z - 1.0f / 3628800.0f;
+  p = p * z + 1.0f / 40320.0f;
+  p = p * z - 1.0f / 720.0f;
+  p = p * z + 1.0f / 24.0f;
+  p = p * z - 0.5f;
+  p = p * z + 1.0f;
+  return sgn * p;
+}
+
 /* x_j of one row (N floats) before an intervention's change. */
 TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
   const uint32_t N = b->nodes, n = b->n_nodes[g], H = b->hidden;
   const uint8_t *adj = b->adj + (size_t)g * N * N;
-  if (!H) {
+  const int mech = b->mech ? b->mech[(size_t)g * N + j] : (H ? 1 : 0);
+  if (mech == 0) {
     const float *w = b->weight + (size_t)g * N * N;
     float acc = 0.0f;
     for (uint32_t i = 0; i < n; i++)
@@ -194,7 +216,7 @@ TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, con
     float a = b1[h];
     for (uint32_t i = 0; i < n; i++)
       if (adj[(size_t)i * N + j]) a += blk[(size_t)h * n + i] * row[i];
-    out += w2[h] * tc_sb_tanhf(a);
+    out += w2[h] * (mech == 2 ? tc_sb_cosf(a) : tc_sb_tanhf(a));
   }
   return out + e;
 }

@@ -180,7 +180,7 @@ typedef struct twincache_scm_batch {
   const uint32_t *order;     /* (G,N) a topological order of nodes 0..n-1 */
   const uint8_t *adj;        /* (G,N,N) adj[i][j] = 1 <=> edge i -> j */
   const float *weight;       /* (G,N,N) linear weight of edge i -> j (H = 0) */
-  const float *mlp;          /* (G, N*(H*N+2H)) MLP: node j's block at j*(H*n+2H):
+  const float *mlp;          /* (G, N*(H*N+2H)) MLP, RFF: node j's block at j*(H*n+2H):
                               * W1 (H,n), b1 (H), w2 (H), as in a frame; NULL if H = 0 */
   const float *noise_scale;  /* (G,N) */
   const uint16_t *target;    /* (G,K) */
@@ -189,6 +189,8 @@ typedef struct twincache_scm_batch {
   const uint8_t *desc;       /* (G,K,N) 1: node j is target k or its descendant */
   const double *zig_x;       /* (257) the ziggurat's tables, from twincache_sample_tables */
   const double *zig_ratio;   /* (256) */
+  const uint8_t *mech;       /* (G,N) mechanism of node j: 0 linear (weight), 1 MLP (tanh units),
+                              * 2 RFF (cos units); NULL: every node linear when H = 0, else MLP */
 } twincache_scm_batch;
 
 /* The ziggurat tables scm/ computes (the same code, on the host). */

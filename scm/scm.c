@@ -8,7 +8,7 @@
  * the float operations of the row-by-row definition, in the same order:
  * acc = 0; acc += w_q * x_q for each parent q ascending; x = acc + e (MLP:
  * out = 0; out += w2[h] * tanhf(b1[h] + sum W1 x) for h ascending; x = out
- * + e). */
+ * + e; RFF the same with cos). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -201,6 +201,40 @@ static inline float tc_tanhf(float x) {
   return a < 0.3f ? small : big;
 }
 
+/* ---- the RFF mechanism's cos ---------------------------------------------------
+ * cos of float32 from +, -, *, / and a float->int conversion only, for the
+ * same reasons as tc_tanhf (kernels/tc_sample_body.h repeats it). |x| is
+ * clamped at 65536 (NaN goes there too); a = |x| - k 2pi with k = round(|x| /
+ * 2pi) and 2pi in three parts (6.28125 exact in k * 6.28125 for k < 2^16),
+ * folded to [0, pi/2] by cos(a) = cos(-a) = -cos(pi - a), then Taylor to z^7,
+ * z = a^2 (truncation < 7e-11). Max error a few float ulp of 1 for |x| <= 100
+ * (the absolute error grows with |x| through the reduction: ~1e-6 at 65536). */
+static inline float tc_cosf(float x) {
+  float a = x < 0.0f ? -x : x;
+  a = a <= 65536.0f ? a : 65536.0f;
+  float kf = (float)(int32_t)(a * 0.159154937f + 0.5f);
+  float r = ((a - kf * 6.28125f) - kf * 1.93530717e-03f) - kf * 1.02533763e-11f;
+  r = r < 0.0f ? -r : r;
+  float sgn = r > 1.57079633f ? -1.0f : 1.0f;
+  r = r > 1.57079633f ? 3.14159274f - r : r;
+  float z = r * r;
+  float p = -1.0f / 87178291200.0f;
+  p = p * z + 1.0f / 479001600.0f;
+  p = p * z - 1.0f / 3628800.0f;
+  p = p * z + 1.0f / 40320.0f;
+  p = p * z - 1.0f / 720.0f;
+  p = p * z + 1.0f / 24.0f;
+  p = p * z - 0.5f;
+  p = p * z + 1.0f;
+  return sgn * p;
+}
+
+/* The mechanism of node j. */
+static inline int node_mechanism(const tc_scm *m, uint32_t j) {
+  if (m->node_mech) return m->node_mech[j];
+  return m->hidden ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+}
+
 struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
@@ -321,7 +355,8 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
 static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
                         float *restrict x, uint32_t S) {
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
-  if (!m->hidden) {
+  const int mech = node_mechanism(m, j);
+  if (mech == TWINCACHE_MECH_LINEAR) {
     for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
       const float w = m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
@@ -342,7 +377,10 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
       const float w = w1[m->pa_idx[q]], *restrict xp = sp->col[m->pa_idx[q]];
       for (uint32_t s = 0; s < S; s++) a[s] += w * xp[s];
     }
-    for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
+    if (mech == TWINCACHE_MECH_RFF)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
+    else
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
   }
   for (uint32_t s = 0; s < S; s++) x[s] += e[s];
 }

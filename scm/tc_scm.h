@@ -37,7 +37,7 @@
  * tanh), the same on every machine. */
 typedef struct tc_scm {
   uint32_t n;              /* nodes, 1..TWINCACHE_MAX_NODES */
-  uint32_t hidden;         /* H: 0 = linear mechanism, else the MLP's hidden units */
+  uint32_t hidden;         /* H: 0 = linear mechanism, else the hidden units of a block */
   int noise;               /* enum twincache_noise */
   int standardize;         /* 1: worlds are standardised by the base world */
   const uint8_t *adj;      /* (n, ld_adj): adj[i*ld_adj + j] = 1 <=> edge i -> j */
@@ -47,6 +47,10 @@ typedef struct tc_scm {
   const uint32_t *pa_idx;  /* (E) ascending within a node */
   const float *pa_w;       /* (E) linear weight of each parent (ignored for MLP) */
   const float *mlp;        /* (n, H*n + 2H) node blocks W1 (H,n), b1 (H), w2 (H), or NULL */
+  const uint8_t *node_mech;/* (n) enum twincache_mechanism of each node, or NULL: every node
+                            * linear when H = 0, MLP otherwise. A non-linear node reads its
+                            * block: MLP sum_h w2 tanh(a_h), RFF sum_h w2 cos(a_h),
+                            * a_h = b1[h] + W1[h].x (scm's own tanh and cos) */
   const float *noise_scale;/* (n) */
   uint32_t n_inter;        /* K */
   const uint16_t *target;  /* (K) */

@@ -17,6 +17,7 @@ struct tc_scm_store {
   float *pa_w;         /* (n*n) */
   float *mlp;          /* (n, H*n + 2H) */
   float *noise_scale;  /* (n) */
+  uint8_t *node_mech;  /* (n) */
   uint16_t *target;    /* (K) */
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
@@ -34,6 +35,7 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->pa_w);
   free(st->mlp);
   free(st->noise_scale);
+  free(st->node_mech);
   free(st->target);
   free(st->kind);
   free(st->value);
@@ -61,12 +63,13 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->pa_w = malloc(nn * sizeof(float));
   st->mlp = malloc(mlp * sizeof(float));
   st->noise_scale = malloc(n * sizeof(float));
+  st->node_mech = malloc(n);
   st->target = malloc(k * sizeof(uint16_t));
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
   st->desc = malloc(k * n);
   if (!st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
-      !st->pa_w || !st->mlp || !st->noise_scale || !st->target || !st->kind || !st->value || !st->desc) {
+      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
   }
@@ -127,6 +130,7 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
     st->kind[k] = v->kind[k];
     st->value[k] = v->value[k];
   }
+  for (uint32_t j = 0; j < n; j++) st->node_mech[j] = v->mechanism;
   memset(m, 0, sizeof *m);
   m->n = n;
   m->hidden = H;
@@ -139,6 +143,7 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->pa_idx = st->pa_idx;
   m->pa_w = st->pa_w;
   m->mlp = H ? st->mlp : NULL;
+  m->node_mech = st->node_mech;
   m->noise_scale = st->noise_scale;
   m->n_inter = v->n_inter;
   m->target = st->target;

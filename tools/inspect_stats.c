@@ -135,7 +135,7 @@ static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch)
           double a = blk[(size_t)H * n + h];
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
-          f += (double)blk[(size_t)H * n + H + h] * tanh(a);
+          f += (double)blk[(size_t)H * n + H + h] * (g->mechanism == TWINCACHE_MECH_RFF ? cos(a) : tanh(a));
         }
       }
       q[s] = row[j] - f; /* the noise term, scale * e */

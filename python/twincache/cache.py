@@ -164,7 +164,7 @@ class Cache(Closable):
         weight = _array(g.weight, n * lda, np.float32).reshape(n, lda)[:, :n].copy()
         stride = h * n + 2 * h
         mlp = (_array(g.mlp, n * stride, np.float32).reshape(n, stride)
-               if g.mechanism == 1 and h else None)
+               if g.mechanism != 0 and h else None)
         std = bool(g.flags & 1)
         return Graph(
             index=g.index, n_nodes=n, n_samples=s, n_inter=k, n_hidden=h,

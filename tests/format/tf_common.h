@@ -22,7 +22,7 @@ typedef struct tf_spec {
   uint64_t seed, index;
   uint32_t n, s;
   uint32_t k;        /* 0 < k <= n: interventions on the first k nodes of a random order */
-  int mlp;           /* MLP mechanism (hidden 4) instead of linear */
+  int mlp;           /* 1: MLP mechanism (hidden 4), 2: RFF (hidden 4), 0: linear */
   int kinds;         /* 0: all do, 1: all shift, 2: alternate */
   int standardize;
   double edge_p;
@@ -46,7 +46,7 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
         for (uint32_t h = 0; h < H; h++) {
           float a = blk[H * n + h];
           for (uint32_t i = 0; i < n; i++) a += blk[h * n + i] * row[i];
-          m += blk[H * n + H + h] * tanhf(a);
+          m += blk[H * n + H + h] * (g->mechanism == TWINCACHE_MECH_RFF ? cosf(a) : tanhf(a));
         }
       }
       float v = m + g->noise_scale[j] * e[(size_t)s * n + j];
@@ -66,7 +66,7 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   g->n_nodes = n;
   g->n_samples = S;
   g->n_inter = K;
-  g->mechanism = sp->mlp ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+  g->mechanism = sp->mlp == 2 ? TWINCACHE_MECH_RFF : sp->mlp ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
   g->n_hidden = sp->mlp ? 4 : 0;
   g->noise = TWINCACHE_NOISE_GAUSS;
   g->flags = sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
@@ -144,7 +144,7 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
       bad += ea != b->adj[i * b->ld_adj + j];
       bad += !tf_f32_eq(ea ? wa : 0.0f, b->weight[i * b->ld_adj + j]);
     }
-  if (a->mechanism == TWINCACHE_MECH_MLP)
+  if (a->mechanism != TWINCACHE_MECH_LINEAR)
     bad += memcmp(a->mlp, b->mlp, 4 * (size_t)n * (a->n_hidden * n + 2 * a->n_hidden)) != 0;
   bad += memcmp(a->noise_scale, b->noise_scale, 4 * (size_t)n) != 0;
   if (a->flags & TWINCACHE_GRAPH_STANDARDIZED)

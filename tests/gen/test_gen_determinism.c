@@ -76,6 +76,12 @@ int main(int argc, char **argv) {
   same("m_t1", "m_t2");
   same("m_t1", "m_t8");
 
+  const char *rff[] = {"--chunk-graphs", "8", "--mechanism", "rff", "--rff-features", "6",
+                       "--standardize", "--targets", "2", "--samples", "24", "--noise", "cauchy", NULL};
+  build("r_t1", "1", "120", rff);
+  build("r_t2", "2", "120", rff);
+  same("r_t1", "r_t2");
+
   const char *ws[] = {"--chunk-graphs", "8", "--graph", "ws", "--ws-k", "2", "--ws-p", "0.3",
                       "--noise", "uniform", "--standardize", "--value-dist", "uniform", NULL};
   build("w_t1", "1", "120", ws);

@@ -1,0 +1,177 @@
+/* test_gen_mechanisms — the nonlinear mechanisms' equations and priors,
+ * checked on caches of the real generator with independent double-precision
+ * code (libm's cos and tanh, not scm's):
+ *  - equation: in every twin world, a changed node's residual
+ *    x_j - f_j(x_pa), f_j evaluated from the stored block (FORMAT.md 3.6),
+ *    equals its base-world residual (the same noise), plus the shift on a
+ *    shift target: MLP (tanh) and RFF (cos);
+ *  - RFF is a GP draw: for a node with parents, rows s != s' of one graph
+ *    have independent noise and E[x_j(s) x_j(s')] = k(x_pa(s), x_pa(s')) =
+ *    exp(-|x_pa(s) - x_pa(s')|^2 / (2 l^2)) for any number of features (the
+ *    features' a_m ~ N(0, 2/M), b_m ~ U[0, 2pi), w_m ~ N(0, I/l^2)); binned
+ *    by distance, the mean product matches the mean kernel within 4.5
+ *    standard errors (the error from the spread of per-(graph, node) means,
+ *    since pairs of one node share its function draw).
+ * usage: test_gen_mechanisms TWINCACHE_GEN TMPDIR */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_test_util.h"
+
+/* f_j(row) of a block mechanism, in double */
+static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
+  uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
+  const float *blk = g->mlp + (size_t)j * stride;
+  double f = 0.0;
+  for (uint32_t h = 0; h < H; h++) {
+    double a = blk[(size_t)H * n + h];
+    for (uint32_t i = 0; i < n; i++)
+      if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
+    f += (double)blk[(size_t)H * n + H + h] * (g->mechanism == TWINCACHE_MECH_RFF ? cos(a) : tanh(a));
+  }
+  return f;
+}
+
+typedef struct {
+  int mechanism;
+  uint64_t graphs, checked;
+  double worst;
+} eq_ctx;
+
+static void check_equation(const twincache_graph *g, const twincache_dims *dims, void *user) {
+  eq_ctx *cx = user;
+  (void)dims;
+  uint32_t n = g->n_nodes, S = g->n_samples;
+  TC_REQUIRE(g->mechanism == cx->mechanism && g->n_hidden > 0, "graph %llu: mechanism %u", (unsigned long long)g->index,
+             g->mechanism);
+  TC_REQUIRE(!(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "the equation test reads raw worlds");
+  uint8_t desc[TWINCACHE_MAX_NODES];
+  for (uint32_t k = 0; k < g->n_inter; k++) {
+    uint32_t t = g->target[k];
+    twincache_graph_descendants(g->adj, n, g->ld_adj, t, desc);
+    for (uint32_t s = 0; s < S; s++) {
+      const float *b = g->base + (size_t)s * g->ld, *x = g->inter + ((size_t)k * S + s) * g->ld;
+      for (uint32_t j = 0; j < n; j++) {
+        if (!desc[j] || (j == t && g->kind[k] == TWINCACHE_DO)) continue;
+        double rb = b[j] - block_f(g, j, b), rx = x[j] - block_f(g, j, x);
+        if (j == t) rb += g->value[k]; /* a shift adds its value to the target */
+        double err = fabs(rx - rb) / (1.0 + fabs(x[j]) + fabs(b[j]));
+        if (err > cx->worst) cx->worst = err;
+        TC_REQUIRE(err < 2e-4, "graph %llu inter %u row %u node %u: residual %.9g in the twin, %.9g in base",
+                   (unsigned long long)g->index, k, s, j, rx, rb);
+        cx->checked++;
+      }
+    }
+  }
+  cx->graphs++;
+}
+
+#define N_BINS 6
+static const double k_bin_lo[N_BINS] = {0.0, 0.3, 0.6, 1.0, 1.5, 2.5};
+static const double k_bin_hi[N_BINS] = {0.2, 0.5, 0.9, 1.3, 2.0, 4.0};
+
+typedef struct {
+  double length;
+  /* per bin: over (graph, node) units, the unit means of the product and of the kernel */
+  double sum_p[N_BINS], sum_p2[N_BINS], sum_k[N_BINS];
+  uint64_t units[N_BINS], pairs[N_BINS];
+} gp_ctx;
+
+static void gp_accumulate(const twincache_graph *g, const twincache_dims *dims, void *user) {
+  gp_ctx *cx = user;
+  (void)dims;
+  uint32_t n = g->n_nodes, S = g->n_samples;
+  for (uint32_t j = 0; j < n; j++) {
+    uint32_t npa = 0;
+    for (uint32_t i = 0; i < n; i++) npa += g->adj[(size_t)i * g->ld_adj + j] != 0;
+    if (!npa) continue;
+    double p[N_BINS] = {0}, kk[N_BINS] = {0};
+    uint64_t c[N_BINS] = {0};
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t u = s + 1; u < S; u++) {
+        const float *a = g->base + (size_t)s * g->ld, *b = g->base + (size_t)u * g->ld;
+        double d2 = 0.0;
+        for (uint32_t i = 0; i < n; i++)
+          if (g->adj[(size_t)i * g->ld_adj + j]) d2 += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        double d = sqrt(d2);
+        for (int q = 0; q < N_BINS; q++)
+          if (d >= k_bin_lo[q] && d < k_bin_hi[q]) {
+            p[q] += (double)a[j] * b[j];
+            kk[q] += exp(-d2 / (2.0 * cx->length * cx->length));
+            c[q]++;
+          }
+      }
+    for (int q = 0; q < N_BINS; q++)
+      if (c[q]) {
+        double m = p[q] / (double)c[q];
+        cx->sum_p[q] += m;
+        cx->sum_p2[q] += m * m;
+        cx->sum_k[q] += kk[q] / (double)c[q];
+        cx->units[q]++;
+        cx->pairs[q] += c[q];
+      }
+  }
+}
+
+static void build(const char *gen, const char *dir, const char *const *extra) {
+  const char *args[40];
+  int a = 0;
+  const char *fixed[] = {"--out", dir, "--seed", "5", "--threads", "2", "--quiet", NULL};
+  for (int i = 0; fixed[i]; i++) args[a++] = fixed[i];
+  for (int i = 0; extra[i]; i++) args[a++] = extra[i];
+  args[a] = NULL;
+  tg_rmrf(dir);
+  char err[4096];
+  int rc = tg_run(gen, args, err, sizeof err);
+  TC_REQUIRE(rc == 0, "generator exit %d: %s", rc, err);
+}
+
+static void equation_case(const char *gen, const char *dir, int mechanism, const char *const *extra) {
+  build(gen, dir, extra);
+  eq_ctx cx = {.mechanism = mechanism};
+  uint64_t got = tg_for_each_graph(dir, check_equation, &cx);
+  TC_REQUIRE(got > 0 && cx.checked > 1000, "%llu graphs, %llu residuals", (unsigned long long)got,
+             (unsigned long long)cx.checked);
+  printf("equation %-6s %llu graphs, %llu twin residuals equal to the base's (worst relative %.2g)\n",
+         twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, mechanism), (unsigned long long)cx.graphs,
+         (unsigned long long)cx.checked, cx.worst);
+  tg_rmrf(dir);
+}
+
+int main(int argc, char **argv) {
+  TC_REQUIRE(argc == 3, "usage: %s TWINCACHE_GEN TMPDIR", argv[0]);
+  const char *gen = argv[1];
+  char dir[4600];
+  snprintf(dir, sizeof dir, "%s/gen_mechanisms", argv[2]);
+
+  const char *rff_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "rff",
+                          "--intervention", "shift", "--rff-length", "0.6", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_RFF, rff_eq);
+  const char *mlp_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "mlp",
+                          "--intervention", "shift", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_MLP, mlp_eq);
+
+  /* the GP prior's kernel, at a length scale that is not the default */
+  const char *gp[] = {"--graphs", "600", "--nodes", "3:6", "--samples", "24", "--mechanism", "rff",
+                      "--rff-length", "0.8", "--rff-features", "8", "--targets", "1", NULL};
+  build(gen, dir, gp);
+  gp_ctx cx = {.length = 0.8};
+  TC_REQUIRE(tg_for_each_graph(dir, gp_accumulate, &cx) == 600);
+  int bad = 0;
+  for (int q = 0; q < N_BINS; q++) {
+    double u = (double)cx.units[q];
+    TC_REQUIRE(u >= 200, "bin %d: only %.0f (graph, node) units", q, u);
+    double mp = cx.sum_p[q] / u, mk = cx.sum_k[q] / u;
+    double se = sqrt(fmax(cx.sum_p2[q] / u - mp * mp, 0.0) / u);
+    int ok = fabs(mp - mk) <= 4.5 * se + 0.01;
+    bad += !ok;
+    printf("|dx| in [%.1f, %.1f): E[x(s) x(s')] %.4f, kernel %.4f, se %.4f, %llu pairs of %.0f nodes%s\n",
+           k_bin_lo[q], k_bin_hi[q], mp, mk, se, (unsigned long long)cx.pairs[q], u, ok ? "" : "  <-- off");
+  }
+  TC_CHECK(bad == 0, "the RFF worlds do not follow the GP prior's kernel in %d bins", bad);
+  tg_rmrf(dir);
+  printf("test_gen_mechanisms: %s\n", tc_test_failures() ? "FAILED" : "ok");
+  return tc_test_result();
+}
