@@ -77,7 +77,7 @@ const char *twincache_strerror(int code);
 const char *twincache_last_error(void);
 
 /* ---- the decoded graph --------------------------------------------------- */
-/* Mechanisms (FORMAT.md 3.6): RFF from format version 4. Every mechanism but
+/* Mechanisms (FORMAT.md 3.6): RFF, SIGMOID and POLY from format version 4. Every mechanism but
  * LINEAR stores H hidden units per node in the same block layout (W1, b1,
  * w2) and differs in the function of a unit. */
 enum twincache_mechanism {
@@ -85,7 +85,11 @@ enum twincache_mechanism {
   TWINCACHE_MECH_MLP = 1,    /* x_j = sum_h w2[h] tanh(W1[h].x + b1[h]) + e_j */
   TWINCACHE_MECH_RFF = 2,    /* x_j = sum_h w2[h] cos(W1[h].x + b1[h]) + e_j: random Fourier
                               * features, a draw from a GP prior with an RBF kernel */
-  TWINCACHE_MECH_COUNT = 3
+  TWINCACHE_MECH_SIGMOID = 3, /* x_j = sum_h w2[h] sigmoid(W1[h].x + b1[h]) + e_j, one unit per
+                               * parent (additive, CDT's sigmoid_add) */
+  TWINCACHE_MECH_POLY = 4,    /* x_j = sum_h w2[h] clamp(W1[h].x + b1[h], -4, 4)^2 + e_j, one unit
+                               * per parent (additive quadratic) */
+  TWINCACHE_MECH_COUNT = 5
 };
 /* Noise families (FORMAT.md 3.6): CAUCHY and GUMBEL from format version 4. */
 enum twincache_noise {
@@ -116,7 +120,7 @@ enum twincache_family {
  * the Python package alike) ---------------------------------------------- */
 enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
-  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff */
+  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff sigmoid poly */
   TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
   TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
 };

@@ -1,6 +1,6 @@
 /* tc_gen_mech.h — the mechanisms of twincache-gen: ONE dispatch table
  * (tc_gen_mech.c) with one file per mechanism behind it (mech_linear.c,
- * mech_mlp.c, mech_rff.c). A mechanism here checks its options and draws its
+ * mech_mlp.c, mech_rff.c, mech_sigmoid.c, mech_poly.c). A mechanism here checks its options and draws its
  * parameters for one graph from the graph's weights stream; evaluating it
  * is the one SCM sampler's job (scm/), which reads the stored parameters.
  * A new mechanism is its own file, one row here, one name in

@@ -108,8 +108,9 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "sets --nodes) (default {})"},
       {.help = "mechanism and noise:"},
       {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
-       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM, random tanh MLP or random Fourier features\n"
-               "(a GP draw), additive noise (default {})"},
+       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM, random tanh MLP, random Fourier features (a GP\n"
+               "draw), additive sigmoids or additive clamped quadratics of\n"
+               "the parents; additive noise (default {})"},
       {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
        .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "linear weights +-[LO,HI), random sign (default {})"},

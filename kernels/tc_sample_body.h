@@ -10,7 +10,7 @@
  * computed on the host, Laplace, uniform; log and exp from basic operations),
  * the same mechanisms (linear: acc = 0, acc += w x over parents ascending,
  * + e; MLP: out = 0, out += w2 tanh(b1 + W1 x), + e, with scm's float tanh;
- * RFF the same with scm's float cos),
+ * RFF, sigmoid and the clamped square the same with their unit functions),
  * the same twin rules and standardisation (double sums over rows in order).
  * Values agree bit for bit when no multiply-add is contracted: ISO C on the
  * host, nvcc --fmad=false on the device. test_sample_scm (CI) checks the C
@@ -196,6 +196,17 @@ TC_SB float tc_sb_cosf(float x) { /* scm's tc_cosf */
   return sgn * p;
 }
 
+TC_SB float tc_sb_unit(int mech, float a) { /* the unit function of a block mechanism */
+  if (mech == 2) return tc_sb_cosf(a);
+  if (mech == 3) return 0.5f + 0.5f * tc_sb_tanhf(0.5f * a); /* sigmoid */
+  if (mech == 4) {                                           /* clamped square */
+    float c = a < -4.0f ? -4.0f : a;
+    c = c > 4.0f ? 4.0f : c;
+    return c * c;
+  }
+  return tc_sb_tanhf(a);
+}
+
 /* x_j of one row (N floats) before an intervention's change. */
 TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
   const uint32_t N = b->nodes, n = b->n_nodes[g], H = b->hidden;
@@ -216,7 +227,7 @@ TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, con
     float a = b1[h];
     for (uint32_t i = 0; i < n; i++)
       if (adj[(size_t)i * N + j]) a += blk[(size_t)h * n + i] * row[i];
-    out += w2[h] * (mech == 2 ? tc_sb_cosf(a) : tc_sb_tanhf(a));
+    out += w2[h] * tc_sb_unit(mech, a);
   }
   return out + e;
 }

@@ -190,7 +190,8 @@ typedef struct twincache_scm_batch {
   const double *zig_x;       /* (257) the ziggurat's tables, from twincache_sample_tables */
   const double *zig_ratio;   /* (256) */
   const uint8_t *mech;       /* (G,N) mechanism of node j: 0 linear (weight), 1 MLP (tanh units),
-                              * 2 RFF (cos units); NULL: every node linear when H = 0, else MLP */
+                              * 2 RFF (cos units), 3 sigmoid, 4 clamped square (FORMAT.md 3.6);
+                              * NULL: every node linear when H = 0, else MLP */
 } twincache_scm_batch;
 
 /* The ziggurat tables scm/ computes (the same code, on the host). */

@@ -229,6 +229,15 @@ static inline float tc_cosf(float x) {
   return sgn * p;
 }
 
+/* The unit functions of the additive mechanisms: sigmoid(a) = 1/(1 + e^-a)
+ * = (1 + tanh(a/2))/2 through scm's tanh, and the clamped square. */
+static inline float tc_sigmoidf(float a) { return 0.5f + 0.5f * tc_tanhf(0.5f * a); }
+static inline float tc_sqclampf(float a) {
+  float c = a < -4.0f ? -4.0f : a;
+  c = c > 4.0f ? 4.0f : c;
+  return c * c;
+}
+
 /* The mechanism of node j. */
 static inline int node_mechanism(const tc_scm *m, uint32_t j) {
   if (m->node_mech) return m->node_mech[j];
@@ -379,6 +388,10 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
     }
     if (mech == TWINCACHE_MECH_RFF)
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
+    else if (mech == TWINCACHE_MECH_SIGMOID)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sigmoidf(a[s]);
+    else if (mech == TWINCACHE_MECH_POLY)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sqclampf(a[s]);
     else
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
   }

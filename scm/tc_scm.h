@@ -49,8 +49,9 @@ typedef struct tc_scm {
   const float *mlp;        /* (n, H*n + 2H) node blocks W1 (H,n), b1 (H), w2 (H), or NULL */
   const uint8_t *node_mech;/* (n) enum twincache_mechanism of each node, or NULL: every node
                             * linear when H = 0, MLP otherwise. A non-linear node reads its
-                            * block: MLP sum_h w2 tanh(a_h), RFF sum_h w2 cos(a_h),
-                            * a_h = b1[h] + W1[h].x (scm's own tanh and cos) */
+                            * block: sum_h w2[h] u(a_h), a_h = b1[h] + W1[h].x, with u = tanh
+                            * (MLP), cos (RFF), 1/(1+e^-a) (SIGMOID), clamp(a,-4,4)^2 (POLY),
+                            * scm's own float functions */
   const float *noise_scale;/* (n) */
   uint32_t n_inter;        /* K */
   const uint16_t *target;  /* (K) */

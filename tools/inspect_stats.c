@@ -105,6 +105,15 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
  * squares fit x_j ~ 1 + pa(j) explains, R2_lin. Their ratio over a cache says
  * how much of the mechanisms a linear model recovers. scratch: (S*(N+2))
  * doubles. */
+static double unit_f(int mechanism, double a) { /* FORMAT.md 3.6, in double with libm */
+  switch (mechanism) {
+  case TWINCACHE_MECH_RFF: return cos(a);
+  case TWINCACHE_MECH_SIGMOID: return 1.0 / (1.0 + exp(-a));
+  case TWINCACHE_MECH_POLY: a = a < -4.0 ? -4.0 : a > 4.0 ? 4.0 : a; return a * a;
+  default: return tanh(a);
+  }
+}
+
 static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch) {
   uint32_t n = g->n_nodes, S = g->n_samples, H = g->n_hidden, stride = H * n + 2 * H;
   int std = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
@@ -135,7 +144,7 @@ static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch)
           double a = blk[(size_t)H * n + h];
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
-          f += (double)blk[(size_t)H * n + H + h] * (g->mechanism == TWINCACHE_MECH_RFF ? cos(a) : tanh(a));
+          f += (double)blk[(size_t)H * n + H + h] * unit_f(g->mechanism, a);
         }
       }
       q[s] = row[j] - f; /* the noise term, scale * e */

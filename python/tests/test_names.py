@@ -9,7 +9,7 @@ from twincache import _capi as C
 
 def test_names_are_cs():
     assert twincache.cache.FAMILIES == ("er", "ba", "ws", "sf", "sbm", "rgg", "file")
-    assert twincache.cache.MECHANISMS == ("linear", "mlp", "rff")
+    assert twincache.cache.MECHANISMS == ("linear", "mlp", "rff", "sigmoid", "poly")
     assert twincache.cache.NOISES[:3] == ("gauss", "laplace", "uniform")
     assert "cauchy" in twincache.cache.NOISES and "gumbel" in twincache.cache.NOISES
     assert twincache.cache.KINDS == ("do", "shift")

@@ -4,7 +4,9 @@
  *  - equation: in every twin world, a changed node's residual
  *    x_j - f_j(x_pa), f_j evaluated from the stored block (FORMAT.md 3.6),
  *    equals its base-world residual (the same noise), plus the shift on a
- *    shift target: MLP (tanh) and RFF (cos);
+ *    shift target: MLP (tanh), RFF (cos), sigmoid, poly (clamped square);
+ *  - sigmoid and poly are additive: every unit reads exactly one parent and
+ *    every parent has a unit;
  *  - RFF is a GP draw: for a node with parents, rows s != s' of one graph
  *    have independent noise and E[x_j(s) x_j(s')] = k(x_pa(s), x_pa(s')) =
  *    exp(-|x_pa(s) - x_pa(s')|^2 / (2 l^2)) for any number of features (the
@@ -20,6 +22,15 @@
 
 #include "gen_test_util.h"
 
+static double unit_f(int mechanism, double a) {
+  switch (mechanism) {
+  case TWINCACHE_MECH_RFF: return cos(a);
+  case TWINCACHE_MECH_SIGMOID: return 1.0 / (1.0 + exp(-a));
+  case TWINCACHE_MECH_POLY: a = a < -4.0 ? -4.0 : a > 4.0 ? 4.0 : a; return a * a;
+  default: return tanh(a);
+  }
+}
+
 /* f_j(row) of a block mechanism, in double */
 static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
   uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
@@ -29,7 +40,7 @@ static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
     double a = blk[(size_t)H * n + h];
     for (uint32_t i = 0; i < n; i++)
       if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
-    f += (double)blk[(size_t)H * n + H + h] * (g->mechanism == TWINCACHE_MECH_RFF ? cos(a) : tanh(a));
+    f += (double)blk[(size_t)H * n + H + h] * unit_f(g->mechanism, a);
   }
   return f;
 }
@@ -47,6 +58,23 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
   TC_REQUIRE(g->mechanism == cx->mechanism && g->n_hidden > 0, "graph %llu: mechanism %u", (unsigned long long)g->index,
              g->mechanism);
   TC_REQUIRE(!(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "the equation test reads raw worlds");
+  if (g->mechanism == TWINCACHE_MECH_SIGMOID || g->mechanism == TWINCACHE_MECH_POLY) {
+    uint32_t H = g->n_hidden, stride = H * n + 2 * H;
+    for (uint32_t j = 0; j < n; j++) { /* unit u reads the u-th parent, and only it */
+      const float *blk = g->mlp + (size_t)j * stride;
+      uint32_t u = 0;
+      for (uint32_t i = 0; i < n; i++) {
+        if (!g->adj[(size_t)i * g->ld_adj + j]) continue;
+        TC_REQUIRE(u < H, "graph %llu node %u: more parents than units", (unsigned long long)g->index, j);
+        for (uint32_t i2 = 0; i2 < n; i2++)
+          TC_REQUIRE((blk[(size_t)u * n + i2] != 0.0f) == (i2 == i), "graph %llu node %u unit %u: not additive",
+                     (unsigned long long)g->index, j, u);
+        TC_REQUIRE(blk[(size_t)H * n + H + u] != 0.0f);
+        u++;
+      }
+      for (; u < H; u++) TC_REQUIRE(blk[(size_t)H * n + H + u] == 0.0f && blk[(size_t)H * n + u] == 0.0f);
+    }
+  }
   uint8_t desc[TWINCACHE_MAX_NODES];
   for (uint32_t k = 0; k < g->n_inter; k++) {
     uint32_t t = g->target[k];
@@ -152,6 +180,12 @@ int main(int argc, char **argv) {
   const char *mlp_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "mlp",
                           "--intervention", "shift", NULL};
   equation_case(gen, dir, TWINCACHE_MECH_MLP, mlp_eq);
+  const char *sig_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "sigmoid",
+                          "--intervention", "shift", "--noise", "laplace", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_SIGMOID, sig_eq);
+  const char *poly_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "poly",
+                           "--intervention", "shift", "--edge-prob", "0.6", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_POLY, poly_eq);
 
   /* the GP prior's kernel, at a length scale that is not the default */
   const char *gp[] = {"--graphs", "600", "--nodes", "3:6", "--samples", "24", "--mechanism", "rff",
