@@ -70,6 +70,7 @@ static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t
   uint64_t rb = (n + 7) / 8;
   uint64_t b = n * rb + 4 * edges;
   if (mechanism != TWINCACHE_MECH_LINEAR) b += 4 * n * (h * n + 2 * h); /* the unit blocks */
+  if (mechanism == TWINCACHE_MECH_MIXED) b += n;                          /* node mechanisms */
   b += 4 * n;
   if (flags & TWINCACHE_GRAPH_STANDARDIZED) b += 8 * n;
   b += 8 * k + k * rb;
@@ -87,7 +88,7 @@ static uint64_t payload_max_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden) {
   if (n_nodes == 0) n_nodes = 1;
-  uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MLP,
+  uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MIXED, /* the largest */
                                  TWINCACHE_GRAPH_STANDARDIZED);
   return TC_FRAME_HEADER_BYTES + ZSTD_compressBound((size_t)p);
 }
@@ -287,6 +288,12 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
     if (g->n_hidden != 0 || !g->weight) return TWINCACHE_EINVAL;
   } else if (g->mechanism < TWINCACHE_MECH_COUNT) { /* MLP, RFF: unit blocks */
     if (g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN || !g->mlp) return TWINCACHE_EINVAL;
+    if (g->mechanism == TWINCACHE_MECH_MIXED) {
+      if (!g->node_mech) return TWINCACHE_EINVAL;
+      for (uint32_t j = 0; j < n; j++)
+        if (g->node_mech[j] >= TWINCACHE_MECH_MIXED)
+          return tc_error_set(TWINCACHE_EINVAL, "node %u: mechanism %u in a mixed graph", j, g->node_mech[j]);
+    }
   } else {
     return TWINCACHE_EINVAL;
   }
@@ -374,6 +381,10 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     memcpy(q, g->mlp, m);
     q += m;
   }
+  if (g->mechanism == TWINCACHE_MECH_MIXED) {
+    memcpy(q, g->node_mech, n);
+    q += n;
+  }
   memcpy(q, g->noise_scale, 4 * (size_t)n);
   q += 4 * (size_t)n;
   if (g->flags & TWINCACHE_GRAPH_STANDARDIZED) {
@@ -455,7 +466,7 @@ void twincache_dctx_free(twincache_dctx *d) {
 
 /* The payload's sections, located and validated. */
 typedef struct tc_sections {
-  const uint8_t *adj, *weight, *mlp, *noise, *norm, *rec, *masks, *base, *cols;
+  const uint8_t *adj, *weight, *mlp, *node_mech, *noise, *norm, *rec, *masks, *base, *cols;
   uint32_t edges;
   uint64_t cols_total; /* stored columns, all interventions */
 } tc_sections;
@@ -495,6 +506,12 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (h->mechanism != TWINCACHE_MECH_LINEAR) {
     TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
     if (!mlp_nonparents_zero(w, x->mlp, n, h->h)) return TWINCACHE_ECORRUPT;
+  }
+  x->node_mech = NULL;
+  if (h->mechanism == TWINCACHE_MECH_MIXED) {
+    TAKE(x->node_mech, n);
+    for (uint32_t j = 0; j < n; j++)
+      if (x->node_mech[j] >= TWINCACHE_MECH_MIXED) return TWINCACHE_ECORRUPT;
   }
   TAKE(x->noise, 4ull * n);
   x->norm = NULL;
@@ -604,6 +621,7 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     }
   }
   if (g->mlp && x->mlp) memcpy(g->mlp, x->mlp, 4 * (size_t)n * ((size_t)h->h * n + 2 * (size_t)h->h));
+  if (g->node_mech && x->node_mech) memcpy(g->node_mech, x->node_mech, n);
   if (g->noise_scale) memcpy(g->noise_scale, x->noise, 4 * (size_t)n);
   if (x->norm) {
     if (g->norm_mean) memcpy(g->norm_mean, x->norm, 4 * (size_t)n);
@@ -752,6 +770,7 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->adj = x.adj;
   v->weight = x.weight;
   v->mlp = x.mlp;
+  v->node_mech = x.node_mech;
   v->noise_scale = x.noise;
   v->norm_mean = x.norm;
   v->norm_std = x.norm ? x.norm + 4 * (size_t)n : NULL;

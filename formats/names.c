@@ -15,7 +15,7 @@ typedef struct tc_choice_table {
 
 /* Row order is the code: names[c] is the name of code c. */
 static const char *const k_families[] = {"er", "ba", "ws", "sf", "sbm", "rgg", "file", NULL};
-static const char *const k_mechanisms[] = {"linear", "mlp", "rff", "sigmoid", "poly", NULL};
+static const char *const k_mechanisms[] = {"linear", "mlp", "rff", "sigmoid", "poly", "mixed", NULL};
 static const char *const k_noises[] = {"gauss", "laplace", "uniform", "cauchy", "gumbel", NULL};
 static const char *const k_kinds[] = {"do", "shift", NULL};
 

@@ -77,7 +77,7 @@ const char *twincache_strerror(int code);
 const char *twincache_last_error(void);
 
 /* ---- the decoded graph --------------------------------------------------- */
-/* Mechanisms (FORMAT.md 3.6): RFF, SIGMOID and POLY from format version 4. Every mechanism but
+/* Mechanisms (FORMAT.md 3.6): RFF, SIGMOID, POLY and MIXED from format version 4. Every mechanism but
  * LINEAR stores H hidden units per node in the same block layout (W1, b1,
  * w2) and differs in the function of a unit. */
 enum twincache_mechanism {
@@ -89,7 +89,8 @@ enum twincache_mechanism {
                                * parent (additive, CDT's sigmoid_add) */
   TWINCACHE_MECH_POLY = 4,    /* x_j = sum_h w2[h] clamp(W1[h].x + b1[h], -4, 4)^2 + e_j, one unit
                                * per parent (additive quadratic) */
-  TWINCACHE_MECH_COUNT = 5
+  TWINCACHE_MECH_MIXED = 5,   /* each node its own mechanism (< MIXED), recorded per node */
+  TWINCACHE_MECH_COUNT = 6
 };
 /* Noise families (FORMAT.md 3.6): CAUCHY and GUMBEL from format version 4. */
 enum twincache_noise {
@@ -120,7 +121,7 @@ enum twincache_family {
  * the Python package alike) ---------------------------------------------- */
 enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
-  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff sigmoid poly */
+  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff sigmoid poly mixed */
   TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
   TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
 };
@@ -190,6 +191,8 @@ typedef struct twincache_graph {
   float *value;         /* (K) do value or shift */
   float *base;          /* (S, ld) */
   float *inter;         /* (K, S, ld) */
+  uint8_t *node_mech;   /* (N) when mechanism == MIXED: node j's mechanism, < MIXED (a
+                         * linear node's weights are in `weight`, another's in its block) */
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
@@ -298,6 +301,7 @@ typedef struct twincache_frame_view {
    * desc[k] in increasing node order, except a DO target's (whose column is
    * value[k] in every row): twin world k equals base but for these columns */
   const uint8_t *cols;
+  const uint8_t *node_mech;    /* (N) u8 when MIXED: each node's mechanism, else NULL */
 } twincache_frame_view;
 
 /* Decodes one frame into *v without building any world: the same

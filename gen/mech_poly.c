@@ -10,7 +10,6 @@
  * min(nodes_max - 1, 64) (at least 1), so --nodes is at most 65. Linear
  * weights stay 0. */
 #include <math.h>
-#include <string.h>
 
 #include "tc_gen_mech.h"
 
@@ -29,25 +28,20 @@ static double signed_range(tc_rng *r, double lo, double hi) {
   return (tc_rng_u64(r) >> 63) ? -m : m;
 }
 
-static void poly_draw(const tc_gen_config *c, tc_gen_params *p, tc_rng *rw) {
+static void poly_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {
   (void)c;
-  uint32_t n = p->n, h_n = p->hidden, stride = h_n * n + 2 * h_n;
-  memset(p->g->weight, 0, (size_t)n * n * sizeof(float));
-  for (uint32_t q = 0; q < p->pa_start[n]; q++) p->pa_w[q] = 0.0f;
-  for (uint32_t j = 0; j < n; j++) {
-    float *blk = p->g->mlp + (size_t)j * stride;
-    uint32_t npa = p->pa_start[j + 1] - p->pa_start[j];
-    double sa = 1.0 / sqrt(npa ? (double)npa : 1.0);
-    memset(blk, 0, (size_t)stride * sizeof(float));
-    for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
-      uint32_t u = q - p->pa_start[j];
-      double s = signed_range(rw, 0.5, 1.5), b = tc_rng_range(rw, -1.0, 1.0);
-      double a = sa * signed_range(rw, 0.5, 1.5);
-      blk[(size_t)u * n + p->pa_idx[q]] = (float)s;
-      blk[(size_t)h_n * n + u] = (float)b;
-      blk[(size_t)h_n * n + h_n + u] = (float)a;
-    }
+  uint32_t n = p->n, h_n = p->hidden;
+  float *blk = p->g->mlp + (size_t)j * (h_n * n + 2 * h_n);
+  uint32_t npa = p->pa_start[j + 1] - p->pa_start[j];
+  double sa = 1.0 / sqrt(npa ? (double)npa : 1.0);
+  for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
+    uint32_t u = q - p->pa_start[j];
+    double s = signed_range(rw, 0.5, 1.5), b = tc_rng_range(rw, -1.0, 1.0);
+    double a = sa * signed_range(rw, 0.5, 1.5);
+    blk[(size_t)u * n + p->pa_idx[q]] = (float)s;
+    blk[(size_t)h_n * n + u] = (float)b;
+    blk[(size_t)h_n * n + h_n + u] = (float)a;
   }
 }
 
-const tc_gen_mech tc_gen_mech_poly = {TWINCACHE_MECH_POLY, poly_hidden, poly_check, poly_draw};
+const tc_gen_mech tc_gen_mech_poly = {TWINCACHE_MECH_POLY, poly_hidden, poly_check, poly_draw_node};

@@ -10,7 +10,6 @@
  * node j ascending: W1 (unit, then parent ascending), b1, w2. A root's f is
  * the constant sum_m a_m cos(b_m). Linear weights stay 0. */
 #include <math.h>
-#include <string.h>
 
 #include "tc_gen_mech.h"
 
@@ -24,21 +23,15 @@ static int rff_check(const tc_gen_config *c, const char **flag) {
   return TWINCACHE_OK;
 }
 
-static void rff_draw(const tc_gen_config *c, tc_gen_params *p, tc_rng *rw) {
-  uint32_t n = p->n, m_n = p->hidden, stride = m_n * n + 2 * m_n;
+static void rff_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {
+  uint32_t n = p->n, H = p->hidden, m_n = c->rff_features;
   double sw = 1.0 / c->rff_lengthscale, sa = sqrt(2.0 / (double)m_n);
-  memset(p->g->weight, 0, (size_t)n * n * sizeof(float));
-  for (uint32_t q = 0; q < p->pa_start[n]; q++) p->pa_w[q] = 0.0f;
-  for (uint32_t j = 0; j < n; j++) {
-    float *blk = p->g->mlp + (size_t)j * stride;
-    memset(blk, 0, (size_t)stride * sizeof(float));
-    for (uint32_t m = 0; m < m_n; m++)
-      for (uint32_t k = p->pa_start[j]; k < p->pa_start[j + 1]; k++)
-        blk[(size_t)m * n + p->pa_idx[k]] = (float)(sw * tc_rng_normal(rw));
-    for (uint32_t m = 0; m < m_n; m++)
-      blk[(size_t)m_n * n + m] = (float)tc_rng_range(rw, 0.0, 6.283185307179586);
-    for (uint32_t m = 0; m < m_n; m++) blk[(size_t)m_n * n + m_n + m] = (float)(sa * tc_rng_normal(rw));
-  }
+  float *blk = p->g->mlp + (size_t)j * (H * n + 2 * H);
+  for (uint32_t m = 0; m < m_n; m++)
+    for (uint32_t k = p->pa_start[j]; k < p->pa_start[j + 1]; k++)
+      blk[(size_t)m * n + p->pa_idx[k]] = (float)(sw * tc_rng_normal(rw));
+  for (uint32_t m = 0; m < m_n; m++) blk[(size_t)H * n + m] = (float)tc_rng_range(rw, 0.0, 6.283185307179586);
+  for (uint32_t m = 0; m < m_n; m++) blk[(size_t)H * n + H + m] = (float)(sa * tc_rng_normal(rw));
 }
 
-const tc_gen_mech tc_gen_mech_rff = {TWINCACHE_MECH_RFF, rff_hidden, rff_check, rff_draw};
+const tc_gen_mech tc_gen_mech_rff = {TWINCACHE_MECH_RFF, rff_hidden, rff_check, rff_draw_node};

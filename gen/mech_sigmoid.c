@@ -6,8 +6,6 @@
  * U[1, 3) and its sign, c_i ~ U[-1, 1), |a_i| ~ U[1, 3) and its sign. H =
  * min(nodes_max - 1, 64) (at least 1), so --nodes is at most 65. Linear
  * weights stay 0. */
-#include <string.h>
-
 #include "tc_gen_mech.h"
 
 static uint32_t additive_hidden(const tc_gen_config *c) {
@@ -27,23 +25,18 @@ static double signed_range(tc_rng *r, double lo, double hi) {
   return (tc_rng_u64(r) >> 63) ? -m : m;
 }
 
-static void sigmoid_draw(const tc_gen_config *c, tc_gen_params *p, tc_rng *rw) {
+static void sigmoid_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {
   (void)c;
-  uint32_t n = p->n, h_n = p->hidden, stride = h_n * n + 2 * h_n;
-  memset(p->g->weight, 0, (size_t)n * n * sizeof(float));
-  for (uint32_t q = 0; q < p->pa_start[n]; q++) p->pa_w[q] = 0.0f;
-  for (uint32_t j = 0; j < n; j++) {
-    float *blk = p->g->mlp + (size_t)j * stride;
-    memset(blk, 0, (size_t)stride * sizeof(float));
-    for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
-      uint32_t u = q - p->pa_start[j];
-      double s = signed_range(rw, 1.0, 3.0), centre = tc_rng_range(rw, -1.0, 1.0);
-      double a = signed_range(rw, 1.0, 3.0);
-      blk[(size_t)u * n + p->pa_idx[q]] = (float)s;
-      blk[(size_t)h_n * n + u] = (float)(-s * centre);
-      blk[(size_t)h_n * n + h_n + u] = (float)a;
-    }
+  uint32_t n = p->n, h_n = p->hidden;
+  float *blk = p->g->mlp + (size_t)j * (h_n * n + 2 * h_n);
+  for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
+    uint32_t u = q - p->pa_start[j];
+    double s = signed_range(rw, 1.0, 3.0), centre = tc_rng_range(rw, -1.0, 1.0);
+    double a = signed_range(rw, 1.0, 3.0);
+    blk[(size_t)u * n + p->pa_idx[q]] = (float)s;
+    blk[(size_t)h_n * n + u] = (float)(-s * centre);
+    blk[(size_t)h_n * n + h_n + u] = (float)a;
   }
 }
 
-const tc_gen_mech tc_gen_mech_sigmoid = {TWINCACHE_MECH_SIGMOID, additive_hidden, sigmoid_check, sigmoid_draw};
+const tc_gen_mech tc_gen_mech_sigmoid = {TWINCACHE_MECH_SIGMOID, additive_hidden, sigmoid_check, sigmoid_draw_node};

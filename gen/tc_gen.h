@@ -54,7 +54,10 @@ typedef struct tc_gen_config {
   const struct tc_gen_dag_file *dag_file; /* file: the loaded DAG (tc_gen_dag_file_load) */
   uint32_t nodes_min, nodes_max;
   uint32_t samples;         /* S, shared by every world */
-  int mechanism;            /* enum twincache_mechanism */
+  int mechanism;            /* enum twincache_mechanism; MIXED: per node, from mechs */
+  uint32_t n_mechs;         /* MIXED: components, 2..TWINCACHE_MECH_MIXED */
+  uint8_t mechs[TWINCACHE_MECH_MIXED];       /* MIXED: distinct codes < MIXED */
+  double mech_weights[TWINCACHE_MECH_MIXED]; /* MIXED: > 0; node j draws mechs[k] with w_k / sum w */
   double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
   uint32_t mlp_hidden;      /* H */
   double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|), b1 ~ N(0, (A/2)^2); nonlinearity strength */
@@ -107,6 +110,13 @@ void tc_gen_dag_file_free(tc_gen_dag_file *f);
  * Returns 0, or TWINCACHE_EINVAL (c unchanged) with twincache_last_error()
  * saying what is wrong. */
 int tc_gen_parse_graph(tc_gen_config *c, const char *spec);
+/* Parses a --mechanism value into c: a name ("rff") or a per-node mixture
+ * "linear:0.5,mlp:0.3,rff:0.2" (distinct mechanisms other than "mixed",
+ * weights > 0, finite; one component is that mechanism alone). Returns 0,
+ * or TWINCACHE_EINVAL (c unchanged) with twincache_last_error() set. */
+int tc_gen_parse_mechanism(tc_gen_config *c, const char *spec);
+/* 1 when mechanism m is c's or a component of its mixture. */
+int tc_gen_uses_mechanism(const tc_gen_config *c, int m);
 /* 1 when family f is a component of c's --graph. */
 int tc_gen_has_family(const tc_gen_config *c, int f);
 

@@ -268,10 +268,30 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
       if (g->adj[i * n + j]) w->pa_idx[q++] = i;
   }
   w->pa_start[n] = q;
-  for (uint32_t j = 0; j < n; j++) w->node_mech[j] = (uint8_t)c->mechanism;
   tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start, .pa_idx = w->pa_idx,
                      .pa_w = w->pa_w, .node_mech = w->node_mech};
-  tc_gen_mech_get(c->mechanism)->draw(c, &p, rw); /* checked by tc_gen_config_check */
+  memset(g->weight, 0, (size_t)n * n * sizeof(float));
+  for (uint32_t e = 0; e < q; e++) w->pa_w[e] = 0.0f;
+  if (w->hidden) memset(g->mlp, 0, (size_t)n * (w->hidden * n + 2 * w->hidden) * sizeof(float));
+  double total = 0.0;
+  for (uint32_t k = 0; c->mechanism == TWINCACHE_MECH_MIXED && k < c->n_mechs; k++) total += c->mech_weights[k];
+  for (uint32_t j = 0; j < n; j++) {
+    int m = c->mechanism;
+    if (m == TWINCACHE_MECH_MIXED) { /* node j's component: one uniform of the weights stream */
+      double u = tc_rng_uniform(rw) * total, acc = 0.0;
+      m = c->mechs[c->n_mechs - 1];
+      for (uint32_t k = 0; k < c->n_mechs; k++) {
+        acc += c->mech_weights[k];
+        if (u < acc) {
+          m = c->mechs[k];
+          break;
+        }
+      }
+    }
+    w->node_mech[j] = (uint8_t)m;
+    tc_gen_mech_get(m)->draw_node(c, &p, j, rw); /* checked by tc_gen_config_check */
+  }
+  if (g->node_mech) memcpy(g->node_mech, w->node_mech, n);
 }
 
 /* Interventions (inter stream): K targets (every node, or K distinct random

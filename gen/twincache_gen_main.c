@@ -29,6 +29,10 @@ static int parse_graph(const char *v, const tc_opt *o) {
   return tc_gen_parse_graph((tc_gen_config *)o->dst, v) ? -1 : 0;
 }
 
+static int parse_mechanism(const char *v, const tc_opt *o) {
+  return tc_gen_parse_mechanism((tc_gen_config *)o->dst, v) ? -1 : 0;
+}
+
 /* --targets all|K: 0 = every node. */
 static int parse_targets(const char *v, const tc_opt *o) {
   if (!strcmp(v, "all")) {
@@ -108,9 +112,12 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "sets --nodes) (default {})"},
       {.help = "mechanism and noise:"},
       {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
-       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM, random tanh MLP, random Fourier features (a GP\n"
+       .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_mechanism, .def = "linear",
+       .expect = "a mechanism or a per-node mixture NAME:WEIGHT,... (e.g. linear:0.5,mlp:0.3,rff:0.2)",
+       .help = "linear SCM, random tanh MLP, random Fourier features (a GP\n"
                "draw), additive sigmoids or additive clamped quadratics of\n"
-               "the parents; additive noise (default {})"},
+               "the parents, or a per-node mixture NAME:W,...; additive\n"
+               "noise (default {})"},
       {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
        .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "linear weights +-[LO,HI), random sign (default {})"},

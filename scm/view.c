@@ -130,7 +130,8 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
     st->kind[k] = v->kind[k];
     st->value[k] = v->value[k];
   }
-  for (uint32_t j = 0; j < n; j++) st->node_mech[j] = v->mechanism;
+  for (uint32_t j = 0; j < n; j++)
+    st->node_mech[j] = v->mechanism == TWINCACHE_MECH_MIXED ? v->node_mech[j] : v->mechanism;
   memset(m, 0, sizeof *m);
   m->n = n;
   m->hidden = H;

@@ -135,7 +135,8 @@ static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch)
     for (uint32_t s = 0; s < S; s++) {
       const double *row = x + (size_t)s * n;
       double f = 0;
-      if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+      int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+      if (mech == TWINCACHE_MECH_LINEAR) {
         for (uint32_t i = 0; i < n; i++)
           if (g->adj[(size_t)i * g->ld_adj + j]) f += (double)g->weight[(size_t)i * g->ld_adj + j] * row[i];
       } else {
@@ -144,7 +145,7 @@ static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch)
           double a = blk[(size_t)H * n + h];
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
-          f += (double)blk[(size_t)H * n + H + h] * unit_f(g->mechanism, a);
+          f += (double)blk[(size_t)H * n + H + h] * unit_f(mech, a);
         }
       }
       q[s] = row[j] - f; /* the noise term, scale * e */

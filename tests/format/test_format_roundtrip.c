@@ -296,7 +296,7 @@ int main(void) {
   dc = twincache_dctx_create();
   TC_REQUIRE(dc);
   uint64_t index = 0;
-  for (int mlp = 0; mlp < 3; mlp++) /* linear, MLP, RFF */
+  for (int mlp = 0; mlp < 4; mlp++) /* linear, MLP, RFF, mixed */
     for (int kinds = 0; kinds < 3; kinds++)
       for (int stdz = 0; stdz < 2; stdz++) {
         /* K = all nodes, ld == N */

@@ -22,7 +22,8 @@ typedef struct tf_spec {
   uint64_t seed, index;
   uint32_t n, s;
   uint32_t k;        /* 0 < k <= n: interventions on the first k nodes of a random order */
-  int mlp;           /* 1: MLP mechanism (hidden 4), 2: RFF (hidden 4), 0: linear */
+  int mlp;           /* 1: MLP mechanism (hidden 4), 2: RFF (hidden 4), 3: MIXED (node j:
+                      * linear, MLP, RFF for j % 3 = 0, 1, 2; hidden 4), 0: linear */
   int kinds;         /* 0: all do, 1: all shift, 2: alternate */
   int standardize;
   double edge_p;
@@ -38,7 +39,8 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
     for (uint32_t t = 0; t < n; t++) {
       uint32_t j = ord[t];
       float m = 0.0f;
-      if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+      int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+      if (mech == TWINCACHE_MECH_LINEAR) {
         for (uint32_t i = 0; i < n; i++)
           if (g->adj[i * g->ld_adj + j]) m += g->weight[i * g->ld_adj + j] * row[i];
       } else {
@@ -46,7 +48,7 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
         for (uint32_t h = 0; h < H; h++) {
           float a = blk[H * n + h];
           for (uint32_t i = 0; i < n; i++) a += blk[h * n + i] * row[i];
-          m += blk[H * n + H + h] * (g->mechanism == TWINCACHE_MECH_RFF ? cosf(a) : tanhf(a));
+          m += blk[H * n + H + h] * (mech == TWINCACHE_MECH_RFF ? cosf(a) : tanhf(a));
         }
       }
       float v = m + g->noise_scale[j] * e[(size_t)s * n + j];
@@ -66,7 +68,12 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   g->n_nodes = n;
   g->n_samples = S;
   g->n_inter = K;
-  g->mechanism = sp->mlp == 2 ? TWINCACHE_MECH_RFF : sp->mlp ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+  g->mechanism = sp->mlp == 3   ? TWINCACHE_MECH_MIXED
+                 : sp->mlp == 2 ? TWINCACHE_MECH_RFF
+                 : sp->mlp      ? TWINCACHE_MECH_MLP
+                                : TWINCACHE_MECH_LINEAR;
+  for (uint32_t j = 0; sp->mlp == 3 && j < n; j++)
+    g->node_mech[j] = (uint8_t)(j % 3 == 0 ? TWINCACHE_MECH_LINEAR : j % 3 == 1 ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_RFF);
   g->n_hidden = sp->mlp ? 4 : 0;
   g->noise = TWINCACHE_NOISE_GAUSS;
   g->flags = sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
@@ -82,8 +89,12 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
       for (uint32_t q = 0; q < stride; q++) {
         float v = (float)tc_rng_range(&r, -1.0, 1.0);
         if (q < H * n && !g->adj[(q % n) * g->ld_adj + j]) v = 0.0f; /* non-parent */
+        if (sp->mlp == 3 && g->node_mech[j] == TWINCACHE_MECH_LINEAR) v = 0.0f;
         g->mlp[(size_t)j * stride + q] = v;
       }
+    for (uint32_t j = 0; sp->mlp == 3 && j < n; j++) /* mixed: block nodes keep no linear weights */
+      if (g->node_mech[j] != TWINCACHE_MECH_LINEAR)
+        for (uint32_t i = 0; i < n; i++) g->weight[i * g->ld_adj + j] = 0.0f;
   }
   for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
   float *e = malloc(sizeof(float) * n * S);
@@ -144,6 +155,7 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
       bad += ea != b->adj[i * b->ld_adj + j];
       bad += !tf_f32_eq(ea ? wa : 0.0f, b->weight[i * b->ld_adj + j]);
     }
+  if (a->mechanism == TWINCACHE_MECH_MIXED) bad += memcmp(a->node_mech, b->node_mech, n) != 0;
   if (a->mechanism != TWINCACHE_MECH_LINEAR)
     bad += memcmp(a->mlp, b->mlp, 4 * (size_t)n * (a->n_hidden * n + 2 * a->n_hidden)) != 0;
   bad += memcmp(a->noise_scale, b->noise_scale, 4 * (size_t)n) != 0;

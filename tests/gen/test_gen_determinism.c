@@ -81,6 +81,11 @@ int main(int argc, char **argv) {
   build("r_t1", "1", "120", rff);
   build("r_t2", "2", "120", rff);
   same("r_t1", "r_t2");
+  const char *mix[] = {"--chunk-graphs", "8", "--mechanism", "linear:0.4,mlp:0.2,rff:0.2,sigmoid:0.1,poly:0.1",
+                       "--intervention", "shift", "--samples", "16", "--noise", "laplace", NULL};
+  build("x_t1", "1", "120", mix);
+  build("x_t2", "2", "120", mix);
+  same("x_t1", "x_t2");
 
   const char *ws[] = {"--chunk-graphs", "8", "--graph", "ws", "--ws-k", "2", "--ws-p", "0.3",
                       "--noise", "uniform", "--standardize", "--value-dist", "uniform", NULL};

@@ -31,16 +31,22 @@ static double unit_f(int mechanism, double a) {
   }
 }
 
-/* f_j(row) of a block mechanism, in double */
+/* f_j(row) of node j's mechanism, in double */
 static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
   uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
-  const float *blk = g->mlp + (size_t)j * stride;
+  int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
   double f = 0.0;
+  if (mech == TWINCACHE_MECH_LINEAR) {
+    for (uint32_t i = 0; i < n; i++)
+      if (g->adj[(size_t)i * g->ld_adj + j]) f += (double)g->weight[(size_t)i * g->ld_adj + j] * row[i];
+    return f;
+  }
+  const float *blk = g->mlp + (size_t)j * stride;
   for (uint32_t h = 0; h < H; h++) {
     double a = blk[(size_t)H * n + h];
     for (uint32_t i = 0; i < n; i++)
       if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
-    f += (double)blk[(size_t)H * n + H + h] * unit_f(g->mechanism, a);
+    f += (double)blk[(size_t)H * n + H + h] * unit_f(mech, a);
   }
   return f;
 }
@@ -48,6 +54,7 @@ static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
 typedef struct {
   int mechanism;
   uint64_t graphs, checked;
+  uint64_t nodes_of[TWINCACHE_MECH_COUNT]; /* nodes per mechanism */
   double worst;
 } eq_ctx;
 
@@ -58,9 +65,19 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
   TC_REQUIRE(g->mechanism == cx->mechanism && g->n_hidden > 0, "graph %llu: mechanism %u", (unsigned long long)g->index,
              g->mechanism);
   TC_REQUIRE(!(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "the equation test reads raw worlds");
-  if (g->mechanism == TWINCACHE_MECH_SIGMOID || g->mechanism == TWINCACHE_MECH_POLY) {
-    uint32_t H = g->n_hidden, stride = H * n + 2 * H;
-    for (uint32_t j = 0; j < n; j++) { /* unit u reads the u-th parent, and only it */
+  uint32_t H = g->n_hidden, stride = H * n + 2 * H;
+  for (uint32_t j = 0; j < n; j++) {
+    int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+    TC_REQUIRE(mech < TWINCACHE_MECH_MIXED);
+    cx->nodes_of[mech]++;
+    if (mech == TWINCACHE_MECH_LINEAR) { /* a linear node has weights on its edges and a zero block */
+      for (uint32_t i = 0; i < n; i++)
+        TC_REQUIRE((g->weight[(size_t)i * g->ld_adj + j] != 0.0f) == (g->adj[(size_t)i * g->ld_adj + j] != 0));
+      for (uint32_t q = 0; q < stride; q++) TC_REQUIRE(g->mlp[(size_t)j * stride + q] == 0.0f);
+      continue;
+    }
+    for (uint32_t i = 0; i < n; i++) TC_REQUIRE(g->weight[(size_t)i * g->ld_adj + j] == 0.0f);
+    if (mech == TWINCACHE_MECH_SIGMOID || mech == TWINCACHE_MECH_POLY) { /* unit u reads the u-th parent only */
       const float *blk = g->mlp + (size_t)j * stride;
       uint32_t u = 0;
       for (uint32_t i = 0; i < n; i++) {
@@ -156,7 +173,7 @@ static void build(const char *gen, const char *dir, const char *const *extra) {
   TC_REQUIRE(rc == 0, "generator exit %d: %s", rc, err);
 }
 
-static void equation_case(const char *gen, const char *dir, int mechanism, const char *const *extra) {
+static eq_ctx equation_case(const char *gen, const char *dir, int mechanism, const char *const *extra) {
   build(gen, dir, extra);
   eq_ctx cx = {.mechanism = mechanism};
   uint64_t got = tg_for_each_graph(dir, check_equation, &cx);
@@ -166,6 +183,7 @@ static void equation_case(const char *gen, const char *dir, int mechanism, const
          twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, mechanism), (unsigned long long)cx.graphs,
          (unsigned long long)cx.checked, cx.worst);
   tg_rmrf(dir);
+  return cx;
 }
 
 int main(int argc, char **argv) {
@@ -186,6 +204,23 @@ int main(int argc, char **argv) {
   const char *poly_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "poly",
                            "--intervention", "shift", "--edge-prob", "0.6", NULL};
   equation_case(gen, dir, TWINCACHE_MECH_POLY, poly_eq);
+  const char *mix5[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "shift",
+                        "--mechanism", "linear:1,mlp:1,rff:1,sigmoid:1,poly:1", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_MIXED, mix5);
+  /* a per-node mixture draws each node's mechanism with the weights: the
+   * counts of 400 graphs x 10 nodes within 5 binomial standard deviations */
+  const char *mix[] = {"--graphs", "400", "--nodes", "10:10", "--samples", "4", "--intervention", "shift",
+                       "--mechanism", "linear:0.5,mlp:0.3,rff:0.2", NULL};
+  eq_ctx mx = equation_case(gen, dir, TWINCACHE_MECH_MIXED, mix);
+  const int codes[3] = {TWINCACHE_MECH_LINEAR, TWINCACHE_MECH_MLP, TWINCACHE_MECH_RFF};
+  const double want[3] = {0.5, 0.3, 0.2};
+  for (int k = 0; k < 3; k++) {
+    double got = (double)mx.nodes_of[codes[k]], nn = 4000.0, sd = sqrt(nn * want[k] * (1.0 - want[k]));
+    printf("mixture: %s on %.0f of %.0f nodes, expected %.0f +- %.0f\n",
+           twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, codes[k]), got, nn, nn * want[k], sd);
+    TC_CHECK(fabs(got - nn * want[k]) <= 5.0 * sd, "mixture: %s on %.0f nodes", 
+             twincache_choice_name(TWINCACHE_CHOICE_MECHANISM, codes[k]), got);
+  }
 
   /* the GP prior's kernel, at a length scale that is not the default */
   const char *gp[] = {"--graphs", "600", "--nodes", "3:6", "--samples", "24", "--mechanism", "rff",
