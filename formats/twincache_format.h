@@ -139,6 +139,7 @@ int twincache_choice_code(int choice, const char *name, size_t len);
 
 /* Graph flags. */
 #define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */
+#define TWINCACHE_GRAPH_HETERO 0x2u /* version 4: heteroscedastic noise (hetero_* valid), FORMAT.md 3.6 */
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
@@ -193,6 +194,8 @@ typedef struct twincache_graph {
   float *inter;         /* (K, S, ld) */
   uint8_t *node_mech;   /* (N) when mechanism == MIXED: node j's mechanism, < MIXED (a
                          * linear node's weights are in `weight`, another's in its block) */
+  float *hetero_w;      /* (N, ld_adj) when HETERO: v_ij of the noise scale, 0 off the edges */
+  float *hetero_c;      /* (N) when HETERO: c_j */
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
@@ -302,6 +305,8 @@ typedef struct twincache_frame_view {
    * value[k] in every row): twin world k equals base but for these columns */
   const uint8_t *cols;
   const uint8_t *node_mech;    /* (N) u8 when MIXED: each node's mechanism, else NULL */
+  const uint8_t *hetero_w;     /* (E) f32 when HETERO: v of each edge, edges row-major, else NULL */
+  const uint8_t *hetero_c;     /* (N) f32 when HETERO, else NULL */
 } twincache_frame_view;
 
 /* Decodes one frame into *v without building any world: the same

@@ -64,6 +64,7 @@ typedef struct tc_gen_config {
   uint32_t rff_features;    /* RFF: M features per node (the frames' H) */
   double rff_lengthscale;   /* RFF: l, the RBF kernel's length scale: W1 ~ N(0, 1/l^2) */
   int noise;                /* enum twincache_noise */
+  double hetero;            /* V > 0: heteroscedastic noise, v_ij ~ N(0, V^2/|pa|), c_j ~ U[-1/2, 1/2) */
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */
   int intervention;         /* enum twincache_inter_kind */

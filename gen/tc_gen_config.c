@@ -40,6 +40,7 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->noise = TWINCACHE_NOISE_GAUSS;
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
+  c->hetero = 0.0;
   c->standardize = 0;
   c->intervention = TWINCACHE_DO;
   c->targets = 0;
@@ -85,6 +86,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
+  if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
   uint64_t worlds_bytes;
@@ -273,6 +275,7 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
     for (uint32_t k = 0; k < c->n_mechs; k++)
       ADD("%s%s:%.17g%s", k ? " " : ",\"mechanisms\":\"", choice(TWINCACHE_CHOICE_MECHANISM, c->mechs[k]),
           c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
+  if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
   if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
     ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)

@@ -50,6 +50,7 @@ struct tc_gen_worker {
   uint32_t *pa_idx;  /* (n*n) */
   float *pa_w;       /* (n*n) linear weights, aligned with pa_idx */
   uint8_t *node_mech; /* (n) enum twincache_mechanism of each node */
+  float *het_w;       /* (n*n) heteroscedastic v, aligned with pa_idx */
   uint32_t *changed; /* (n) scratch of the target draw */
 };
 
@@ -66,6 +67,7 @@ void tc_gen_worker_free(tc_gen_worker *w) {
   free(w->pa_idx);
   free(w->pa_w);
   free(w->node_mech);
+  free(w->het_w);
   free(w->changed);
   free(w->batch_off);
   free(w->batch_family);
@@ -102,6 +104,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->pa_idx = malloc(nn * sizeof(uint32_t));
   w->pa_w = malloc(nn * sizeof(float));
   w->node_mech = malloc(w->nmax);
+  w->het_w = malloc(nn * sizeof(float));
   w->changed = malloc(w->nmax * sizeof(uint32_t));
   size_t max_edges = (size_t)w->nmax * (w->nmax - 1) / 2;
   w->batch_cap = (uint32_t)(8192 / (max_edges + 1));
@@ -112,7 +115,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->batch_edges = malloc((w->batch_cap * max_edges + 1) * 2 * sizeof(uint16_t));
   if (!w->batch_off || !w->batch_edges || !w->batch_family ||
       !w->g || !w->sampler || !w->perm || !w->rank ||
-      !w->pa_start || !w->pa_idx || !w->pa_w || !w->node_mech || !w->changed) {
+      !w->pa_start || !w->pa_idx || !w->pa_w || !w->node_mech || !w->het_w || !w->changed) {
     tc_gen_worker_free(w);
     return NULL;
   }
@@ -239,7 +242,7 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->n_hidden = w->hidden;
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
-  g->flags = c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
+  g->flags = (uint8_t)((c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0u) | (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u));
   g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
@@ -292,6 +295,18 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
     tc_gen_mech_get(m)->draw_node(c, &p, j, rw); /* checked by tc_gen_config_check */
   }
   if (g->node_mech) memcpy(g->node_mech, w->node_mech, n);
+  if (c->hetero > 0.0) { /* heteroscedastic noise, after every mechanism draw (FORMAT.md 3.6) */
+    memset(g->hetero_w, 0, (size_t)n * n * sizeof(float));
+    for (uint32_t j = 0; j < n; j++) {
+      uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
+      double sv = c->hetero / sqrt(npa ? (double)npa : 1.0);
+      for (uint32_t e = w->pa_start[j]; e < w->pa_start[j + 1]; e++) {
+        w->het_w[e] = (float)(sv * tc_rng_normal(rw));
+        g->hetero_w[(size_t)w->pa_idx[e] * n + j] = w->het_w[e];
+      }
+      g->hetero_c[j] = (float)tc_rng_range(rw, -0.5, 0.5);
+    }
+  }
 }
 
 /* Interventions (inter stream): K targets (every node, or K distinct random
@@ -347,6 +362,7 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize,
                     .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
                     .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
+                    .het_w = c->hetero > 0.0 ? w->het_w : NULL, .het_c = c->hetero > 0.0 ? g->hetero_c : NULL,
                     .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
                     .kind = g->kind, .value = g->value};
   const uint32_t S = c->samples;

@@ -42,7 +42,7 @@ static int parse_targets(const char *v, const tc_opt *o) {
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
 }
 
-enum { N_GEN_OPTS = 48 };
+enum { N_GEN_OPTS = 52 };
 
 /* "a|b|c": the names of a choice from the format's one table (formats/names.c),
  * for --help. Joined once per process into buf. */
@@ -135,6 +135,10 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
        .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"
                "Gumbel(0,1) (default {})"},
+      {.name = "--hetero", .meta = "V", .kind = TC_OPT_F64, .dst = &c->hetero, .fhi = 100,
+       .help = "heteroscedastic noise: node j's noise scale times\n"
+               "1+tanh((c_j + v.x_pa)/2), v ~N(0,V^2/|pa|), c ~U[-1/2,1/2);\n"
+               "0 = off (default {})"},
       {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
        .dst2 = &c->noise_scale_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "per-node noise scale, uniform (default {})"},

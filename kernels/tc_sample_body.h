@@ -207,10 +207,23 @@ TC_SB float tc_sb_unit(int mech, float a) { /* the unit function of a block mech
   return tc_sb_tanhf(a);
 }
 
+/* The noise term of node j: e, or e (1 + tanh(0.5 (c + sum v x))) (scm's add_noise). */
+TC_SB float tc_sb_noise_term(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
+  if (!b->het_c) return e;
+  const uint32_t N = b->nodes, n = b->n_nodes[g];
+  const uint8_t *adj = b->adj + (size_t)g * N * N;
+  const float *v = b->het_w + (size_t)g * N * N;
+  float acc = b->het_c[(size_t)g * N + j];
+  for (uint32_t i = 0; i < n; i++)
+    if (adj[(size_t)i * N + j]) acc += v[(size_t)i * N + j] * row[i];
+  return e * (1.0f + tc_sb_tanhf(0.5f * acc));
+}
+
 /* x_j of one row (N floats) before an intervention's change. */
 TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
   const uint32_t N = b->nodes, n = b->n_nodes[g], H = b->hidden;
   const uint8_t *adj = b->adj + (size_t)g * N * N;
+  e = tc_sb_noise_term(b, g, j, row, e);
   const int mech = b->mech ? b->mech[(size_t)g * N + j] : (H ? 1 : 0);
   if (mech == 0) {
     const float *w = b->weight + (size_t)g * N * N;

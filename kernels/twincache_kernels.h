@@ -192,6 +192,10 @@ typedef struct twincache_scm_batch {
   const uint8_t *mech;       /* (G,N) mechanism of node j: 0 linear (weight), 1 MLP (tanh units),
                               * 2 RFF (cos units), 3 sigmoid, 4 clamped square (FORMAT.md 3.6);
                               * NULL: every node linear when H = 0, else MLP */
+  const float *het_w;        /* (G,N,N) heteroscedastic noise: v of edge i -> j, and */
+  const float *het_c;        /* (G,N) c_j: node j's noise is e (1 + tanh((c_j + sum_i v_ij x_i)/2));
+                              * both NULL: homoscedastic (a graph without it has v = c = 0 and
+                              * e (1 + tanh 0) = e) */
 } twincache_scm_batch;
 
 /* The ziggurat tables scm/ computes (the same code, on the host). */

@@ -358,6 +358,26 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
   }
 }
 
+/* ---- the noise term ---------------------------------------------------------------
+ * The noise term of node j added to x (S): e, or with heteroscedastic noise
+ * e * (1 + tanh(0.5 (c_j + sum_q v_q x_q))), parents in order (sp->hid as
+ * scratch: the units are done with it). */
+static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                      float *restrict x, uint32_t S) {
+  if (!m->het_c) {
+    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+    return;
+  }
+  float *restrict g = sp->hid;
+  const float c = m->het_c[j];
+  for (uint32_t s = 0; s < S; s++) g[s] = c;
+  for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++) {
+    const float v = m->het_w[q], *restrict xp = sp->col[m->pa_idx[q]];
+    for (uint32_t s = 0; s < S; s++) g[s] += v * xp[s];
+  }
+  for (uint32_t s = 0; s < S; s++) x[s] += e[s] * (1.0f + tc_tanhf(0.5f * g[s]));
+}
+
 /* ---- mechanisms ----------------------------------------------------------------
  * Column j (S values) from the columns its parents read (col) and its noise
  * e (S), into x (S). Every world evaluates a node through this function. */
@@ -371,7 +391,7 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
       const float w = m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
       for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
     }
-    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+    add_noise(sp, m, j, e, x, S);
     return;
   }
   const uint32_t h_n = m->hidden, n = m->n;
@@ -395,7 +415,7 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
     else
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
   }
-  for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+  add_noise(sp, m, j, e, x, S);
 }
 
 /* ---- worlds ----------------------------------------------------------------- */

@@ -53,6 +53,11 @@ typedef struct tc_scm {
                             * (MLP), cos (RFF), 1/(1+e^-a) (SIGMOID), clamp(a,-4,4)^2 (POLY),
                             * scm's own float functions */
   const float *noise_scale;/* (n) */
+  const float *het_w;      /* (E) heteroscedastic noise: v of each parent (aligned with pa_idx), */
+  const float *het_c;      /* (n) and c_j; or both NULL (homoscedastic). The noise term of node j
+                            * is then noise_scale[j] * e_j * (1 + tanh((c_j + sum v x_pa) / 2)),
+                            * scm's tanh: x_j = f_j + e * sigma, acc = c, acc += v x in parent
+                            * order, sigma = 1 + tanh(0.5 acc) */
   uint32_t n_inter;        /* K */
   const uint16_t *target;  /* (K) */
   const uint8_t *kind;     /* (K) enum twincache_inter_kind */

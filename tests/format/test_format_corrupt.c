@@ -473,6 +473,8 @@ int main(void) {
     TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
     header_set(h, 23, 1, TWINCACHE_MECH_MLP);
     TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
+    header_set(h, 25, 1, h[25] | TWINCACHE_GRAPH_HETERO); /* nor the HETERO flag (version 4's) */
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
     free(h);
   }
 

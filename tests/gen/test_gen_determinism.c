@@ -86,6 +86,11 @@ int main(int argc, char **argv) {
   build("x_t1", "1", "120", mix);
   build("x_t2", "2", "120", mix);
   same("x_t1", "x_t2");
+  const char *het[] = {"--chunk-graphs", "8", "--hetero", "1.5", "--mechanism", "mlp", "--standardize",
+                       "--samples", "16", NULL};
+  build("h_t1", "1", "120", het);
+  build("h_t2", "2", "120", het);
+  same("h_t1", "h_t2");
 
   const char *ws[] = {"--chunk-graphs", "8", "--graph", "ws", "--ws-k", "2", "--ws-p", "0.3",
                       "--noise", "uniform", "--standardize", "--value-dist", "uniform", NULL};

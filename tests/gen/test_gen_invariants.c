@@ -143,6 +143,8 @@ int main(int argc, char **argv) {
   run_case(gen, dir, "100", rff_shift, (ctx){8, 14, 4, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
   const char *mixed[] = {"--mechanism", "linear:1,mlp:1,rff:1,sigmoid:1,poly:1", "--standardize", NULL};
   run_case(gen, dir, "150", mixed, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
+  const char *het[] = {"--hetero", "2", "--intervention", "shift", "--targets", "3", NULL};
+  run_case(gen, dir, "150", het, (ctx){5, 10, 3, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
 
   tg_rmrf(dir);
   printf("test_gen_invariants: ok\n");

@@ -51,8 +51,20 @@ static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
   return f;
 }
 
+/* The heteroscedastic factor of node j's noise: 1 + tanh((c_j + sum_i v_ij x_i)/2), or 1 */
+static double hetero_f(const twincache_graph *g, uint32_t j, const float *row) {
+  if (!(g->flags & TWINCACHE_GRAPH_HETERO)) return 1.0;
+  double a = g->hetero_c[j];
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)g->hetero_w[(size_t)i * g->ld_adj + j] * row[i];
+  return 1.0 + tanh(0.5 * a);
+}
+
 typedef struct {
   int mechanism;
+  int hetero;                /* the cache's noise is heteroscedastic */
+  double e_sum, e_sq, e_n;   /* base-world standard noise e = r / (noise_scale sigma), gauss caches */
+  double small_sigma, big_sigma; /* factors < 0.5, > 1.5 */
   uint64_t graphs, checked;
   uint64_t nodes_of[TWINCACHE_MECH_COUNT]; /* nodes per mechanism */
   double worst;
@@ -62,11 +74,23 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
   eq_ctx *cx = user;
   (void)dims;
   uint32_t n = g->n_nodes, S = g->n_samples;
-  TC_REQUIRE(g->mechanism == cx->mechanism && g->n_hidden > 0, "graph %llu: mechanism %u", (unsigned long long)g->index,
-             g->mechanism);
+  TC_REQUIRE(g->mechanism == cx->mechanism && (g->n_hidden > 0) == (g->mechanism != TWINCACHE_MECH_LINEAR),
+             "graph %llu: mechanism %u", (unsigned long long)g->index, g->mechanism);
+  TC_REQUIRE(!!(g->flags & TWINCACHE_GRAPH_HETERO) == cx->hetero, "graph %llu: flags", (unsigned long long)g->index);
+  for (uint32_t s = 0; cx->hetero && s < S; s++) /* the base world's standard noise */
+    for (uint32_t j = 0; j < n; j++) {
+      const float *b = g->base + (size_t)s * g->ld;
+      double h = hetero_f(g, j, b), e = (b[j] - block_f(g, j, b)) / (g->noise_scale[j] * h);
+      if (h < 1e-3) continue; /* e would be all rounding */
+      cx->e_sum += e;
+      cx->e_sq += e * e;
+      cx->e_n++;
+      cx->small_sigma += h < 0.5;
+      cx->big_sigma += h > 1.5;
+    }
   TC_REQUIRE(!(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "the equation test reads raw worlds");
   uint32_t H = g->n_hidden, stride = H * n + 2 * H;
-  for (uint32_t j = 0; j < n; j++) {
+  for (uint32_t j = 0; H && j < n; j++) {
     int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
     TC_REQUIRE(mech < TWINCACHE_MECH_MIXED);
     cx->nodes_of[mech]++;
@@ -100,9 +124,10 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
       const float *b = g->base + (size_t)s * g->ld, *x = g->inter + ((size_t)k * S + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
         if (!desc[j] || (j == t && g->kind[k] == TWINCACHE_DO)) continue;
-        double rb = b[j] - block_f(g, j, b), rx = x[j] - block_f(g, j, x);
-        if (j == t) rb += g->value[k]; /* a shift adds its value to the target */
-        double err = fabs(rx - rb) / (1.0 + fabs(x[j]) + fabs(b[j]));
+        /* x = f + e sigma (+ value on a shift target): r_x sigma_b = r_b sigma_x */
+        double rb = b[j] - block_f(g, j, b), rx = x[j] - block_f(g, j, x) - (j == t ? g->value[k] : 0.0);
+        double hb = hetero_f(g, j, b), hx = hetero_f(g, j, x);
+        double err = fabs(rx * hb - rb * hx) / (1.0 + fabs(x[j]) + fabs(b[j]));
         if (err > cx->worst) cx->worst = err;
         TC_REQUIRE(err < 2e-4, "graph %llu inter %u row %u node %u: residual %.9g in the twin, %.9g in base",
                    (unsigned long long)g->index, k, s, j, rx, rb);
@@ -173,9 +198,9 @@ static void build(const char *gen, const char *dir, const char *const *extra) {
   TC_REQUIRE(rc == 0, "generator exit %d: %s", rc, err);
 }
 
-static eq_ctx equation_case(const char *gen, const char *dir, int mechanism, const char *const *extra) {
+static eq_ctx equation_case(const char *gen, const char *dir, int mechanism, int hetero, const char *const *extra) {
   build(gen, dir, extra);
-  eq_ctx cx = {.mechanism = mechanism};
+  eq_ctx cx = {.mechanism = mechanism, .hetero = hetero};
   uint64_t got = tg_for_each_graph(dir, check_equation, &cx);
   TC_REQUIRE(got > 0 && cx.checked > 1000, "%llu graphs, %llu residuals", (unsigned long long)got,
              (unsigned long long)cx.checked);
@@ -194,24 +219,38 @@ int main(int argc, char **argv) {
 
   const char *rff_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "rff",
                           "--intervention", "shift", "--rff-length", "0.6", NULL};
-  equation_case(gen, dir, TWINCACHE_MECH_RFF, rff_eq);
+  equation_case(gen, dir, TWINCACHE_MECH_RFF, 0, rff_eq);
   const char *mlp_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "mlp",
                           "--intervention", "shift", NULL};
-  equation_case(gen, dir, TWINCACHE_MECH_MLP, mlp_eq);
+  equation_case(gen, dir, TWINCACHE_MECH_MLP, 0, mlp_eq);
   const char *sig_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "sigmoid",
                           "--intervention", "shift", "--noise", "laplace", NULL};
-  equation_case(gen, dir, TWINCACHE_MECH_SIGMOID, sig_eq);
+  equation_case(gen, dir, TWINCACHE_MECH_SIGMOID, 0, sig_eq);
   const char *poly_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--mechanism", "poly",
                            "--intervention", "shift", "--edge-prob", "0.6", NULL};
-  equation_case(gen, dir, TWINCACHE_MECH_POLY, poly_eq);
+  equation_case(gen, dir, TWINCACHE_MECH_POLY, 0, poly_eq);
   const char *mix5[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "shift",
                         "--mechanism", "linear:1,mlp:1,rff:1,sigmoid:1,poly:1", NULL};
-  equation_case(gen, dir, TWINCACHE_MECH_MIXED, mix5);
+  equation_case(gen, dir, TWINCACHE_MECH_MIXED, 0, mix5);
+  /* heteroscedastic noise: the twin equation with the noise factor, and the
+   * standard noise recovered from the base world is N(0, 1) */
+  const char *het_lin[] = {"--graphs", "150", "--nodes", "4:9", "--samples", "32", "--intervention", "shift",
+                           "--hetero", "2", NULL};
+  const char *het_mix[] = {"--graphs", "150", "--nodes", "4:9", "--samples", "32", "--hetero", "1.5",
+                           "--mechanism", "mlp:1,rff:1,linear:1", NULL};
+  for (int c = 0; c < 2; c++) {
+    eq_ctx h = equation_case(gen, dir, c ? TWINCACHE_MECH_MIXED : TWINCACHE_MECH_LINEAR, 1, c ? het_mix : het_lin);
+    double mean = h.e_sum / h.e_n, var = h.e_sq / h.e_n - mean * mean, se = 1.0 / sqrt(h.e_n);
+    printf("hetero: standard noise mean %.4f var %.4f over %.0f cells; noise factor < 0.5 in %.3f, > 1.5 in %.3f\n",
+           mean, var, h.e_n, h.small_sigma / h.e_n, h.big_sigma / h.e_n);
+    TC_CHECK(fabs(mean) < 5.0 * se && fabs(var - 1.0) < 5.0 * sqrt(2.0) * se, "the noise is not N(0,1) after the factor");
+    TC_CHECK(h.small_sigma > 0.05 * h.e_n && h.big_sigma > 0.05 * h.e_n, "the noise factor hardly varies");
+  }
   /* a per-node mixture draws each node's mechanism with the weights: the
    * counts of 400 graphs x 10 nodes within 5 binomial standard deviations */
   const char *mix[] = {"--graphs", "400", "--nodes", "10:10", "--samples", "4", "--intervention", "shift",
                        "--mechanism", "linear:0.5,mlp:0.3,rff:0.2", NULL};
-  eq_ctx mx = equation_case(gen, dir, TWINCACHE_MECH_MIXED, mix);
+  eq_ctx mx = equation_case(gen, dir, TWINCACHE_MECH_MIXED, 0, mix);
   const int codes[3] = {TWINCACHE_MECH_LINEAR, TWINCACHE_MECH_MLP, TWINCACHE_MECH_RFF};
   const double want[3] = {0.5, 0.3, 0.2};
   for (int k = 0; k < 3; k++) {

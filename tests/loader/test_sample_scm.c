@@ -22,7 +22,7 @@ typedef struct packed { /* an SCM batch's arrays, G x (N, K, H) */
   uint32_t *n_nodes, *n_inter, *order;
   uint8_t *flags, *noise, *adj, *kind, *desc, *mech;
   uint64_t *key;
-  float *weight, *mlp, *noise_scale, *value;
+  float *weight, *mlp, *noise_scale, *value, *het_w, *het_c;
   uint16_t *target;
 } packed;
 
@@ -37,6 +37,13 @@ static void pack_graph(twincache_scm_batch *b, packed *p, uint32_t g, const tc_s
   memset(p->weight + (size_t)g * N * N, 0, (size_t)N * N * sizeof(float));
   for (uint32_t r = 0; r < n; r++) p->order[(size_t)g * N + r] = m->order[r];
   memset(p->mech + (size_t)g * N, 0, N);
+  memset(p->het_w + (size_t)g * N * N, 0, (size_t)N * N * sizeof(float));
+  memset(p->het_c + (size_t)g * N, 0, (size_t)N * sizeof(float));
+  for (uint32_t j = 0; m->het_c && j < n; j++) {
+    p->het_c[(size_t)g * N + j] = m->het_c[j];
+    for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++)
+      p->het_w[(size_t)g * N * N + (size_t)m->pa_idx[q] * N + j] = m->het_w[q];
+  }
   for (uint32_t j = 0; j < n; j++)
     p->mech[(size_t)g * N + j] = m->node_mech ? m->node_mech[j] : (uint8_t)(H ? TWINCACHE_MECH_MLP : 0);
   for (uint32_t j = 0; j < n; j++) {
@@ -84,6 +91,8 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   p.flags = calloc(G, 1);
   p.noise = calloc(G, 1);
   p.mech = calloc((size_t)G * N, 1);
+  p.het_w = calloc((size_t)G * N * N, 4);
+  p.het_c = calloc((size_t)G * N, 4);
   p.adj = calloc((size_t)G * N * N, 1);
   p.kind = calloc((size_t)G * K + 1, 1);
   p.desc = calloc((size_t)G * K * N + 1, 1);
@@ -95,7 +104,7 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   p.target = calloc((size_t)G * K + 1, 2);
   float *noise = calloc((size_t)G * S * N, 4), *mean = calloc((size_t)G * N, 4), *sd = calloc((size_t)G * N, 4);
   float *base = calloc((size_t)G * S * N, 4), *inter = calloc((size_t)G * K * S * N + 1, 4);
-  TC_REQUIRE(p.n_nodes && p.n_inter && p.order && p.flags && p.noise && p.mech && p.adj && p.kind && p.desc &&
+  TC_REQUIRE(p.n_nodes && p.n_inter && p.order && p.flags && p.noise && p.mech && p.het_w && p.het_c && p.adj && p.kind && p.desc &&
              p.key && p.weight && p.mlp && p.noise_scale && p.value && p.target && noise && mean && sd &&
              base && inter);
   twincache_scm_batch sb = {.graphs = 0, .nodes = N, .inter = K, .hidden = H, .rows = S,
@@ -103,7 +112,8 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
                             .noise = p.noise, .key = p.key, .order = p.order, .adj = p.adj,
                             .weight = p.weight, .mlp = H ? p.mlp : NULL, .noise_scale = p.noise_scale,
                             .target = p.target, .kind = p.kind, .value = p.value, .desc = p.desc,
-                            .zig_x = zx, .zig_ratio = zr, .mech = p.mech};
+                            .zig_x = zx, .zig_ratio = zr, .mech = p.mech,
+                            .het_w = p.het_w, .het_c = p.het_c};
   uint64_t graphs = 0, bad = 0;
   twincache_batch *b;
   while (twincache_loader_next(l, &b) == TWINCACHE_OK) {
@@ -131,7 +141,7 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   TC_CHECK(bad == 0, "%s: %llu worlds of %llu graphs differ between the kernel's emulation and scm/", path,
            (unsigned long long)bad, (unsigned long long)graphs);
   printf("%s: %llu graphs (2 epochs) bit-identical\n", path, (unsigned long long)graphs);
-  free(p.n_nodes), free(p.n_inter), free(p.order), free(p.flags), free(p.noise), free(p.mech), free(p.adj);
+  free(p.n_nodes), free(p.n_inter), free(p.order), free(p.flags), free(p.noise), free(p.mech), free(p.het_w), free(p.het_c), free(p.adj);
   free(p.kind), free(p.desc), free(p.key), free(p.weight), free(p.mlp), free(p.noise_scale);
   free(p.value), free(p.target), free(noise), free(mean), free(sd), free(base), free(inter);
   tc_scm_store_free(st);
