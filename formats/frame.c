@@ -155,7 +155,9 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
       h->noise >= (version >= 4 ? TWINCACHE_NOISE_COUNT : TWINCACHE_NOISE_UNIFORM + 1) ||
       (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
                     : p[27] != 0) ||
-      (h->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | (version >= 4 ? TWINCACHE_GRAPH_HETERO : 0u))) ||
+      (h->flags & ~(TWINCACHE_GRAPH_STANDARDIZED |
+                    (version >= 4 ? TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM : 0u))) ||
+      ((h->flags & TWINCACHE_GRAPH_ISCM) && !(h->flags & TWINCACHE_GRAPH_STANDARDIZED)) ||
       (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
@@ -284,7 +286,8 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   if (n == 0 || n > TWINCACHE_MAX_NODES || s_n > TWINCACHE_MAX_SAMPLES ||
       k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise >= TWINCACHE_NOISE_COUNT ||
       (g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN) ||
-      (g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO)))
+      (g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM)) ||
+      ((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED)))
     return TWINCACHE_EINVAL;
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     if (g->n_hidden != 0 || !g->weight) return TWINCACHE_EINVAL;

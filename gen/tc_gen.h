@@ -67,6 +67,7 @@ typedef struct tc_gen_config {
   double hetero;            /* V > 0: heteroscedastic noise, v_ij ~ N(0, V^2/|pa|), c_j ~ U[-1/2, 1/2) */
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */
+  int iscm;                 /* 0/1: internally standardised SCM (stored standardised, flags STANDARDIZED|ISCM) */
   int intervention;         /* enum twincache_inter_kind */
   uint32_t targets;         /* 0 = every node, else K random distinct nodes */
   int value_dist;           /* enum tc_gen_value_dist */

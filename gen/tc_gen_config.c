@@ -41,6 +41,7 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
   c->hetero = 0.0;
+  c->iscm = 0;
   c->standardize = 0;
   c->intervention = TWINCACHE_DO;
   c->targets = 0;
@@ -275,6 +276,7 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
     for (uint32_t k = 0; k < c->n_mechs; k++)
       ADD("%s%s:%.17g%s", k ? " " : ",\"mechanisms\":\"", choice(TWINCACHE_CHOICE_MECHANISM, c->mechs[k]),
           c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
+  if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
   if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
   if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
     ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);

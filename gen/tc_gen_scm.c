@@ -242,7 +242,8 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->n_hidden = w->hidden;
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
-  g->flags = (uint8_t)((c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0u) | (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u));
+  g->flags = (uint8_t)((c->standardize || c->iscm ? TWINCACHE_GRAPH_STANDARDIZED : 0u) |
+                       (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u) | (c->iscm ? TWINCACHE_GRAPH_ISCM : 0u));
   g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
@@ -359,7 +360,8 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   draw_parameters(w, &rw, n);
   draw_interventions(w, &ri, n);
   twincache_graph *g = w->g;
-  const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize,
+  const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize || c->iscm,
+                    .iscm = c->iscm,
                     .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
                     .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
                     .het_w = c->hetero > 0.0 ? w->het_w : NULL, .het_c = c->hetero > 0.0 ? g->hetero_c : NULL,
@@ -368,7 +370,7 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   const uint32_t S = c->samples;
   const size_t sn = (size_t)S * n;
   if (S == 0) { /* an SCM-only frame: no worlds; the normalisation is the identity */
-    for (uint32_t j = 0; c->standardize && j < n; j++) {
+    for (uint32_t j = 0; (c->standardize || c->iscm) && j < n; j++) {
       g->norm_mean[j] = 0.0f;
       g->norm_std[j] = 1.0f;
     }

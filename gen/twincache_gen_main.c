@@ -145,6 +145,10 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--standardize", .kind = TC_OPT_SWITCH, .dst = &c->standardize,
        .help = "standardise every world by the base world's per-node\n"
                "mean/std; DO values are then in standard units (default {})"},
+      {.name = "--iscm", .kind = TC_OPT_SWITCH, .dst = &c->iscm,
+       .help = "internally standardised SCM (iSCM): each node standardised as it\n"
+               "is generated (base world's mean/std), its children read that;\n"
+               "twin worlds use the same maps (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
       {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
        .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v) or additive shift X += v (default {})"},

@@ -174,7 +174,9 @@ typedef struct twincache_scm_batch {
   uint32_t graphs, nodes, inter, hidden, rows; /* G, N, K, H (0 = linear), S */
   const uint32_t *n_nodes;   /* (G) n, 1..N */
   const uint32_t *n_inter;   /* (G) k, 0..K */
-  const uint8_t *flags;      /* (G) bit 0: standardised */
+  const uint8_t *flags;      /* (G) bit 0: standardised; bit 1 (an internally standardised SCM,
+                              * FORMAT.md's ISCM) is refused: it needs each node's statistics
+                              * before its children, which this kernel's three phases lack */
   const uint8_t *noise;      /* (G) 0 gauss, 1 Laplace, 2 uniform */
   const uint64_t *key;       /* (G) the counter key (scm's tc_scm_fresh_key(tag, i, group)) */
   const uint32_t *order;     /* (G,N) a topological order of nodes 0..n-1 */
@@ -205,8 +207,10 @@ void twincache_sample_tables(double zig_x[257], double zig_ratio[256]);
  * standardised base) run for every thread in turn. Writes base (G,S,N),
  * inter (G,K,S,N) (padding 0) and uses noise (G,S,N), mean and sd (G,N) as
  * scratch. N <= TWINCACHE_SAMPLE_MAX_NODES. */
-void twincache_sample_cpu(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
-                          float *base, float *inter);
+/* Returns 0, or TWINCACHE_KERNELS_EINVAL (nothing written) when a graph is
+ * an iSCM (flags bit 1) or N > TWINCACHE_SAMPLE_MAX_NODES. */
+int twincache_sample_cpu(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
+                         float *base, float *inter);
 
 #ifdef __cplusplus
 }

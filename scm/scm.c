@@ -419,37 +419,60 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
 }
 
 /* ---- worlds ----------------------------------------------------------------- */
+/* Population mean and std of column x (S) into sp->norm_mean/std[j]. */
+static void column_stats(tc_scm_sampler *sp, uint32_t j, const float *xj, uint32_t S) {
+  double sum = 0.0, sq = 0.0;
+  for (uint32_t s = 0; s < S; s++) sum += xj[s];
+  double mean = sum / S;
+  for (uint32_t s = 0; s < S; s++) {
+    double d = xj[s] - mean;
+    sq += d * d;
+  }
+  double sd = sqrt(sq / S);
+  float fm = (float)mean, fs = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
+  if (!isfinite(fm) || fs == 0.0f) fs = 1.0f;
+  sp->norm_mean[j] = fm;
+  sp->norm_std[j] = fs;
+}
+
+/* iSCM: the base world with each column standardised as soon as it is made. */
+static void sample_base_iscm(tc_scm_sampler *sp, const tc_scm *m, uint32_t S) {
+  float *xb = sp->raw_base;
+  for (uint32_t r = 0; r < m->n; r++) {
+    uint32_t j = m->order[r];
+    float *x = xb + (size_t)j * S;
+    eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    column_stats(sp, j, x, S);
+    const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+    for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+  }
+}
+
 void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *base, uint32_t ld,
                         float *norm_mean, float *norm_std) {
   const uint32_t n = m->n;
   float *xb = sp->raw_base; /* (n, S) */
   for (uint32_t j = 0; j < n; j++) sp->col[j] = xb + (size_t)j * S;
+  sp->S = S;
+  sp->n_changed = 0;
+  if (m->iscm) { /* the columns are the stored values already */
+    sample_base_iscm(sp, m, S);
+    if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
+    if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    return;
+  }
   for (uint32_t r = 0; r < n; r++) {
     uint32_t j = m->order[r];
     eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
   }
-  sp->S = S;
-  sp->n_changed = 0;
   if (!m->standardize) {
     for (uint32_t s = 0; s < S; s++)
       for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
     return;
   }
-  for (uint32_t j = 0; j < n; j++) {
-    const float *xj = xb + (size_t)j * S;
-    double sum = 0.0, sq = 0.0;
-    for (uint32_t s = 0; s < S; s++) sum += xj[s];
-    double mean = sum / S;
-    for (uint32_t s = 0; s < S; s++) {
-      double d = xj[s] - mean;
-      sq += d * d;
-    }
-    double sd = sqrt(sq / S);
-    float fm = (float)mean, fs = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
-    if (!isfinite(fm) || fs == 0.0f) fs = 1.0f;
-    sp->norm_mean[j] = fm;
-    sp->norm_std[j] = fs;
-  }
+  for (uint32_t j = 0; j < n; j++) column_stats(sp, j, xb + (size_t)j * S, S);
   if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
   if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
   for (uint32_t s = 0; s < S; s++)
@@ -472,8 +495,9 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   for (uint32_t r = 0; r < n; r++)
     if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
   sp->n_changed = nc;
-  /* A DO value lives in the stored space: raw = v * sd + mean when standardised. */
-  float do_raw = m->standardize ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
+  /* A DO value lives in the stored space: raw = v * sd + mean when standardised
+   * (iSCM: the columns hold stored values, v itself). */
+  float do_raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];
     float *x = sp->raw_twin + (size_t)j * S;
@@ -483,6 +507,10 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
       eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
       if (j == t)
         for (uint32_t s = 0; s < S; s++) x[s] += v;
+      if (m->iscm) { /* the base world's map of node j */
+        const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+        for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+      }
     }
     sp->col[j] = x;
   }
@@ -499,7 +527,7 @@ static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, u
     return;
   }
   const float *x = sp->raw_twin + (size_t)j * S;
-  if (!m->standardize) {
+  if (!m->standardize || m->iscm) { /* iSCM: standardised already */
     for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
     return;
   }

@@ -40,6 +40,10 @@ typedef struct tc_scm {
   uint32_t hidden;         /* H: 0 = linear mechanism, else the hidden units of a block */
   int noise;               /* enum twincache_noise */
   int standardize;         /* 1: worlds are standardised by the base world */
+  int iscm;                /* 1 (with standardize): internally standardised (iSCM): node j's
+                            * values are standardised as they are generated, by the base world's
+                            * mean and std of node j, and its children read those; twin worlds
+                            * apply the same per-node maps. A do() value is the standardised value */
   const uint8_t *adj;      /* (n, ld_adj): adj[i*ld_adj + j] = 1 <=> edge i -> j */
   uint32_t ld_adj;
   const uint32_t *order;   /* (n) a topological order of the nodes */

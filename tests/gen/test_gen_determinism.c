@@ -91,6 +91,10 @@ int main(int argc, char **argv) {
   build("h_t1", "1", "120", het);
   build("h_t2", "2", "120", het);
   same("h_t1", "h_t2");
+  const char *iscm[] = {"--chunk-graphs", "8", "--iscm", "--mechanism", "rff", "--samples", "16", NULL};
+  build("i_t1", "1", "120", iscm);
+  build("i_t2", "2", "120", iscm);
+  same("i_t1", "i_t2");
 
   const char *ws[] = {"--chunk-graphs", "8", "--graph", "ws", "--ws-k", "2", "--ws-p", "0.3",
                       "--noise", "uniform", "--standardize", "--value-dist", "uniform", NULL};

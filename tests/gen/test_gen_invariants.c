@@ -145,6 +145,8 @@ int main(int argc, char **argv) {
   run_case(gen, dir, "150", mixed, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
   const char *het[] = {"--hetero", "2", "--intervention", "shift", "--targets", "3", NULL};
   run_case(gen, dir, "150", het, (ctx){5, 10, 3, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
+  const char *iscm[] = {"--iscm", "--mechanism", "mlp", NULL};
+  run_case(gen, dir, "150", iscm, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
 
   tg_rmrf(dir);
   printf("test_gen_invariants: ok\n");

@@ -63,6 +63,7 @@ static double hetero_f(const twincache_graph *g, uint32_t j, const float *row) {
 typedef struct {
   int mechanism;
   int hetero;                /* the cache's noise is heteroscedastic */
+  int iscm;                  /* the cache is an iSCM */
   double e_sum, e_sq, e_n;   /* base-world standard noise e = r / (noise_scale sigma), gauss caches */
   double small_sigma, big_sigma; /* factors < 0.5, > 1.5 */
   uint64_t graphs, checked;
@@ -77,10 +78,16 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
   TC_REQUIRE(g->mechanism == cx->mechanism && (g->n_hidden > 0) == (g->mechanism != TWINCACHE_MECH_LINEAR),
              "graph %llu: mechanism %u", (unsigned long long)g->index, g->mechanism);
   TC_REQUIRE(!!(g->flags & TWINCACHE_GRAPH_HETERO) == cx->hetero, "graph %llu: flags", (unsigned long long)g->index);
+  /* raw worlds, or an iSCM's: node j's stored value is (x_j - mean_j) / std_j and its children
+   * read that value, so x_j = stored * std + mean = f_j(stored parents) + noise */
+  const int iscm = (g->flags & TWINCACHE_GRAPH_ISCM) != 0;
+  TC_REQUIRE(!(g->flags & TWINCACHE_GRAPH_STANDARDIZED) || iscm, "the equation test reads raw worlds or an iSCM's");
+  TC_REQUIRE(iscm == cx->iscm, "graph %llu: flags", (unsigned long long)g->index);
   for (uint32_t s = 0; cx->hetero && s < S; s++) /* the base world's standard noise */
     for (uint32_t j = 0; j < n; j++) {
       const float *b = g->base + (size_t)s * g->ld;
-      double h = hetero_f(g, j, b), e = (b[j] - block_f(g, j, b)) / (g->noise_scale[j] * h);
+      double xj = iscm ? (double)b[j] * g->norm_std[j] + g->norm_mean[j] : b[j];
+      double h = hetero_f(g, j, b), e = (xj - block_f(g, j, b)) / (g->noise_scale[j] * h);
       if (h < 1e-3) continue; /* e would be all rounding */
       cx->e_sum += e;
       cx->e_sq += e * e;
@@ -88,7 +95,6 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
       cx->small_sigma += h < 0.5;
       cx->big_sigma += h > 1.5;
     }
-  TC_REQUIRE(!(g->flags & TWINCACHE_GRAPH_STANDARDIZED), "the equation test reads raw worlds");
   uint32_t H = g->n_hidden, stride = H * n + 2 * H;
   for (uint32_t j = 0; H && j < n; j++) {
     int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
@@ -125,9 +131,11 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
       for (uint32_t j = 0; j < n; j++) {
         if (!desc[j] || (j == t && g->kind[k] == TWINCACHE_DO)) continue;
         /* x = f + e sigma (+ value on a shift target): r_x sigma_b = r_b sigma_x */
-        double rb = b[j] - block_f(g, j, b), rx = x[j] - block_f(g, j, x) - (j == t ? g->value[k] : 0.0);
+        double xb = iscm ? (double)b[j] * g->norm_std[j] + g->norm_mean[j] : b[j];
+        double xx = iscm ? (double)x[j] * g->norm_std[j] + g->norm_mean[j] : x[j];
+        double rb = xb - block_f(g, j, b), rx = xx - block_f(g, j, x) - (j == t ? g->value[k] : 0.0);
         double hb = hetero_f(g, j, b), hx = hetero_f(g, j, x);
-        double err = fabs(rx * hb - rb * hx) / (1.0 + fabs(x[j]) + fabs(b[j]));
+        double err = fabs(rx * hb - rb * hx) / (1.0 + fabs(xx) + fabs(xb));
         if (err > cx->worst) cx->worst = err;
         TC_REQUIRE(err < 2e-4, "graph %llu inter %u row %u node %u: residual %.9g in the twin, %.9g in base",
                    (unsigned long long)g->index, k, s, j, rx, rb);
@@ -201,6 +209,7 @@ static void build(const char *gen, const char *dir, const char *const *extra) {
 static eq_ctx equation_case(const char *gen, const char *dir, int mechanism, int hetero, const char *const *extra) {
   build(gen, dir, extra);
   eq_ctx cx = {.mechanism = mechanism, .hetero = hetero};
+  for (int i = 0; extra[i]; i++) cx.iscm |= strcmp(extra[i], "--iscm") == 0;
   uint64_t got = tg_for_each_graph(dir, check_equation, &cx);
   TC_REQUIRE(got > 0 && cx.checked > 1000, "%llu graphs, %llu residuals", (unsigned long long)got,
              (unsigned long long)cx.checked);
@@ -246,6 +255,14 @@ int main(int argc, char **argv) {
     TC_CHECK(fabs(mean) < 5.0 * se && fabs(var - 1.0) < 5.0 * sqrt(2.0) * se, "the noise is not N(0,1) after the factor");
     TC_CHECK(h.small_sigma > 0.05 * h.e_n && h.big_sigma > 0.05 * h.e_n, "the noise factor hardly varies");
   }
+  /* iSCM: the same equations on the stored (standardised) parents, with the
+   * base world's maps in the twin worlds; every base column has mean 0, std 1 */
+  const char *iscm_rff[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--intervention", "shift",
+                            "--iscm", "--mechanism", "rff", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_RFF, 0, iscm_rff);
+  const char *iscm_lin[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--iscm", "--hetero", "1",
+                            "--targets", "3", "--intervention", "shift", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_LINEAR, 1, iscm_lin);
   /* a per-node mixture draws each node's mechanism with the weights: the
    * counts of 400 graphs x 10 nodes within 5 binomial standard deviations */
   const char *mix[] = {"--graphs", "400", "--nodes", "10:10", "--samples", "4", "--intervention", "shift",
