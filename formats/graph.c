@@ -33,7 +33,10 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
   g->value = calloc(k, sizeof(float));
   g->base = calloc(s * n, sizeof(float));
   g->inter = calloc(k * s * n, sizeof(float));
-  if (!g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
+  g->node_mech = calloc(n, 1);
+  g->hetero_w = calloc(n * n, sizeof(float));
+  g->hetero_c = calloc(n, sizeof(float));
+  if (!g->node_mech || !g->hetero_w || !g->hetero_c || !g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
       !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter) {
     twincache_graph_free(g);
     return NULL;
@@ -54,6 +57,9 @@ void twincache_graph_free(twincache_graph *g) {
   free(g->value);
   free(g->base);
   free(g->inter);
+  free(g->node_mech);
+  free(g->hetero_w);
+  free(g->hetero_c);
   free(g);
 }
 

@@ -15,7 +15,7 @@ typedef struct tc_choice_table {
 
 /* Row order is the code: names[c] is the name of code c. */
 static const char *const k_families[] = {"er", "ba", "ws", "sf", "sbm", "rgg", "file", NULL};
-static const char *const k_mechanisms[] = {"linear", "mlp", NULL};
+static const char *const k_mechanisms[] = {"linear", "mlp", "rff", "sigmoid", "poly", "mixed", NULL};
 static const char *const k_noises[] = {"gauss", "laplace", "uniform", "cauchy", "gumbel", NULL};
 static const char *const k_kinds[] = {"do", "shift", NULL};
 
@@ -29,7 +29,7 @@ static const tc_choice_table k_tables[] = {
 
 _Static_assert(sizeof k_families / sizeof k_families[0] == TWINCACHE_FAMILY_COUNT + 1,
                "one name per enum twincache_family");
-_Static_assert(sizeof k_mechanisms / sizeof k_mechanisms[0] == TWINCACHE_MECH_MLP + 2,
+_Static_assert(sizeof k_mechanisms / sizeof k_mechanisms[0] == TWINCACHE_MECH_COUNT + 1,
                "one name per enum twincache_mechanism");
 _Static_assert(sizeof k_noises / sizeof k_noises[0] == TWINCACHE_NOISE_COUNT + 1,
                "one name per enum twincache_noise");

@@ -77,7 +77,21 @@ const char *twincache_strerror(int code);
 const char *twincache_last_error(void);
 
 /* ---- the decoded graph --------------------------------------------------- */
-enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
+/* Mechanisms (FORMAT.md 3.6): RFF, SIGMOID, POLY and MIXED from format version 4. Every mechanism but
+ * LINEAR stores H hidden units per node in the same block layout (W1, b1,
+ * w2) and differs in the function of a unit. */
+enum twincache_mechanism {
+  TWINCACHE_MECH_LINEAR = 0, /* x_j = sum_i w_ij x_i + e_j */
+  TWINCACHE_MECH_MLP = 1,    /* x_j = sum_h w2[h] tanh(W1[h].x + b1[h]) + e_j */
+  TWINCACHE_MECH_RFF = 2,    /* x_j = sum_h w2[h] cos(W1[h].x + b1[h]) + e_j: random Fourier
+                              * features, a draw from a GP prior with an RBF kernel */
+  TWINCACHE_MECH_SIGMOID = 3, /* x_j = sum_h w2[h] sigmoid(W1[h].x + b1[h]) + e_j, one unit per
+                               * parent (additive, CDT's sigmoid_add) */
+  TWINCACHE_MECH_POLY = 4,    /* x_j = sum_h w2[h] clamp(W1[h].x + b1[h], -4, 4)^2 + e_j, one unit
+                               * per parent (additive quadratic) */
+  TWINCACHE_MECH_MIXED = 5,   /* each node its own mechanism (< MIXED), recorded per node */
+  TWINCACHE_MECH_COUNT = 6
+};
 /* Noise families (FORMAT.md 3.6): CAUCHY and GUMBEL from format version 4. */
 enum twincache_noise {
   TWINCACHE_NOISE_GAUSS = 0,
@@ -107,7 +121,7 @@ enum twincache_family {
  * the Python package alike) ---------------------------------------------- */
 enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
-  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp */
+  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff sigmoid poly mixed */
   TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
   TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
 };
@@ -125,6 +139,8 @@ int twincache_choice_code(int choice, const char *name, size_t len);
 
 /* Graph flags. */
 #define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */
+#define TWINCACHE_GRAPH_HETERO 0x2u /* version 4: heteroscedastic noise (hetero_* valid), FORMAT.md 3.6 */
+#define TWINCACHE_GRAPH_ISCM 0x4u   /* version 4, with STANDARDIZED: an internally standardised SCM */
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
@@ -168,7 +184,7 @@ typedef struct twincache_graph {
    *     that encode needs all the ones its flags and mechanism use) ---- */
   uint8_t *adj;         /* (N, ld_adj) */
   float *weight;        /* (N, ld_adj) */
-  float *mlp;           /* (N, H*N + 2H) when mechanism == MLP */
+  float *mlp;           /* (N, H*N + 2H) when mechanism != LINEAR (MLP, RFF) */
   float *noise_scale;   /* (N) */
   float *norm_mean;     /* (N) when STANDARDIZED */
   float *norm_std;      /* (N) when STANDARDIZED */
@@ -177,6 +193,10 @@ typedef struct twincache_graph {
   float *value;         /* (K) do value or shift */
   float *base;          /* (S, ld) */
   float *inter;         /* (K, S, ld) */
+  uint8_t *node_mech;   /* (N) when mechanism == MIXED: node j's mechanism, < MIXED (a
+                         * linear node's weights are in `weight`, another's in its block) */
+  float *hetero_w;      /* (N, ld_adj) when HETERO: v_ij of the noise scale, 0 off the edges */
+  float *hetero_c;      /* (N) when HETERO: c_j */
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
@@ -270,7 +290,7 @@ typedef struct twincache_frame_view {
   uint64_t n_cols;             /* C: stored twin columns, all interventions */
   const uint8_t *adj;          /* (N, R) children of node i: row i */
   const uint8_t *weight;       /* (E) f32: linear weight of each edge, edges row-major */
-  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when MLP, else NULL */
+  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when not LINEAR, else NULL */
   const uint8_t *noise_scale;  /* (N) f32 */
   const uint8_t *norm_mean;    /* (N) f32 when STANDARDIZED, else NULL */
   const uint8_t *norm_std;     /* (N) f32 when STANDARDIZED, else NULL */
@@ -285,6 +305,9 @@ typedef struct twincache_frame_view {
    * desc[k] in increasing node order, except a DO target's (whose column is
    * value[k] in every row): twin world k equals base but for these columns */
   const uint8_t *cols;
+  const uint8_t *node_mech;    /* (N) u8 when MIXED: each node's mechanism, else NULL */
+  const uint8_t *hetero_w;     /* (E) f32 when HETERO: v of each edge, edges row-major, else NULL */
+  const uint8_t *hetero_c;     /* (N) f32 when HETERO, else NULL */
 } twincache_frame_view;
 
 /* Decodes one frame into *v without building any world: the same

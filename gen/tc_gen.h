@@ -54,13 +54,20 @@ typedef struct tc_gen_config {
   const struct tc_gen_dag_file *dag_file; /* file: the loaded DAG (tc_gen_dag_file_load) */
   uint32_t nodes_min, nodes_max;
   uint32_t samples;         /* S, shared by every world */
-  int mechanism;            /* enum twincache_mechanism */
+  int mechanism;            /* enum twincache_mechanism; MIXED: per node, from mechs */
+  uint32_t n_mechs;         /* MIXED: components, 2..TWINCACHE_MECH_MIXED */
+  uint8_t mechs[TWINCACHE_MECH_MIXED];       /* MIXED: distinct codes < MIXED */
+  double mech_weights[TWINCACHE_MECH_MIXED]; /* MIXED: > 0; node j draws mechs[k] with w_k / sum w */
   double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
   uint32_t mlp_hidden;      /* H */
   double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|), b1 ~ N(0, (A/2)^2); nonlinearity strength */
+  uint32_t rff_features;    /* RFF: M features per node (the frames' H) */
+  double rff_lengthscale;   /* RFF: l, the RBF kernel's length scale: W1 ~ N(0, 1/l^2) */
   int noise;                /* enum twincache_noise */
+  double hetero;            /* V > 0: heteroscedastic noise, v_ij ~ N(0, V^2/|pa|), c_j ~ U[-1/2, 1/2) */
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */
+  int iscm;                 /* 0/1: internally standardised SCM (stored standardised, flags STANDARDIZED|ISCM) */
   int intervention;         /* enum twincache_inter_kind */
   uint32_t targets;         /* 0 = every node, else K random distinct nodes */
   int value_dist;           /* enum tc_gen_value_dist */
@@ -105,6 +112,13 @@ void tc_gen_dag_file_free(tc_gen_dag_file *f);
  * Returns 0, or TWINCACHE_EINVAL (c unchanged) with twincache_last_error()
  * saying what is wrong. */
 int tc_gen_parse_graph(tc_gen_config *c, const char *spec);
+/* Parses a --mechanism value into c: a name ("rff") or a per-node mixture
+ * "linear:0.5,mlp:0.3,rff:0.2" (distinct mechanisms other than "mixed",
+ * weights > 0, finite; one component is that mechanism alone). Returns 0,
+ * or TWINCACHE_EINVAL (c unchanged) with twincache_last_error() set. */
+int tc_gen_parse_mechanism(tc_gen_config *c, const char *spec);
+/* 1 when mechanism m is c's or a component of its mixture. */
+int tc_gen_uses_mechanism(const tc_gen_config *c, int m);
 /* 1 when family f is a component of c's --graph. */
 int tc_gen_has_family(const tc_gen_config *c, int f);
 

@@ -35,9 +35,13 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->weight_max = 2.0;
   c->mlp_hidden = 8;
   c->mlp_scale = 4.0;
+  c->rff_features = 16;
+  c->rff_lengthscale = 1.0;
   c->noise = TWINCACHE_NOISE_GAUSS;
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
+  c->hetero = 0.0;
+  c->iscm = 0;
   c->standardize = 0;
   c->intervention = TWINCACHE_DO;
   c->targets = 0;
@@ -83,6 +87,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
+  if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
   uint64_t worlds_bytes;
@@ -187,6 +192,58 @@ int tc_gen_parse_graph(tc_gen_config *c, const char *spec) {
 
 /* The --graph value as the config stores it: "er", or "er:0.5 sf:0.29999999999999999"
  * (weights %.17g, space-separated: no comma inside a config value). */
+int tc_gen_parse_mechanism(tc_gen_config *c, const char *spec) {
+  uint8_t code[TWINCACHE_MECH_MIXED];
+  double wt[TWINCACHE_MECH_MIXED];
+  uint32_t n = 0;
+  const char *p = spec;
+  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: empty value");
+  for (;;) {
+    size_t len = strcspn(p, ":,");
+    int m = twincache_choice_code(TWINCACHE_CHOICE_MECHANISM, p, len);
+    if (m < 0 || m == TWINCACHE_MECH_MIXED)
+      return tc_error_set(TWINCACHE_EINVAL, "--mechanism: unknown mechanism '%.*s'", (int)(len > 32 ? 32 : len), p);
+    if (n == TWINCACHE_MECH_MIXED) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: too many components");
+    for (uint32_t q = 0; q < n; q++)
+      if (code[q] == m) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: '%.*s' twice", (int)len, p);
+    code[n] = (uint8_t)m;
+    wt[n] = 1.0;
+    p += len;
+    if (*p == ':') {
+      char *end;
+      wt[n] = strtod(p + 1, &end);
+      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
+        return tc_error_set(TWINCACHE_EINVAL, "--mechanism: bad weight after '%.*s:' (a number > 0)", (int)len,
+                            p - len);
+      p = end;
+    } else if (*p == ',' || n > 0) {
+      return tc_error_set(TWINCACHE_EINVAL, "--mechanism: a mixture needs NAME:WEIGHT for every component");
+    }
+    n++;
+    if (*p == 0) break;
+    p++; /* ',' */
+    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: trailing ','");
+  }
+  if (n == 1) {
+    c->mechanism = code[0];
+    c->n_mechs = 0;
+    return TWINCACHE_OK;
+  }
+  c->mechanism = TWINCACHE_MECH_MIXED;
+  c->n_mechs = n;
+  memcpy(c->mechs, code, n);
+  memcpy(c->mech_weights, wt, n * sizeof(double));
+  return TWINCACHE_OK;
+}
+
+int tc_gen_uses_mechanism(const tc_gen_config *c, int m) {
+  if (c->mechanism == m) return 1;
+  if (c->mechanism != TWINCACHE_MECH_MIXED) return 0;
+  for (uint32_t k = 0; k < c->n_mechs; k++)
+    if (c->mechs[k] == m) return 1;
+  return 0;
+}
+
 static void graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
   size_t used = 0;
   buf[0] = 0;
@@ -215,6 +272,14 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
     ADD(",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks, c->sbm_p_in,
         c->sbm_p_out);
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_RGG)) ADD(",\"rgg_radius\":%.17g", c->rgg_radius);
+  if (c->mechanism == TWINCACHE_MECH_MIXED) /* "linear:0.5 mlp:0.5": no comma in a value */
+    for (uint32_t k = 0; k < c->n_mechs; k++)
+      ADD("%s%s:%.17g%s", k ? " " : ",\"mechanisms\":\"", choice(TWINCACHE_CHOICE_MECHANISM, c->mechs[k]),
+          c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
+  if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
+  if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
+  if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
+    ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)
     ADD(",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
         (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);

@@ -49,6 +49,8 @@ struct tc_gen_worker {
   uint32_t *pa_start;/* (n+1) CSR of parents, ascending node index */
   uint32_t *pa_idx;  /* (n*n) */
   float *pa_w;       /* (n*n) linear weights, aligned with pa_idx */
+  uint8_t *node_mech; /* (n) enum twincache_mechanism of each node */
+  float *het_w;       /* (n*n) heteroscedastic v, aligned with pa_idx */
   uint32_t *changed; /* (n) scratch of the target draw */
 };
 
@@ -64,6 +66,8 @@ void tc_gen_worker_free(tc_gen_worker *w) {
   free(w->pa_start);
   free(w->pa_idx);
   free(w->pa_w);
+  free(w->node_mech);
+  free(w->het_w);
   free(w->changed);
   free(w->batch_off);
   free(w->batch_family);
@@ -99,6 +103,8 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->pa_start = malloc((w->nmax + 1) * sizeof(uint32_t));
   w->pa_idx = malloc(nn * sizeof(uint32_t));
   w->pa_w = malloc(nn * sizeof(float));
+  w->node_mech = malloc(w->nmax);
+  w->het_w = malloc(nn * sizeof(float));
   w->changed = malloc(w->nmax * sizeof(uint32_t));
   size_t max_edges = (size_t)w->nmax * (w->nmax - 1) / 2;
   w->batch_cap = (uint32_t)(8192 / (max_edges + 1));
@@ -109,7 +115,7 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   w->batch_edges = malloc((w->batch_cap * max_edges + 1) * 2 * sizeof(uint16_t));
   if (!w->batch_off || !w->batch_edges || !w->batch_family ||
       !w->g || !w->sampler || !w->perm || !w->rank ||
-      !w->pa_start || !w->pa_idx || !w->pa_w || !w->changed) {
+      !w->pa_start || !w->pa_idx || !w->pa_w || !w->node_mech || !w->het_w || !w->changed) {
     tc_gen_worker_free(w);
     return NULL;
   }
@@ -236,7 +242,8 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->n_hidden = w->hidden;
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
-  g->flags = c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
+  g->flags = (uint8_t)((c->standardize || c->iscm ? TWINCACHE_GRAPH_STANDARDIZED : 0u) |
+                       (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u) | (c->iscm ? TWINCACHE_GRAPH_ISCM : 0u));
   g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
@@ -266,8 +273,41 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
   }
   w->pa_start[n] = q;
   tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start, .pa_idx = w->pa_idx,
-                     .pa_w = w->pa_w};
-  tc_gen_mech_get(c->mechanism)->draw(c, &p, rw); /* checked by tc_gen_config_check */
+                     .pa_w = w->pa_w, .node_mech = w->node_mech};
+  memset(g->weight, 0, (size_t)n * n * sizeof(float));
+  for (uint32_t e = 0; e < q; e++) w->pa_w[e] = 0.0f;
+  if (w->hidden) memset(g->mlp, 0, (size_t)n * (w->hidden * n + 2 * w->hidden) * sizeof(float));
+  double total = 0.0;
+  for (uint32_t k = 0; c->mechanism == TWINCACHE_MECH_MIXED && k < c->n_mechs; k++) total += c->mech_weights[k];
+  for (uint32_t j = 0; j < n; j++) {
+    int m = c->mechanism;
+    if (m == TWINCACHE_MECH_MIXED) { /* node j's component: one uniform of the weights stream */
+      double u = tc_rng_uniform(rw) * total, acc = 0.0;
+      m = c->mechs[c->n_mechs - 1];
+      for (uint32_t k = 0; k < c->n_mechs; k++) {
+        acc += c->mech_weights[k];
+        if (u < acc) {
+          m = c->mechs[k];
+          break;
+        }
+      }
+    }
+    w->node_mech[j] = (uint8_t)m;
+    tc_gen_mech_get(m)->draw_node(c, &p, j, rw); /* checked by tc_gen_config_check */
+  }
+  if (g->node_mech) memcpy(g->node_mech, w->node_mech, n);
+  if (c->hetero > 0.0) { /* heteroscedastic noise, after every mechanism draw (FORMAT.md 3.6) */
+    memset(g->hetero_w, 0, (size_t)n * n * sizeof(float));
+    for (uint32_t j = 0; j < n; j++) {
+      uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
+      double sv = c->hetero / sqrt(npa ? (double)npa : 1.0);
+      for (uint32_t e = w->pa_start[j]; e < w->pa_start[j + 1]; e++) {
+        w->het_w[e] = (float)(sv * tc_rng_normal(rw));
+        g->hetero_w[(size_t)w->pa_idx[e] * n + j] = w->het_w[e];
+      }
+      g->hetero_c[j] = (float)tc_rng_range(rw, -0.5, 0.5);
+    }
+  }
 }
 
 /* Interventions (inter stream): K targets (every node, or K distinct random
@@ -320,15 +360,17 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   draw_parameters(w, &rw, n);
   draw_interventions(w, &ri, n);
   twincache_graph *g = w->g;
-  const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize,
+  const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize || c->iscm,
+                    .iscm = c->iscm,
                     .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
-                    .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp,
+                    .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
+                    .het_w = c->hetero > 0.0 ? w->het_w : NULL, .het_c = c->hetero > 0.0 ? g->hetero_c : NULL,
                     .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
                     .kind = g->kind, .value = g->value};
   const uint32_t S = c->samples;
   const size_t sn = (size_t)S * n;
   if (S == 0) { /* an SCM-only frame: no worlds; the normalisation is the identity */
-    for (uint32_t j = 0; c->standardize && j < n; j++) {
+    for (uint32_t j = 0; (c->standardize || c->iscm) && j < n; j++) {
       g->norm_mean[j] = 0.0f;
       g->norm_std[j] = 1.0f;
     }

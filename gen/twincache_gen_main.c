@@ -29,6 +29,10 @@ static int parse_graph(const char *v, const tc_opt *o) {
   return tc_gen_parse_graph((tc_gen_config *)o->dst, v) ? -1 : 0;
 }
 
+static int parse_mechanism(const char *v, const tc_opt *o) {
+  return tc_gen_parse_mechanism((tc_gen_config *)o->dst, v) ? -1 : 0;
+}
+
 /* --targets all|K: 0 = every node. */
 static int parse_targets(const char *v, const tc_opt *o) {
   if (!strcmp(v, "all")) {
@@ -38,7 +42,7 @@ static int parse_targets(const char *v, const tc_opt *o) {
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
 }
 
-enum { N_GEN_OPTS = 40 };
+enum { N_GEN_OPTS = 52 };
 
 /* "a|b|c": the names of a choice from the format's one table (formats/names.c),
  * for --help. Joined once per process into buf. */
@@ -108,7 +112,12 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "sets --nodes) (default {})"},
       {.help = "mechanism and noise:"},
       {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
-       .kind = TC_OPT_CHOICE, .dst = &c->mechanism, .choices = twincache_choice_names(TWINCACHE_CHOICE_MECHANISM), .help = "linear SCM or random tanh MLP, additive noise (default {})"},
+       .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_mechanism, .def = "linear",
+       .expect = "a mechanism or a per-node mixture NAME:WEIGHT,... (e.g. linear:0.5,mlp:0.3,rff:0.2)",
+       .help = "linear SCM, random tanh MLP, random Fourier features (a GP\n"
+               "draw), additive sigmoids or additive clamped quadratics of\n"
+               "the parents, or a per-node mixture NAME:W,...; additive\n"
+               "noise (default {})"},
       {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
        .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "linear weights +-[LO,HI), random sign (default {})"},
@@ -117,16 +126,29 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
        .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|), biases\n"
                                    "~N(0,(A/2)^2); small A is nearly linear (default {})"},
+      {.name = "--rff-features", .meta = "M", .kind = TC_OPT_U32, .dst = &c->rff_features, .lo = 1,
+       .hi = TWINCACHE_MAX_HIDDEN, .help = "RFF: random Fourier features per node (default {})"},
+      {.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,
+       .fhi = 1000, .help = "RFF: the GP's RBF length scale; frequencies ~N(0,1/L^2)\n"
+                            "(default {})"},
       {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
        .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
        .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"
                "Gumbel(0,1) (default {})"},
+      {.name = "--hetero", .meta = "V", .kind = TC_OPT_F64, .dst = &c->hetero, .fhi = 100,
+       .help = "heteroscedastic noise: node j's noise scale times\n"
+               "1+tanh((c_j + v.x_pa)/2), v ~N(0,V^2/|pa|), c ~U[-1/2,1/2);\n"
+               "0 = off (default {})"},
       {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
        .dst2 = &c->noise_scale_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "per-node noise scale, uniform (default {})"},
       {.name = "--standardize", .kind = TC_OPT_SWITCH, .dst = &c->standardize,
        .help = "standardise every world by the base world's per-node\n"
                "mean/std; DO values are then in standard units (default {})"},
+      {.name = "--iscm", .kind = TC_OPT_SWITCH, .dst = &c->iscm,
+       .help = "internally standardised SCM (iSCM): each node standardised as it\n"
+               "is generated (base world's mean/std), its children read that;\n"
+               "twin worlds use the same maps (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
       {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
        .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v) or additive shift X += v (default {})"},

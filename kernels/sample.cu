@@ -9,6 +9,7 @@
 //                   in row order: the order scm/ sums them)
 //   twins   (g, s): row s of every twin world, then the base row standardised
 #include <cuda_runtime.h>
+#include <stdlib.h>
 
 #include "tc_kernels_error.h"
 #include "tc_sample_body.h"
@@ -46,6 +47,17 @@ extern "C" int twincache_sample_cuda(const twincache_scm_batch *b, float *noise,
   cudaStream_t s = (cudaStream_t)stream;
   uint64_t rows = (uint64_t)b->graphs * b->rows, cols = (uint64_t)b->graphs * b->nodes;
   if (rows == 0) return 0;
+  { /* an iSCM graph (flags bit 1) is refused: one copy of the G flag bytes, synchronous */
+    uint8_t *fl = (uint8_t *)malloc(b->graphs);
+    if (!fl) return TWINCACHE_KERNELS_EINVAL;
+    cudaError_t e = cudaMemcpyAsync(fl, b->flags, b->graphs, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    int iscm = 0;
+    for (uint32_t g = 0; e == cudaSuccess && g < b->graphs; g++) iscm |= (fl[g] & 2u) != 0;
+    free(fl);
+    cudaCheck(e);
+    if (iscm) return TWINCACHE_KERNELS_EINVAL;
+  }
   tc_sample_rows<<<blocks_for(rows), TC_SAMPLE_THREADS, 0, s>>>(*b, noise, base);
   launchCheck();
   tc_sample_columns<<<blocks_for(cols), TC_SAMPLE_THREADS, 0, s>>>(*b, base, mean, sd);

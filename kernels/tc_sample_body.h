@@ -9,7 +9,8 @@
  * tc_rng_init(row, j)), the same noise transforms (the ziggurat with tables
  * computed on the host, Laplace, uniform; log and exp from basic operations),
  * the same mechanisms (linear: acc = 0, acc += w x over parents ascending,
- * + e; MLP: out = 0, out += w2 tanh(b1 + W1 x), + e, with scm's float tanh),
+ * + e; MLP: out = 0, out += w2 tanh(b1 + W1 x), + e, with scm's float tanh;
+ * RFF, sigmoid and the clamped square the same with their unit functions),
  * the same twin rules and standardisation (double sums over rows in order).
  * Values agree bit for bit when no multiply-add is contracted: ISO C on the
  * host, nvcc --fmad=false on the device. test_sample_scm (CI) checks the C
@@ -175,11 +176,56 @@ TC_SB float tc_sb_tanhf(float x) { /* scm's tc_tanhf */
   return a < 0.3f ? small : big;
 }
 
+TC_SB float tc_sb_cosf(float x) { /* scm's tc_cosf */
+  float a = x < 0.0f ? -x : x;
+  a = a <= 65536.0f ? a : 65536.0f;
+  float kf = (float)(int32_t)(a * 0.159154937f + 0.5f);
+  float r = ((a - kf * 6.28125f) - kf * 1.93530717e-03f) - kf * 1.02533763e-11f;
+  r = r < 0.0f ? -r : r;
+  float sgn = r > 1.57079633f ? -1.0f : 1.0f;
+  r = r > 1.57079633f ? 3.14159274f - r : r;
+  float z = r * r;
+  float p = -1.0f / 87178291200.0f;
+  p = p * z + 1.0f / 479001600.0f;
+  p = p * z - 1.0f / 3628800.0f;
+  p = p * z + 1.0f / 40320.0f;
+  p = p * z - 1.0f / 720.0f;
+  p = p * z + 1.0f / 24.0f;
+  p = p * z - 0.5f;
+  p = p * z + 1.0f;
+  return sgn * p;
+}
+
+TC_SB float tc_sb_unit(int mech, float a) { /* the unit function of a block mechanism */
+  if (mech == 2) return tc_sb_cosf(a);
+  if (mech == 3) return 0.5f + 0.5f * tc_sb_tanhf(0.5f * a); /* sigmoid */
+  if (mech == 4) {                                           /* clamped square */
+    float c = a < -4.0f ? -4.0f : a;
+    c = c > 4.0f ? 4.0f : c;
+    return c * c;
+  }
+  return tc_sb_tanhf(a);
+}
+
+/* The noise term of node j: e, or e (1 + tanh(0.5 (c + sum v x))) (scm's add_noise). */
+TC_SB float tc_sb_noise_term(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
+  if (!b->het_c) return e;
+  const uint32_t N = b->nodes, n = b->n_nodes[g];
+  const uint8_t *adj = b->adj + (size_t)g * N * N;
+  const float *v = b->het_w + (size_t)g * N * N;
+  float acc = b->het_c[(size_t)g * N + j];
+  for (uint32_t i = 0; i < n; i++)
+    if (adj[(size_t)i * N + j]) acc += v[(size_t)i * N + j] * row[i];
+  return e * (1.0f + tc_sb_tanhf(0.5f * acc));
+}
+
 /* x_j of one row (N floats) before an intervention's change. */
 TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
   const uint32_t N = b->nodes, n = b->n_nodes[g], H = b->hidden;
   const uint8_t *adj = b->adj + (size_t)g * N * N;
-  if (!H) {
+  e = tc_sb_noise_term(b, g, j, row, e);
+  const int mech = b->mech ? b->mech[(size_t)g * N + j] : (H ? 1 : 0);
+  if (mech == 0) {
     const float *w = b->weight + (size_t)g * N * N;
     float acc = 0.0f;
     for (uint32_t i = 0; i < n; i++)
@@ -194,7 +240,7 @@ TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, con
     float a = b1[h];
     for (uint32_t i = 0; i < n; i++)
       if (adj[(size_t)i * N + j]) a += blk[(size_t)h * n + i] * row[i];
-    out += w2[h] * tc_sb_tanhf(a);
+    out += w2[h] * tc_sb_unit(mech, a);
   }
   return out + e;
 }

@@ -95,7 +95,8 @@ void twincache_expand_emulate(void *dense, const void *compact, const twincache_
  * struct whose array pointers are DEVICE pointers (zig tables included);
  * noise, mean, sd (scratch) and base, inter (out) are device arrays of the
  * sizes twincache_sample_cpu documents. Three kernels on `stream`.
- * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES. */
+ * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES or a graph is an iSCM
+ * (flags bit 1: the G flag bytes are copied to the host first, synchronously). */
 int twincache_sample_cuda(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
                           float *base, float *inter, void *stream);
 

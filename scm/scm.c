@@ -8,7 +8,7 @@
  * the float operations of the row-by-row definition, in the same order:
  * acc = 0; acc += w_q * x_q for each parent q ascending; x = acc + e (MLP:
  * out = 0; out += w2[h] * tanhf(b1[h] + sum W1 x) for h ascending; x = out
- * + e). */
+ * + e; RFF the same with cos). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -201,6 +201,49 @@ static inline float tc_tanhf(float x) {
   return a < 0.3f ? small : big;
 }
 
+/* ---- the RFF mechanism's cos ---------------------------------------------------
+ * cos of float32 from +, -, *, / and a float->int conversion only, for the
+ * same reasons as tc_tanhf (kernels/tc_sample_body.h repeats it). |x| is
+ * clamped at 65536 (NaN goes there too); a = |x| - k 2pi with k = round(|x| /
+ * 2pi) and 2pi in three parts (6.28125 exact in k * 6.28125 for k < 2^16),
+ * folded to [0, pi/2] by cos(a) = cos(-a) = -cos(pi - a), then Taylor to z^7,
+ * z = a^2 (truncation < 7e-11). Max error a few float ulp of 1 for |x| <= 100
+ * (the absolute error grows with |x| through the reduction: ~1e-6 at 65536). */
+static inline float tc_cosf(float x) {
+  float a = x < 0.0f ? -x : x;
+  a = a <= 65536.0f ? a : 65536.0f;
+  float kf = (float)(int32_t)(a * 0.159154937f + 0.5f);
+  float r = ((a - kf * 6.28125f) - kf * 1.93530717e-03f) - kf * 1.02533763e-11f;
+  r = r < 0.0f ? -r : r;
+  float sgn = r > 1.57079633f ? -1.0f : 1.0f;
+  r = r > 1.57079633f ? 3.14159274f - r : r;
+  float z = r * r;
+  float p = -1.0f / 87178291200.0f;
+  p = p * z + 1.0f / 479001600.0f;
+  p = p * z - 1.0f / 3628800.0f;
+  p = p * z + 1.0f / 40320.0f;
+  p = p * z - 1.0f / 720.0f;
+  p = p * z + 1.0f / 24.0f;
+  p = p * z - 0.5f;
+  p = p * z + 1.0f;
+  return sgn * p;
+}
+
+/* The unit functions of the additive mechanisms: sigmoid(a) = 1/(1 + e^-a)
+ * = (1 + tanh(a/2))/2 through scm's tanh, and the clamped square. */
+static inline float tc_sigmoidf(float a) { return 0.5f + 0.5f * tc_tanhf(0.5f * a); }
+static inline float tc_sqclampf(float a) {
+  float c = a < -4.0f ? -4.0f : a;
+  c = c > 4.0f ? 4.0f : c;
+  return c * c;
+}
+
+/* The mechanism of node j. */
+static inline int node_mechanism(const tc_scm *m, uint32_t j) {
+  if (m->node_mech) return m->node_mech[j];
+  return m->hidden ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+}
+
 struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
@@ -315,19 +358,40 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
   }
 }
 
+/* ---- the noise term ---------------------------------------------------------------
+ * The noise term of node j added to x (S): e, or with heteroscedastic noise
+ * e * (1 + tanh(0.5 (c_j + sum_q v_q x_q))), parents in order (sp->hid as
+ * scratch: the units are done with it). */
+static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                      float *restrict x, uint32_t S) {
+  if (!m->het_c) {
+    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+    return;
+  }
+  float *restrict g = sp->hid;
+  const float c = m->het_c[j];
+  for (uint32_t s = 0; s < S; s++) g[s] = c;
+  for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++) {
+    const float v = m->het_w[q], *restrict xp = sp->col[m->pa_idx[q]];
+    for (uint32_t s = 0; s < S; s++) g[s] += v * xp[s];
+  }
+  for (uint32_t s = 0; s < S; s++) x[s] += e[s] * (1.0f + tc_tanhf(0.5f * g[s]));
+}
+
 /* ---- mechanisms ----------------------------------------------------------------
  * Column j (S values) from the columns its parents read (col) and its noise
  * e (S), into x (S). Every world evaluates a node through this function. */
 static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
                         float *restrict x, uint32_t S) {
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
-  if (!m->hidden) {
+  const int mech = node_mechanism(m, j);
+  if (mech == TWINCACHE_MECH_LINEAR) {
     for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
       const float w = m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
       for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
     }
-    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+    add_noise(sp, m, j, e, x, S);
     return;
   }
   const uint32_t h_n = m->hidden, n = m->n;
@@ -342,43 +406,73 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
       const float w = w1[m->pa_idx[q]], *restrict xp = sp->col[m->pa_idx[q]];
       for (uint32_t s = 0; s < S; s++) a[s] += w * xp[s];
     }
-    for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
+    if (mech == TWINCACHE_MECH_RFF)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
+    else if (mech == TWINCACHE_MECH_SIGMOID)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sigmoidf(a[s]);
+    else if (mech == TWINCACHE_MECH_POLY)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sqclampf(a[s]);
+    else
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
   }
-  for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+  add_noise(sp, m, j, e, x, S);
 }
 
 /* ---- worlds ----------------------------------------------------------------- */
+/* Population mean and std of column x (S) into sp->norm_mean/std[j]. */
+static void column_stats(tc_scm_sampler *sp, uint32_t j, const float *xj, uint32_t S) {
+  double sum = 0.0, sq = 0.0;
+  for (uint32_t s = 0; s < S; s++) sum += xj[s];
+  double mean = sum / S;
+  for (uint32_t s = 0; s < S; s++) {
+    double d = xj[s] - mean;
+    sq += d * d;
+  }
+  double sd = sqrt(sq / S);
+  float fm = (float)mean, fs = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
+  if (!isfinite(fm) || fs == 0.0f) fs = 1.0f;
+  sp->norm_mean[j] = fm;
+  sp->norm_std[j] = fs;
+}
+
+/* iSCM: the base world with each column standardised as soon as it is made. */
+static void sample_base_iscm(tc_scm_sampler *sp, const tc_scm *m, uint32_t S) {
+  float *xb = sp->raw_base;
+  for (uint32_t r = 0; r < m->n; r++) {
+    uint32_t j = m->order[r];
+    float *x = xb + (size_t)j * S;
+    eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    column_stats(sp, j, x, S);
+    const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+    for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+  }
+}
+
 void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *base, uint32_t ld,
                         float *norm_mean, float *norm_std) {
   const uint32_t n = m->n;
   float *xb = sp->raw_base; /* (n, S) */
   for (uint32_t j = 0; j < n; j++) sp->col[j] = xb + (size_t)j * S;
+  sp->S = S;
+  sp->n_changed = 0;
+  if (m->iscm) { /* the columns are the stored values already */
+    sample_base_iscm(sp, m, S);
+    if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
+    if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    return;
+  }
   for (uint32_t r = 0; r < n; r++) {
     uint32_t j = m->order[r];
     eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
   }
-  sp->S = S;
-  sp->n_changed = 0;
   if (!m->standardize) {
     for (uint32_t s = 0; s < S; s++)
       for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
     return;
   }
-  for (uint32_t j = 0; j < n; j++) {
-    const float *xj = xb + (size_t)j * S;
-    double sum = 0.0, sq = 0.0;
-    for (uint32_t s = 0; s < S; s++) sum += xj[s];
-    double mean = sum / S;
-    for (uint32_t s = 0; s < S; s++) {
-      double d = xj[s] - mean;
-      sq += d * d;
-    }
-    double sd = sqrt(sq / S);
-    float fm = (float)mean, fs = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
-    if (!isfinite(fm) || fs == 0.0f) fs = 1.0f;
-    sp->norm_mean[j] = fm;
-    sp->norm_std[j] = fs;
-  }
+  for (uint32_t j = 0; j < n; j++) column_stats(sp, j, xb + (size_t)j * S, S);
   if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
   if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
   for (uint32_t s = 0; s < S; s++)
@@ -401,8 +495,9 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   for (uint32_t r = 0; r < n; r++)
     if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
   sp->n_changed = nc;
-  /* A DO value lives in the stored space: raw = v * sd + mean when standardised. */
-  float do_raw = m->standardize ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
+  /* A DO value lives in the stored space: raw = v * sd + mean when standardised
+   * (iSCM: the columns hold stored values, v itself). */
+  float do_raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];
     float *x = sp->raw_twin + (size_t)j * S;
@@ -412,6 +507,10 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
       eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
       if (j == t)
         for (uint32_t s = 0; s < S; s++) x[s] += v;
+      if (m->iscm) { /* the base world's map of node j */
+        const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+        for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+      }
     }
     sp->col[j] = x;
   }
@@ -428,7 +527,7 @@ static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, u
     return;
   }
   const float *x = sp->raw_twin + (size_t)j * S;
-  if (!m->standardize) {
+  if (!m->standardize || m->iscm) { /* iSCM: standardised already */
     for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
     return;
   }

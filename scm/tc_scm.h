@@ -37,9 +37,13 @@
  * tanh), the same on every machine. */
 typedef struct tc_scm {
   uint32_t n;              /* nodes, 1..TWINCACHE_MAX_NODES */
-  uint32_t hidden;         /* H: 0 = linear mechanism, else the MLP's hidden units */
+  uint32_t hidden;         /* H: 0 = linear mechanism, else the hidden units of a block */
   int noise;               /* enum twincache_noise */
   int standardize;         /* 1: worlds are standardised by the base world */
+  int iscm;                /* 1 (with standardize): internally standardised (iSCM): node j's
+                            * values are standardised as they are generated, by the base world's
+                            * mean and std of node j, and its children read those; twin worlds
+                            * apply the same per-node maps. A do() value is the standardised value */
   const uint8_t *adj;      /* (n, ld_adj): adj[i*ld_adj + j] = 1 <=> edge i -> j */
   uint32_t ld_adj;
   const uint32_t *order;   /* (n) a topological order of the nodes */
@@ -47,7 +51,17 @@ typedef struct tc_scm {
   const uint32_t *pa_idx;  /* (E) ascending within a node */
   const float *pa_w;       /* (E) linear weight of each parent (ignored for MLP) */
   const float *mlp;        /* (n, H*n + 2H) node blocks W1 (H,n), b1 (H), w2 (H), or NULL */
+  const uint8_t *node_mech;/* (n) enum twincache_mechanism of each node, or NULL: every node
+                            * linear when H = 0, MLP otherwise. A non-linear node reads its
+                            * block: sum_h w2[h] u(a_h), a_h = b1[h] + W1[h].x, with u = tanh
+                            * (MLP), cos (RFF), 1/(1+e^-a) (SIGMOID), clamp(a,-4,4)^2 (POLY),
+                            * scm's own float functions */
   const float *noise_scale;/* (n) */
+  const float *het_w;      /* (E) heteroscedastic noise: v of each parent (aligned with pa_idx), */
+  const float *het_c;      /* (n) and c_j; or both NULL (homoscedastic). The noise term of node j
+                            * is then noise_scale[j] * e_j * (1 + tanh((c_j + sum v x_pa) / 2)),
+                            * scm's tanh: x_j = f_j + e * sigma, acc = c, acc += v x in parent
+                            * order, sigma = 1 + tanh(0.5 acc) */
   uint32_t n_inter;        /* K */
   const uint16_t *target;  /* (K) */
   const uint8_t *kind;     /* (K) enum twincache_inter_kind */

@@ -17,6 +17,10 @@ struct tc_scm_store {
   float *pa_w;         /* (n*n) */
   float *mlp;          /* (n, H*n + 2H) */
   float *noise_scale;  /* (n) */
+  uint8_t *node_mech;  /* (n) */
+  float *hmat;         /* (n, n) heteroscedastic v of edge i -> j */
+  float *het_w;        /* (n*n) aligned with pa_idx */
+  float *het_c;        /* (n) */
   uint16_t *target;    /* (K) */
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
@@ -34,6 +38,10 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->pa_w);
   free(st->mlp);
   free(st->noise_scale);
+  free(st->node_mech);
+  free(st->hmat);
+  free(st->het_w);
+  free(st->het_c);
   free(st->target);
   free(st->kind);
   free(st->value);
@@ -61,12 +69,16 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->pa_w = malloc(nn * sizeof(float));
   st->mlp = malloc(mlp * sizeof(float));
   st->noise_scale = malloc(n * sizeof(float));
+  st->node_mech = malloc(n);
+  st->hmat = malloc(nn * sizeof(float));
+  st->het_w = malloc(nn * sizeof(float));
+  st->het_c = malloc(n * sizeof(float));
   st->target = malloc(k * sizeof(uint16_t));
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
   st->desc = malloc(k * n);
   if (!st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
-      !st->pa_w || !st->mlp || !st->noise_scale || !st->target || !st->kind || !st->value || !st->desc) {
+      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->hmat || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
   }
@@ -89,7 +101,9 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
     for (uint32_t j = 0; j < n; j++) {
       uint8_t bit = (uint8_t)((v->adj[(size_t)i * R + j / 8] >> (j % 8)) & 1u);
       st->adj[(size_t)i * n + j] = bit;
-      st->wmat[(size_t)i * n + j] = bit ? load_f32(v->weight + 4u * e++) : 0.0f;
+      st->wmat[(size_t)i * n + j] = bit ? load_f32(v->weight + 4u * e) : 0.0f;
+      st->hmat[(size_t)i * n + j] = bit && v->hetero_w ? load_f32(v->hetero_w + 4u * e) : 0.0f;
+      e += bit;
     }
   /* parents of j, ascending (the generator's order: its float sums follow it) */
   uint32_t q = 0;
@@ -100,6 +114,7 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
       if (st->adj[(size_t)i * n + j]) {
         st->pa_idx[q] = i;
         st->pa_w[q] = st->wmat[(size_t)i * n + j];
+        st->het_w[q] = st->hmat[(size_t)i * n + j];
         st->indeg[j]++;
         q++;
       }
@@ -127,11 +142,14 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
     st->kind[k] = v->kind[k];
     st->value[k] = v->value[k];
   }
+  for (uint32_t j = 0; j < n; j++)
+    st->node_mech[j] = v->mechanism == TWINCACHE_MECH_MIXED ? v->node_mech[j] : v->mechanism;
   memset(m, 0, sizeof *m);
   m->n = n;
   m->hidden = H;
   m->noise = v->noise;
   m->standardize = (v->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
+  m->iscm = (v->flags & TWINCACHE_GRAPH_ISCM) != 0;
   m->adj = st->adj;
   m->ld_adj = n;
   m->order = st->order;
@@ -139,6 +157,12 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->pa_idx = st->pa_idx;
   m->pa_w = st->pa_w;
   m->mlp = H ? st->mlp : NULL;
+  m->node_mech = st->node_mech;
+  if (v->hetero_c) {
+    for (uint32_t j = 0; j < n; j++) st->het_c[j] = load_f32(v->hetero_c + 4u * j);
+    m->het_w = st->het_w;
+    m->het_c = st->het_c;
+  }
   m->noise_scale = st->noise_scale;
   m->n_inter = v->n_inter;
   m->target = st->target;

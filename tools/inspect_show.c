@@ -69,7 +69,7 @@ static void show_json(const twincache_graph *g) {
   printf("\n  ],\n  \"weights\": ");
   json_matrix(g->weight, n, n, g->ld_adj, "  ");
   printf(",\n  \"mlp\": ");
-  if (g->mechanism == TWINCACHE_MECH_MLP && h > 0) {
+  if (g->mechanism != TWINCACHE_MECH_LINEAR && h > 0) {
     uint32_t stride = h * n + 2 * h;
     json_matrix(g->mlp, n, stride, stride, "  ");
   } else {
@@ -128,7 +128,7 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   printf("graph %llu: %u nodes, %llu edges, %u samples per world, %u interventions\n",
          (unsigned long long)g->index, n, (unsigned long long)tc_graph_edges(g), s_n, k_n);
   printf("family %s, mechanism %s", tc_family_name(g->family), tc_mechanism_name(g->mechanism));
-  if (g->mechanism == TWINCACHE_MECH_MLP) printf(" (%u hidden units)", h);
+  if (g->mechanism != TWINCACHE_MECH_LINEAR) printf(" (%u hidden units)", h);
   printf(", noise %s, %s\n", tc_noise_name(g->noise),
          standardized ? "standardised per node" : "not standardised");
 

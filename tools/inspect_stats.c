@@ -105,28 +105,43 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
  * squares fit x_j ~ 1 + pa(j) explains, R2_lin. Their ratio over a cache says
  * how much of the mechanisms a linear model recovers. scratch: (S*(N+2))
  * doubles. */
+static double unit_f(int mechanism, double a) { /* FORMAT.md 3.6, in double with libm */
+  switch (mechanism) {
+  case TWINCACHE_MECH_RFF: return cos(a);
+  case TWINCACHE_MECH_SIGMOID: return 1.0 / (1.0 + exp(-a));
+  case TWINCACHE_MECH_POLY: a = a < -4.0 ? -4.0 : a > 4.0 ? 4.0 : a; return a * a;
+  default: return tanh(a);
+  }
+}
+
 static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch) {
   uint32_t n = g->n_nodes, S = g->n_samples, H = g->n_hidden, stride = H * n + 2 * H;
   int std = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
+  /* an iSCM's mechanisms read the stored (standardised) parents; node j's own
+   * value before its map is stored * std + mean */
+  int iscm = (g->flags & TWINCACHE_GRAPH_ISCM) != 0;
+#define RAW(s_, j_) (iscm ? x[(size_t)(s_) * n + (j_)] * (double)g->norm_std[j_] + g->norm_mean[j_] \
+                          : x[(size_t)(s_) * n + (j_)])
   double *x = scratch, *q = scratch + (size_t)S * n, *y = q + S; /* x (S,n) raw; q (S) basis; y (S) */
   double *basis = y + S; /* (S, n) orthonormal basis of the parents' span */
   if (S < 3) return;
   for (uint32_t s = 0; s < S; s++)
     for (uint32_t j = 0; j < n; j++) {
       double v = g->base[(size_t)s * g->ld + j];
-      x[(size_t)s * n + j] = std ? v * g->norm_std[j] + g->norm_mean[j] : v;
+      x[(size_t)s * n + j] = std && !iscm ? v * g->norm_std[j] + g->norm_mean[j] : v;
     }
   for (uint32_t j = 0; j < n; j++) {
     uint32_t npa = 0;
     for (uint32_t i = 0; i < n; i++) npa += g->adj[(size_t)i * g->ld_adj + j] != 0;
     if (!npa || npa + 1 >= S) continue;
     double mean = 0, tss = 0, rss_mech = 0, rmean = 0;
-    for (uint32_t s = 0; s < S; s++) mean += x[(size_t)s * n + j];
+    for (uint32_t s = 0; s < S; s++) mean += RAW(s, j);
     mean /= S;
     for (uint32_t s = 0; s < S; s++) {
       const double *row = x + (size_t)s * n;
       double f = 0;
-      if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+      int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+      if (mech == TWINCACHE_MECH_LINEAR) {
         for (uint32_t i = 0; i < n; i++)
           if (g->adj[(size_t)i * g->ld_adj + j]) f += (double)g->weight[(size_t)i * g->ld_adj + j] * row[i];
       } else {
@@ -135,18 +150,18 @@ static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch)
           double a = blk[(size_t)H * n + h];
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
-          f += (double)blk[(size_t)H * n + H + h] * tanh(a);
+          f += (double)blk[(size_t)H * n + H + h] * unit_f(mech, a);
         }
       }
-      q[s] = row[j] - f; /* the noise term, scale * e */
+      q[s] = RAW(s, j) - f; /* the noise term, scale * e */
       rmean += q[s];
-      tss += (row[j] - mean) * (row[j] - mean);
+      tss += (RAW(s, j) - mean) * (RAW(s, j) - mean);
     }
     rmean /= S;
     for (uint32_t s = 0; s < S; s++) rss_mech += (q[s] - rmean) * (q[s] - rmean);
     if (!(tss > 0)) continue;
     /* least squares on 1 + parents: centre, modified Gram-Schmidt */
-    for (uint32_t s = 0; s < S; s++) y[s] = x[(size_t)s * n + j] - mean;
+    for (uint32_t s = 0; s < S; s++) y[s] = RAW(s, j) - mean;
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
       if (!g->adj[(size_t)i * g->ld_adj + j]) continue;
@@ -175,6 +190,7 @@ static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch)
     moments_add(&t->r2_mech, 1.0 - rss_mech / tss);
     moments_add(&t->r2_lin, 1.0 - rss_lin / tss);
   }
+#undef RAW
 }
 
 static double linear_share(const totals *t) {

@@ -9,7 +9,7 @@ from twincache import _capi as C
 
 def test_names_are_cs():
     assert twincache.cache.FAMILIES == ("er", "ba", "ws", "sf", "sbm", "rgg", "file")
-    assert twincache.cache.MECHANISMS == ("linear", "mlp")
+    assert twincache.cache.MECHANISMS == ("linear", "mlp", "rff", "sigmoid", "poly", "mixed")
     assert twincache.cache.NOISES[:3] == ("gauss", "laplace", "uniform")
     assert "cauchy" in twincache.cache.NOISES and "gumbel" in twincache.cache.NOISES
     assert twincache.cache.KINDS == ("do", "shift")
@@ -26,3 +26,19 @@ def test_mixture_families(tmp_root):
         fams = [c[i].family for i in range(len(c))]
         assert set(fams) == {"sf", "rgg"}
         assert c[0].noise == "gumbel"
+
+
+def test_mixture_mechanisms(tmp_root):
+    out = os.path.join(tmp_root, "mech-mixture")
+    twincache.generate(out, graphs=50, mechanism="linear:0.5,rff:0.3,sigmoid:0.2", samples=8,
+                       nodes="6:8", threads=2, progress=False)
+    with twincache.Cache(out) as c:
+        seen = set()
+        for i in range(len(c)):
+            g = c[i]
+            assert g.mechanism == "mixed" and len(g.node_mechanisms) == g.n_nodes
+            seen.update(g.node_mechanisms)
+            for j, m in enumerate(g.node_mechanisms):  # a linear node has no unit weights
+                if g.adj[:, j].any():  # (nor has a sigmoid root)
+                    assert (m == "linear") == (not g.mlp[j].any())
+        assert seen == {"linear", "rff", "sigmoid"}

@@ -33,7 +33,9 @@ class Graph:
     row s; target (K,) node index; kind (K,) 0=do 1=shift; value (K,) float32;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
     noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None;
-    family: the graph family's name ("unknown" in caches before format 4)."""
+    family: the graph family's name ("unknown" in caches before format 4);
+    node_mechanisms: each node's mechanism name (n,) when mechanism is
+    "mixed", else None."""
     index: int
     n_nodes: int
     n_samples: int
@@ -54,6 +56,7 @@ class Graph:
     norm_mean: Optional[np.ndarray]
     norm_std: Optional[np.ndarray]
     family: str = "unknown"
+    node_mechanisms: Optional[tuple] = None
 
 
 def _array(ptr, count, dtype):
@@ -181,7 +184,7 @@ class Cache(Closable):
         weight = _array(g.weight, n * lda, np.float32).reshape(n, lda)[:, :n].copy()
         stride = h * n + 2 * h
         mlp = (_array(g.mlp, n * stride, np.float32).reshape(n, stride)
-               if g.mechanism == 1 and h else None)
+               if g.mechanism != 0 and h else None)
         std = bool(g.flags & 1)
         return Graph(
             index=g.index, n_nodes=n, n_samples=s, n_inter=k, n_hidden=h,
@@ -191,7 +194,9 @@ class Cache(Closable):
             weight=weight, noise_scale=_array(g.noise_scale, n, np.float32), mlp=mlp,
             norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
             norm_std=_array(g.norm_std, n, np.float32) if std else None,
-            family=_name(FAMILIES, g.family))
+            family=_name(FAMILIES, g.family),
+            node_mechanisms=(tuple(_name(MECHANISMS, int(c)) for c in _array(g.node_mech, n, np.uint8))
+                             if MECHANISMS[g.mechanism:g.mechanism + 1] == ("mixed",) else None))
 
     def close(self):
         """Closes the cache (idempotent); graphs already returned stay valid.

@@ -457,6 +457,26 @@ int main(void) {
   TC_REQUIRE(twincache_frame_encode(cs, ref_g, frame, cap, &size) == 0);
   frame_attacks(frame, size, "mlp+shuffle");
   mlp_nonparent_rules(frame, size, cs);
+  { /* the RFF mechanism (code 2) is version 4's: the same frame relabelled
+     * RFF reads as version 4 and is corrupt as version 3 (whose MLP it was) */
+    uint8_t *h = malloc(size);
+    TC_REQUIRE(h);
+    memcpy(h, frame, size);
+    header_set(h, 23, 1, TWINCACHE_MECH_RFF);
+    TC_CHECK_RC(twincache_frame_decode(dc, h, size, out_g), TWINCACHE_OK);
+    TC_CHECK(out_g->mechanism == TWINCACHE_MECH_RFF);
+    header_set(h, 23, 1, TWINCACHE_MECH_COUNT);
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    header_set(h, 27, 1, 0);
+    header_set(h, 4, 2, 3);
+    header_set(h, 23, 1, TWINCACHE_MECH_RFF);
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    header_set(h, 23, 1, TWINCACHE_MECH_MLP);
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
+    header_set(h, 25, 1, h[25] | TWINCACHE_GRAPH_HETERO); /* nor the HETERO flag (version 4's) */
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    free(h);
+  }
 
   /* a chunk of three graphs */
   twincache_chunk_builder *b = twincache_chunk_builder_create();

@@ -8,7 +8,7 @@
 #include "tc_test.h"
 
 int main(void) {
-  const int counts[4] = {TWINCACHE_FAMILY_COUNT, TWINCACHE_MECH_MLP + 1, TWINCACHE_NOISE_COUNT,
+  const int counts[4] = {TWINCACHE_FAMILY_COUNT, TWINCACHE_MECH_COUNT, TWINCACHE_NOISE_COUNT,
                          TWINCACHE_SHIFT + 1};
   for (int ch = 0; ch < 4; ch++) {
     TC_CHECK(twincache_choice_count(ch) == counts[ch]);

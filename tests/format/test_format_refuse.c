@@ -108,6 +108,8 @@ int main(void) {
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = 7;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  g->mechanism = TWINCACHE_MECH_MIXED; /* mixed without hidden units */
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = TWINCACHE_MECH_LINEAR;
   g->noise = TWINCACHE_NOISE_COUNT;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);

@@ -296,7 +296,7 @@ int main(void) {
   dc = twincache_dctx_create();
   TC_REQUIRE(dc);
   uint64_t index = 0;
-  for (int mlp = 0; mlp < 2; mlp++)
+  for (int mlp = 0; mlp < 4; mlp++) /* linear, MLP, RFF, mixed */
     for (int kinds = 0; kinds < 3; kinds++)
       for (int stdz = 0; stdz < 2; stdz++) {
         /* K = all nodes, ld == N */
@@ -327,6 +327,11 @@ int main(void) {
   roundtrip(&full, 16);
   tf_spec none = {.seed = 8, .index = 13, .n = 16, .s = 8, .k = 16, .kinds = 0, .edge_p = 0.0};
   roundtrip(&none, 16);
+  for (int mlp = 0; mlp < 4; mlp++) { /* heteroscedastic noise with every mechanism kind */
+    tf_spec het = {.seed = 31, .index = 20 + (uint64_t)mlp, .n = 9, .s = 16, .k = 4, .mlp = mlp, .kinds = 2,
+                   .standardize = mlp & 1, .edge_p = 0.5, .hetero = 1};
+    roundtrip(&het, 11);
+  }
   tf_spec nok = {.seed = 8, .index = 14, .n = 9, .s = 20, .k = 0, .mlp = 1, .standardize = 1, .edge_p = 0.4};
   roundtrip(&nok, 9); /* no interventions at all */
   partial_arrays();

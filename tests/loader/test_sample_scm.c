@@ -20,9 +20,9 @@
 
 typedef struct packed { /* an SCM batch's arrays, G x (N, K, H) */
   uint32_t *n_nodes, *n_inter, *order;
-  uint8_t *flags, *noise, *adj, *kind, *desc;
+  uint8_t *flags, *noise, *adj, *kind, *desc, *mech;
   uint64_t *key;
-  float *weight, *mlp, *noise_scale, *value;
+  float *weight, *mlp, *noise_scale, *value, *het_w, *het_c;
   uint16_t *target;
 } packed;
 
@@ -30,12 +30,22 @@ static void pack_graph(twincache_scm_batch *b, packed *p, uint32_t g, const tc_s
   const uint32_t N = b->nodes, K = b->inter, H = b->hidden, n = m->n;
   p->n_nodes[g] = n;
   p->n_inter[g] = m->n_inter;
-  p->flags[g] = (uint8_t)(m->standardize ? 1 : 0);
+  p->flags[g] = (uint8_t)((m->standardize ? 1 : 0) | (m->iscm ? 2 : 0));
   p->noise[g] = (uint8_t)m->noise;
   p->key[g] = key;
   memset(p->adj + (size_t)g * N * N, 0, (size_t)N * N);
   memset(p->weight + (size_t)g * N * N, 0, (size_t)N * N * sizeof(float));
   for (uint32_t r = 0; r < n; r++) p->order[(size_t)g * N + r] = m->order[r];
+  memset(p->mech + (size_t)g * N, 0, N);
+  memset(p->het_w + (size_t)g * N * N, 0, (size_t)N * N * sizeof(float));
+  memset(p->het_c + (size_t)g * N, 0, (size_t)N * sizeof(float));
+  for (uint32_t j = 0; m->het_c && j < n; j++) {
+    p->het_c[(size_t)g * N + j] = m->het_c[j];
+    for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++)
+      p->het_w[(size_t)g * N * N + (size_t)m->pa_idx[q] * N + j] = m->het_w[q];
+  }
+  for (uint32_t j = 0; j < n; j++)
+    p->mech[(size_t)g * N + j] = m->node_mech ? m->node_mech[j] : (uint8_t)(H ? TWINCACHE_MECH_MLP : 0);
   for (uint32_t j = 0; j < n; j++) {
     p->noise_scale[(size_t)g * N + j] = m->noise_scale[j];
     for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++) {
@@ -80,6 +90,9 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   p.order = calloc((size_t)G * N, 4);
   p.flags = calloc(G, 1);
   p.noise = calloc(G, 1);
+  p.mech = calloc((size_t)G * N, 1);
+  p.het_w = calloc((size_t)G * N * N, 4);
+  p.het_c = calloc((size_t)G * N, 4);
   p.adj = calloc((size_t)G * N * N, 1);
   p.kind = calloc((size_t)G * K + 1, 1);
   p.desc = calloc((size_t)G * K * N + 1, 1);
@@ -91,7 +104,7 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   p.target = calloc((size_t)G * K + 1, 2);
   float *noise = calloc((size_t)G * S * N, 4), *mean = calloc((size_t)G * N, 4), *sd = calloc((size_t)G * N, 4);
   float *base = calloc((size_t)G * S * N, 4), *inter = calloc((size_t)G * K * S * N + 1, 4);
-  TC_REQUIRE(p.n_nodes && p.n_inter && p.order && p.flags && p.noise && p.adj && p.kind && p.desc &&
+  TC_REQUIRE(p.n_nodes && p.n_inter && p.order && p.flags && p.noise && p.mech && p.het_w && p.het_c && p.adj && p.kind && p.desc &&
              p.key && p.weight && p.mlp && p.noise_scale && p.value && p.target && noise && mean && sd &&
              base && inter);
   twincache_scm_batch sb = {.graphs = 0, .nodes = N, .inter = K, .hidden = H, .rows = S,
@@ -99,8 +112,9 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
                             .noise = p.noise, .key = p.key, .order = p.order, .adj = p.adj,
                             .weight = p.weight, .mlp = H ? p.mlp : NULL, .noise_scale = p.noise_scale,
                             .target = p.target, .kind = p.kind, .value = p.value, .desc = p.desc,
-                            .zig_x = zx, .zig_ratio = zr};
-  uint64_t graphs = 0, bad = 0;
+                            .zig_x = zx, .zig_ratio = zr, .mech = p.mech,
+                            .het_w = p.het_w, .het_c = p.het_c};
+  uint64_t graphs = 0, bad = 0, refused = 0;
   twincache_batch *b;
   while (twincache_loader_next(l, &b) == TWINCACHE_OK) {
     sb.graphs = b->n_graphs;
@@ -115,7 +129,16 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
       pack_graph(&sb, &p, g, &m, tc_scm_fresh_key(tag, b->graph_id[g], b->epoch));
       free(frame);
     }
-    twincache_sample_cpu(&sb, noise, mean, sd, base, inter);
+    int iscm = 0;
+    for (uint32_t g = 0; g < b->n_graphs; g++) iscm |= (p.flags[g] & 2u) != 0;
+    int rc = twincache_sample_cpu(&sb, noise, mean, sd, base, inter);
+    if (iscm) { /* the kernel refuses an internally standardised SCM, it does not guess */
+      TC_CHECK(rc == TWINCACHE_KERNELS_EINVAL, "%s: an iSCM batch was not refused", path);
+      refused++;
+      twincache_loader_release(l, b);
+      continue;
+    }
+    TC_CHECK(rc == 0);
     for (uint32_t g = 0; g < b->n_graphs; g++) {
       bad += memcmp(base + (size_t)g * S * N, b->base + (size_t)g * S * N, (size_t)S * N * 4) != 0;
       bad += memcmp(inter + (size_t)g * K * S * N, b->inter + (size_t)g * K * S * N, (size_t)K * S * N * 4) != 0;
@@ -123,11 +146,12 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
     }
     twincache_loader_release(l, b);
   }
-  TC_CHECK(graphs > 0);
+  TC_CHECK(graphs > 0 || refused > 0);
   TC_CHECK(bad == 0, "%s: %llu worlds of %llu graphs differ between the kernel's emulation and scm/", path,
            (unsigned long long)bad, (unsigned long long)graphs);
-  printf("%s: %llu graphs (2 epochs) bit-identical\n", path, (unsigned long long)graphs);
-  free(p.n_nodes), free(p.n_inter), free(p.order), free(p.flags), free(p.noise), free(p.adj);
+  printf("%s: %llu graphs (2 epochs) bit-identical, %llu iSCM batches refused\n", path, (unsigned long long)graphs,
+         (unsigned long long)refused);
+  free(p.n_nodes), free(p.n_inter), free(p.order), free(p.flags), free(p.noise), free(p.mech), free(p.het_w), free(p.het_c), free(p.adj);
   free(p.kind), free(p.desc), free(p.key), free(p.weight), free(p.mlp), free(p.noise_scale);
   free(p.value), free(p.target), free(noise), free(mean), free(sd), free(base), free(inter);
   tc_scm_store_free(st);

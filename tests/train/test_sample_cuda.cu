@@ -38,8 +38,10 @@ template <typename T> static T *device(const T *h, size_t n) {
 }
 
 // One random batch, sampled on both sides; returns the number of differences.
+// mixed: every node a random mechanism (linear, MLP, RFF, sigmoid, poly; H > 0);
+// het: heteroscedastic noise on every graph.
 static int one_batch(uint32_t G, uint32_t N, uint32_t K, uint32_t H, uint32_t S, const double *zx,
-                     const double *zr) {
+                     const double *zr, int mixed = 0, int het = 0) {
   uint32_t *n_nodes = host<uint32_t>(G), *n_inter = host<uint32_t>(G), *order = host<uint32_t>((size_t)G * N);
   uint8_t *flags = host<uint8_t>(G), *noise = host<uint8_t>(G), *adj = host<uint8_t>((size_t)G * N * N);
   uint8_t *kind = host<uint8_t>((size_t)G * K), *desc = host<uint8_t>((size_t)G * K * N);
@@ -48,6 +50,8 @@ static int one_batch(uint32_t G, uint32_t N, uint32_t K, uint32_t H, uint32_t S,
   float *weight = host<float>((size_t)G * N * N), *mlp = host<float>((size_t)G * mlp_per);
   float *scale = host<float>((size_t)G * N), *value = host<float>((size_t)G * K);
   uint16_t *target = host<uint16_t>((size_t)G * K);
+  uint8_t *mech = host<uint8_t>((size_t)G * N);
+  float *het_w = host<float>((size_t)G * N * N), *het_c = host<float>((size_t)G * N);
   for (uint32_t g = 0; g < G; g++) {
     uint32_t n = 1 + (uint32_t)(rnd() % N), k = (uint32_t)(rnd() % (K + 1));
     if (k > n) k = n;
@@ -72,6 +76,12 @@ static int one_batch(uint32_t G, uint32_t N, uint32_t K, uint32_t H, uint32_t S,
         }
     for (size_t q = 0; q < (size_t)n * (H * n + 2u * H); q++) mlp[(size_t)g * mlp_per + q] = uni(-1.5f, 1.5f);
     for (uint32_t j = 0; j < n; j++) scale[(size_t)g * N + j] = uni(0.5f, 1.5f);
+    for (uint32_t j = 0; j < n; j++) {
+      mech[(size_t)g * N + j] = (uint8_t)(mixed ? rnd() % 5 : (H ? 1 : 0));
+      het_c[(size_t)g * N + j] = uni(-0.5f, 0.5f);
+      for (uint32_t i = 0; i < n; i++)
+        if (adj[(size_t)g * N * N + (size_t)i * N + j]) het_w[(size_t)g * N * N + (size_t)i * N + j] = uni(-1.0f, 1.0f);
+    }
     for (uint32_t q = 0; q < k; q++) {
       uint32_t t = (uint32_t)(rnd() % n);
       target[(size_t)g * K + q] = (uint16_t)t;
@@ -85,11 +95,12 @@ static int one_batch(uint32_t G, uint32_t N, uint32_t K, uint32_t H, uint32_t S,
     }
   }
   twincache_scm_batch hb = {G, N, K, H, S, n_nodes, n_inter, flags, noise, key, order, adj, weight,
-                            H ? mlp : NULL, scale, target, kind, value, desc, zx, zr};
+                            H ? mlp : NULL, scale, target, kind, value, desc, zx, zr,
+                            mixed ? mech : NULL, het ? het_w : NULL, het ? het_c : NULL};
   size_t sn = (size_t)G * S * N, ksn = (size_t)G * K * S * N;
   float *noise_h = host<float>(sn), *mean_h = host<float>((size_t)G * N), *sd_h = host<float>((size_t)G * N);
   float *base_h = host<float>(sn), *inter_h = host<float>(ksn);
-  twincache_sample_cpu(&hb, noise_h, mean_h, sd_h, base_h, inter_h);
+  if (twincache_sample_cpu(&hb, noise_h, mean_h, sd_h, base_h, inter_h) != 0) return 1;
 
   twincache_scm_batch db = hb;
   db.n_nodes = device(n_nodes, G);
@@ -108,11 +119,27 @@ static int one_batch(uint32_t G, uint32_t N, uint32_t K, uint32_t H, uint32_t S,
   db.desc = device(desc, (size_t)G * K * N);
   db.zig_x = device(zx, 257);
   db.zig_ratio = device(zr, 256);
+  db.mech = mixed ? device(mech, (size_t)G * N) : NULL;
+  db.het_w = het ? device(het_w, (size_t)G * N * N) : NULL;
+  db.het_c = het ? device(het_c, (size_t)G * N) : NULL;
   float *noise_d = device<float>(NULL, sn), *mean_d = device<float>(NULL, (size_t)G * N);
   float *sd_d = device<float>(NULL, (size_t)G * N), *base_d = device<float>(NULL, sn);
   float *inter_d = device<float>(NULL, ksn);
   kernelCheckOrExit(twincache_sample_cuda(&db, noise_d, mean_d, sd_d, base_d, inter_d, NULL));
   cudaCheckOrExit(cudaDeviceSynchronize());
+  { // an iSCM graph (flags bit 1) is refused on both sides
+    uint8_t f0 = flags[0];
+    flags[0] |= 2u;
+    uint8_t *flags_d = device(flags, G);
+    twincache_scm_batch rb = db;
+    rb.flags = flags_d;
+    if (twincache_sample_cpu(&hb, noise_h, mean_h, sd_h, base_h, inter_h) != TWINCACHE_KERNELS_EINVAL ||
+        twincache_sample_cuda(&rb, noise_d, mean_d, sd_d, base_d, inter_d, NULL) != TWINCACHE_KERNELS_EINVAL) {
+      fprintf(stderr, "an iSCM batch was not refused\n");
+      return 1;
+    }
+    flags[0] = f0;
+  }
   float *base_g = host<float>(sn), *inter_g = host<float>(ksn);
   cudaCheckOrExit(cudaMemcpy(base_g, base_d, sn * sizeof(float), cudaMemcpyDeviceToHost));
   cudaCheckOrExit(cudaMemcpy(inter_g, inter_d, ksn * sizeof(float), cudaMemcpyDeviceToHost));
@@ -143,7 +170,8 @@ int main(int argc, char **argv) {
   double zx[257], zr[256];
   twincache_sample_tables(zx, zr);
   int bad = one_batch(64, 12, 12, 0, 200, zx, zr) + one_batch(48, 30, 3, 8, 800, zx, zr) +
-            one_batch(32, 9, 9, 4, 64, zx, zr);
+            one_batch(32, 9, 9, 4, 64, zx, zr) + one_batch(32, 10, 10, 9, 64, zx, zr, 1, 0) +
+            one_batch(32, 10, 5, 6, 128, zx, zr, 1, 1) + one_batch(32, 8, 8, 0, 64, zx, zr, 0, 1);
   if (bad) {
     fprintf(stderr, "test_sample_cuda: %d worlds differ between the device and the emulation\n", bad);
     return 1;
