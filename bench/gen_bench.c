@@ -29,7 +29,26 @@ static void remove_dir(const char *dir) {
 /* Every flag, once: parsing and --help. */
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
 
-static size_t bench_opts(uint64_t *graphs, int *level, int *encoding, int *json, tc_opt *o) {
+/* --graph SPEC: checked by the generator's own parser; kept as text. */
+static int parse_graph(const char *v, const tc_opt *o) {
+  tc_gen_config c;
+  tc_gen_config_default(&c);
+  if (tc_gen_parse_graph(&c, v) || tc_gen_has_family(&c, TWINCACHE_FAMILY_FILE)) return -1;
+  *(const char **)o->dst = v;
+  return 0;
+}
+
+/* --mechanism SPEC: checked by the generator's own parser; kept as text. */
+static int parse_mechanism(const char *v, const tc_opt *o) {
+  tc_gen_config c;
+  tc_gen_config_default(&c);
+  if (tc_gen_parse_mechanism(&c, v)) return -1;
+  *(const char **)o->dst = v;
+  return 0;
+}
+
+static size_t bench_opts(uint64_t *graphs, int *level, int *encoding, int *json, const char **graph,
+                         const char **mechanism, tc_opt *o) {
   const tc_opt t[] = {
       {.name = "--graphs", .meta = "N", .kind = TC_OPT_U64, .dst = graphs, .lo = 1, .hi = TC_GEN_MAX_GRAPHS,
        .help = "graphs per run (default {})"},
@@ -37,6 +56,12 @@ static size_t bench_opts(uint64_t *graphs, int *level, int *encoding, int *json,
        .def = "twincache-gen's default, 1", .help = "zstd level of the small encoding (default: {})"},
       {.name = "--encoding", .meta = "fast|small", .kind = TC_OPT_CHOICE, .dst = encoding,
        .choices = k_encodings, .def = "fast", .help = "frame encoding (default {})"},
+      {.name = "--graph", .meta = "SPEC", .kind = TC_OPT_CUSTOM, .dst = graph, .parse = parse_graph,
+       .def = "er", .expect = "a family or FAMILY:WEIGHT,... as twincache-gen takes (not file)",
+       .help = "graph family or mixture (default {})"},
+      {.name = "--mechanism", .meta = "SPEC", .kind = TC_OPT_CUSTOM, .dst = mechanism, .parse = parse_mechanism,
+       .def = "linear", .expect = "a mechanism or NAME:WEIGHT,... as twincache-gen takes",
+       .help = "mechanism or per-node mixture, at its defaults (default {})"},
       {.name = "--json", .kind = TC_OPT_SWITCH, .dst = json, .help = "one JSON object instead of the table"},
       {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
   };
@@ -45,10 +70,11 @@ static size_t bench_opts(uint64_t *graphs, int *level, int *encoding, int *json,
 }
 
 static void usage(FILE *f, const tc_opt *o, size_t n) {
-  fprintf(f, "usage: twincache-gen-bench [--graphs N] [--zstd-level L] [--encoding fast|small] [--json]\n");
+  fprintf(f, "usage: twincache-gen-bench [--graphs N] [--zstd-level L] [--encoding fast|small] [--graph SPEC] [--mechanism SPEC] [--json]\n");
   tc_args_help(f, o, n, 19);
   fprintf(f,
-          "Runs the default workload (5-10 nodes, ER p=0.3, 64 samples, do() on every node)\n"
+          "Runs the default workload (5-10 nodes, ER p=0.3, 64 samples, do() on every node;\n"
+          "--graph picks another family, --mechanism another mechanism, with their default options)\n"
           "with 1 and 2 threads in a temporary directory (under $TMPDIR or /tmp).\n"
           "Exit status: 0 ok, 1 the generator failed, 2 usage error.\n");
 }
@@ -56,9 +82,11 @@ static void usage(FILE *f, const tc_opt *o, size_t n) {
 int main(int argc, char **argv) {
   uint64_t graphs = 200000;
   int json = 0, level = 0, encoding = TWINCACHE_ENCODING_FAST;
-  tc_opt opts[8]; /* >= the rows of bench_opts */
+  const char *graph = "er";
+  const char *mechanism = "linear";
+  tc_opt opts[9]; /* >= the rows of bench_opts */
   tc_args_error e;
-  size_t n_opts = bench_opts(&graphs, &level, &encoding, &json, opts);
+  size_t n_opts = bench_opts(&graphs, &level, &encoding, &json, &graph, &mechanism, opts);
   if (tc_args_parse(argc, argv, opts, n_opts, &e) != TC_ARGS_OK) {
     if (e.status == TC_ARGS_HELP) usage(stdout, opts, n_opts);
     return tc_args_report(stderr, "twincache-gen-bench", &e);
@@ -77,6 +105,8 @@ int main(int argc, char **argv) {
     c.quiet = 1;
     if (level) c.zstd_level = level;
     c.encoding = encoding;
+    tc_gen_parse_mechanism(&c, mechanism); /* checked while parsing */
+    tc_gen_parse_graph(&c, graph); /* checked while parsing */
     int rc = tc_gen_run(&c, NULL, &res[run]);
     remove_dir(dir);
     if (rc) {
@@ -86,8 +116,8 @@ int main(int argc, char **argv) {
   }
   if (json) {
     const tc_gen_result *r2 = &res[1];
-    printf("{\"graphs_per_s\":%.1f,\"bytes_per_graph\":%.1f,\"raw_ratio\":%.4f,\"threads\":2,\"runs\":[",
-           r2->graphs_new / r2->seconds, (double)r2->stats.frame_bytes / r2->graphs_total,
+    printf("{\"graph\":\"%s\",\"mechanism\":\"%s\",\"graphs_per_s\":%.1f,\"bytes_per_graph\":%.1f,\"raw_ratio\":%.4f,\"threads\":2,\"runs\":[",
+           graph, mechanism, r2->graphs_new / r2->seconds, (double)r2->stats.frame_bytes / r2->graphs_total,
            (double)r2->stats.frame_bytes / r2->stats.raw_bytes);
     for (int run = 0; run < 2; run++) {
       const tc_gen_result *r = &res[run];
@@ -105,8 +135,9 @@ int main(int argc, char **argv) {
     printf("]}\n");
     return 0;
   }
-  printf("twincache-gen-bench: default workload, %llu graphs per run, chunk %u graphs\n",
-         (unsigned long long)graphs, res[0].chunk_graphs);
+  printf("twincache-gen-bench: default workload, --graph %s --mechanism %s, %llu graphs per run, chunk %u graphs\n",
+         graph, mechanism, (unsigned long long)graphs,
+         res[0].chunk_graphs);
   printf("%-8s %10s %12s %8s %10s %9s | %9s %9s %9s %9s %9s %9s %9s\n", "threads", "seconds", "graphs/s",
          "MB/s", "B/graph", "raw ratio", "sample s", "enc+zstd", "igraph s", "locked s", "wait s",
          "lmdb s", "wr cpu s");

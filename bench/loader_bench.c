@@ -26,7 +26,7 @@
  *
  * usage: twincache-loader-bench --cache DIR [--threads T] [--batch G]
  *                               [--epochs E] [--repeat R] [--layout dense|compact] [--warm]
- *                               [--json]
+ *                               [--fresh-rows S] [--json]
  *
  * Bytes moved per graph: the slab bytes a consumer copies per graph (dense:
  * the whole slab; compact: the used prefix of each compact slab). */
@@ -53,6 +53,7 @@ typedef struct bench_args {
   int layout; /* TWINCACHE_LAYOUT_*: the position in k_layouts */
   int warm;
   int json;
+  uint32_t fresh_rows; /* 0: stored worlds; else fresh worlds of this many rows */
 } bench_args;
 
 static const char *const k_layouts[] = {"dense", "compact", NULL};
@@ -87,6 +88,9 @@ static size_t bench_opts(bench_args *a, tc_opt *o) {
        .help = "runs per thread count, the fastest is kept (default {})"},
       {.name = "--layout", .meta = "dense|compact", .kind = TC_OPT_CHOICE, .dst = &a->layout,
        .choices = k_layouts, .help = "batch layout the loader fills (default {})"},
+      {.name = "--fresh-rows", .meta = "S", .kind = TC_OPT_U32, .dst = &a->fresh_rows, .lo = 0,
+       .hi = TWINCACHE_MAX_SAMPLES,
+       .help = "fresh worlds of S rows sampled from the stored SCMs (0 = the stored worlds) (default {})"},
       {.name = "--warm", .kind = TC_OPT_SWITCH, .dst = &a->warm,
        .help = "keep the cache mapped across runs: measure later epochs, not the first"},
       {.name = "--json", .kind = TC_OPT_SWITCH, .dst = &a->json,
@@ -118,7 +122,7 @@ static void usage(FILE *f) {
 
 /* Parses argv into *a; a bad flag or value exits 2 with one line naming it. */
 static void parse_args(int argc, char **argv, bench_args *a) {
-  tc_opt opts[9];
+  tc_opt opts[10];
   tc_args_error e;
   bench_defaults(a);
   size_t n = bench_opts(a, opts);
@@ -143,6 +147,10 @@ static int run_loader(const bench_args *a, uint32_t threads, loader_run *r) {
   o.epochs = a->epochs;
   o.threads = threads;
   o.layout = a->layout;
+  if (a->fresh_rows) {
+    o.samples = TWINCACHE_SAMPLES_FRESH;
+    o.rows = a->fresh_rows;
+  }
   memset(r, 0, sizeof *r);
   r->threads = threads;
   int rc = twincache_loader_open(a->cache, &o, NULL, &l);
@@ -396,6 +404,9 @@ int main(int argc, char **argv) {
          "map %s, load average %.2f\n",
          a.cache, (unsigned long long)count, dims.max_nodes, dims.max_inter, dims.samples, a.batch,
          (double)layout.bytes * 1e-6, a.epochs, a.repeat, a.warm ? "warm" : "fresh per run", load[0]);
+  if (a.fresh_rows)
+    printf("worlds: FRESH, %u rows per world sampled from the stored SCMs (the zstd line is the "
+           "stored frames' decode)\n", a.fresh_rows);
   printf("zstd limit, 1 thread: %.0f graphs/s (%.0f per CPU-s), %.2f GB/s decompressed "
          "(%.0f -> %.0f bytes per graph, %llu graphs looped)\n",
          z.graphs_per_s, z.graphs_per_cpu_s, z.gb_per_s, z.compressed_bytes_per_graph,

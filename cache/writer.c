@@ -170,7 +170,7 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir) {
  * this process can reserve. */
 static int check_inputs(const twincache_dims *d, uint64_t map_bytes) {
   if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
-      d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 || d->samples > TWINCACHE_MAX_SAMPLES ||
+      d->max_nodes > TWINCACHE_MAX_NODES || d->samples > TWINCACHE_MAX_SAMPLES ||
       d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
     return tc_error_set(TWINCACHE_EINVAL, "cache dimensions out of the format's limits");
   if (map_bytes < 65536 || map_bytes > TC_MAX_MAP_BYTES || map_bytes > SIZE_MAX)

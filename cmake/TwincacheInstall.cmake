@@ -16,7 +16,7 @@ set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 function(twincache_add_install_surface)
   # The static libraries whose public C API the shared library carries whole.
   # Adding a component is one word here.
-  set(archives twincache_format twincache_loader)
+  set(archives twincache_format twincache_scm twincache_loader)
   if(TARGET twincache_cache)
     list(APPEND archives twincache_cache)
   endif()

@@ -270,6 +270,11 @@ def main():
     ap.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
     ap.add_argument("--log-every", type=int, default=0, help="print every L steps (0 = steps/10)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--samples", choices=["stored", "fresh"], default="stored",
+                    help="twincache: train on the stored worlds, or on fresh worlds of the stored "
+                         "SCMs every epoch (evaluation always reads the stored held-out worlds)")
+    ap.add_argument("--fresh-rows", type=int, default=0,
+                    help="rows per fresh world (0 = the cache's stored S)")
     ap.add_argument("--data-only", action="store_true",
                     help="no model: how fast the data source alone delivers batches (on the device)")
     a = ap.parse_args()
@@ -321,9 +326,12 @@ def main():
         if train_end <= 0:
             ap.error(f"--eval-graphs {a.eval_graphs} leaves no training graphs (cache has {n})")
         # the Loader takes rank/world size from torch.distributed by itself
+        fresh = {}
+        if a.samples == "fresh":
+            fresh = dict(samples="fresh", rows=a.fresh_rows or twincache.Cache(a.cache).dims["samples"])
         loader = twincache.Loader(a.cache, batch_size=a.batch, epochs=0, seed=a.seed,
                                   threads=a.threads, index_range=(0, train_end),
-                                  device=f"cuda:{local}" if cuda else None)
+                                  device=f"cuda:{local}" if cuda else None, **fresh)
 
     step, graphs, train_s = 0, 0, 0.0
     if a.resume and os.path.exists(a.checkpoint):

@@ -49,6 +49,7 @@ typedef struct tc_frame_hdr {
   uint64_t index;
   uint32_t n, s, k, h;
   uint8_t mechanism, noise, flags, codec;
+  uint8_t family; /* version 4: byte 27; UNKNOWN before */
   uint32_t decoded_bytes, compressed_bytes;
 } tc_frame_hdr;
 
@@ -68,8 +69,10 @@ static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t
                                     unsigned mechanism, unsigned flags, uint64_t edges) {
   uint64_t rb = (n + 7) / 8;
   uint64_t b = n * rb + 4 * edges;
-  if (mechanism == TWINCACHE_MECH_MLP) b += 4 * n * (h * n + 2 * h);
+  if (mechanism != TWINCACHE_MECH_LINEAR) b += 4 * n * (h * n + 2 * h); /* the unit blocks */
+  if (mechanism == TWINCACHE_MECH_MIXED) b += n;                          /* node mechanisms */
   b += 4 * n;
+  if (flags & TWINCACHE_GRAPH_HETERO) b += 4 * edges + 4 * n; /* section 4b */
   if (flags & TWINCACHE_GRAPH_STANDARDIZED) b += 8 * n;
   b += 8 * k + k * rb;
   b += 4 * n * s;
@@ -86,8 +89,8 @@ static uint64_t payload_max_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden) {
   if (n_nodes == 0) n_nodes = 1;
-  uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MLP,
-                                 TWINCACHE_GRAPH_STANDARDIZED);
+  uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MIXED, /* the largest */
+                                 TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO);
   return TC_FRAME_HEADER_BYTES + ZSTD_compressBound((size_t)p);
 }
 
@@ -105,7 +108,7 @@ static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   p[24] = h->noise;
   p[25] = h->flags;
   p[26] = h->codec;
-  p[27] = 0;
+  p[27] = h->family;
   tc_store_u32(p + 28, h->decoded_bytes);
   tc_store_u32(p + 32, h->compressed_bytes);
   tc_store_u64(p + 36, h->payload_hash);
@@ -141,12 +144,21 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
   h->noise = p[24];
   h->flags = p[25];
   h->codec = p[26];
+  h->family = version >= 4 ? p[27] : TWINCACHE_FAMILY_UNKNOWN;
   h->decoded_bytes = tc_load_u32(p + 28);
   h->compressed_bytes = tc_load_u32(p + 32);
-  if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || h->s == 0 || h->s > TWINCACHE_MAX_SAMPLES ||
-      h->k > TWINCACHE_MAX_INTER || h->mechanism > TWINCACHE_MECH_MLP ||
-      h->noise > TWINCACHE_NOISE_UNIFORM || p[27] != 0 ||
-      (h->flags & ~TWINCACHE_GRAPH_STANDARDIZED) || (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
+  /* S = 0: an SCM-only frame (sections 8-9 empty), FORMAT.md 3.1 */
+  if (h->n == 0 || h->n > TWINCACHE_MAX_NODES || (h->s == 0 && version < TC_FRAME_SCM_ONLY_SINCE) ||
+      h->s > TWINCACHE_MAX_SAMPLES ||
+      h->k > TWINCACHE_MAX_INTER ||
+      h->mechanism >= (version >= 4 ? TWINCACHE_MECH_COUNT : TWINCACHE_MECH_MLP + 1) ||
+      h->noise >= (version >= 4 ? TWINCACHE_NOISE_COUNT : TWINCACHE_NOISE_UNIFORM + 1) ||
+      (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
+                    : p[27] != 0) ||
+      (h->flags & ~(TWINCACHE_GRAPH_STANDARDIZED |
+                    (version >= 4 ? TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM : 0u))) ||
+      ((h->flags & TWINCACHE_GRAPH_ISCM) && !(h->flags & TWINCACHE_GRAPH_STANDARDIZED)) ||
+      (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
                                             : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
@@ -271,21 +283,30 @@ static int f32_same(const float *a, const float *b) { return memcmp(a, b, sizeof
 static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *edges,
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
-  if (n == 0 || n > TWINCACHE_MAX_NODES || s_n == 0 || s_n > TWINCACHE_MAX_SAMPLES ||
-      k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise > TWINCACHE_NOISE_UNIFORM ||
-      (g->flags & ~TWINCACHE_GRAPH_STANDARDIZED))
+  if (n == 0 || n > TWINCACHE_MAX_NODES || s_n > TWINCACHE_MAX_SAMPLES ||
+      k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise >= TWINCACHE_NOISE_COUNT ||
+      (g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN) ||
+      (g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM)) ||
+      ((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED)))
     return TWINCACHE_EINVAL;
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     if (g->n_hidden != 0 || !g->weight) return TWINCACHE_EINVAL;
-  } else if (g->mechanism == TWINCACHE_MECH_MLP) {
+  } else if (g->mechanism < TWINCACHE_MECH_COUNT) { /* MLP, RFF: unit blocks */
     if (g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN || !g->mlp) return TWINCACHE_EINVAL;
+    if (g->mechanism == TWINCACHE_MECH_MIXED) {
+      if (!g->node_mech) return TWINCACHE_EINVAL;
+      for (uint32_t j = 0; j < n; j++)
+        if (g->node_mech[j] >= TWINCACHE_MECH_MIXED)
+          return tc_error_set(TWINCACHE_EINVAL, "node %u: mechanism %u in a mixed graph", j, g->node_mech[j]);
+    }
   } else {
     return TWINCACHE_EINVAL;
   }
-  if (!g->adj || !g->noise_scale || !g->base) return TWINCACHE_EINVAL;
+  if (!g->adj || !g->noise_scale || (s_n > 0 && !g->base)) return TWINCACHE_EINVAL;
+  if ((g->flags & TWINCACHE_GRAPH_HETERO) && (!g->hetero_w || !g->hetero_c)) return TWINCACHE_EINVAL;
   if ((g->flags & TWINCACHE_GRAPH_STANDARDIZED) && (!g->norm_mean || !g->norm_std))
     return TWINCACHE_EINVAL;
-  if (k_n > 0 && (!g->target || !g->kind || !g->value || !g->inter)) return TWINCACHE_EINVAL;
+  if (k_n > 0 && (!g->target || !g->kind || !g->value || (s_n > 0 && !g->inter))) return TWINCACHE_EINVAL;
 
   tc_dag *w = &c->dag;
   uint32_t e = 0;
@@ -299,9 +320,9 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   }
   if (tc_dag_close(w, n) != 0) return tc_error_set(TWINCACHE_EINVAL, "the graph is not a DAG");
   /* W1 columns of non-parents are +0.0: a reader refuses anything else */
-  if (g->mechanism == TWINCACHE_MECH_MLP &&
+  if (g->mechanism != TWINCACHE_MECH_LINEAR &&
       !mlp_nonparents_zero(w, (const uint8_t *)g->mlp, n, g->n_hidden))
-    return tc_error_set(TWINCACHE_EINVAL, "MLP input weights on non-parents must be +0.0");
+    return tc_error_set(TWINCACHE_EINVAL, "unit input weights (W1) on non-parents must be +0.0");
 
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
@@ -361,13 +382,24 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t i = 0; i < n; i++) /* weights of the edges, row-major */
     for (uint32_t j = 0; j < n; j++)
       if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->weight ? g->weight[(size_t)i * g->ld_adj + j] : 0.0f);
-  if (g->mechanism == TWINCACHE_MECH_MLP) {
+  if (g->mechanism != TWINCACHE_MECH_LINEAR) {
     size_t m = (size_t)n * ((size_t)h_n * n + 2 * h_n) * 4;
     memcpy(q, g->mlp, m);
     q += m;
   }
+  if (g->mechanism == TWINCACHE_MECH_MIXED) {
+    memcpy(q, g->node_mech, n);
+    q += n;
+  }
   memcpy(q, g->noise_scale, 4 * (size_t)n);
   q += 4 * (size_t)n;
+  if (g->flags & TWINCACHE_GRAPH_HETERO) { /* section 4b: v per edge (row-major), c per node */
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < n; j++)
+        if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->hetero_w[(size_t)i * g->ld_adj + j]);
+    memcpy(q, g->hetero_c, 4 * (size_t)n);
+    q += 4 * (size_t)n;
+  }
   if (g->flags & TWINCACHE_GRAPH_STANDARDIZED) {
     memcpy(q, g->norm_mean, 4 * (size_t)n);
     memcpy(q + 4 * (size_t)n, g->norm_std, 4 * (size_t)n);
@@ -411,7 +443,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
                         "frame encode: zstd: %s", ZSTD_getErrorName(z));
   if (z > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: compressed frame over 4 GiB");
   tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
-                    .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags,
+                    .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags, .family = g->family,
                     .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z,
                     .payload_hash = tc_payload_hash(c->buf, (size_t)size)};
   header_write(dst, &h);
@@ -447,7 +479,7 @@ void twincache_dctx_free(twincache_dctx *d) {
 
 /* The payload's sections, located and validated. */
 typedef struct tc_sections {
-  const uint8_t *adj, *weight, *mlp, *noise, *norm, *rec, *masks, *base, *cols;
+  const uint8_t *adj, *weight, *mlp, *node_mech, *noise, *het_w, *het_c, *norm, *rec, *masks, *base, *cols;
   uint32_t edges;
   uint64_t cols_total; /* stored columns, all interventions */
 } tc_sections;
@@ -484,11 +516,22 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
   TAKE(x->weight, 4ull * x->edges);
   x->mlp = NULL;
-  if (h->mechanism == TWINCACHE_MECH_MLP) {
+  if (h->mechanism != TWINCACHE_MECH_LINEAR) {
     TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
     if (!mlp_nonparents_zero(w, x->mlp, n, h->h)) return TWINCACHE_ECORRUPT;
   }
+  x->node_mech = NULL;
+  if (h->mechanism == TWINCACHE_MECH_MIXED) {
+    TAKE(x->node_mech, n);
+    for (uint32_t j = 0; j < n; j++)
+      if (x->node_mech[j] >= TWINCACHE_MECH_MIXED) return TWINCACHE_ECORRUPT;
+  }
   TAKE(x->noise, 4ull * n);
+  x->het_w = x->het_c = NULL;
+  if (h->flags & TWINCACHE_GRAPH_HETERO) {
+    TAKE(x->het_w, 4ull * x->edges);
+    TAKE(x->het_c, 4ull * n);
+  }
   x->norm = NULL;
   if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) TAKE(x->norm, 8ull * n);
   TAKE(x->rec, 8ull * h->k);
@@ -560,6 +603,7 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
   g->n_hidden = h->h;
   g->mechanism = h->mechanism;
   g->noise = h->noise;
+  g->family = h->family;
   g->flags = h->flags;
   if (n <= 64) { /* one word per set; bits past node N-1 are zero: walk set bits only */
     const uint8_t *p = x->weight;
@@ -595,6 +639,20 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     }
   }
   if (g->mlp && x->mlp) memcpy(g->mlp, x->mlp, 4 * (size_t)n * ((size_t)h->h * n + 2 * (size_t)h->h));
+  if (g->node_mech && x->node_mech) memcpy(g->node_mech, x->node_mech, n);
+  if (x->het_w && g->hetero_w && g->hetero_c) { /* section 4b: edges row-major, as section 2 */
+    const uint8_t *p = x->het_w;
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < g->ld_adj; j++) {
+        float v = 0.0f;
+        if (j < n && tc_bit_get(w->child[i], j)) {
+          v = get_f32(p);
+          p += 4;
+        }
+        g->hetero_w[(size_t)i * g->ld_adj + j] = v;
+      }
+    memcpy(g->hetero_c, x->het_c, 4 * (size_t)n);
+  }
   if (g->noise_scale) memcpy(g->noise_scale, x->noise, 4 * (size_t)n);
   if (x->norm) {
     if (g->norm_mean) memcpy(g->norm_mean, x->norm, 4 * (size_t)n);
@@ -735,6 +793,7 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->n_hidden = h.h;
   v->mechanism = h.mechanism;
   v->noise = h.noise;
+  v->family = h.family;
   v->flags = h.flags;
   v->set_bytes = (n + 7) / 8;
   v->n_edges = x.edges;
@@ -742,6 +801,9 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->adj = x.adj;
   v->weight = x.weight;
   v->mlp = x.mlp;
+  v->node_mech = x.node_mech;
+  v->hetero_w = x.het_w;
+  v->hetero_c = x.het_c;
   v->noise_scale = x.noise;
   v->norm_mean = x.norm;
   v->norm_std = x.norm ? x.norm + 4 * (size_t)n : NULL;

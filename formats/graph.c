@@ -8,17 +8,18 @@
 
 twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
                                        uint32_t max_inter, uint32_t max_hidden) {
-  if (max_nodes == 0 || max_samples == 0 || max_inter == 0 || max_nodes > TWINCACHE_MAX_NODES ||
+  if (max_nodes == 0 || max_inter == 0 || max_nodes > TWINCACHE_MAX_NODES ||
       max_samples > TWINCACHE_MAX_SAMPLES || max_inter > TWINCACHE_MAX_INTER ||
       max_hidden > TWINCACHE_MAX_HIDDEN)
     return NULL;
   twincache_graph *g = calloc(1, sizeof *g);
   if (!g) return NULL;
-  size_t n = max_nodes, s = max_samples, k = max_inter, h = max_hidden;
+  size_t n = max_nodes, s = max_samples ? max_samples : 1, k = max_inter, h = max_hidden;
   g->cap_nodes = max_nodes;
   g->cap_samples = max_samples;
   g->cap_inter = max_inter;
   g->cap_hidden = max_hidden;
+  g->family = TWINCACHE_FAMILY_UNKNOWN;
   g->ld = max_nodes;
   g->ld_adj = max_nodes;
   g->adj = calloc(n * n, 1);
@@ -32,7 +33,10 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
   g->value = calloc(k, sizeof(float));
   g->base = calloc(s * n, sizeof(float));
   g->inter = calloc(k * s * n, sizeof(float));
-  if (!g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
+  g->node_mech = calloc(n, 1);
+  g->hetero_w = calloc(n * n, sizeof(float));
+  g->hetero_c = calloc(n, sizeof(float));
+  if (!g->node_mech || !g->hetero_w || !g->hetero_c || !g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
       !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter) {
     twincache_graph_free(g);
     return NULL;
@@ -53,6 +57,9 @@ void twincache_graph_free(twincache_graph *g) {
   free(g->value);
   free(g->base);
   free(g->inter);
+  free(g->node_mech);
+  free(g->hetero_w);
+  free(g->hetero_c);
   free(g);
 }
 

@@ -135,7 +135,7 @@ int twincache_meta_parse(const twincache_meta_entry e[TWINCACHE_MK_COUNT], twinc
   if (rc != TWINCACHE_OK) return rc;
   const twincache_dims *d = &m->dims;
   if (d->chunk_graphs == 0 || d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
-      d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 || d->samples > TWINCACHE_MAX_SAMPLES ||
+      d->max_nodes > TWINCACHE_MAX_NODES || d->samples > TWINCACHE_MAX_SAMPLES ||
       d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
     TC_META_BAD(TWINCACHE_ECORRUPT, "dims out of the format's limits");
 

@@ -17,6 +17,9 @@
  * in versions 1-2 (zstd's XXH64 content checksum instead). */
 #define TC_FRAME_MAGIC "TCG1"
 #define TC_FRAME_HEADER_BYTES 48u
+/* First frame version whose S may be 0 (an SCM-only frame: no samples,
+ * FORMAT.md 3.1); older frames keep S >= 1. */
+#define TC_FRAME_SCM_ONLY_SINCE 4u
 #define TC_FRAME_HEADER_BYTES_V2 40u
 #define TC_FRAME_CODEC_SHUFFLE 0x1u /* sample floats stored as 4 byte planes */
 

@@ -27,11 +27,11 @@ extern "C" {
 #define TWINCACHE_VERSION_STRING "0.1.0"
 /* Version of the frame, chunk and meta layouts. A reader refuses a newer
  * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
-#define TWINCACHE_FORMAT_VERSION 3
+#define TWINCACHE_FORMAT_VERSION 4
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */
-#define TWINCACHE_MAX_SAMPLES 65535 /* S */
+#define TWINCACHE_MAX_SAMPLES 65535 /* S (0: an SCM-only frame or cache, no samples) */
 #define TWINCACHE_MAX_INTER 256     /* K per graph */
 #define TWINCACHE_MAX_HIDDEN 64     /* H of the MLP mechanism */
 #define TWINCACHE_MAX_CHUNK_GRAPHS 65536
@@ -77,12 +77,70 @@ const char *twincache_strerror(int code);
 const char *twincache_last_error(void);
 
 /* ---- the decoded graph --------------------------------------------------- */
-enum twincache_mechanism { TWINCACHE_MECH_LINEAR = 0, TWINCACHE_MECH_MLP = 1 };
-enum twincache_noise { TWINCACHE_NOISE_GAUSS = 0, TWINCACHE_NOISE_LAPLACE = 1, TWINCACHE_NOISE_UNIFORM = 2 };
+/* Mechanisms (FORMAT.md 3.6): RFF, SIGMOID, POLY and MIXED from format version 4. Every mechanism but
+ * LINEAR stores H hidden units per node in the same block layout (W1, b1,
+ * w2) and differs in the function of a unit. */
+enum twincache_mechanism {
+  TWINCACHE_MECH_LINEAR = 0, /* x_j = sum_i w_ij x_i + e_j */
+  TWINCACHE_MECH_MLP = 1,    /* x_j = sum_h w2[h] tanh(W1[h].x + b1[h]) + e_j */
+  TWINCACHE_MECH_RFF = 2,    /* x_j = sum_h w2[h] cos(W1[h].x + b1[h]) + e_j: random Fourier
+                              * features, a draw from a GP prior with an RBF kernel */
+  TWINCACHE_MECH_SIGMOID = 3, /* x_j = sum_h w2[h] sigmoid(W1[h].x + b1[h]) + e_j, one unit per
+                               * parent (additive, CDT's sigmoid_add) */
+  TWINCACHE_MECH_POLY = 4,    /* x_j = sum_h w2[h] clamp(W1[h].x + b1[h], -4, 4)^2 + e_j, one unit
+                               * per parent (additive quadratic) */
+  TWINCACHE_MECH_MIXED = 5,   /* each node its own mechanism (< MIXED), recorded per node */
+  TWINCACHE_MECH_COUNT = 6
+};
+/* Noise families (FORMAT.md 3.6): CAUCHY and GUMBEL from format version 4. */
+enum twincache_noise {
+  TWINCACHE_NOISE_GAUSS = 0,
+  TWINCACHE_NOISE_LAPLACE = 1,
+  TWINCACHE_NOISE_UNIFORM = 2,
+  TWINCACHE_NOISE_CAUCHY = 3, /* standard Cauchy: location 0, scale 1 (no mean, no variance) */
+  TWINCACHE_NOISE_GUMBEL = 4, /* standard Gumbel (maxima): location 0, scale 1 */
+  TWINCACHE_NOISE_COUNT = 5
+};
 enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
+/* The random-graph family a graph was drawn from (frame header byte 27 from
+ * format version 4; FORMAT.md section 3.7 defines each). UNKNOWN: a frame of
+ * versions 1-3, which did not record it. */
+enum twincache_family {
+  TWINCACHE_FAMILY_ER = 0,   /* Erdos-Renyi G(n, p), oriented along a random order */
+  TWINCACHE_FAMILY_BA = 1,   /* Barabasi-Albert, oriented along a random order */
+  TWINCACHE_FAMILY_WS = 2,   /* Watts-Strogatz, oriented along a random order */
+  TWINCACHE_FAMILY_SF = 3,   /* scale-free: BA with every edge new -> old (power-law in-degree) */
+  TWINCACHE_FAMILY_SBM = 4,  /* stochastic block model, oriented along a random order */
+  TWINCACHE_FAMILY_RGG = 5,  /* random geometric graph in the unit square */
+  TWINCACHE_FAMILY_FILE = 6, /* one fixed DAG read from an edge-list file */
+  TWINCACHE_FAMILY_COUNT = 7,
+  TWINCACHE_FAMILY_UNKNOWN = 255
+};
+
+/* ---- names of the choices (one table, used by the generator, the tools and
+ * the Python package alike) ---------------------------------------------- */
+enum twincache_choice {
+  TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
+  TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff sigmoid poly mixed */
+  TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
+  TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
+};
+/* Number of codes of a choice (codes are 0..count-1); 0 for an unknown choice. */
+int twincache_choice_count(int choice);
+/* The name of a code ("mlp"), static; NULL when the choice or code is unknown. */
+const char *twincache_choice_name(int choice, int code);
+/* The NULL-terminated array of a choice's names, indexed by code (static);
+ * NULL for an unknown choice. */
+const char *const *twincache_choice_names(int choice);
+/* The code of name[0..len) (len = (size_t)-1: NUL-terminated). Returns the
+ * code (>= 0), or TWINCACHE_EINVAL with twincache_last_error() naming the
+ * unknown name. Thread-safe. */
+int twincache_choice_code(int choice, const char *name, size_t len);
 
 /* Graph flags. */
 #define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */
+#define TWINCACHE_GRAPH_HETERO 0x2u /* version 4: heteroscedastic noise (hetero_* valid), FORMAT.md 3.6 */
+#define TWINCACHE_GRAPH_ISCM 0x4u   /* version 4, with STANDARDIZED: an internally standardised SCM */
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
@@ -92,8 +150,9 @@ enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
  * Intervention k on node target[k]: DO sets x_t = value[k]; SHIFT adds value[k]
  * to x_t's mechanism. Twin world k reuses exactly the exogenous noise e of the
  * base world, sample by sample. When STANDARDIZED, every world is mapped by
- * (x - norm_mean[j]) / norm_std[j] (statistics of the base world), and a DO
- * value is stored in that same space.
+ * (x - norm_mean[j]) / norm_std[j] (mean and population std of the raw base
+ * world), and a DO value is stored in that same space; a SHIFT value stays
+ * in raw units. FORMAT.md section 3.6 says what e_j is per noise family.
  *
  * Sample arrays are row-major with a leading dimension ld (>= n_nodes) so a
  * decoder can write straight into a padded batch:
@@ -118,11 +177,14 @@ typedef struct twincache_graph {
   uint8_t mechanism;  /* enum twincache_mechanism */
   uint8_t noise;      /* enum twincache_noise */
   uint8_t flags;      /* TWINCACHE_GRAPH_* */
+  uint8_t family;     /* enum twincache_family: < TWINCACHE_FAMILY_COUNT or UNKNOWN
+                         (what twincache_graph_alloc sets and frames before
+                         version 4 decode to) */
   /* --- arrays (caller-owned; any may be NULL on decode to skip it, except
    *     that encode needs all the ones its flags and mechanism use) ---- */
   uint8_t *adj;         /* (N, ld_adj) */
   float *weight;        /* (N, ld_adj) */
-  float *mlp;           /* (N, H*N + 2H) when mechanism == MLP */
+  float *mlp;           /* (N, H*N + 2H) when mechanism != LINEAR (MLP, RFF) */
   float *noise_scale;   /* (N) */
   float *norm_mean;     /* (N) when STANDARDIZED */
   float *norm_std;      /* (N) when STANDARDIZED */
@@ -131,11 +193,16 @@ typedef struct twincache_graph {
   float *value;         /* (K) do value or shift */
   float *base;          /* (S, ld) */
   float *inter;         /* (K, S, ld) */
+  uint8_t *node_mech;   /* (N) when mechanism == MIXED: node j's mechanism, < MIXED (a
+                         * linear node's weights are in `weight`, another's in its block) */
+  float *hetero_w;      /* (N, ld_adj) when HETERO: v_ij of the noise scale, 0 off the edges */
+  float *hetero_c;      /* (N) when HETERO: c_j */
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
  * ld = ld_adj = max_nodes; capacities are set. Returns NULL when out of memory
- * or a size is 0 or beyond the format's limits (max_hidden may be 0).
+ * or a size is 0 or beyond the format's limits (max_hidden may be 0, and
+ * max_samples 0 for the SCM only: no samples).
  * Free with twincache_graph_free (accepts NULL). */
 twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
                                        uint32_t max_inter, uint32_t max_hidden);
@@ -176,7 +243,9 @@ void twincache_dctx_free(twincache_dctx *d);
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden);
 
-/* Encodes g into dst[0..cap). Uses the sparse twin encoding: per intervention
+/* Encodes g into dst[0..cap). n_samples may be 0: an SCM-only frame, which
+ * stores the graph, its SCM and interventions and no world (base and inter
+ * are then not read). Uses the sparse twin encoding: per intervention
  * only the columns of the target and its descendants (derived from adj) are
  * stored; a DO target column is stored once as its value. Fails with
  * TWINCACHE_EINVAL if the graph is not a DAG, a target is out of range, or a
@@ -215,12 +284,13 @@ typedef struct twincache_frame_view {
   uint64_t index;
   uint32_t n_nodes, n_samples, n_inter, n_hidden; /* N, S, K, H */
   uint8_t mechanism, noise, flags;
+  uint8_t family;              /* enum twincache_family; UNKNOWN before version 4 */
   uint32_t set_bytes;          /* R = (N+7)/8: bytes of one node set */
   uint32_t n_edges;            /* E */
   uint64_t n_cols;             /* C: stored twin columns, all interventions */
   const uint8_t *adj;          /* (N, R) children of node i: row i */
   const uint8_t *weight;       /* (E) f32: linear weight of each edge, edges row-major */
-  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when MLP, else NULL */
+  const uint8_t *mlp;          /* (N, H*N + 2H) f32 when not LINEAR, else NULL */
   const uint8_t *noise_scale;  /* (N) f32 */
   const uint8_t *norm_mean;    /* (N) f32 when STANDARDIZED, else NULL */
   const uint8_t *norm_std;     /* (N) f32 when STANDARDIZED, else NULL */
@@ -235,6 +305,9 @@ typedef struct twincache_frame_view {
    * desc[k] in increasing node order, except a DO target's (whose column is
    * value[k] in every row): twin world k equals base but for these columns */
   const uint8_t *cols;
+  const uint8_t *node_mech;    /* (N) u8 when MIXED: each node's mechanism, else NULL */
+  const uint8_t *hetero_w;     /* (E) f32 when HETERO: v of each edge, edges row-major, else NULL */
+  const uint8_t *hetero_c;     /* (N) f32 when HETERO, else NULL */
 } twincache_frame_view;
 
 /* Decodes one frame into *v without building any world: the same
@@ -316,7 +389,8 @@ typedef struct twincache_dims {
   uint32_t chunk_graphs; /* C: graphs per chunk record */
   uint32_t max_nodes;   /* N of the batch: largest node count possible */
   uint32_t max_inter;   /* K of the batch: largest intervention count */
-  uint32_t samples;     /* S: samples per world, the same for every graph */
+  uint32_t samples;     /* S: samples per world, the same for every graph; 0 in an
+                         * SCM-only cache (frames hold the SCMs, no samples) */
   uint32_t hidden;      /* H of the MLP mechanism, 0 for linear */
 } twincache_dims;
 #define TWINCACHE_DIMS_BYTES 32
@@ -396,6 +470,26 @@ uint32_t twincache_graph_descendants(const uint8_t *adj, uint32_t n, uint32_t ld
                                      uint32_t node, uint8_t *desc);
 /* 1 when adj (N, ld_adj) has no directed cycle (and no self-loop), else 0. */
 int twincache_graph_is_dag(const uint8_t *adj, uint32_t n, uint32_t ld_adj);
+
+/* How much sorting the nodes by a score recovers the causal order
+ * (Reisach et al. 2021, 2023; CausalDisco's order_alignment with tol 0):
+ * over every directed path i ~> j, counted with multiplicity over all path
+ * lengths, the fraction whose cause scores strictly lower than its effect,
+ * ties counting 1/2. 0.5 is chance; near 1, sorting by the score nearly
+ * gives the causal order. */
+typedef struct twincache_sortability {
+  double var;   /* score Var(X_j), population variance of the base world; NaN without paths */
+  double r2;    /* score R^2_j = 1 - 1/[corr(X)^-1]_jj; NaN without paths, or when
+                   corr(X) is singular (a constant node, S <= N, collinear
+                   nodes: CausalDisco then falls back to regressions, we don't) */
+  double paths; /* number of directed paths (0: both scores NaN) */
+} twincache_sortability;
+
+/* Sortability of g's base world (S, ld) on its DAG adj (N, ld_adj). Uses
+ * n_nodes, n_samples, ld, ld_adj, adj, base only; O(N^3 + S N^2). Returns 0,
+ * TWINCACHE_EINVAL (NULL, no adj/base, not a DAG) or TWINCACHE_ENOMEM, with
+ * twincache_last_error() saying which. Thread-safe (no shared state). */
+int twincache_graph_sortability(const twincache_graph *g, twincache_sortability *out);
 
 #ifdef __cplusplus
 }

@@ -29,7 +29,6 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
 #define TC_GEN_MIN_MAP_BYTES UINT64_C(65536)
 #define TC_GEN_MAX_MAP_BYTES (UINT64_C(1) << 46)
 
-enum tc_gen_model { TC_MODEL_ER = 0, TC_MODEL_BA = 1, TC_MODEL_WS = 2 };
 enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
 
 struct tc_gen_progress;
@@ -38,20 +37,37 @@ struct tc_gen_progress;
  * cache's identity (the "config" meta entry); the others are how to run. */
 typedef struct tc_gen_config {
   /* --- identity ------------------------------------------------------- */
-  int model;                /* enum tc_gen_model */
+  /* --graph: one family, or a weighted mixture drawn per graph (the table
+   * of families is gen/tc_gen_family.c) */
+  uint32_t n_families;                          /* components, 1..TWINCACHE_FAMILY_COUNT */
+  uint8_t families[TWINCACHE_FAMILY_COUNT];     /* distinct enum twincache_family codes */
+  double family_weights[TWINCACHE_FAMILY_COUNT]; /* > 0; graph i draws family f with w_f / sum w */
   double edge_prob;         /* ER: edge probability */
   double expected_degree;   /* ER: > 0 overrides edge_prob with D/(n-1) */
   uint32_t ba_m;            /* BA: edges per new node */
   uint32_t ws_k;            /* WS: ring neighbours on each side */
   double ws_p;              /* WS: rewiring probability */
+  uint32_t sbm_blocks;      /* SBM: blocks (sizes as equal as possible; min(B, n) blocks) */
+  double sbm_p_in, sbm_p_out; /* SBM: edge probability within / between blocks */
+  double rgg_radius;        /* RGG: connection radius in the unit square */
+  const char *graph_file;   /* file: path of the edge list (not part of the identity) */
+  const struct tc_gen_dag_file *dag_file; /* file: the loaded DAG (tc_gen_dag_file_load) */
   uint32_t nodes_min, nodes_max;
   uint32_t samples;         /* S, shared by every world */
-  int mechanism;            /* enum twincache_mechanism */
+  int mechanism;            /* enum twincache_mechanism; MIXED: per node, from mechs */
+  uint32_t n_mechs;         /* MIXED: components, 2..TWINCACHE_MECH_MIXED */
+  uint8_t mechs[TWINCACHE_MECH_MIXED];       /* MIXED: distinct codes < MIXED */
+  double mech_weights[TWINCACHE_MECH_MIXED]; /* MIXED: > 0; node j draws mechs[k] with w_k / sum w */
   double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
   uint32_t mlp_hidden;      /* H */
+  double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|), b1 ~ N(0, (A/2)^2); nonlinearity strength */
+  uint32_t rff_features;    /* RFF: M features per node (the frames' H) */
+  double rff_lengthscale;   /* RFF: l, the RBF kernel's length scale: W1 ~ N(0, 1/l^2) */
   int noise;                /* enum twincache_noise */
+  double hetero;            /* V > 0: heteroscedastic noise, v_ij ~ N(0, V^2/|pa|), c_j ~ U[-1/2, 1/2) */
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */
+  int iscm;                 /* 0/1: internally standardised SCM (stored standardised, flags STANDARDIZED|ISCM) */
   int intervention;         /* enum twincache_inter_kind */
   uint32_t targets;         /* 0 = every node, else K random distinct nodes */
   int value_dist;           /* enum tc_gen_value_dist */
@@ -73,6 +89,38 @@ typedef struct tc_gen_config {
   void (*on_progress)(const struct tc_gen_progress *p, void *user);
   void *progress_user;
 } tc_gen_config;
+
+/* A fixed DAG read from an edge-list file (gen/graph_file.c). */
+typedef struct tc_gen_dag_file {
+  uint32_t n;          /* nodes */
+  uint32_t n_edges;
+  uint16_t *edges;     /* (n_edges, 2) from, to; in file order */
+  uint32_t *order;     /* (n) a topological order: order[r] = node of rank r */
+  uint64_t fnv;        /* FNV-1a 64 of the file's bytes: its identity in the config */
+} tc_gen_dag_file;
+
+/* Reads and validates the edge list at path (FORMAT.md, "file"): lines
+ * "FROM TO" of node ids 0..255, optional "nodes N", '#' comments, blank
+ * lines; no self-loop, no duplicate, no directed cycle. Returns 0 and
+ * *out (free with tc_gen_dag_file_free), or TWINCACHE_EIO / EINVAL /
+ * ENOMEM with twincache_last_error() naming the file and line. */
+int tc_gen_dag_file_load(const char *path, tc_gen_dag_file **out);
+void tc_gen_dag_file_free(tc_gen_dag_file *f);
+
+/* Parses a --graph value into c: a family name ("sf") or a weighted
+ * mixture "er:0.5,sf:0.3,sbm:0.2" (distinct families, weights > 0, finite).
+ * Returns 0, or TWINCACHE_EINVAL (c unchanged) with twincache_last_error()
+ * saying what is wrong. */
+int tc_gen_parse_graph(tc_gen_config *c, const char *spec);
+/* Parses a --mechanism value into c: a name ("rff") or a per-node mixture
+ * "linear:0.5,mlp:0.3,rff:0.2" (distinct mechanisms other than "mixed",
+ * weights > 0, finite; one component is that mechanism alone). Returns 0,
+ * or TWINCACHE_EINVAL (c unchanged) with twincache_last_error() set. */
+int tc_gen_parse_mechanism(tc_gen_config *c, const char *spec);
+/* 1 when mechanism m is c's or a component of its mixture. */
+int tc_gen_uses_mechanism(const tc_gen_config *c, int m);
+/* 1 when family f is a component of c's --graph. */
+int tc_gen_has_family(const tc_gen_config *c, int f);
 
 /* What tc_gen_config.on_progress is told. */
 typedef struct tc_gen_progress {

@@ -1,19 +1,32 @@
 /* tc_gen_config.c — generator defaults, checks, canonical config JSON. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tc_checked.h"
 #include "tc_gen.h"
+#include "tc_error.h"
+#include "tc_gen_family.h"
+#include "tc_gen_mech.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
   memset(c, 0, sizeof *c);
-  c->model = TC_MODEL_ER;
+  c->n_families = 1;
+  c->families[0] = TWINCACHE_FAMILY_ER;
+  c->family_weights[0] = 1.0;
   c->edge_prob = 0.3;
   c->expected_degree = 0.0;
   c->ba_m = 2;
   c->ws_k = 2;
   c->ws_p = 0.1;
+  c->sbm_blocks = 2;
+  c->sbm_p_in = 0.6;
+  c->sbm_p_out = 0.05;
+  c->rgg_radius = 0.4;
+  c->graph_file = NULL;
+  c->dag_file = NULL;
   c->nodes_min = 5;
   c->nodes_max = 10;
   c->samples = 64;
@@ -21,9 +34,14 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->weight_min = 0.5;
   c->weight_max = 2.0;
   c->mlp_hidden = 8;
+  c->mlp_scale = 4.0;
+  c->rff_features = 16;
+  c->rff_lengthscale = 1.0;
   c->noise = TWINCACHE_NOISE_GAUSS;
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
+  c->hetero = 0.0;
+  c->iscm = 0;
   c->standardize = 0;
   c->intervention = TWINCACHE_DO;
   c->targets = 0;
@@ -52,24 +70,24 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   } while (0)
   if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
     BAD("--nodes");
-  if (c->samples < 1 || c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
-  if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) BAD("--edge-prob");
-  if (!(c->expected_degree >= 0.0 && c->expected_degree <= TWINCACHE_MAX_NODES))
-    BAD("--expected-degree");
-  if (c->model == TC_MODEL_BA && (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES)) BAD("--ba-m");
-  if (c->model == TC_MODEL_WS) {
-    if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) BAD("--ws-k");
-    if (2 * c->ws_k >= c->nodes_min) /* igraph needs 2k < n */
-      BAD("--ws-k (2 x K must stay below the smallest node count of --nodes)");
+  if (c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
+  if (c->n_families < 1 || c->n_families > TWINCACHE_FAMILY_COUNT) BAD("--graph");
+  for (uint32_t k = 0; k < c->n_families; k++) {
+    const tc_gen_family *fam = tc_gen_family_get(c->families[k]);
+    if (!fam || !(c->family_weights[k] > 0.0 && c->family_weights[k] < 1e300)) BAD("--graph");
+    for (uint32_t q = 0; q < k; q++)
+      if (c->families[q] == c->families[k]) BAD("--graph (a family twice in the mixture)");
+    if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
   }
-  if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) BAD("--ws-p");
-  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    BAD("--weights");
-  if (c->mechanism == TWINCACHE_MECH_MLP && (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN))
-    BAD("--mlp-hidden");
+  const tc_gen_mech *mech = tc_gen_mech_get(c->mechanism);
+  if (!mech) BAD("--mechanism");
+  if (mech->check && mech->check(c, flag)) return TWINCACHE_EINVAL;
+  if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise");
+  if (!twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, c->intervention)) BAD("--intervention");
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
+  if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
   uint64_t worlds_bytes;
@@ -118,31 +136,182 @@ uint32_t tc_gen_chunk_graphs(const tc_gen_config *c) {
   return (uint32_t)per;
 }
 
-static const char *model_name(int m) { return m == TC_MODEL_BA ? "ba" : m == TC_MODEL_WS ? "ws" : "er"; }
-static const char *noise_name(int n) {
-  return n == TWINCACHE_NOISE_LAPLACE ? "laplace" : n == TWINCACHE_NOISE_UNIFORM ? "uniform" : "gauss";
+/* Names from the format's one table (formats/names.c); the config was
+ * checked, so every code has one. */
+static const char *choice(int which, int code) {
+  const char *s = twincache_choice_name(which, code);
+  return s ? s : "?";
+}
+
+int tc_gen_has_family(const tc_gen_config *c, int f) {
+  for (uint32_t k = 0; k < c->n_families; k++)
+    if (c->families[k] == f) return 1;
+  return 0;
+}
+
+int tc_gen_parse_graph(tc_gen_config *c, const char *spec) {
+  uint8_t fam[TWINCACHE_FAMILY_COUNT];
+  double wt[TWINCACHE_FAMILY_COUNT];
+  uint32_t n = 0;
+  const char *p = spec;
+  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "--graph: empty value");
+  for (;;) {
+    size_t len = strcspn(p, ":,");
+    int code = twincache_choice_code(TWINCACHE_CHOICE_FAMILY, p, len);
+    if (code < 0 || !tc_gen_family_get(code))
+      return tc_error_set(TWINCACHE_EINVAL, "--graph: unknown family '%.*s'", (int)(len > 32 ? 32 : len), p);
+    if (n == TWINCACHE_FAMILY_COUNT) return tc_error_set(TWINCACHE_EINVAL, "--graph: too many components");
+    for (uint32_t q = 0; q < n; q++)
+      if (fam[q] == code) return tc_error_set(TWINCACHE_EINVAL, "--graph: family '%.*s' twice", (int)len, p);
+    fam[n] = (uint8_t)code;
+    wt[n] = 1.0;
+    p += len;
+    if (*p == ':') {
+      char *end;
+      wt[n] = strtod(p + 1, &end);
+      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
+        return tc_error_set(TWINCACHE_EINVAL, "--graph: bad weight after '%.*s:' (a number > 0)", (int)len,
+                            p - len);
+      p = end;
+    } else if (*p == ',' || n > 0) {
+      return tc_error_set(TWINCACHE_EINVAL, "--graph: a mixture needs FAMILY:WEIGHT for every component");
+    }
+    n++;
+    if (*p == 0) break;
+    p++; /* ',' */
+    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "--graph: trailing ','");
+  }
+  for (uint32_t q = 0; n > 1 && q < n; q++)
+    if (fam[q] == TWINCACHE_FAMILY_FILE)
+      return tc_error_set(TWINCACHE_EINVAL, "--graph: 'file' fixes the graph and cannot be mixed");
+  c->n_families = n;
+  memcpy(c->families, fam, n);
+  memcpy(c->family_weights, wt, n * sizeof(double));
+  return TWINCACHE_OK;
+}
+
+/* The --graph value as the config stores it: "er", or "er:0.5 sf:0.29999999999999999"
+ * (weights %.17g, space-separated: no comma inside a config value). */
+int tc_gen_parse_mechanism(tc_gen_config *c, const char *spec) {
+  uint8_t code[TWINCACHE_MECH_MIXED];
+  double wt[TWINCACHE_MECH_MIXED];
+  uint32_t n = 0;
+  const char *p = spec;
+  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: empty value");
+  for (;;) {
+    size_t len = strcspn(p, ":,");
+    int m = twincache_choice_code(TWINCACHE_CHOICE_MECHANISM, p, len);
+    if (m < 0 || m == TWINCACHE_MECH_MIXED)
+      return tc_error_set(TWINCACHE_EINVAL, "--mechanism: unknown mechanism '%.*s'", (int)(len > 32 ? 32 : len), p);
+    if (n == TWINCACHE_MECH_MIXED) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: too many components");
+    for (uint32_t q = 0; q < n; q++)
+      if (code[q] == m) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: '%.*s' twice", (int)len, p);
+    code[n] = (uint8_t)m;
+    wt[n] = 1.0;
+    p += len;
+    if (*p == ':') {
+      char *end;
+      wt[n] = strtod(p + 1, &end);
+      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
+        return tc_error_set(TWINCACHE_EINVAL, "--mechanism: bad weight after '%.*s:' (a number > 0)", (int)len,
+                            p - len);
+      p = end;
+    } else if (*p == ',' || n > 0) {
+      return tc_error_set(TWINCACHE_EINVAL, "--mechanism: a mixture needs NAME:WEIGHT for every component");
+    }
+    n++;
+    if (*p == 0) break;
+    p++; /* ',' */
+    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: trailing ','");
+  }
+  if (n == 1) {
+    c->mechanism = code[0];
+    c->n_mechs = 0;
+    return TWINCACHE_OK;
+  }
+  c->mechanism = TWINCACHE_MECH_MIXED;
+  c->n_mechs = n;
+  memcpy(c->mechs, code, n);
+  memcpy(c->mech_weights, wt, n * sizeof(double));
+  return TWINCACHE_OK;
+}
+
+int tc_gen_uses_mechanism(const tc_gen_config *c, int m) {
+  if (c->mechanism == m) return 1;
+  if (c->mechanism != TWINCACHE_MECH_MIXED) return 0;
+  for (uint32_t k = 0; k < c->n_mechs; k++)
+    if (c->mechs[k] == m) return 1;
+  return 0;
+}
+
+static void graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (uint32_t k = 0; k < c->n_families; k++) {
+    int w = c->n_families == 1
+                ? snprintf(buf + used, cap - used, "%s", choice(TWINCACHE_CHOICE_FAMILY, c->families[k]))
+                : snprintf(buf + used, cap - used, "%s%s:%.17g", k ? " " : "",
+                           choice(TWINCACHE_CHOICE_FAMILY, c->families[k]), c->family_weights[k]);
+    if (w < 0 || (size_t)w >= cap - used) return;
+    used += (size_t)w;
+  }
+}
+
+/* Keys of the families a config uses, after the common ones: new families
+ * add their keys here only when used, so the identity of a cache that does
+ * not use them stays what it was. */
+static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = 0;
+#define ADD(...)                                                        \
+  do {                                                                  \
+    int w_ = snprintf(buf + used, cap - used, __VA_ARGS__);             \
+    if (w_ > 0 && (size_t)w_ < cap - used) used += (size_t)w_;          \
+  } while (0)
+  if (tc_gen_has_family(c, TWINCACHE_FAMILY_SBM))
+    ADD(",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks, c->sbm_p_in,
+        c->sbm_p_out);
+  if (tc_gen_has_family(c, TWINCACHE_FAMILY_RGG)) ADD(",\"rgg_radius\":%.17g", c->rgg_radius);
+  if (c->mechanism == TWINCACHE_MECH_MIXED) /* "linear:0.5 mlp:0.5": no comma in a value */
+    for (uint32_t k = 0; k < c->n_mechs; k++)
+      ADD("%s%s:%.17g%s", k ? " " : ",\"mechanisms\":\"", choice(TWINCACHE_CHOICE_MECHANISM, c->mechs[k]),
+          c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
+  if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
+  if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
+  if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
+    ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
+  if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)
+    ADD(",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
+        (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);
+#undef ADD
 }
 
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   /* Flat object, fixed key order, numbers with %.17g: the same options give
    * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
+  char graph[256], extra[512];
+  graph_spec(c, graph, sizeof graph);
+  family_json(c, extra, sizeof extra);
   int n = snprintf(
       buf, cap,
       "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
       "\"edge_prob\":%.17g,\"expected_degree\":%.17g,\"ba_m\":%u,\"ws_k\":%u,\"ws_p\":%.17g,"
       "\"nodes_min\":%u,\"nodes_max\":%u,\"samples\":%u,\"mechanism\":\"%s\","
-      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"noise\":\"%s\","
+      "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"mlp_scale\":%.17g,%s\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
-      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u}",
-      TWINCACHE_FORMAT_VERSION, model_name(c->model), c->edge_prob, c->expected_degree, c->ba_m,
+      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s}",
+      TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
-      c->mechanism == TWINCACHE_MECH_MLP ? "mlp" : "linear", c->weight_min, c->weight_max,
-      c->mlp_hidden, noise_name(c->noise), c->noise_scale_min, c->noise_scale_max,
-      c->standardize ? "true" : "false", c->intervention == TWINCACHE_SHIFT ? "shift" : "do",
+      choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
+      c->mlp_hidden, c->mlp_scale,
+      /* MLP worlds use scm/'s own tanh since issue 17 (libm's before): an
+       * older MLP cache has no such key, so it is never extended with them */
+      c->mechanism == TWINCACHE_MECH_MLP ? "\"mlp_tanh\":\"scm1\"," : "", choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
+      c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,
-      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c));
+      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c), extra);
   if (n < 0 || (size_t)n >= cap) return 0;
   return (size_t)n;
 }

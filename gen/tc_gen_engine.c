@@ -27,6 +27,7 @@
 #include "tc_common.h"
 #include "tc_error.h"
 #include "tc_gen.h"
+#include "tc_gen_mech.h"
 
 #define TC_COMMIT_INTERVAL_NS 150000000ull
 #define TC_COMMIT_MAX_BYTES ((size_t)64 << 20)
@@ -433,7 +434,7 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   e->dims.max_nodes = c->nodes_max;
   e->dims.max_inter = tc_gen_max_inter(c);
   e->dims.samples = c->samples;
-  e->dims.hidden = c->mechanism == TWINCACHE_MECH_MLP ? c->mlp_hidden : 0;
+  e->dims.hidden = tc_gen_mech_get(c->mechanism)->hidden(c);
 
   pthread_mutex_init(&e->mu, NULL);
   pthread_condattr_t ca;

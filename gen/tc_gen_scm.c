@@ -1,5 +1,6 @@
-/* tc_gen_scm.c — one graph: igraph structure -> DAG -> SCM -> base and twin
- * worlds, written into a twincache_graph ready for the encoder.
+/* tc_gen_scm.c — one graph: igraph structure -> DAG -> SCM parameters and
+ * interventions, then its base and twin worlds from scm/'s sampler, written
+ * into a twincache_graph ready for the encoder.
  *
  * igraph (Debian 0.10, IGRAPH_THREAD_SAFE 0) keeps its RNG, error handler and
  * finally-stack in globals, so every igraph call runs under g_igraph_lock and
@@ -14,6 +15,9 @@
 
 #include "tc_common.h"
 #include "tc_gen.h"
+#include "tc_gen_family.h"
+#include "tc_gen_mech.h"
+#include "tc_scm.h"
 
 static pthread_mutex_t g_igraph_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_igraph_locked_ns; /* guarded by g_igraph_lock */
@@ -26,53 +30,6 @@ uint64_t tc_gen_igraph_locked_ns(void) {
   return v;
 }
 
-/* ---- fast standard normal: Marsaglia-Tsang ziggurat, 256 layers ---------------
- * A transform of tc_rng draws (not another RNG): ~99% of draws cost one
- * tc_rng_u64 and a multiply, against log+sqrt+cos for Box-Muller, which was
- * the largest single cost of the default workload. Layer edges are computed
- * once (Doornik's construction), so the output is a pure function of the
- * stream. */
-#define TC_ZIG_N 256
-#define TC_ZIG_R 3.6541528853610088
-#define TC_ZIG_V 0.00492867323399
-static double g_zig_x[TC_ZIG_N + 1], g_zig_ratio[TC_ZIG_N];
-static pthread_once_t g_zig_once = PTHREAD_ONCE_INIT;
-
-static void zig_init(void) {
-  double f = exp(-0.5 * TC_ZIG_R * TC_ZIG_R);
-  g_zig_x[0] = TC_ZIG_V / f;
-  g_zig_x[1] = TC_ZIG_R;
-  g_zig_x[TC_ZIG_N] = 0.0;
-  for (int i = 2; i < TC_ZIG_N; i++) {
-    g_zig_x[i] = sqrt(-2.0 * log(TC_ZIG_V / g_zig_x[i - 1] + f));
-    f = exp(-0.5 * g_zig_x[i] * g_zig_x[i]);
-  }
-  for (int i = 0; i < TC_ZIG_N; i++) g_zig_ratio[i] = g_zig_x[i + 1] / g_zig_x[i];
-}
-
-static double normal_tail(tc_rng *r, int negative) {
-  double x, y;
-  do {
-    x = log(1.0 - tc_rng_uniform(r)) / TC_ZIG_R; /* log of (0, 1] */
-    y = log(1.0 - tc_rng_uniform(r));
-  } while (-2.0 * y < x * x);
-  return negative ? x - TC_ZIG_R : TC_ZIG_R - x;
-}
-
-static inline double zig_normal(tc_rng *r) {
-  for (;;) {
-    uint64_t bits = tc_rng_u64(r);
-    unsigned i = (unsigned)(bits & 0xff);                           /* layer: low 8 bits */
-    double u = 2.0 * ((double)(bits >> 11) * (1.0 / 9007199254740992.0)) - 1.0; /* top 53 */
-    if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
-    if (i == 0) return normal_tail(r, u < 0.0);
-    double x = u * g_zig_x[i];
-    double f0 = exp(-0.5 * (g_zig_x[i] * g_zig_x[i] - x * x));
-    double f1 = exp(-0.5 * (g_zig_x[i + 1] * g_zig_x[i + 1] - x * x));
-    if (f1 + tc_rng_uniform(r) * (f0 - f1) < 1.0) return x;
-  }
-}
-
 struct tc_gen_worker {
   tc_gen_config cfg;
   twincache_graph *g;
@@ -83,18 +40,18 @@ struct tc_gen_worker {
   uint32_t batch_cap, batch_n;
   uint64_t batch_first, plan_end;
   uint32_t *batch_off;   /* (batch_cap+1) offsets into batch_edges, in uint16 pairs */
+  uint8_t *batch_family; /* (batch_cap) family of each graph of the batch */
   uint16_t *batch_edges; /* (batch_cap * nmax*(nmax-1)/2, 2) undirected edges */
   uint32_t nmax, smax, hidden;
-  float *noise;      /* (S, n) scaled exogenous noise, shared by every world */
-  float *raw_base;   /* (S, n) unstandardised base world (standardize only) */
-  float *raw_world;  /* (S, n) unstandardised twin world (standardize only) */
+  tc_scm_sampler *sampler; /* the worlds: noise, base, twins, standardisation */
   uint32_t *perm;    /* (n) topological order: perm[r] = node of rank r */
   uint32_t *rank;    /* (n) rank of each node */
   uint32_t *pa_start;/* (n+1) CSR of parents, ascending node index */
   uint32_t *pa_idx;  /* (n*n) */
   float *pa_w;       /* (n*n) linear weights, aligned with pa_idx */
-  uint8_t *desc;     /* (n) descendant mask of one target */
-  uint32_t *changed; /* (n) changed nodes of one intervention, topological order */
+  uint8_t *node_mech; /* (n) enum twincache_mechanism of each node */
+  float *het_w;       /* (n*n) heteroscedastic v, aligned with pa_idx */
+  uint32_t *changed; /* (n) scratch of the target draw */
 };
 
 void tc_gen_worker_free(tc_gen_worker *w) {
@@ -103,17 +60,17 @@ void tc_gen_worker_free(tc_gen_worker *w) {
   igraph_vector_int_destroy(&w->edges);
   pthread_mutex_unlock(&g_igraph_lock);
   twincache_graph_free(w->g);
-  free(w->noise);
-  free(w->raw_base);
-  free(w->raw_world);
+  tc_scm_sampler_free(w->sampler);
   free(w->perm);
   free(w->rank);
   free(w->pa_start);
   free(w->pa_idx);
   free(w->pa_w);
-  free(w->desc);
+  free(w->node_mech);
+  free(w->het_w);
   free(w->changed);
   free(w->batch_off);
+  free(w->batch_family);
   free(w->batch_edges);
   free(w);
 }
@@ -121,11 +78,10 @@ void tc_gen_worker_free(tc_gen_worker *w) {
 tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
   tc_gen_worker *w = calloc(1, sizeof *w);
   if (!w) return NULL;
-  pthread_once(&g_zig_once, zig_init);
   w->cfg = *c;
   w->nmax = c->nodes_max;
   w->smax = c->samples;
-  w->hidden = c->mechanism == TWINCACHE_MECH_MLP ? c->mlp_hidden : 0;
+  w->hidden = tc_gen_mech_get(c->mechanism)->hidden(c);
   pthread_mutex_lock(&g_igraph_lock);
   if (!g_igraph_ready) {
     /* igraph's default handler aborts the process; report codes instead. */
@@ -139,27 +95,27 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
     free(w);
     return NULL;
   }
-  size_t sn = (size_t)w->smax * w->nmax, nn = (size_t)w->nmax * w->nmax;
+  size_t nn = (size_t)w->nmax * w->nmax;
   w->g = twincache_graph_alloc(w->nmax, w->smax, tc_gen_max_inter(c), w->hidden);
-  w->noise = malloc(sn * sizeof(float));
-  w->raw_base = malloc(sn * sizeof(float));
-  w->raw_world = malloc(sn * sizeof(float));
+  w->sampler = tc_scm_sampler_create(w->nmax, w->smax ? w->smax : 1); /* S = 0: SCM only */
   w->perm = malloc(w->nmax * sizeof(uint32_t));
   w->rank = malloc(w->nmax * sizeof(uint32_t));
   w->pa_start = malloc((w->nmax + 1) * sizeof(uint32_t));
   w->pa_idx = malloc(nn * sizeof(uint32_t));
   w->pa_w = malloc(nn * sizeof(float));
-  w->desc = malloc(w->nmax);
+  w->node_mech = malloc(w->nmax);
+  w->het_w = malloc(nn * sizeof(float));
   w->changed = malloc(w->nmax * sizeof(uint32_t));
   size_t max_edges = (size_t)w->nmax * (w->nmax - 1) / 2;
   w->batch_cap = (uint32_t)(8192 / (max_edges + 1));
   if (w->batch_cap < 1) w->batch_cap = 1;
   if (w->batch_cap > 32) w->batch_cap = 32;
   w->batch_off = malloc((w->batch_cap + 1) * sizeof(uint32_t));
+  w->batch_family = malloc(w->batch_cap);
   w->batch_edges = malloc((w->batch_cap * max_edges + 1) * 2 * sizeof(uint16_t));
-  if (!w->batch_off || !w->batch_edges ||
-      !w->g || !w->noise || !w->raw_base || !w->raw_world || !w->perm || !w->rank ||
-      !w->pa_start || !w->pa_idx || !w->pa_w || !w->desc || !w->changed) {
+  if (!w->batch_off || !w->batch_edges || !w->batch_family ||
+      !w->g || !w->sampler || !w->perm || !w->rank ||
+      !w->pa_start || !w->pa_idx || !w->pa_w || !w->node_mech || !w->het_w || !w->changed) {
     tc_gen_worker_free(w);
     return NULL;
   }
@@ -167,35 +123,35 @@ tc_gen_worker *tc_gen_worker_create(const tc_gen_config *c) {
 }
 
 /* Random undirected graph from igraph into w->edges; n nodes. Under the lock. */
-static int structure_locked(tc_gen_worker *w, uint32_t n, uint64_t igraph_seed) {
-  const tc_gen_config *c = &w->cfg;
-  igraph_t graph;
-  igraph_error_t e;
+static int structure_locked(tc_gen_worker *w, int family, uint32_t n, uint64_t igraph_seed) {
+  const tc_gen_family *f = tc_gen_family_get(family); /* checked by tc_gen_config_check */
   igraph_rng_seed(igraph_rng_default(), (igraph_uint_t)igraph_seed);
-  if (c->model == TC_MODEL_BA) {
-    e = igraph_barabasi_game(&graph, n, 1.0, c->ba_m, NULL, 0, 1.0, IGRAPH_UNDIRECTED,
-                             IGRAPH_BARABASI_PSUMTREE, NULL);
-  } else if (c->model == TC_MODEL_WS) {
-    e = igraph_watts_strogatz_game(&graph, 1, n, c->ws_k, c->ws_p, 0, 0);
-  } else {
-    double p = c->edge_prob;
-    if (c->expected_degree > 0.0) p = n > 1 ? c->expected_degree / (double)(n - 1) : 0.0;
-    if (p > 1.0) p = 1.0;
-    e = igraph_erdos_renyi_game_gnp(&graph, n, p, IGRAPH_UNDIRECTED, 0);
-  }
-  if (e != IGRAPH_SUCCESS) return TWINCACHE_EINVAL;
-  e = igraph_get_edgelist(&graph, &w->edges, 0);
-  igraph_destroy(&graph);
-  return e == IGRAPH_SUCCESS ? TWINCACHE_OK : TWINCACHE_ENOMEM;
+  return f ? f->make_locked(&w->cfg, n, &w->edges) : TWINCACHE_EINVAL;
 }
 
-/* Node count and igraph seed of graph `index`: the first draws of its
- * structure stream (tc_gen_graph draws them again, then the node order). */
+/* Node count, igraph seed and family of graph `index`: the first draws of
+ * its structure stream (tc_gen_graph draws them again, then the node order).
+ * The family is drawn only from a mixture, so a one-family cache's streams
+ * are what they were before mixtures existed. */
 static void structure_head(const tc_gen_config *c, uint64_t index, tc_rng *rs, uint32_t *n,
-                           uint64_t *igraph_seed) {
+                           uint64_t *igraph_seed, int *family) {
   tc_rng_init(rs, c->seed, index * TC_STREAMS_PER_GRAPH + TC_STREAM_STRUCTURE);
   *n = c->nodes_min + tc_rng_below(rs, c->nodes_max - c->nodes_min + 1);
   *igraph_seed = tc_rng_u64(rs);
+  *family = c->families[0];
+  if (c->n_families > 1) {
+    double total = 0.0, acc = 0.0;
+    for (uint32_t k = 0; k < c->n_families; k++) total += c->family_weights[k];
+    double u = tc_rng_uniform(rs) * total;
+    *family = c->families[c->n_families - 1]; /* u may round up to total */
+    for (uint32_t k = 0; k + 1 < c->n_families; k++) {
+      acc += c->family_weights[k];
+      if (u < acc) {
+        *family = c->families[k];
+        break;
+      }
+    }
+  }
 }
 
 /* Makes the structures of graphs [first, first+count) under one lock. */
@@ -209,8 +165,10 @@ static int structure_batch(tc_gen_worker *w, uint64_t first, uint32_t count, uin
     tc_rng rs;
     uint32_t n;
     uint64_t seed;
-    structure_head(&w->cfg, first + b, &rs, &n, &seed);
-    rc = structure_locked(w, n, seed);
+    int family;
+    structure_head(&w->cfg, first + b, &rs, &n, &seed, &family);
+    rc = structure_locked(w, family, n, seed);
+    w->batch_family[b] = (uint8_t)family;
     w->batch_off[b] = q;
     igraph_integer_t ne = igraph_vector_int_size(&w->edges) / 2;
     size_t max_edges = (size_t)n * (n - 1) / 2;
@@ -239,41 +197,6 @@ void tc_gen_worker_plan(tc_gen_worker *w, uint64_t first, uint64_t end) {
   (void)first;
 }
 
-/* x_j of one row under the mechanism, before the intervention's change.
- * Every world evaluates a node through this one function. */
-static inline float eval_linear(const tc_gen_worker *w, uint32_t j, const float *row, float e) {
-  float acc = 0.0f;
-  for (uint32_t q = w->pa_start[j]; q < w->pa_start[j + 1]; q++) acc += w->pa_w[q] * row[w->pa_idx[q]];
-  return acc + e;
-}
-
-static inline float eval_mlp(const tc_gen_worker *w, uint32_t n, uint32_t j, const float *row, float e) {
-  uint32_t h_n = w->hidden;
-  const float *blk = w->g->mlp + (size_t)j * (h_n * n + 2 * h_n);
-  const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
-  float out = 0.0f;
-  for (uint32_t h = 0; h < h_n; h++) {
-    float a = b1[h];
-    const float *w1 = blk + (size_t)h * n;
-    for (uint32_t q = w->pa_start[j]; q < w->pa_start[j + 1]; q++) a += w1[w->pa_idx[q]] * row[w->pa_idx[q]];
-    out += w2[h] * tanhf(a);
-  }
-  return out + e;
-}
-
-static inline float eval_node(const tc_gen_worker *w, uint32_t n, uint32_t j, const float *row, float e) {
-  return w->hidden ? eval_mlp(w, n, j, row, e) : eval_linear(w, j, row, e);
-}
-
-/* Standard draw of the configured noise family. */
-static inline double draw_noise(tc_rng *r, int family) {
-  if (family == TWINCACHE_NOISE_LAPLACE) return tc_rng_laplace(r);
-  if (family == TWINCACHE_NOISE_UNIFORM) return tc_rng_range(r, -1.0, 1.0);
-  return zig_normal(r);
-}
-
-static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
-
 /* ---- graph i as named steps ---------------------------------------------------
  * Each step draws from its own RNG stream in a fixed order, so graph i
  * stays a pure function of (seed, i, config). */
@@ -291,17 +214,26 @@ static int fetch_structure(tc_gen_worker *w, uint64_t index, uint64_t *igraph_ns
   return TWINCACHE_OK;
 }
 
-/* DAG: every edge of the slot's structure oriented along a random node
- * order (structure stream); fills the graph's header fields and adj (n,n). */
+/* DAG from the slot's structure (tc_gen_family.h, enum tc_gen_orient): a
+ * random node order (structure stream) orients undirected edges (RANDOM) or
+ * relabels an ordered family's nodes (GIVEN: edge a -> b, a < b, becomes
+ * perm[a] -> perm[b]); a FIXED graph keeps the file's labels and order.
+ * Fills the graph's header fields and adj (n,n). */
 static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n, uint32_t slot) {
   const tc_gen_config *c = &w->cfg;
   twincache_graph *g = w->g;
-  for (uint32_t v = 0; v < n; v++) w->perm[v] = v;
-  for (uint32_t v = n; v > 1; v--) { /* Fisher-Yates */
-    uint32_t u = tc_rng_below(rs, v);
-    uint32_t t = w->perm[v - 1];
-    w->perm[v - 1] = w->perm[u];
-    w->perm[u] = t;
+  int family = w->batch_family[slot];
+  int orient = tc_gen_family_get(family)->orient;
+  if (orient == TC_ORIENT_FIXED) {
+    memcpy(w->perm, c->dag_file->order, n * sizeof *w->perm);
+  } else {
+    for (uint32_t v = 0; v < n; v++) w->perm[v] = v;
+    for (uint32_t v = n; v > 1; v--) { /* Fisher-Yates */
+      uint32_t u = tc_rng_below(rs, v);
+      uint32_t t = w->perm[v - 1];
+      w->perm[v - 1] = w->perm[u];
+      w->perm[u] = t;
+    }
   }
   for (uint32_t r = 0; r < n; r++) w->rank[w->perm[r]] = r;
   g->index = index;
@@ -310,101 +242,72 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->n_hidden = w->hidden;
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
-  g->flags = c->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
+  g->flags = (uint8_t)((c->standardize || c->iscm ? TWINCACHE_GRAPH_STANDARDIZED : 0u) |
+                       (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u) | (c->iscm ? TWINCACHE_GRAPH_ISCM : 0u));
+  g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
   memset(g->adj, 0, (size_t)n * n);
   for (uint32_t e = w->batch_off[slot]; e < w->batch_off[slot + 1]; e++) {
     uint32_t a = w->batch_edges[2 * e], b = w->batch_edges[2 * e + 1];
-    if (w->rank[a] < w->rank[b]) g->adj[a * n + b] = 1;
+    if (orient == TC_ORIENT_GIVEN) g->adj[w->perm[a] * n + w->perm[b]] = 1;
+    else if (orient == TC_ORIENT_FIXED) g->adj[a * n + b] = 1;
+    else if (w->rank[a] < w->rank[b]) g->adj[a * n + b] = 1;
     else g->adj[b * n + a] = 1;
   }
 }
 
 /* SCM parameters (weights stream): noise scales (n), the parent lists
- * (pa_start (n+1), pa_idx/pa_w), linear weights (n,n) or the MLP blocks. */
+ * (pa_start (n+1), pa_idx), then the mechanism's own parameters, drawn by
+ * its row of the table (tc_gen_mech.h): linear weights or MLP blocks. */
 static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
   const tc_gen_config *c = &w->cfg;
   twincache_graph *g = w->g;
   for (uint32_t j = 0; j < n; j++)
     g->noise_scale[j] = (float)tc_rng_range(rw, c->noise_scale_min, c->noise_scale_max);
-  memset(g->weight, 0, (size_t)n * n * sizeof(float));
   uint32_t q = 0;
   for (uint32_t j = 0; j < n; j++) { /* parents of j, ascending */
     w->pa_start[j] = q;
-    for (uint32_t i = 0; i < n; i++) {
-      if (!g->adj[i * n + j]) continue;
-      float wt = 0.0f;
-      if (!w->hidden) {
-        double mag = tc_rng_range(rw, c->weight_min, c->weight_max);
-        wt = (float)((tc_rng_u64(rw) >> 63) ? -mag : mag);
-        g->weight[i * n + j] = wt;
-      }
-      w->pa_idx[q] = i;
-      w->pa_w[q] = wt;
-      q++;
-    }
+    for (uint32_t i = 0; i < n; i++)
+      if (g->adj[i * n + j]) w->pa_idx[q++] = i;
   }
   w->pa_start[n] = q;
-  if (!w->hidden) return;
-  /* W1 ~ N(0, 1/|pa|) on parent columns, b1 ~ N(0, 0.25), w2 ~ N(0, 1/H):
-   * each mechanism's output stays O(1) whatever the in-degree. */
-  uint32_t h_n = w->hidden, stride = h_n * n + 2 * h_n;
+  tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start, .pa_idx = w->pa_idx,
+                     .pa_w = w->pa_w, .node_mech = w->node_mech};
+  memset(g->weight, 0, (size_t)n * n * sizeof(float));
+  for (uint32_t e = 0; e < q; e++) w->pa_w[e] = 0.0f;
+  if (w->hidden) memset(g->mlp, 0, (size_t)n * (w->hidden * n + 2 * w->hidden) * sizeof(float));
+  double total = 0.0;
+  for (uint32_t k = 0; c->mechanism == TWINCACHE_MECH_MIXED && k < c->n_mechs; k++) total += c->mech_weights[k];
   for (uint32_t j = 0; j < n; j++) {
-    float *blk = g->mlp + (size_t)j * stride;
-    uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
-    double s1 = 1.0 / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
-    memset(blk, 0, (size_t)stride * sizeof(float));
-    for (uint32_t h = 0; h < h_n; h++)
-      for (uint32_t k = w->pa_start[j]; k < w->pa_start[j + 1]; k++)
-        blk[(size_t)h * n + w->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(0.5 * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(rw));
+    int m = c->mechanism;
+    if (m == TWINCACHE_MECH_MIXED) { /* node j's component: one uniform of the weights stream */
+      double u = tc_rng_uniform(rw) * total, acc = 0.0;
+      m = c->mechs[c->n_mechs - 1];
+      for (uint32_t k = 0; k < c->n_mechs; k++) {
+        acc += c->mech_weights[k];
+        if (u < acc) {
+          m = c->mechs[k];
+          break;
+        }
+      }
+    }
+    w->node_mech[j] = (uint8_t)m;
+    tc_gen_mech_get(m)->draw_node(c, &p, j, rw); /* checked by tc_gen_config_check */
   }
-}
-
-/* Exogenous noise (S,n) (noise stream), shared by every world. */
-static void draw_exogenous(tc_gen_worker *w, tc_rng *rn, uint32_t n) {
-  const tc_gen_config *c = &w->cfg;
-  for (uint32_t s = 0; s < c->samples; s++)
-    for (uint32_t j = 0; j < n; j++)
-      w->noise[(size_t)s * n + j] = w->g->noise_scale[j] * (float)draw_noise(rn, c->noise);
-}
-
-/* The base world (S,n), nodes in topological order, into g->base or, when
- * standardising, into raw_base, then g->base = standardised raw_base with
- * norm_mean/norm_std (n). Returns the raw base world. */
-static const float *sample_base(tc_gen_worker *w, uint32_t n) {
-  const tc_gen_config *c = &w->cfg;
-  twincache_graph *g = w->g;
-  const uint32_t S = c->samples;
-  float *xb = c->standardize ? w->raw_base : g->base; /* (S, n) */
-  for (uint32_t s = 0; s < S; s++) {
-    float *row = xb + (size_t)s * n;
-    const float *e = w->noise + (size_t)s * n;
-    for (uint32_t r = 0; r < n; r++) {
-      uint32_t j = w->perm[r];
-      row[j] = eval_node(w, n, j, row, e[j]);
+  if (g->node_mech) memcpy(g->node_mech, w->node_mech, n);
+  if (c->hetero > 0.0) { /* heteroscedastic noise, after every mechanism draw (FORMAT.md 3.6) */
+    memset(g->hetero_w, 0, (size_t)n * n * sizeof(float));
+    for (uint32_t j = 0; j < n; j++) {
+      uint32_t npa = w->pa_start[j + 1] - w->pa_start[j];
+      double sv = c->hetero / sqrt(npa ? (double)npa : 1.0);
+      for (uint32_t e = w->pa_start[j]; e < w->pa_start[j + 1]; e++) {
+        w->het_w[e] = (float)(sv * tc_rng_normal(rw));
+        g->hetero_w[(size_t)w->pa_idx[e] * n + j] = w->het_w[e];
+      }
+      g->hetero_c[j] = (float)tc_rng_range(rw, -0.5, 0.5);
     }
   }
-  if (!c->standardize) return xb;
-  for (uint32_t j = 0; j < n; j++) {
-    double sum = 0.0, sq = 0.0;
-    for (uint32_t s = 0; s < S; s++) sum += xb[(size_t)s * n + j];
-    double mean = sum / S;
-    for (uint32_t s = 0; s < S; s++) {
-      double d = xb[(size_t)s * n + j] - mean;
-      sq += d * d;
-    }
-    double sd = sqrt(sq / S);
-    g->norm_mean[j] = (float)mean;
-    g->norm_std[j] = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
-    if (!isfinite(g->norm_mean[j]) || g->norm_std[j] == 0.0f) g->norm_std[j] = 1.0f;
-  }
-  for (uint32_t s = 0; s < S; s++)
-    for (uint32_t j = 0; j < n; j++)
-      g->base[(size_t)s * n + j] = standardize(xb[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
-  return xb;
 }
 
 /* Interventions (inter stream): K targets (every node, or K distinct random
@@ -434,48 +337,6 @@ static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
   }
 }
 
-/* Twin worlds g->inter (K,S,n): a copy of the raw base world xb (S,n) with
- * the target and its descendants recomputed on the same noise. Columns the
- * intervention does not change keep the base world's exact bits. */
-static void sample_twins(tc_gen_worker *w, const float *xb, uint32_t n) {
-  const tc_gen_config *c = &w->cfg;
-  twincache_graph *g = w->g;
-  const uint32_t S = c->samples;
-  const size_t sn = (size_t)S * n;
-  for (uint32_t k = 0; k < g->n_inter; k++) {
-    uint32_t t = g->target[k];
-    float v = g->value[k];
-    int is_do = g->kind[k] == TWINCACHE_DO;
-    twincache_graph_descendants(g->adj, n, n, t, w->desc);
-    uint32_t nc = 0;
-    for (uint32_t r = 0; r < n; r++)
-      if (w->desc[w->perm[r]]) w->changed[nc++] = w->perm[r];
-    float *dst = g->inter + (size_t)k * sn; /* (S, n) */
-    float *xw = c->standardize ? w->raw_world : dst;
-    memcpy(xw, xb, sn * sizeof(float));
-    /* A DO value lives in the stored space: raw = v * sd + mean when standardised. */
-    float do_raw = c->standardize ? v * g->norm_std[t] + g->norm_mean[t] : v;
-    for (uint32_t s = 0; s < S; s++) {
-      float *row = xw + (size_t)s * n;
-      const float *e = w->noise + (size_t)s * n;
-      for (uint32_t ci = 0; ci < nc; ci++) {
-        uint32_t j = w->changed[ci];
-        if (j == t) row[j] = is_do ? do_raw : eval_node(w, n, j, row, e[j]) + v;
-        else row[j] = eval_node(w, n, j, row, e[j]);
-      }
-    }
-    if (!c->standardize) continue;
-    memcpy(dst, g->base, sn * sizeof(float)); /* unchanged columns: base bits */
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t ci = 0; ci < nc; ci++) {
-        uint32_t j = w->changed[ci];
-        dst[(size_t)s * n + j] = (j == t && is_do)
-                                     ? v
-                                     : standardize(xw[(size_t)s * n + j], g->norm_mean[j], g->norm_std[j]);
-      }
-  }
-}
-
 int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
                  uint64_t *igraph_ns, uint64_t *sample_ns) {
   const tc_gen_config *c = &w->cfg;
@@ -488,17 +349,41 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
 
   uint32_t n, slot;
   uint64_t igraph_seed;
-  structure_head(c, index, &rs, &n, &igraph_seed);
+  int family;
+  structure_head(c, index, &rs, &n, &igraph_seed, &family);
+  (void)family; /* the batch made under the lock recorded it (orient_dag reads it there) */
   int rc = fetch_structure(w, index, igraph_ns, &slot);
   if (rc) return rc;
   orient_dag(w, &rs, index, n, slot);
 
   uint64_t t1 = tc_now_ns();
   draw_parameters(w, &rw, n);
-  draw_exogenous(w, &rn, n);
-  const float *xb = sample_base(w, n);
   draw_interventions(w, &ri, n);
-  sample_twins(w, xb, n);
+  twincache_graph *g = w->g;
+  const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize || c->iscm,
+                    .iscm = c->iscm,
+                    .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
+                    .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
+                    .het_w = c->hetero > 0.0 ? w->het_w : NULL, .het_c = c->hetero > 0.0 ? g->hetero_c : NULL,
+                    .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
+                    .kind = g->kind, .value = g->value};
+  const uint32_t S = c->samples;
+  const size_t sn = (size_t)S * n;
+  if (S == 0) { /* an SCM-only frame: no worlds; the normalisation is the identity */
+    for (uint32_t j = 0; (c->standardize || c->iscm) && j < n; j++) {
+      g->norm_mean[j] = 0.0f;
+      g->norm_std[j] = 1.0f;
+    }
+    if (sample_ns) *sample_ns += tc_now_ns() - t1;
+    *out = g;
+    return TWINCACHE_OK;
+  }
+  tc_scm_noise_stream(w->sampler, &m, S, &rn); /* (S, n), shared by every world */
+  tc_scm_sample_base(w->sampler, &m, S, g->base, n, g->norm_mean, g->norm_std);
+  for (uint32_t k = 0; k < g->n_inter; k++) { /* twin world k (S, n) */
+    tc_scm_twin(w->sampler, &m, k, S, NULL);
+    tc_scm_twin_rows(w->sampler, &m, k, S, g->base, n, g->inter + k * sn, n);
+  }
   if (sample_ns) *sample_ns += tc_now_ns() - t1;
   *out = w->g;
   return TWINCACHE_OK;

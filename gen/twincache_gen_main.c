@@ -15,17 +15,23 @@ static void on_signal(int sig) {
   g_stop = 1;
 }
 
-/* Argv positions of the flags that pick a graph model (0 = not given). */
+/* Argv positions of the flags that pick a graph family (0 = not given). */
 typedef struct model_seen {
-  int graph, edge_prob, expected_degree, ba_m, ws_k, ws_p;
+  int nodes, graph, edge_prob, expected_degree, ba_m, ws_k, ws_p, sbm_blocks, sbm_p_in, sbm_p_out, rgg_radius,
+      graph_file;
 } model_seen;
 
-static const char *const k_models[] = {"er", "ba", "ws", NULL};          /* enum tc_gen_model */
-static const char *const k_mechanisms[] = {"linear", "mlp", NULL};      /* twincache_mechanism */
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
-static const char *const k_noises[] = {"gauss", "laplace", "uniform", NULL};
-static const char *const k_interventions[] = {"do", "shift", NULL};     /* twincache_inter_kind */
 static const char *const k_value_dists[] = {"uniform", "signed", NULL}; /* tc_gen_value_dist */
+
+/* --graph FAMILY or FAMILY:W,FAMILY:W,...: o->dst is the whole config. */
+static int parse_graph(const char *v, const tc_opt *o) {
+  return tc_gen_parse_graph((tc_gen_config *)o->dst, v) ? -1 : 0;
+}
+
+static int parse_mechanism(const char *v, const tc_opt *o) {
+  return tc_gen_parse_mechanism((tc_gen_config *)o->dst, v) ? -1 : 0;
+}
 
 /* --targets all|K: 0 = every node. */
 static int parse_targets(const char *v, const tc_opt *o) {
@@ -36,7 +42,21 @@ static int parse_targets(const char *v, const tc_opt *o) {
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
 }
 
-enum { N_GEN_OPTS = 40 };
+enum { N_GEN_OPTS = 52 };
+
+/* "a|b|c": the names of a choice from the format's one table (formats/names.c),
+ * for --help. Joined once per process into buf. */
+static const char *choice_meta(int choice, char *buf, size_t cap) {
+  if (buf[0]) return buf;
+  size_t used = 0;
+  for (const char *const *s = twincache_choice_names(choice); s && *s; s++) {
+    int w = snprintf(buf + used, cap - used, "%s%s", used ? "|" : "", *s);
+    if (w < 0 || (size_t)w >= cap - used) break;
+    used += (size_t)w;
+  }
+  return buf;
+}
+static char g_meta_family[64], g_meta_mech[64], g_meta_noise[64], g_meta_kind[64];
 
 /* Every flag of twincache-gen, once: what it sets in *c, its range, its
  * --help line. The help's "{}" shows *c's value, so usage() passes the
@@ -52,14 +72,20 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &c->threads, .lo = 1, .hi = 1024,
        .help = "worker threads (default: online cores = {})"},
       {.name = "--nodes", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->nodes_min,
-       .dst2 = &c->nodes_max, .lo = 1, .hi = TWINCACHE_MAX_NODES,
+       .dst2 = &c->nodes_max, .lo = 1, .hi = TWINCACHE_MAX_NODES, .seen = &s->nodes,
        .help = "node count, uniform per graph (default {})"},
-      {.name = "--samples", .meta = "S", .kind = TC_OPT_U32, .dst = &c->samples, .lo = 1,
-       .hi = TWINCACHE_MAX_SAMPLES, .help = "samples per world, base and every twin (default {})"},
+      {.name = "--samples", .meta = "S", .kind = TC_OPT_U32, .dst = &c->samples, .lo = 0,
+       .hi = TWINCACHE_MAX_SAMPLES,
+       .help = "samples per world, base and every twin; 0 = an SCM-only cache: the\n"
+               "graphs, SCMs and interventions, no samples (load it with fresh worlds) (default {})"},
       {.help = "graph model (igraph, oriented acyclic along a random node order):"},
-      {.name = "--graph", .meta = "er|ba|ws", .kind = TC_OPT_CHOICE, .dst = &c->model,
-       .choices = k_models, .seen = &s->graph,
-       .help = "Erdos-Renyi, Barabasi-Albert, Watts-Strogatz (default {})"},
+      {.name = "--graph", .meta = choice_meta(TWINCACHE_CHOICE_FAMILY, g_meta_family, sizeof g_meta_family),
+       .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_graph, .seen = &s->graph, .def = "er",
+       .expect = "a family or a mixture FAMILY:WEIGHT,... (e.g. er:0.5,sf:0.3,sbm:0.2)",
+       .help = "Erdos-Renyi, Barabasi-Albert, Watts-Strogatz, scale-free\n"
+               "(power-law in-degree), stochastic block model, random\n"
+               "geometric, a fixed DAG (--graph-file); or a mixture\n"
+               "FAMILY:WEIGHT,... drawn per graph (default {})"},
       {.name = "--edge-prob", .meta = "P", .kind = TC_OPT_F64, .dst = &c->edge_prob, .fhi = 1,
        .seen = &s->edge_prob, .help = "ER edge probability (default {})"},
       {.name = "--expected-degree", .meta = "D", .kind = TC_OPT_F64, .dst = &c->expected_degree,
@@ -72,25 +98,60 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .help = "WS ring neighbours on each side, 2K < nodes (default {})"},
       {.name = "--ws-p", .meta = "P", .kind = TC_OPT_F64, .dst = &c->ws_p, .fhi = 1, .seen = &s->ws_p,
        .help = "WS rewiring probability (default {})"},
+      {.name = "--sbm-blocks", .meta = "B", .kind = TC_OPT_U32, .dst = &c->sbm_blocks, .lo = 1,
+       .hi = TWINCACHE_MAX_NODES, .seen = &s->sbm_blocks, .help = "SBM blocks, equal sizes (default {})"},
+      {.name = "--sbm-p-in", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_in, .fhi = 1,
+       .seen = &s->sbm_p_in, .help = "SBM edge probability inside a block (default {})"},
+      {.name = "--sbm-p-out", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_out, .fhi = 1,
+       .seen = &s->sbm_p_out, .help = "SBM edge probability between blocks (default {})"},
+      {.name = "--rgg-radius", .meta = "R", .kind = TC_OPT_F64, .dst = &c->rgg_radius, .fhi = 1.5,
+       .seen = &s->rgg_radius, .help = "RGG radius in the unit square (default {})"},
+      {.name = "--graph-file", .meta = "PATH", .kind = TC_OPT_STRING, .dst = &c->graph_file,
+       .seen = &s->graph_file, .def = "none",
+       .help = "edge list 'FROM TO' per line of a fixed DAG (--graph file;\n"
+               "sets --nodes) (default {})"},
       {.help = "mechanism and noise:"},
-      {.name = "--mechanism", .meta = "linear|mlp", .kind = TC_OPT_CHOICE, .dst = &c->mechanism,
-       .choices = k_mechanisms, .help = "linear SCM or random tanh MLP, additive noise (default {})"},
+      {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
+       .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_mechanism, .def = "linear",
+       .expect = "a mechanism or a per-node mixture NAME:WEIGHT,... (e.g. linear:0.5,mlp:0.3,rff:0.2)",
+       .help = "linear SCM, random tanh MLP, random Fourier features (a GP\n"
+               "draw), additive sigmoids or additive clamped quadratics of\n"
+               "the parents, or a per-node mixture NAME:W,...; additive\n"
+               "noise (default {})"},
       {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
        .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "linear weights +-[LO,HI), random sign (default {})"},
       {.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
        .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"},
-      {.name = "--noise", .meta = "gauss|laplace|uniform", .kind = TC_OPT_CHOICE, .dst = &c->noise,
-       .choices = k_noises, .help = "standard N(0,1), Laplace(0,1), U[-1,1) (default {})"},
+      {.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
+       .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|), biases\n"
+                                   "~N(0,(A/2)^2); small A is nearly linear (default {})"},
+      {.name = "--rff-features", .meta = "M", .kind = TC_OPT_U32, .dst = &c->rff_features, .lo = 1,
+       .hi = TWINCACHE_MAX_HIDDEN, .help = "RFF: random Fourier features per node (default {})"},
+      {.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,
+       .fhi = 1000, .help = "RFF: the GP's RBF length scale; frequencies ~N(0,1/L^2)\n"
+                            "(default {})"},
+      {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
+       .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
+       .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"
+               "Gumbel(0,1) (default {})"},
+      {.name = "--hetero", .meta = "V", .kind = TC_OPT_F64, .dst = &c->hetero, .fhi = 100,
+       .help = "heteroscedastic noise: node j's noise scale times\n"
+               "1+tanh((c_j + v.x_pa)/2), v ~N(0,V^2/|pa|), c ~U[-1/2,1/2);\n"
+               "0 = off (default {})"},
       {.name = "--noise-scale", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->noise_scale_min,
        .dst2 = &c->noise_scale_max, .fhi = 1e6, .open = TC_OPEN_HI,
        .help = "per-node noise scale, uniform (default {})"},
       {.name = "--standardize", .kind = TC_OPT_SWITCH, .dst = &c->standardize,
        .help = "standardise every world by the base world's per-node\n"
                "mean/std; DO values are then in standard units (default {})"},
+      {.name = "--iscm", .kind = TC_OPT_SWITCH, .dst = &c->iscm,
+       .help = "internally standardised SCM (iSCM): each node standardised as it\n"
+               "is generated (base world's mean/std), its children read that;\n"
+               "twin worlds use the same maps (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
-      {.name = "--intervention", .meta = "do|shift", .kind = TC_OPT_CHOICE, .dst = &c->intervention,
-       .choices = k_interventions, .help = "perfect do(X=v) or additive shift X += v (default {})"},
+      {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
+       .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v) or additive shift X += v (default {})"},
       {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
        .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
        .help = "every node, or K distinct random nodes (default {})"},
@@ -161,25 +222,63 @@ static int report(const tc_args_error *e) {
   return tc_args_report(stderr, "twincache-gen", e);
 }
 
-/* A model-specific flag (--ba-m ...) alone picks its model; with a --graph
- * of another model it is an error. The last such flag given wins. */
+/* A family-specific flag (--ba-m ...) alone picks its family (the first
+ * it applies to); with a --graph that has none of its families it is an
+ * error. The last such flag given wins. */
 static int resolve_model(tc_gen_config *c, const model_seen *s) {
-  struct { int pos, model; const char *name; } f[] = {
-      {s->edge_prob, TC_MODEL_ER, "--edge-prob"}, {s->expected_degree, TC_MODEL_ER, "--expected-degree"},
-      {s->ba_m, TC_MODEL_BA, "--ba-m"},           {s->ws_k, TC_MODEL_WS, "--ws-k"},
-      {s->ws_p, TC_MODEL_WS, "--ws-p"}};
+#define FB(f) (1u << (f))
+  struct { int pos; unsigned families; const char *name; } f[] = {
+      {s->edge_prob, FB(TWINCACHE_FAMILY_ER), "--edge-prob"},
+      {s->expected_degree, FB(TWINCACHE_FAMILY_ER), "--expected-degree"},
+      {s->ba_m, FB(TWINCACHE_FAMILY_BA) | FB(TWINCACHE_FAMILY_SF), "--ba-m"},
+      {s->ws_k, FB(TWINCACHE_FAMILY_WS), "--ws-k"},
+      {s->ws_p, FB(TWINCACHE_FAMILY_WS), "--ws-p"},
+      {s->sbm_blocks, FB(TWINCACHE_FAMILY_SBM), "--sbm-blocks"},
+      {s->sbm_p_in, FB(TWINCACHE_FAMILY_SBM), "--sbm-p-in"},
+      {s->sbm_p_out, FB(TWINCACHE_FAMILY_SBM), "--sbm-p-out"},
+      {s->rgg_radius, FB(TWINCACHE_FAMILY_RGG), "--rgg-radius"},
+      {s->graph_file, FB(TWINCACHE_FAMILY_FILE), "--graph-file"}};
+  const int nf = (int)(sizeof f / sizeof f[0]);
+  unsigned mix = 0;
+  for (uint32_t k = 0; k < c->n_families; k++) mix |= FB(c->families[k]);
+#undef FB
   int last = -1;
-  for (int k = 0; k < 5; k++)
-    if (f[k].pos && (last < 0 || f[k].pos > f[last].pos)) last = k;
-  if (last < 0) return 0;
-  if (s->graph && f[last].model != c->model) {
-    fprintf(stderr, "twincache-gen: %s does not apply to --graph %s (see --help)\n", f[last].name,
-            k_models[c->model]);
-    return 2;
+  for (int k = 0; k < nf; k++) {
+    if (!f[k].pos) continue;
+    if (s->graph && !(f[k].families & mix)) {
+      fprintf(stderr, "twincache-gen: %s does not apply to the --graph given (see --help)\n", f[k].name);
+      return 2;
+    }
+    if (last < 0 || f[k].pos > f[last].pos) last = k;
   }
-  c->model = f[last].model;
+  if (last < 0 || s->graph) return 0;
+  int first = 0;
+  while (!(f[last].families & (1u << first))) first++;
+  c->n_families = 1;
+  c->families[0] = (uint8_t)first;
+  c->family_weights[0] = 1.0;
   return 0;
 }
+
+/* --graph file: reads the edge list once and fixes --nodes to its node count
+ * (an explicit different --nodes is refused by the config check). */
+static int load_graph_file(tc_gen_config *c, int nodes_given) {
+  if (!tc_gen_has_family(c, TWINCACHE_FAMILY_FILE)) return 0;
+  if (!c->graph_file) {
+    fprintf(stderr, "twincache-gen: --graph file needs --graph-file PATH (see --help)\n");
+    return 2;
+  }
+  tc_gen_dag_file *f;
+  if (tc_gen_dag_file_load(c->graph_file, &f)) {
+    fprintf(stderr, "twincache-gen: %s\n", twincache_last_error());
+    return 2;
+  }
+  c->dag_file = f;
+  if (!nodes_given) c->nodes_min = c->nodes_max = f->n;
+  return 0;
+}
+
+static int run(tc_gen_config *cfg);
 
 int main(int argc, char **argv) {
   tc_gen_config c;
@@ -195,6 +294,15 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (resolve_model(&c, &seen)) return 2;
+  if (load_graph_file(&c, seen.nodes)) return 2;
+  int status = run(&c);
+  tc_gen_dag_file_free((tc_gen_dag_file *)c.dag_file);
+  return status;
+}
+
+/* Checks the options and runs the generator; returns the exit status. */
+static int run(tc_gen_config *cfg) {
+  tc_gen_config c = *cfg;
   const char *flag;
   if (tc_gen_config_check(&c, &flag)) {
     fprintf(stderr, "twincache-gen: invalid value for %s (see --help)\n", flag);

@@ -163,6 +163,55 @@ typedef struct twincache_expand_offsets {
  * a target >= N or a mask bit >= N is ignored. */
 void twincache_expand_cpu(void *dense, const void *compact, const twincache_expand_offsets *o);
 
+/* ---- the fresh-world sampler (issue 17, the GPU stage) ------------------------
+ * G SCMs as plain arrays (an "SCM batch": what an SCM-only cache stores,
+ * padded to N nodes, K interventions, H hidden units) in, the dense worlds
+ * of S rows out: the worlds scm/'s fresh sampler (the loader's samples =
+ * FRESH) computes for the same SCMs and counter keys, bit for bit
+ * (kernels/tc_sample_body.h says how). Graph g: */
+#define TWINCACHE_SAMPLE_MAX_NODES 256
+typedef struct twincache_scm_batch {
+  uint32_t graphs, nodes, inter, hidden, rows; /* G, N, K, H (0 = linear), S */
+  const uint32_t *n_nodes;   /* (G) n, 1..N */
+  const uint32_t *n_inter;   /* (G) k, 0..K */
+  const uint8_t *flags;      /* (G) bit 0: standardised; bit 1 (an internally standardised SCM,
+                              * FORMAT.md's ISCM) is refused: it needs each node's statistics
+                              * before its children, which this kernel's three phases lack */
+  const uint8_t *noise;      /* (G) 0 gauss, 1 Laplace, 2 uniform */
+  const uint64_t *key;       /* (G) the counter key (scm's tc_scm_fresh_key(tag, i, group)) */
+  const uint32_t *order;     /* (G,N) a topological order of nodes 0..n-1 */
+  const uint8_t *adj;        /* (G,N,N) adj[i][j] = 1 <=> edge i -> j */
+  const float *weight;       /* (G,N,N) linear weight of edge i -> j (H = 0) */
+  const float *mlp;          /* (G, N*(H*N+2H)) MLP, RFF: node j's block at j*(H*n+2H):
+                              * W1 (H,n), b1 (H), w2 (H), as in a frame; NULL if H = 0 */
+  const float *noise_scale;  /* (G,N) */
+  const uint16_t *target;    /* (G,K) */
+  const uint8_t *kind;       /* (G,K) 0 do, 1 shift */
+  const float *value;        /* (G,K) */
+  const uint8_t *desc;       /* (G,K,N) 1: node j is target k or its descendant */
+  const double *zig_x;       /* (257) the ziggurat's tables, from twincache_sample_tables */
+  const double *zig_ratio;   /* (256) */
+  const uint8_t *mech;       /* (G,N) mechanism of node j: 0 linear (weight), 1 MLP (tanh units),
+                              * 2 RFF (cos units), 3 sigmoid, 4 clamped square (FORMAT.md 3.6);
+                              * NULL: every node linear when H = 0, else MLP */
+  const float *het_w;        /* (G,N,N) heteroscedastic noise: v of edge i -> j, and */
+  const float *het_c;        /* (G,N) c_j: node j's noise is e (1 + tanh((c_j + sum_i v_ij x_i)/2));
+                              * both NULL: homoscedastic (a graph without it has v = c = 0 and
+                              * e (1 + tanh 0) = e) */
+} twincache_scm_batch;
+
+/* The ziggurat tables scm/ computes (the same code, on the host). */
+void twincache_sample_tables(double zig_x[257], double zig_ratio[256]);
+/* The host emulation of the sampler kernel: its three phases (rows: noise
+ * and raw base; columns: standardisation statistics; rows: twins and the
+ * standardised base) run for every thread in turn. Writes base (G,S,N),
+ * inter (G,K,S,N) (padding 0) and uses noise (G,S,N), mean and sd (G,N) as
+ * scratch. N <= TWINCACHE_SAMPLE_MAX_NODES. */
+/* Returns 0, or TWINCACHE_KERNELS_EINVAL (nothing written) when a graph is
+ * an iSCM (flags bit 1) or N > TWINCACHE_SAMPLE_MAX_NODES. */
+int twincache_sample_cpu(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
+                         float *base, float *inter);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,16 @@ int twincache_expand_cuda(void *dense, const void *compact, const twincache_expa
 void twincache_expand_emulate(void *dense, const void *compact, const twincache_expand_offsets *o,
                               int threads);
 
+/* The fresh-world sampler on the device, twin of twincache_sample_cpu (bit
+ * for bit: the same per-thread code, built with --fmad=false): *b is a host
+ * struct whose array pointers are DEVICE pointers (zig tables included);
+ * noise, mean, sd (scratch) and base, inter (out) are device arrays of the
+ * sizes twincache_sample_cpu documents. Three kernels on `stream`.
+ * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES or a graph is an iSCM
+ * (flags bit 1: the G flag bytes are copied to the host first, synchronously). */
+int twincache_sample_cuda(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
+                          float *base, float *inter, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,6 +33,7 @@
 #include "tc_common.h"
 #include "tc_compact.h"
 #include "tc_error.h"
+#include "tc_fresh.h"
 #include "tc_loader_internal.h"
 #include "twincache_loader.h"
 
@@ -77,6 +78,7 @@ typedef struct tc_worker {
   uint64_t txn_start_ns;
   tc_chunk_cache cc;    /* chunk views of the live txn */
   twincache_graph g;    /* views into the slot being filled */
+  tc_fresh *fresh;      /* fresh mode's SCM and sampler, else NULL */
   uint16_t *target;     /* (K) scratch: decoded targets */
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
@@ -130,6 +132,9 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->corrupt_policy = TWINCACHE_CORRUPT_FAIL;
   o->release_on_any_thread = 1;
   o->equal_ranks = 1;
+  o->samples = TWINCACHE_SAMPLES_STORED;
+  o->rows = 0;
+  o->resample_every = 1;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -190,8 +195,9 @@ static void zero_graph(const twincache_batch_layout *L, tc_slot *s, uint32_t g) 
   b->valid[g] = 0;
 }
 
-/* Decodes graph `index` into position g of slot s and fills its masks. */
-static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
+/* Decodes graph `index` into position g of slot s (its stored worlds, or
+ * fresh ones of epoch `epoch`) and fills its masks. */
+static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, uint64_t epoch) {
   const twincache_loader *l = w->l;
   const twincache_batch_layout *L = &l->layout;
   size_t N = L->nodes, K = L->inter, S = L->samples;
@@ -201,6 +207,10 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
 
   int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
+  uint64_t key = w->fresh ? tc_fresh_key(l->cache_tag, index, epoch / l->opt.resample_every) : 0;
+  uint32_t stored_s = twincache_cache_dims(l->cache)->samples;
+  if (b->compact && w->fresh)
+    return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_s, b->compact, g);
   if (b->compact) return tc_compact_decode_graph(w->dctx, frame, size, index, &w->g, b->compact, g);
 
   twincache_graph *gr = &w->g;
@@ -210,11 +220,19 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index) {
   uint32_t prev_hi = s->hi_inter[g];
   s->base_dirty[g] = 1; /* the decoder may write anywhere in them, even on error */
   s->hi_inter[g] = (uint32_t)K;
-  if ((rc = twincache_frame_decode(w->dctx, frame, size, gr)) != TWINCACHE_OK) return rc;
-  uint32_t n = gr->n_nodes, k = gr->n_inter;
-  if (gr->index != index || gr->n_samples != S || n == 0 || n > N || k > K) return TWINCACHE_ECORRUPT;
-  for (uint32_t i = 0; i < k; i++)
-    if (w->target[i] >= n || w->kind[i] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+  uint32_t n, k;
+  if (w->fresh) {
+    rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_s, L, gr->base,
+                        gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value);
+    if (rc != TWINCACHE_OK) return rc;
+  } else {
+    if ((rc = twincache_frame_decode(w->dctx, frame, size, gr)) != TWINCACHE_OK) return rc;
+    n = gr->n_nodes;
+    k = gr->n_inter;
+    if (gr->index != index || gr->n_samples != S || n == 0 || n > N || k > K) return TWINCACHE_ECORRUPT;
+    for (uint32_t i = 0; i < k; i++)
+      if (w->target[i] >= n || w->kind[i] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+  }
 
   /* clear what an older graph may have left and the decoder did not write */
   if (prev_hi > k) memset(gr->inter + (size_t)k * S * N, 0, (prev_hi - k) * S * N * sizeof(float));
@@ -285,7 +303,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
       uint64_t index = position_index(l, key, pos);
-      rc = decode_graph(w, s, g, index);
+      rc = decode_graph(w, s, g, index, epoch);
       if (rc == TWINCACHE_OK) break;
       if (!is_record_error(rc)) {
         *bad_index = index;
@@ -401,6 +419,21 @@ static int validate(const twincache_loader_options *o) {
   if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
     return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)",
                         o->layout);
+  if (o->samples == TWINCACHE_SAMPLES_FRESH) {
+    if (o->rows == 0 || o->rows > TWINCACHE_MAX_SAMPLES)
+      return tc_error_set(TWINCACHE_EINVAL, "option rows must be 1..%d with fresh samples (got %u)",
+                       TWINCACHE_MAX_SAMPLES, o->rows);
+    if (o->resample_every == 0)
+      return tc_error_set(TWINCACHE_EINVAL, "option resample_every must be >= 1 (got 0)");
+  } else if (o->samples == TWINCACHE_SAMPLES_STORED) {
+    if (o->rows != 0)
+      return tc_error_set(TWINCACHE_EINVAL, "option rows (%u) needs samples = FRESH: stored worlds have the cache's rows",
+                       o->rows);
+    if (o->resample_every != 1)
+      return tc_error_set(TWINCACHE_EINVAL, "option resample_every (%u) needs samples = FRESH", o->resample_every);
+  } else {
+    return tc_error_set(TWINCACHE_EINVAL, "option samples must be STORED (0) or FRESH (1) (got %d)", o->samples);
+  }
   return TWINCACHE_OK;
 }
 
@@ -424,8 +457,12 @@ static int open_stream(twincache_loader *l, const char *path) {
   l->begin = o->index_begin;
   l->n = end - o->index_begin;
   l->cache_tag = twincache_cache_tag(l->cache);
+  if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
+    return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
+                     path);
+  uint32_t rows = o->samples == TWINCACHE_SAMPLES_FRESH ? o->rows : d->samples;
   uint64_t G = o->batch_size, W = o->world_size;
-  if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, d->samples) != TWINCACHE_OK ||
+  if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, rows) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
     return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
   l->equal = o->equal_ranks && W > 1;
@@ -545,6 +582,8 @@ static int create_workers(twincache_loader *l) {
     w->target = calloc(d->max_inter + 1, sizeof *w->target);
     w->kind = calloc(d->max_inter + 1, 1);
     w->value = calloc(d->max_inter + 1, sizeof *w->value);
+    if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows)))
+      return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries)
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     int trc = tc_cache_txn_create(l->cache, &w->txn);
@@ -657,6 +696,7 @@ void twincache_loader_close(twincache_loader *l) {
     tc_worker *w = &l->workers[i];
     tc_cache_txn_free(w->txn);
     twincache_dctx_free(w->dctx);
+    tc_fresh_free(w->fresh);
     free(w->cc.entries);
     free(w->target);
     free(w->kind);

@@ -134,7 +134,27 @@ typedef struct twincache_loader_options {
    * round-robin, where the first ranks may get one batch more. */
   int equal_ranks;
   int layout; /* TWINCACHE_LAYOUT_DENSE (default) | TWINCACHE_LAYOUT_COMPACT */
+  /* Where the worlds come from (enum twincache_samples):
+   * STORED (default): the samples the cache stores (refused on an SCM-only
+   *   cache, whose frames store none);
+   * FRESH: new worlds of each graph's stored SCM, `rows` rows per world
+   *   (the batch's S; it may differ from the stored S). The exogenous noise
+   *   of graph i in epoch e is drawn from counters keyed by (cache tag, i,
+   *   e / resample_every), so a batch is the same bytes for any thread
+   *   count, rank, world size, reading order or resume; twin worlds share
+   *   the base world's noise (non-descendant columns are the base's bits, a
+   *   do() target column is its value) and STANDARDIZED graphs are
+   *   standardised by the fresh base world. Both layouts.
+   * A resume state does not record samples, rows or resample_every (its 64
+   * bytes have no room): resume with the options the state was taken with. */
+  int samples;
+  uint32_t rows;           /* FRESH: S, 1..TWINCACHE_MAX_SAMPLES (0 is refused); STORED: must be 0 */
+  uint32_t resample_every; /* FRESH: R >= 1 consecutive epochs share one draw (default 1);
+                            * STORED: must be 1 */
 } twincache_loader_options;
+
+/* Values of twincache_loader_options.samples. */
+enum twincache_samples { TWINCACHE_SAMPLES_STORED = 0, TWINCACHE_SAMPLES_FRESH = 1 };
 
 /* Fills *o with the defaults above. */
 void twincache_loader_options_init(twincache_loader_options *o);

@@ -17,7 +17,7 @@ static const char k_usage[] =
     "\n"
     "commands:\n"
     "  info   CACHE [--json]                  config, counts, sizes, compression, histograms\n"
-    "  show   CACHE INDEX [--rows R] [--json] one graph, its interventions and samples\n"
+    "  show   CACHE INDEX [--rows R] [--json] [--fresh-rows S] one graph, its interventions and samples\n"
     "  verify CACHE [--quiet]                 decode every graph, check checksums and invariants\n"
     "  stats  CACHE [--limit N] [--json]      per-node and per-world summary statistics\n"
     "  export CACHE INDEX --format csv|npy --out PREFIX [--force]\n"
@@ -215,19 +215,55 @@ uint64_t tc_graph_edges(const twincache_graph *g) {
   return e;
 }
 
-const char *tc_mechanism_name(unsigned m) {
-  return m == TWINCACHE_MECH_LINEAR ? "linear" : m == TWINCACHE_MECH_MLP ? "mlp" : "unknown";
+/* Names come from the format's one table (formats/names.c). */
+static const char *choice_name(int choice, unsigned code) {
+  const char *s = code <= 255 ? twincache_choice_name(choice, (int)code) : NULL;
+  return s ? s : "unknown";
 }
-const char *tc_noise_name(unsigned n) {
-  switch (n) {
-  case TWINCACHE_NOISE_GAUSS: return "gauss";
-  case TWINCACHE_NOISE_LAPLACE: return "laplace";
-  case TWINCACHE_NOISE_UNIFORM: return "uniform";
-  default: return "unknown";
+const char *tc_mechanism_name(unsigned m) { return choice_name(TWINCACHE_CHOICE_MECHANISM, m); }
+const char *tc_noise_name(unsigned n) { return choice_name(TWINCACHE_CHOICE_NOISE, n); }
+const char *tc_kind_name(unsigned k) { return choice_name(TWINCACHE_CHOICE_INTER_KIND, k); }
+const char *tc_family_name(unsigned f) { return choice_name(TWINCACHE_CHOICE_FAMILY, f); }
+
+/* ---- sortability over a cache ------------------------------------------------------ */
+int tc_sortability_add(tc_sortability_sum *s, const twincache_graph *g) {
+  if (g->n_samples == 0) return TWINCACHE_OK; /* an SCM-only graph: no stored world to score */
+  twincache_sortability o;
+  int rc = twincache_graph_sortability(g, &o);
+  if (rc) return rc;
+  s->graphs++;
+  if (!isnan(o.var)) s->var_sum += o.var, s->var_sq += o.var * o.var, s->var_n++;
+  if (!isnan(o.r2)) s->r2_sum += o.r2, s->r2_sq += o.r2 * o.r2, s->r2_n++;
+  return TWINCACHE_OK;
+}
+
+static double sum_mean(double sum, uint64_t n) { return n ? sum / (double)n : NAN; }
+static double sum_std(double sum, double sq, uint64_t n) {
+  if (n < 2) return 0.0;
+  double m = sum / (double)n, v = (sq - (double)n * m * m) / (double)(n - 1);
+  return v > 0 ? sqrt(v) : 0.0;
+}
+
+void tc_sortability_print_text(FILE *f, const tc_sortability_sum *s) {
+  if (s->graphs == 0) {
+    fprintf(f, "sortability      none: no stored worlds to score\n");
+    return;
   }
+  fprintf(f, "sortability      var %.3f (std %.3f, %llu graphs), R2 %.3f (std %.3f, %llu graphs); "
+             "0.5 = chance, 1 = sorting by it gives the causal order\n",
+          sum_mean(s->var_sum, s->var_n), sum_std(s->var_sum, s->var_sq, s->var_n),
+          (unsigned long long)s->var_n, sum_mean(s->r2_sum, s->r2_n), sum_std(s->r2_sum, s->r2_sq, s->r2_n),
+          (unsigned long long)s->r2_n);
 }
-const char *tc_kind_name(unsigned k) {
-  return k == TWINCACHE_DO ? "do" : k == TWINCACHE_SHIFT ? "shift" : "unknown";
+
+void tc_sortability_print_json(FILE *f, const tc_sortability_sum *s) {
+  fprintf(f, "\"sortability\": {\"var\": ");
+  tc_json_float(f, (float)sum_mean(s->var_sum, s->var_n));
+  fprintf(f, ", \"var_std\": %.6g, \"var_graphs\": %llu, \"r2\": ", sum_std(s->var_sum, s->var_sq, s->var_n),
+          (unsigned long long)s->var_n);
+  tc_json_float(f, (float)sum_mean(s->r2_sum, s->r2_n));
+  fprintf(f, ", \"r2_std\": %.6g, \"r2_graphs\": %llu, \"graphs\": %llu}",
+          sum_std(s->r2_sum, s->r2_sq, s->r2_n), (unsigned long long)s->r2_n, (unsigned long long)s->graphs);
 }
 
 /* ---- JSON output ----------------------------------------------------------------- */

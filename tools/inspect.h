@@ -92,6 +92,20 @@ uint64_t tc_graph_edges(const twincache_graph *g);
 const char *tc_mechanism_name(unsigned m);
 const char *tc_noise_name(unsigned n);
 const char *tc_kind_name(unsigned k);
+const char *tc_family_name(unsigned f); /* "unknown" for frames before version 4 */
+
+/* Sortability over many graphs (twincache_graph_sortability per graph):
+ * means and standard deviations over the graphs where it is defined. */
+typedef struct tc_sortability_sum {
+  double var_sum, var_sq, r2_sum, r2_sq;
+  uint64_t var_n, r2_n, graphs;
+} tc_sortability_sum;
+/* Adds one decoded graph (adj and base needed). Returns a status. */
+int tc_sortability_add(tc_sortability_sum *s, const twincache_graph *g);
+/* "varsortability 0.950 (std 0.08), R2-sortability 0.645 (std ..) over N graphs with a path" */
+void tc_sortability_print_text(FILE *f, const tc_sortability_sum *s);
+/* "\"sortability\": {...}" (no trailing comma or newline) */
+void tc_sortability_print_json(FILE *f, const tc_sortability_sum *s);
 
 /* ---- JSON output -------------------------------------------------------------
  * Floats as "%.9g" (round-trips a float32 exactly), non-finite ones as null. */

@@ -11,7 +11,8 @@ static const char k_help[] =
     "usage: " TC_PROG " info CACHE [--json]\n"
     "Prints the writer's library version, generator config, graphs\n"
     "committed/requested, chunk size, bytes on disk, compression ratios against\n"
-    "raw float32 samples, mean nodes/edges and node/edge-count histograms.\n"
+    "raw float32 samples, mean nodes/edges, node/edge-count and graph-family\n"
+    "histograms, var- and R2-sortability of the base worlds.\n"
     "  --json   one JSON object instead of text (default: text)\n"
     "  --help   this text\n";
 
@@ -72,6 +73,33 @@ static void hist_print_json(const char *key, const hist_bin *bins, int n_bins) {
   printf("]");
 }
 
+/* The graph-family histogram: counts[f] graphs of family code f (255: not
+ * recorded, caches before format version 4); names from the format's table. */
+static void family_print_text(const uint64_t counts[256]) {
+  uint64_t max = 1;
+  for (int f = 0; f < 256; f++)
+    if (counts[f] > max) max = counts[f];
+  printf("graph families (family, graphs)\n");
+  for (int f = 0; f < 256; f++) {
+    if (!counts[f]) continue;
+    int bar = (int)((counts[f] * 40 + max - 1) / max);
+    printf("  %11s %8llu ", tc_family_name((unsigned)f), (unsigned long long)counts[f]);
+    for (int k = 0; k < bar; k++) putchar('#');
+    putchar('\n');
+  }
+}
+
+static void family_print_json(const uint64_t counts[256]) {
+  printf("  \"family_histogram\": {");
+  int first = 1;
+  for (int f = 0; f < 256; f++) {
+    if (!counts[f]) continue;
+    printf("%s\"%s\": %llu", first ? "" : ", ", tc_family_name((unsigned)f), (unsigned long long)counts[f]);
+    first = 0;
+  }
+  printf("}");
+}
+
 static double ratio(uint64_t num, uint64_t den) { return den ? (double)num / (double)den : 0.0; }
 
 static void print_bytes(uint64_t b) {
@@ -93,7 +121,7 @@ int tc_cmd_info(int argc, char **argv) {
   if (rc != TC_ARGS_GO) return rc;
   const char *path = a.positional[0];
 
-  uint64_t *node_counts = NULL, *edge_counts = NULL;
+  uint64_t *node_counts = NULL, *edge_counts = NULL, family_counts[256] = {0};
   tc_one_graph og;
   int status = tc_cache_graph_open(path, &og);
   if (status) goto cleanup;
@@ -117,10 +145,12 @@ int tc_cmd_info(int argc, char **argv) {
   /* Decode every graph, skipping the sample copies: only adj is needed. */
   twincache_graph view = *og.graph;
   view.weight = view.mlp = view.noise_scale = view.norm_mean = view.norm_std = NULL;
-  view.value = view.base = view.inter = NULL;
+  view.value = view.inter = NULL; /* base kept: sortability */
   view.target = NULL;
   view.kind = NULL;
   uint64_t errors = 0, first_bad = 0, sum_edges = 0, sum_nodes = 0;
+  tc_sortability_sum sort;
+  memset(&sort, 0, sizeof sort);
   int first_err = 0;
   for (uint64_t i = 0; i < count; i++) {
     int r = twincache_cache_read_graph(c, d, i, &view);
@@ -134,6 +164,8 @@ int tc_cmd_info(int argc, char **argv) {
     uint64_t e = tc_graph_edges(&view);
     if (e > max_edges) e = max_edges; /* cannot happen for a DAG */
     node_counts[view.n_nodes]++;
+    family_counts[view.family]++;
+    tc_sortability_add(&sort, &view); /* a decoded frame is a DAG with a base world */
     edge_counts[e]++;
     sum_nodes += view.n_nodes;
     sum_edges += e;
@@ -171,6 +203,10 @@ int tc_cmd_info(int argc, char **argv) {
     hist_print_json("node_histogram", node_bins, n_node_bins);
     printf(",\n");
     hist_print_json("edge_histogram", edge_bins, n_edge_bins);
+    printf(",\n");
+    family_print_json(family_counts);
+    printf(",\n  ");
+    tc_sortability_print_json(stdout, &sort);
     printf("\n}\n");
   } else {
     printf("cache            %s\n", path);
@@ -181,18 +217,28 @@ int tc_cmd_info(int argc, char **argv) {
            (unsigned long long)dims->graphs, count < dims->graphs ? " (incomplete: rerun the generator to resume)" : "");
     printf("chunks           %llu of %u graphs each\n", (unsigned long long)chunks,
            dims->chunk_graphs);
-    printf("dims             nodes <= %u, interventions <= %u, %u samples per world",
-           dims->max_nodes, dims->max_inter, dims->samples);
+    if (dims->samples)
+      printf("dims             nodes <= %u, interventions <= %u, %u samples per world",
+             dims->max_nodes, dims->max_inter, dims->samples);
+    else
+      printf("dims             nodes <= %u, interventions <= %u, SCM only: no samples stored "
+             "(load with fresh worlds)", dims->max_nodes, dims->max_inter);
     if (dims->hidden) printf(", %u hidden units", dims->hidden);
     printf("\nbytes on disk    ");
     print_bytes(disk_bytes);
     printf(" (%llu B)\n", (unsigned long long)disk_bytes);
-    printf("raw float32      ");
-    print_bytes(st->raw_bytes);
-    printf(" (base + intervened samples)\n");
-    printf("compression      frames %.3fx raw (", ratio(st->frame_bytes, st->raw_bytes));
-    print_bytes(st->frame_bytes);
-    printf("), disk %.3fx raw\n", ratio(disk_bytes, st->raw_bytes));
+    if (dims->samples) {
+      printf("raw float32      ");
+      print_bytes(st->raw_bytes);
+      printf(" (base + intervened samples)\n");
+      printf("compression      frames %.3fx raw (", ratio(st->frame_bytes, st->raw_bytes));
+      print_bytes(st->frame_bytes);
+      printf("), disk %.3fx raw\n", ratio(disk_bytes, st->raw_bytes));
+    } else {
+      printf("frames           ");
+      print_bytes(st->frame_bytes);
+      printf(" (SCMs only)\n");
+    }
     printf("mean per graph   %.2f nodes, %.2f edges, %.0f frame bytes, %.0f disk bytes\n",
            good ? (double)sum_nodes / (double)good : 0.0,
            good ? (double)sum_edges / (double)good : 0.0,
@@ -202,6 +248,8 @@ int tc_cmd_info(int argc, char **argv) {
     tc_json_pretty(stdout, twincache_cache_config(c), 2);
     hist_print_text("node-count histogram (nodes, graphs)", node_bins, n_node_bins);
     hist_print_text("edge-count histogram (edges, graphs)", edge_bins, n_edge_bins);
+    family_print_text(family_counts);
+    tc_sortability_print_text(stdout, &sort);
   }
   if (errors) {
     fprintf(stderr, "%s: %s: %llu graphs could not be decoded (first: graph %llu: %s); run verify\n",

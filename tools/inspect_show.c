@@ -1,8 +1,11 @@
-/* inspect_show.c — `twincache-inspect show CACHE INDEX [--rows R] [--json]`:
- * one graph in full: its DAG and SCM parameters, its interventions and the
- * samples of the base world and of every twin world. The text form shows the
- * first R rows of each world; --json prints every array in full, floats as
- * "%.9g" so each parses back (strtof) to the identical float32. */
+/* inspect_show.c — `twincache-inspect show CACHE INDEX [--rows R] [--json]
+ * [--fresh-rows S [--epoch E]]`: one graph in full: its DAG and SCM
+ * parameters, its interventions and the samples of the base world and of
+ * every twin world — stored, or fresh ones the loader samples from the SCM
+ * (what a loader with samples = FRESH, rows = S gives in epoch E; the only
+ * worlds an SCM-only cache has). The text form shows the first R rows of each
+ * world; --json prints every array in full, floats as "%.9g" so each parses
+ * back (strtof) to the identical float32. */
 #include "inspect.h"
 #include "tc_args.h"
 
@@ -11,7 +14,7 @@
 #include <string.h>
 
 static const char k_help[] =
-    "usage: " TC_PROG " show CACHE INDEX [--rows R] [--json]\n"
+    "usage: " TC_PROG " show CACHE INDEX [--rows R] [--json] [--fresh-rows S [--epoch E]]\n"
     "Prints graph INDEX: adjacency and weights (or the MLP's parameter summary),\n"
     "noise scales, standardisation, interventions (target, kind, value) and the\n"
     "first R rows of the base world and of each twin world.\n"
@@ -20,6 +23,10 @@ static const char k_help[] =
     "             adjacency (N,N), weights (N,N), mlp (N, H*N+2H), noise_scale,\n"
     "             norm_mean/norm_std, targets, kinds, values, base (S,N),\n"
     "             inter (K,S,N); floats round-trip exactly as float32\n"
+    "  --fresh-rows S  fresh worlds of S rows sampled from the graph's SCM, as the\n"
+    "             loader's fresh mode gives them (an SCM-only cache stores none)\n"
+    "  --epoch E  with --fresh-rows: the epoch whose worlds to show (default 0;\n"
+    "             resample_every 1)\n"
     "  --help     this text\n";
 
 /* ---- JSON ---------------------------------------------------------------------- */
@@ -49,9 +56,9 @@ static void show_json(const twincache_graph *g) {
   printf("{\n  \"index\": %llu,\n  \"n_nodes\": %u,\n  \"n_samples\": %u,\n  \"n_inter\": %u,\n"
          "  \"n_hidden\": %u,\n",
          (unsigned long long)g->index, n, s_n, k_n, h);
-  printf("  \"mechanism\": \"%s\",\n  \"noise\": \"%s\",\n  \"flags\": %u,\n"
+  printf("  \"family\": \"%s\",\n  \"mechanism\": \"%s\",\n  \"noise\": \"%s\",\n  \"flags\": %u,\n"
          "  \"standardized\": %s,\n",
-         tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
+         tc_family_name(g->family), tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
          standardized ? "true" : "false");
   printf("  \"adjacency\": [");
   for (uint32_t i = 0; i < n; i++) {
@@ -62,7 +69,7 @@ static void show_json(const twincache_graph *g) {
   printf("\n  ],\n  \"weights\": ");
   json_matrix(g->weight, n, n, g->ld_adj, "  ");
   printf(",\n  \"mlp\": ");
-  if (g->mechanism == TWINCACHE_MECH_MLP && h > 0) {
+  if (g->mechanism != TWINCACHE_MECH_LINEAR && h > 0) {
     uint32_t stride = h * n + 2 * h;
     json_matrix(g->mlp, n, stride, stride, "  ");
   } else {
@@ -120,8 +127,8 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   int standardized = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
   printf("graph %llu: %u nodes, %llu edges, %u samples per world, %u interventions\n",
          (unsigned long long)g->index, n, (unsigned long long)tc_graph_edges(g), s_n, k_n);
-  printf("mechanism %s", tc_mechanism_name(g->mechanism));
-  if (g->mechanism == TWINCACHE_MECH_MLP) printf(" (%u hidden units)", h);
+  printf("family %s, mechanism %s", tc_family_name(g->family), tc_mechanism_name(g->mechanism));
+  if (g->mechanism != TWINCACHE_MECH_LINEAR) printf(" (%u hidden units)", h);
   printf(", noise %s, %s\n", tc_noise_name(g->noise),
          standardized ? "standardised per node" : "not standardised");
 
@@ -183,6 +190,10 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   }
 
   if (rows == 0) return;
+  if (s_n == 0) {
+    printf("\nno samples stored (an SCM-only cache): --fresh-rows S samples fresh worlds\n");
+    return;
+  }
   printf("\nbase world (first %u of %u rows)\n", rows < s_n ? rows : s_n, s_n);
   text_rows(g->base, s_n, rows, n, g->ld, NULL);
   for (uint32_t k = 0; k < k_n; k++) {
@@ -198,24 +209,74 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   }
 }
 
+/* Fresh worlds of graph og->index in `epoch`, `rows` rows each, from a
+ * loader in fresh mode over that one graph; shown like stored ones. */
+static int show_fresh(const char *path, const tc_one_graph *og, uint32_t rows, uint64_t epoch,
+                      int json, uint32_t text_rows_n) {
+  twincache_loader_options o;
+  twincache_loader_options_init(&o);
+  o.samples = TWINCACHE_SAMPLES_FRESH;
+  o.rows = rows;
+  o.batch_size = 1;
+  o.threads = 1;
+  o.shuffle = 0;
+  o.epochs = 0;
+  o.index_begin = og->index;
+  o.index_end = og->index + 1;
+  twincache_loader_state at = {.seed = 0, .next_seq = epoch}; /* one batch per epoch */
+  twincache_loader *l = NULL;
+  twincache_batch *b = NULL;
+  int rc = twincache_loader_open(path, &o, &at, &l);
+  if (rc == TWINCACHE_OK) rc = twincache_loader_next(l, &b);
+  if (rc != TWINCACHE_OK) {
+    fprintf(stderr, TC_PROG ": %s: graph %llu: fresh worlds: %s (%s)\n", path,
+            (unsigned long long)og->index, twincache_strerror(rc), twincache_last_error());
+    twincache_loader_close(l);
+    return TC_EXIT_FAIL;
+  }
+  twincache_graph g = *og->graph; /* the SCM as stored, the worlds fresh */
+  g.n_samples = rows;
+  g.ld = b->layout.nodes;
+  g.base = b->base;    /* (S, N) */
+  g.inter = b->inter;  /* (K, S, N) */
+  if (json) show_json(&g);
+  else show_text(&g, text_rows_n);
+  twincache_loader_release(l, b);
+  twincache_loader_close(l);
+  return TC_EXIT_OK;
+}
+
 int tc_cmd_show(int argc, char **argv) {
-  const char *json = NULL, *rows_arg = NULL;
-  const tc_flag flags[] = {{"json", 0, &json}, {"rows", 1, &rows_arg}};
+  const char *json = NULL, *rows_arg = NULL, *fresh_arg = NULL, *epoch_arg = NULL;
+  const tc_flag flags[] = {{"json", 0, &json}, {"rows", 1, &rows_arg}, {"fresh-rows", 1, &fresh_arg},
+                           {"epoch", 1, &epoch_arg}};
   tc_args a;
-  int rc = tc_args_begin(argc, argv, flags, 2, k_help, 2, &a);
+  int rc = tc_args_begin(argc, argv, flags, 4, k_help, 2, &a);
   if (rc != TC_ARGS_GO) return rc;
-  uint64_t rows = 5;
+  uint64_t rows = 5, fresh_rows = 0, epoch = 0;
+  char expect[64];
   if (rows_arg && (tc_parse_u64(rows_arg, &rows) != 0 || rows > TWINCACHE_MAX_SAMPLES)) {
-    char expect[64];
     tc_expect_u64(expect, sizeof expect, 0, TWINCACHE_MAX_SAMPLES);
     return tc_args_report_value(stderr, TC_PROG " show", "--rows", rows_arg, expect);
+  }
+  if (fresh_arg && (tc_parse_u64(fresh_arg, &fresh_rows) != 0 || fresh_rows < 1 ||
+                    fresh_rows > TWINCACHE_MAX_SAMPLES)) {
+    tc_expect_u64(expect, sizeof expect, 1, TWINCACHE_MAX_SAMPLES);
+    return tc_args_report_value(stderr, TC_PROG " show", "--fresh-rows", fresh_arg, expect);
+  }
+  if (epoch_arg && !fresh_arg) return tc_usage_error("show", "--epoch needs --fresh-rows");
+  if (epoch_arg && (tc_parse_u64(epoch_arg, &epoch) != 0 || epoch == UINT64_MAX)) {
+    tc_expect_u64(expect, sizeof expect, 0, UINT64_MAX - 1);
+    return tc_args_report_value(stderr, TC_PROG " show", "--epoch", epoch_arg, expect);
   }
 
   tc_one_graph og;
   int status = tc_one_graph_open("show", a.positional[0], a.positional[1], &og);
   if (status) goto cleanup;
   const twincache_graph *g = og.graph;
-  if (json)
+  if (fresh_arg)
+    status = show_fresh(a.positional[0], &og, (uint32_t)fresh_rows, epoch, json != NULL, (uint32_t)rows);
+  else if (json)
     show_json(g);
   else
     show_text(g, (uint32_t)rows);

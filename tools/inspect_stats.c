@@ -3,7 +3,8 @@
  * position j, the mean and std of the base and twin-world samples; per world
  * kind, the same over all columns; the mean |intervention effect| on strict
  * descendants; edge density; the fraction of columns an intervention changes
- * (what the sparse twin encoding saves); bytes per graph. */
+ * (what the sparse twin encoding saves); bytes per graph; the graph
+ * families; varsortability and R^2-sortability of the base worlds. */
 #include "inspect.h"
 #include "tc_args.h"
 
@@ -16,7 +17,9 @@ static const char k_help[] =
     "Summary statistics over the first N graphs (default: all): per node mean\n"
     "and std of base and twin-world samples, mean |intervention effect| on\n"
     "descendants, edge density, fraction of columns changed per intervention,\n"
-    "frame bytes per graph.\n"
+    "frame bytes per graph, graph families, var- and R2-sortability (the\n"
+    "fraction of causal paths along which the score grows; 0.5 = chance), and\n"
+    "the share of the mechanisms' R2 a linear fit on the parents recovers.\n"
     "  --limit N   only graphs 0..N-1 (default 0 = all committed)\n"
     "  --json      one JSON object instead of text (default: text)\n"
     "  --help      this text\n";
@@ -51,6 +54,9 @@ typedef struct totals {
   moments density;          /* edges / (N(N-1)/2) per graph with N >= 2 */
   moments edges, nodes;     /* per graph */
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
+  uint64_t family[256];     /* graphs per family code (255: not recorded) */
+  tc_sortability_sum sort;  /* per graph, on the base world */
+  moments r2_mech, r2_lin;  /* per node with parents: R^2 of its mechanism, of a linear fit */
 } totals;
 
 static void graph_accumulate(const twincache_graph *g, node_stats *per_node, totals *t) {
@@ -59,6 +65,7 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
   uint64_t e = tc_graph_edges(g);
   moments_add(&t->edges, (double)e);
   moments_add(&t->nodes, n);
+  t->family[g->family]++;
   if (n >= 2) moments_add(&t->density, (double)e / ((double)n * (n - 1) / 2.0));
   for (uint32_t j = 0; j < n; j++) per_node[j].graphs++;
   for (uint32_t s = 0; s < s_n; s++)
@@ -92,6 +99,105 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
   }
 }
 
+/* Per node j with parents, on the base world in raw units: the share of
+ * Var(x_j) its mechanism explains, R2_mech = 1 - Var(x_j - f_j(pa))/Var(x_j)
+ * with f_j evaluated from the stored parameters, and the share a least-
+ * squares fit x_j ~ 1 + pa(j) explains, R2_lin. Their ratio over a cache says
+ * how much of the mechanisms a linear model recovers. scratch: (S*(N+2))
+ * doubles. */
+static double unit_f(int mechanism, double a) { /* FORMAT.md 3.6, in double with libm */
+  switch (mechanism) {
+  case TWINCACHE_MECH_RFF: return cos(a);
+  case TWINCACHE_MECH_SIGMOID: return 1.0 / (1.0 + exp(-a));
+  case TWINCACHE_MECH_POLY: a = a < -4.0 ? -4.0 : a > 4.0 ? 4.0 : a; return a * a;
+  default: return tanh(a);
+  }
+}
+
+static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch) {
+  uint32_t n = g->n_nodes, S = g->n_samples, H = g->n_hidden, stride = H * n + 2 * H;
+  int std = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
+  /* an iSCM's mechanisms read the stored (standardised) parents; node j's own
+   * value before its map is stored * std + mean */
+  int iscm = (g->flags & TWINCACHE_GRAPH_ISCM) != 0;
+#define RAW(s_, j_) (iscm ? x[(size_t)(s_) * n + (j_)] * (double)g->norm_std[j_] + g->norm_mean[j_] \
+                          : x[(size_t)(s_) * n + (j_)])
+  double *x = scratch, *q = scratch + (size_t)S * n, *y = q + S; /* x (S,n) raw; q (S) basis; y (S) */
+  double *basis = y + S; /* (S, n) orthonormal basis of the parents' span */
+  if (S < 3) return;
+  for (uint32_t s = 0; s < S; s++)
+    for (uint32_t j = 0; j < n; j++) {
+      double v = g->base[(size_t)s * g->ld + j];
+      x[(size_t)s * n + j] = std && !iscm ? v * g->norm_std[j] + g->norm_mean[j] : v;
+    }
+  for (uint32_t j = 0; j < n; j++) {
+    uint32_t npa = 0;
+    for (uint32_t i = 0; i < n; i++) npa += g->adj[(size_t)i * g->ld_adj + j] != 0;
+    if (!npa || npa + 1 >= S) continue;
+    double mean = 0, tss = 0, rss_mech = 0, rmean = 0;
+    for (uint32_t s = 0; s < S; s++) mean += RAW(s, j);
+    mean /= S;
+    for (uint32_t s = 0; s < S; s++) {
+      const double *row = x + (size_t)s * n;
+      double f = 0;
+      int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+      if (mech == TWINCACHE_MECH_LINEAR) {
+        for (uint32_t i = 0; i < n; i++)
+          if (g->adj[(size_t)i * g->ld_adj + j]) f += (double)g->weight[(size_t)i * g->ld_adj + j] * row[i];
+      } else {
+        const float *blk = g->mlp + (size_t)j * stride;
+        for (uint32_t h = 0; h < H; h++) {
+          double a = blk[(size_t)H * n + h];
+          for (uint32_t i = 0; i < n; i++)
+            if (g->adj[(size_t)i * g->ld_adj + j]) a += (double)blk[(size_t)h * n + i] * row[i];
+          f += (double)blk[(size_t)H * n + H + h] * unit_f(mech, a);
+        }
+      }
+      q[s] = RAW(s, j) - f; /* the noise term, scale * e */
+      rmean += q[s];
+      tss += (RAW(s, j) - mean) * (RAW(s, j) - mean);
+    }
+    rmean /= S;
+    for (uint32_t s = 0; s < S; s++) rss_mech += (q[s] - rmean) * (q[s] - rmean);
+    if (!(tss > 0)) continue;
+    /* least squares on 1 + parents: centre, modified Gram-Schmidt */
+    for (uint32_t s = 0; s < S; s++) y[s] = RAW(s, j) - mean;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (!g->adj[(size_t)i * g->ld_adj + j]) continue;
+      double *b = basis + (size_t)m * S, pm = 0, nrm = 0;
+      for (uint32_t s = 0; s < S; s++) pm += x[(size_t)s * n + i];
+      pm /= S;
+      for (uint32_t s = 0; s < S; s++) b[s] = x[(size_t)s * n + i] - pm;
+      for (uint32_t c = 0; c < m; c++) {
+        double dot = 0;
+        for (uint32_t s = 0; s < S; s++) dot += b[s] * basis[(size_t)c * S + s];
+        for (uint32_t s = 0; s < S; s++) b[s] -= dot * basis[(size_t)c * S + s];
+      }
+      for (uint32_t s = 0; s < S; s++) nrm += b[s] * b[s];
+      if (!(nrm > 1e-12 * tss)) continue; /* a parent collinear with the others */
+      nrm = sqrt(nrm);
+      for (uint32_t s = 0; s < S; s++) b[s] /= nrm;
+      m++;
+    }
+    for (uint32_t c = 0; c < m; c++) {
+      double dot = 0;
+      for (uint32_t s = 0; s < S; s++) dot += y[s] * basis[(size_t)c * S + s];
+      for (uint32_t s = 0; s < S; s++) y[s] -= dot * basis[(size_t)c * S + s];
+    }
+    double rss_lin = 0;
+    for (uint32_t s = 0; s < S; s++) rss_lin += y[s] * y[s];
+    moments_add(&t->r2_mech, 1.0 - rss_mech / tss);
+    moments_add(&t->r2_lin, 1.0 - rss_lin / tss);
+  }
+#undef RAW
+}
+
+static double linear_share(const totals *t) {
+  double m = moments_mean(&t->r2_mech);
+  return m > 0 ? moments_mean(&t->r2_lin) / m : NAN;
+}
+
 static void json_moments(const char *key, const moments *m, int last) {
   printf("    \"%s\": {\"count\": %.0f, \"mean\": %.9g, \"std\": %.9g}%s\n", key, m->n,
          moments_mean(m), moments_std(m), last ? "" : ",");
@@ -121,6 +227,21 @@ static void print_json(const char *path, const totals *t, const node_stats *per_
   printf("  \"raw_bytes_per_graph\": %.9g,\n  \"disk_bytes_per_graph\": %.9g,\n",
          t->graphs ? (double)t->raw_bytes / (double)t->graphs : 0.0,
          committed ? (double)disk_bytes / (double)committed : 0.0);
+  printf("  \"families\": {");
+  for (int f = 0, first = 1; f < 256; f++)
+    if (t->family[f]) {
+      printf("%s\"%s\": %llu", first ? "" : ", ", tc_family_name((unsigned)f),
+             (unsigned long long)t->family[f]);
+      first = 0;
+    }
+  printf("},\n");
+  printf("  ");
+  tc_sortability_print_json(stdout, &t->sort);
+  printf(",\n  \"mechanism_fit\": {\"nodes\": %.0f, \"r2_mechanism\": %.6g, \"r2_linear\": %.6g, "
+         "\"linear_share\": ",
+         t->r2_mech.n, moments_mean(&t->r2_mech), moments_mean(&t->r2_lin));
+  tc_json_float(stdout, (float)linear_share(t));
+  printf("},\n");
   printf("  \"nodes\": [");
   for (uint32_t j = 0; j < max_nodes; j++) {
     const node_stats *p = &per_node[j];
@@ -138,6 +259,21 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
          (unsigned long long)t->interventions);
   printf("graphs           %.2f nodes, %.2f edges, edge density %.3f\n", moments_mean(&t->nodes),
          moments_mean(&t->edges), moments_mean(&t->density));
+  printf("families        ");
+  for (int f = 0, first = 1; f < 256; f++)
+    if (t->family[f]) {
+      printf("%s%s %llu", first ? "" : ", ", tc_family_name((unsigned)f), (unsigned long long)t->family[f]);
+      first = 0;
+    }
+  printf("\n");
+  if (t->raw_values == 0) { /* S = 0: nothing below describes samples */
+    printf("worlds           none stored (an SCM-only cache: the loader samples fresh worlds)\n");
+    printf("bytes per graph  frame %.0f (min %llu, max %llu), disk %.0f\n",
+           t->graphs ? (double)t->frame_bytes / (double)t->graphs : 0.0,
+           (unsigned long long)(t->graphs ? t->frame_min : 0), (unsigned long long)t->frame_max,
+           committed ? (double)disk_bytes / (double)committed : 0.0);
+    return;
+  }
   printf("worlds           base mean %.4g std %.4g; twin mean %.4g std %.4g\n",
          moments_mean(&t->base), moments_std(&t->base), moments_mean(&t->twin),
          moments_std(&t->twin));
@@ -147,6 +283,10 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
   printf("sparse twin      %.3f of the columns change per intervention; %.3f of raw sample values stored\n",
          moments_mean(&t->changed_fraction),
          t->raw_values > 0 ? t->stored_values / t->raw_values : 0.0);
+  tc_sortability_print_text(stdout, &t->sort);
+  printf("mechanism fit    R2 of the mechanisms %.3f, of a linear fit on the parents %.3f: "
+         "linear share %.2f (%.0f nodes with parents)\n",
+         moments_mean(&t->r2_mech), moments_mean(&t->r2_lin), linear_share(t), t->r2_mech.n);
   printf("bytes per graph  frame %.0f (min %llu, max %llu), raw float32 %.0f, disk %.0f\n",
          t->graphs ? (double)t->frame_bytes / (double)t->graphs : 0.0,
          (unsigned long long)(t->graphs ? t->frame_min : 0), (unsigned long long)t->frame_max,
@@ -174,6 +314,7 @@ int tc_cmd_stats(int argc, char **argv) {
   const char *path = a.positional[0];
 
   node_stats *per_node = NULL;
+  double *fit_scratch = NULL;
   tc_one_graph og;
   int status = tc_cache_graph_open(path, &og);
   if (status) goto cleanup;
@@ -184,7 +325,8 @@ int tc_cmd_stats(int argc, char **argv) {
   uint64_t committed = twincache_cache_count(c);
   uint64_t count = limit && limit < committed ? limit : committed;
   per_node = calloc((size_t)dims->max_nodes + 1, sizeof *per_node);
-  if (!per_node) {
+  fit_scratch = malloc(sizeof(double) * ((size_t)dims->samples * (2 * (size_t)dims->max_nodes + 2) + 1));
+  if (!per_node || !fit_scratch) {
     fprintf(stderr, "%s: %s: out of memory\n", TC_PROG, path);
     status = TC_EXIT_FAIL;
     goto cleanup;
@@ -210,6 +352,13 @@ int tc_cmd_stats(int argc, char **argv) {
     if (size > t.frame_max) t.frame_max = size;
     t.raw_bytes += twincache_graph_raw_bytes(g);
     graph_accumulate(g, per_node, &t);
+    fit_accumulate(g, &t, fit_scratch);
+    r = tc_sortability_add(&t.sort, g);
+    if (r != TWINCACHE_OK) {
+      fprintf(stderr, "%s: %s: graph %llu: %s\n", TC_PROG, path, (unsigned long long)i, twincache_last_error());
+      status = TC_EXIT_FAIL;
+      goto cleanup;
+    }
   }
   uint64_t disk_bytes = twincache_cache_disk_bytes(c);
   if (json)
@@ -218,6 +367,7 @@ int tc_cmd_stats(int argc, char **argv) {
     print_text(path, &t, per_node, dims->max_nodes, disk_bytes, committed);
 
 cleanup:
+  free(fit_scratch);
   free(per_node);
   tc_one_graph_close(&og);
   return status;

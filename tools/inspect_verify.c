@@ -51,13 +51,13 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
              dims->max_nodes, dims->samples, dims->max_inter);
     return buf;
   }
-  if (g->mechanism > TWINCACHE_MECH_MLP || g->noise > TWINCACHE_NOISE_UNIFORM)
+  if (g->mechanism >= TWINCACHE_MECH_COUNT || g->noise >= TWINCACHE_NOISE_COUNT)
     return snprintf(buf, cap, "unknown mechanism %u or noise %u", g->mechanism, g->noise), buf;
   if (!twincache_graph_is_dag(g->adj, n, g->ld_adj)) return "adjacency has a cycle or self-loop";
   /* parameters finite */
   for (uint32_t i = 0; i < n; i++)
     if (!all_finite(g->weight + (size_t)i * g->ld_adj, n)) return "non-finite edge weight";
-  if (g->mechanism == TWINCACHE_MECH_MLP &&
+  if (g->mechanism != TWINCACHE_MECH_LINEAR &&
       !all_finite(g->mlp, (size_t)n * (g->n_hidden * n + 2 * g->n_hidden)))
     return "non-finite MLP parameter";
   if (!all_finite(g->noise_scale, n)) return "non-finite noise scale";

@@ -53,6 +53,8 @@ typedef struct run {
   tc_optim optim;
   twincache_batch_layout layout; /* the training loader's */
   uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */
+  double sort_var, sort_r2; /* mean sortability of the first training graphs (NaN: none) */
+  uint32_t sort_graphs;     /* graphs it was measured on */
   uint64_t val_count; /* --val-cache: its graphs, all validated on; else 0 */
   uint64_t loader_seed;
   /* the train loader's state: on --resume the checkpoint's until the loader

@@ -27,6 +27,7 @@ def test_graph_equals_inspect_json(cache_path, inspect_exe, index):
         g = c[index]
     assert g.index == want["index"] and g.n_nodes == want["n_nodes"]
     assert g.n_inter == want["n_inter"] and g.mechanism == want["mechanism"]
+    assert g.family == want["family"] == "er"  # names from C's one table
     f32 = lambda v: np.asarray(v, dtype=np.float32)  # noqa: E731
     np.testing.assert_array_equal(g.adj, np.asarray(want["adjacency"], dtype=np.uint8))
     np.testing.assert_array_equal(g.weight, f32(want["weights"]))

@@ -97,11 +97,13 @@ class Graph(ctypes.Structure):
     _fields_ = [("cap_nodes", u32), ("cap_samples", u32), ("cap_inter", u32), ("cap_hidden", u32),
                 ("ld", u32), ("ld_adj", u32), ("index", u64), ("n_nodes", u32), ("n_samples", u32),
                 ("n_inter", u32), ("n_hidden", u32), ("mechanism", u8), ("noise", u8), ("flags", u8),
+                ("family", u8),
                 ("adj", P(u8)), ("weight", P(ctypes.c_float)), ("mlp", P(ctypes.c_float)),
                 ("noise_scale", P(ctypes.c_float)), ("norm_mean", P(ctypes.c_float)),
                 ("norm_std", P(ctypes.c_float)), ("target", P(u16)), ("kind", P(u8)),
                 ("value", P(ctypes.c_float)), ("base", P(ctypes.c_float)),
-                ("inter", P(ctypes.c_float))]
+                ("inter", P(ctypes.c_float)), ("node_mech", P(u8)),
+                ("hetero_w", P(ctypes.c_float)), ("hetero_c", P(ctypes.c_float))]
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
@@ -191,7 +193,8 @@ class LoaderOptions(ctypes.Structure):
                 ("corrupt_policy", ctypes.c_int), ("alloc", ALLOC_FN), ("free", FREE_FN),
                 ("alloc_user", ctypes.c_void_p), ("on_corrupt", CORRUPT_FN),
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
-                ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int)]
+                ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
+                ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32)]
 
 
 class LoaderState(ctypes.Structure):
@@ -288,6 +291,17 @@ loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
 last_error = _sig("twincache_last_error", cstr)
 loader_detach = _sig("twincache_loader_detach", cint, vp, P(Batch))
+
+# The names of the choices a frame records come from C's one table
+# (formats/names.c, twincache_choice_*); Python keeps no copy of it.
+CHOICE_FAMILY, CHOICE_MECHANISM, CHOICE_NOISE, CHOICE_INTER_KIND = 0, 1, 2, 3
+choice_count = _sig("twincache_choice_count", cint, cint)
+choice_name = _sig("twincache_choice_name", cstr, cint, cint)
+
+
+def choice_names(choice):
+    """The names of one choice's codes, indexed by code (read from C)."""
+    return tuple(choice_name(choice, c).decode() for c in range(choice_count(choice)))
 
 # ---- the loader contract of TEAM.md decision 5, before and after the merge ---------
 # After the merge: next_timeout (EAGAIN when not ready in time) and release

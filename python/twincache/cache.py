@@ -11,9 +11,18 @@ import numpy as np
 from . import _capi as C
 from .errors import InvalidArgument, OutOfMemory, check, error_from_status
 
-MECHANISMS = ("linear", "mlp")
-NOISES = ("gauss", "laplace", "uniform")
-KINDS = ("do", "shift")
+# Indexed by code, read from libtwincache's one table (formats/names.c).
+MECHANISMS = C.choice_names(C.CHOICE_MECHANISM)
+NOISES = C.choice_names(C.CHOICE_NOISE)
+KINDS = C.choice_names(C.CHOICE_INTER_KIND)
+FAMILIES = C.choice_names(C.CHOICE_FAMILY)
+
+
+def _name(names, code):
+    """The name of a code, or its number when this library does not know it."""
+    if code == 255:  # TWINCACHE_FAMILY_UNKNOWN: a frame before format version 4
+        return "unknown"
+    return names[code] if code < len(names) else str(code)
 
 
 @dataclass
@@ -23,7 +32,10 @@ class Graph:
     base (S,n) float32; inter (K,S,n) float32, row s of world k twins base
     row s; target (K,) node index; kind (K,) 0=do 1=shift; value (K,) float32;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
-    noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None."""
+    noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None;
+    family: the graph family's name ("unknown" in caches before format 4);
+    node_mechanisms: each node's mechanism name (n,) when mechanism is
+    "mixed", else None."""
     index: int
     n_nodes: int
     n_samples: int
@@ -43,6 +55,8 @@ class Graph:
     mlp: Optional[np.ndarray]
     norm_mean: Optional[np.ndarray]
     norm_std: Optional[np.ndarray]
+    family: str = "unknown"
+    node_mechanisms: Optional[tuple] = None
 
 
 def _array(ptr, count, dtype):
@@ -170,17 +184,19 @@ class Cache(Closable):
         weight = _array(g.weight, n * lda, np.float32).reshape(n, lda)[:, :n].copy()
         stride = h * n + 2 * h
         mlp = (_array(g.mlp, n * stride, np.float32).reshape(n, stride)
-               if g.mechanism == 1 and h else None)
+               if g.mechanism != 0 and h else None)
         std = bool(g.flags & 1)
         return Graph(
             index=g.index, n_nodes=n, n_samples=s, n_inter=k, n_hidden=h,
-            mechanism=MECHANISMS[g.mechanism] if g.mechanism < 2 else str(g.mechanism),
-            noise=NOISES[g.noise] if g.noise < 3 else str(g.noise), flags=g.flags,
+            mechanism=_name(MECHANISMS, g.mechanism), noise=_name(NOISES, g.noise), flags=g.flags,
             base=base, inter=inter, target=_array(g.target, k, np.uint16).astype(np.int64),
             kind=_array(g.kind, k, np.uint8), value=_array(g.value, k, np.float32), adj=adj,
             weight=weight, noise_scale=_array(g.noise_scale, n, np.float32), mlp=mlp,
             norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
-            norm_std=_array(g.norm_std, n, np.float32) if std else None)
+            norm_std=_array(g.norm_std, n, np.float32) if std else None,
+            family=_name(FAMILIES, g.family),
+            node_mechanisms=(tuple(_name(MECHANISMS, int(c)) for c in _array(g.node_mech, n, np.uint8))
+                             if MECHANISMS[g.mechanism:g.mechanism + 1] == ("mixed",) else None))
 
     def close(self):
         """Closes the cache (idempotent); graphs already returned stay valid.

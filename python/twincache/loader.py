@@ -49,7 +49,7 @@ class Loader(*_BASES, Closable):
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
-           layout="dense")
+           layout="dense", samples="stored", rows=None, resample_every=1)
 
     rank/world_size: None = torch.distributed when initialised, else the
     RANK/WORLD_SIZE environment variables, else 0/1. Rank r of W takes every
@@ -71,6 +71,11 @@ class Loader(*_BASES, Closable):
     used prefix of each compact slab crosses PCIe and the expansion runs on
     the GPU: the batches handed out are dense device batches, as with
     layout="dense" (checked bit for bit on the CPU, with the same torch code).
+    samples: "stored" (default: the cache's worlds) or "fresh": new worlds of
+    each graph's stored SCM, rows per world (needed; may differ from the
+    stored S; the only way to read an SCM-only cache), the same draw for
+    resample_every consecutive epochs; the same for any threads, ranks or
+    resume (loader/twincache_loader.h).
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 
@@ -81,7 +86,8 @@ class Loader(*_BASES, Closable):
 
     def __init__(self, path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
-                 device=None, output=None, slots=0, pin_memory=None, layout="dense"):
+                 device=None, output=None, slots=0, pin_memory=None, layout="dense",
+                 samples="stored", rows=None, resample_every=1):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -112,6 +118,9 @@ class Loader(*_BASES, Closable):
                 raise InvalidArgument("a CUDA device gives torch tensors: use output='torch'")
         self.device = dev
         self.batch_layout = _args.choice("layout", layout, tuple(_LAYOUTS))
+        self.samples = _args.choice("samples", samples, ("stored", "fresh"))
+        self.rows = _args.integer("rows", 0 if rows is None else rows)
+        self.resample_every = _args.integer("resample_every", resample_every)
         if pin_memory is None:
             pin_memory = _cuda_usable()
         if pin_memory and not _cuda_usable():
@@ -143,6 +152,7 @@ class Loader(*_BASES, Closable):
         o.index_begin, o.index_end = self.index_range
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         o.layout = _LAYOUTS[self.batch_layout]
+        o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
         return o
 
     def _open(self, state):

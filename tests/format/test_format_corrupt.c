@@ -10,6 +10,7 @@
 #include "tf_common.h"
 #include "tf_golden_v1.h"
 #include "tf_golden_v2.h"
+#include "tf_golden_v3.h"
 
 static twincache_dctx *dc;
 static ZSTD_CCtx *zc;
@@ -123,10 +124,11 @@ static void absurd_headers(const uint8_t *frame, size_t size) {
     {20, 2, 0xffff, TWINCACHE_ECORRUPT},
     {22, 1, 200, TWINCACHE_ECORRUPT},                           /* H on linear */
     {23, 1, 2, TWINCACHE_ECORRUPT},                             /* mechanism */
-    {24, 1, 3, TWINCACHE_ECORRUPT},                             /* noise */
+    {24, 1, TWINCACHE_NOISE_COUNT, TWINCACHE_ECORRUPT},         /* noise */
     {25, 1, 0x80, TWINCACHE_ECORRUPT},                          /* unknown graph flag */
     {26, 1, 0x80, TWINCACHE_ECORRUPT},                          /* unknown codec flag */
-    {27, 1, 1, TWINCACHE_ECORRUPT},                             /* reserved */
+    {27, 1, TWINCACHE_FAMILY_COUNT, TWINCACHE_ECORRUPT},        /* v4: unknown family code */
+    {27, 1, 254, TWINCACHE_ECORRUPT},
     {28, 4, 0xffffffffu, TWINCACHE_ECORRUPT},                   /* decoded size absurd */
     {28, 4, 0, TWINCACHE_ECORRUPT},
     {32, 4, 0xffffffffu, TWINCACHE_ECORRUPT},                   /* compressed > remaining */
@@ -429,6 +431,22 @@ int main(void) {
   frame_attacks(tf_golden_v1_shuffle, sizeof tf_golden_v1_shuffle, "golden v1 shuffle");
   frame_attacks(tf_golden_v2_plain, sizeof tf_golden_v2_plain, "golden v2");
   frame_attacks(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle, "golden v2 shuffle");
+  frame_attacks(tf_golden_v3_plain, sizeof tf_golden_v3_plain, "golden v3");
+  frame_attacks(tf_golden_v4_shuffle, sizeof tf_golden_v4_shuffle, "golden v4 shuffle");
+  { /* a version-3 frame's byte 27 is reserved: non-zero is corrupt (header
+     * checksum recomputed, so only the byte's meaning is tested) */
+    uint8_t h[sizeof tf_golden_v3_plain];
+    memcpy(h, tf_golden_v3_plain, sizeof h);
+    header_set(h, 27, 1, TWINCACHE_FAMILY_SBM);
+    TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    /* nor did version 3 know the noise families of version 4 */
+    memcpy(h, tf_golden_v3_plain, sizeof h);
+    header_set(h, 24, 1, TWINCACHE_NOISE_CAUCHY);
+    TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    memcpy(h, tf_golden_v4_plain, sizeof h);
+    header_set(h, 24, 1, TWINCACHE_NOISE_GUMBEL);
+    TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
+  }
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);
 
@@ -439,6 +457,26 @@ int main(void) {
   TC_REQUIRE(twincache_frame_encode(cs, ref_g, frame, cap, &size) == 0);
   frame_attacks(frame, size, "mlp+shuffle");
   mlp_nonparent_rules(frame, size, cs);
+  { /* the RFF mechanism (code 2) is version 4's: the same frame relabelled
+     * RFF reads as version 4 and is corrupt as version 3 (whose MLP it was) */
+    uint8_t *h = malloc(size);
+    TC_REQUIRE(h);
+    memcpy(h, frame, size);
+    header_set(h, 23, 1, TWINCACHE_MECH_RFF);
+    TC_CHECK_RC(twincache_frame_decode(dc, h, size, out_g), TWINCACHE_OK);
+    TC_CHECK(out_g->mechanism == TWINCACHE_MECH_RFF);
+    header_set(h, 23, 1, TWINCACHE_MECH_COUNT);
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    header_set(h, 27, 1, 0);
+    header_set(h, 4, 2, 3);
+    header_set(h, 23, 1, TWINCACHE_MECH_RFF);
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    header_set(h, 23, 1, TWINCACHE_MECH_MLP);
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
+    header_set(h, 25, 1, h[25] | TWINCACHE_GRAPH_HETERO); /* nor the HETERO flag (version 4's) */
+    TC_CHECK_RC(twincache_frame_peek(h, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+    free(h);
+  }
 
   /* a chunk of three graphs */
   twincache_chunk_builder *b = twincache_chunk_builder_create();

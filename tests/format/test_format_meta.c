@@ -84,7 +84,10 @@ static void dag_helpers(void) {
 
 static void alloc_limits(void) {
   TC_CHECK(twincache_graph_alloc(0, 1, 1, 0) == NULL);
-  TC_CHECK(twincache_graph_alloc(1, 0, 1, 0) == NULL);
+  twincache_graph *scm_only = twincache_graph_alloc(1, 0, 1, 0); /* S = 0: the SCM only */
+  TC_CHECK(scm_only != NULL && scm_only->cap_samples == 0);
+  twincache_graph_free(scm_only);
+  TC_CHECK(twincache_graph_alloc(1, TWINCACHE_MAX_SAMPLES + 1, 1, 0) == NULL);
   TC_CHECK(twincache_graph_alloc(TWINCACHE_MAX_NODES + 1, 1, 1, 0) == NULL);
   TC_CHECK(twincache_graph_alloc(1, 1, TWINCACHE_MAX_INTER + 1, 0) == NULL);
   TC_CHECK(twincache_graph_alloc(1, 1, 1, TWINCACHE_MAX_HIDDEN + 1) == NULL);

@@ -90,7 +90,9 @@ int main(void) {
   g->n_nodes = 0;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_nodes = 6;
-  g->n_samples = 0;
+  g->n_samples = 0; /* an SCM-only frame: valid, no worlds */
+  TC_CHECK_RC(encode(g), 0);
+  g->n_samples = TWINCACHE_MAX_SAMPLES + 1;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->n_samples = 8;
   g->n_inter = TWINCACHE_MAX_INTER + 1;
@@ -106,8 +108,10 @@ int main(void) {
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = 7;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
+  g->mechanism = TWINCACHE_MECH_MIXED; /* mixed without hidden units */
+  TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->mechanism = TWINCACHE_MECH_LINEAR;
-  g->noise = 3;
+  g->noise = TWINCACHE_NOISE_COUNT;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->noise = TWINCACHE_NOISE_LAPLACE;
   g->flags = 0x80;

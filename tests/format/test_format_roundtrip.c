@@ -5,6 +5,7 @@
 #include "tf_common.h"
 #include "tf_golden_v1.h"
 #include "tf_golden_v2.h"
+#include "tf_golden_v3.h"
 
 /* The encoders: FAST (the default), SMALL, each plain and with byte planes. */
 enum { N_ENC = TF_N_ENC };
@@ -217,6 +218,49 @@ static void golden_v1(void) {
   twincache_graph_free(dst);
 }
 
+/* Version-3 frames (byte 27 reserved) decode with family UNKNOWN; version-4
+ * frames carry the family in byte 27 and decode it, through both decoders;
+ * a fresh frame is version 4 with its graph's family. */
+static void golden_v3_v4(void) {
+  tf_spec sp = {.seed = 42, .index = 5, .n = 5, .s = 8, .k = 5, .kinds = 2, .standardize = 1, .edge_p = 0.5};
+  twincache_graph *src = twincache_graph_alloc(5, 8, 5, 0), *dst = twincache_graph_alloc(7, 8, 5, 0);
+  TC_REQUIRE(src && dst);
+  TC_CHECK(src->family == TWINCACHE_FAMILY_UNKNOWN); /* what alloc sets */
+  tf_sample(src, &sp);
+  const uint8_t *frames[4] = {tf_golden_v3_plain, tf_golden_v3_shuffle, tf_golden_v4_plain,
+                              tf_golden_v4_shuffle};
+  size_t sizes[4] = {sizeof tf_golden_v3_plain, sizeof tf_golden_v3_shuffle, sizeof tf_golden_v4_plain,
+                     sizeof tf_golden_v4_shuffle};
+  for (int i = 0; i < 4; i++) {
+    TC_CHECK(tc_load_u16(frames[i] + 4) == (i < 2 ? 3 : 4));
+    TC_CHECK(tc_load_u16(frames[i] + 6) == 48);
+    tf_graph_poison(dst);
+    dst->family = 77;
+    TC_CHECK_RC(twincache_frame_decode(dc, frames[i], sizes[i], dst), 0);
+    TC_CHECK(tf_graph_same(src, dst));
+    TC_CHECK(dst->family == (i < 2 ? TWINCACHE_FAMILY_UNKNOWN : TWINCACHE_FAMILY_SBM));
+    twincache_frame_view v;
+    TC_CHECK_RC(twincache_frame_decode_view(dc, frames[i], sizes[i], &v), 0);
+    TC_CHECK(v.family == dst->family);
+  }
+  size_t cap = twincache_frame_bound(5, 8, 5, 0), w;
+  uint8_t *f = malloc(cap);
+  TC_REQUIRE(f);
+  for (int fam = 0; fam < TWINCACHE_FAMILY_COUNT; fam++) {
+    src->family = (uint8_t)fam;
+    TC_CHECK_RC(twincache_frame_encode(encs[0], src, f, cap, &w), 0);
+    TC_CHECK(tc_load_u16(f + 4) == TWINCACHE_FORMAT_VERSION && TWINCACHE_FORMAT_VERSION == 4);
+    TC_CHECK(f[27] == fam);
+    TC_CHECK_RC(twincache_frame_decode(dc, f, w, dst), 0);
+    TC_CHECK(dst->family == fam);
+  }
+  src->family = TWINCACHE_FAMILY_COUNT; /* no such family: refused */
+  TC_CHECK_RC(twincache_frame_encode(encs[0], src, f, cap, &w), TWINCACHE_EINVAL);
+  free(f);
+  twincache_graph_free(src);
+  twincache_graph_free(dst);
+}
+
 /* The encoding option: FAST is the default, SMALL is the level's entropy
  * coding (smaller on sampled floats), bad values are refused. */
 static void encoding_option(void) {
@@ -252,7 +296,7 @@ int main(void) {
   dc = twincache_dctx_create();
   TC_REQUIRE(dc);
   uint64_t index = 0;
-  for (int mlp = 0; mlp < 2; mlp++)
+  for (int mlp = 0; mlp < 4; mlp++) /* linear, MLP, RFF, mixed */
     for (int kinds = 0; kinds < 3; kinds++)
       for (int stdz = 0; stdz < 2; stdz++) {
         /* K = all nodes, ld == N */
@@ -283,11 +327,17 @@ int main(void) {
   roundtrip(&full, 16);
   tf_spec none = {.seed = 8, .index = 13, .n = 16, .s = 8, .k = 16, .kinds = 0, .edge_p = 0.0};
   roundtrip(&none, 16);
+  for (int mlp = 0; mlp < 4; mlp++) { /* heteroscedastic noise with every mechanism kind */
+    tf_spec het = {.seed = 31, .index = 20 + (uint64_t)mlp, .n = 9, .s = 16, .k = 4, .mlp = mlp, .kinds = 2,
+                   .standardize = mlp & 1, .edge_p = 0.5, .hetero = 1};
+    roundtrip(&het, 11);
+  }
   tf_spec nok = {.seed = 8, .index = 14, .n = 9, .s = 20, .k = 0, .mlp = 1, .standardize = 1, .edge_p = 0.4};
   roundtrip(&nok, 9); /* no interventions at all */
   partial_arrays();
   chunk_roundtrip();
   golden_v1();
+  golden_v3_v4();
   encoding_option();
   for (int e = 0; e < N_ENC; e++) twincache_cctx_free(encs[e]);
   twincache_dctx_free(dc);

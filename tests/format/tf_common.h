@@ -22,10 +22,12 @@ typedef struct tf_spec {
   uint64_t seed, index;
   uint32_t n, s;
   uint32_t k;        /* 0 < k <= n: interventions on the first k nodes of a random order */
-  int mlp;           /* MLP mechanism (hidden 4) instead of linear */
+  int mlp;           /* 1: MLP mechanism (hidden 4), 2: RFF (hidden 4), 3: MIXED (node j:
+                      * linear, MLP, RFF for j % 3 = 0, 1, 2; hidden 4), 0: linear */
   int kinds;         /* 0: all do, 1: all shift, 2: alternate */
   int standardize;
   double edge_p;
+  int hetero;        /* heteroscedastic noise (flag HETERO, section 4b) */
 } tf_spec;
 
 /* Evaluates one world in topological order (nodes are labelled by a random
@@ -38,7 +40,8 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
     for (uint32_t t = 0; t < n; t++) {
       uint32_t j = ord[t];
       float m = 0.0f;
-      if (g->mechanism == TWINCACHE_MECH_LINEAR) {
+      int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+      if (mech == TWINCACHE_MECH_LINEAR) {
         for (uint32_t i = 0; i < n; i++)
           if (g->adj[i * g->ld_adj + j]) m += g->weight[i * g->ld_adj + j] * row[i];
       } else {
@@ -46,10 +49,17 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
         for (uint32_t h = 0; h < H; h++) {
           float a = blk[H * n + h];
           for (uint32_t i = 0; i < n; i++) a += blk[h * n + i] * row[i];
-          m += blk[H * n + H + h] * tanhf(a);
+          m += blk[H * n + H + h] * (mech == TWINCACHE_MECH_RFF ? cosf(a) : tanhf(a));
         }
       }
-      float v = m + g->noise_scale[j] * e[(size_t)s * n + j];
+      float sig = 1.0f;
+      if (g->flags & TWINCACHE_GRAPH_HETERO) {
+        float a = g->hetero_c[j];
+        for (uint32_t i = 0; i < n; i++)
+          if (g->adj[i * g->ld_adj + j]) a += g->hetero_w[i * g->ld_adj + j] * row[i];
+        sig = 1.0f + tanhf(0.5f * a);
+      }
+      float v = m + g->noise_scale[j] * e[(size_t)s * n + j] * sig;
       if ((int)j == target) v = kind == TWINCACHE_DO ? value : v + value;
       row[j] = v;
     }
@@ -66,10 +76,16 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   g->n_nodes = n;
   g->n_samples = S;
   g->n_inter = K;
-  g->mechanism = sp->mlp ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+  g->mechanism = sp->mlp == 3   ? TWINCACHE_MECH_MIXED
+                 : sp->mlp == 2 ? TWINCACHE_MECH_RFF
+                 : sp->mlp      ? TWINCACHE_MECH_MLP
+                                : TWINCACHE_MECH_LINEAR;
+  for (uint32_t j = 0; sp->mlp == 3 && j < n; j++)
+    g->node_mech[j] = (uint8_t)(j % 3 == 0 ? TWINCACHE_MECH_LINEAR : j % 3 == 1 ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_RFF);
   g->n_hidden = sp->mlp ? 4 : 0;
   g->noise = TWINCACHE_NOISE_GAUSS;
-  g->flags = sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0;
+  g->flags = (uint8_t)((sp->standardize ? TWINCACHE_GRAPH_STANDARDIZED : 0u) |
+                       (sp->hetero ? TWINCACHE_GRAPH_HETERO : 0u));
   memset(g->adj, 0, (size_t)n * g->ld_adj);
   for (uint32_t a = 0; a < n; a++)
     for (uint32_t b = 0; b < g->ld_adj; b++) g->weight[a * g->ld_adj + b] = 0.0f;
@@ -82,10 +98,19 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
       for (uint32_t q = 0; q < stride; q++) {
         float v = (float)tc_rng_range(&r, -1.0, 1.0);
         if (q < H * n && !g->adj[(q % n) * g->ld_adj + j]) v = 0.0f; /* non-parent */
+        if (sp->mlp == 3 && g->node_mech[j] == TWINCACHE_MECH_LINEAR) v = 0.0f;
         g->mlp[(size_t)j * stride + q] = v;
       }
+    for (uint32_t j = 0; sp->mlp == 3 && j < n; j++) /* mixed: block nodes keep no linear weights */
+      if (g->node_mech[j] != TWINCACHE_MECH_LINEAR)
+        for (uint32_t i = 0; i < n; i++) g->weight[i * g->ld_adj + j] = 0.0f;
   }
   for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
+  for (uint32_t j = 0; sp->hetero && j < n; j++) {
+    g->hetero_c[j] = (float)tc_rng_range(&r, -0.5, 0.5);
+    for (uint32_t i = 0; i < g->ld_adj; i++)
+      g->hetero_w[i * g->ld_adj + j] = i < n && g->adj[i * g->ld_adj + j] ? (float)tc_rng_range(&r, -1.0, 1.0) : 0.0f;
+  }
   float *e = malloc(sizeof(float) * n * S);
   TC_REQUIRE(e);
   for (size_t q = 0; q < (size_t)n * S; q++) e[q] = (float)tc_rng_normal(&r);
@@ -144,9 +169,16 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
       bad += ea != b->adj[i * b->ld_adj + j];
       bad += !tf_f32_eq(ea ? wa : 0.0f, b->weight[i * b->ld_adj + j]);
     }
-  if (a->mechanism == TWINCACHE_MECH_MLP)
+  if (a->mechanism == TWINCACHE_MECH_MIXED) bad += memcmp(a->node_mech, b->node_mech, n) != 0;
+  if (a->mechanism != TWINCACHE_MECH_LINEAR)
     bad += memcmp(a->mlp, b->mlp, 4 * (size_t)n * (a->n_hidden * n + 2 * a->n_hidden)) != 0;
   bad += memcmp(a->noise_scale, b->noise_scale, 4 * (size_t)n) != 0;
+  if (a->flags & TWINCACHE_GRAPH_HETERO) {
+    bad += memcmp(a->hetero_c, b->hetero_c, 4 * (size_t)n) != 0;
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < n; j++)
+        bad += !tf_f32_eq(a->hetero_w[i * a->ld_adj + j], b->hetero_w[i * b->ld_adj + j]);
+  }
   if (a->flags & TWINCACHE_GRAPH_STANDARDIZED)
     bad += memcmp(a->norm_mean, b->norm_mean, 4 * (size_t)n) != 0 ||
            memcmp(a->norm_std, b->norm_std, 4 * (size_t)n) != 0;

@@ -79,12 +79,12 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--nodes", "5", NULL}; expect(2, "--nodes", x); }
   { const char *x[] = {"--out", a, "--nodes", "5:300", NULL}; expect(2, "--nodes", x); }
   { const char *x[] = {"--out", a, "--edge-prob", "1.5", NULL}; expect(2, "--edge-prob", x); }
-  { const char *x[] = {"--out", a, "--noise", "cauchy", NULL}; expect(2, "--noise", x); }
+  { const char *x[] = {"--out", a, "--noise", "student", NULL}; expect(2, "--noise", x); }
   { const char *x[] = {"--out", a, "--mechanism", "gp", NULL}; expect(2, "--mechanism", x); }
   { const char *x[] = {"--out", a, "--targets", "none", NULL}; expect(2, "--targets", x); }
   { const char *x[] = {"--out", a, "--zstd-level", "99", NULL}; expect(2, "--zstd-level", x); }
   { const char *x[] = {"--out", a, "--threads", "0", NULL}; expect(2, "--threads", x); }
-  { const char *x[] = {"--out", a, "--samples", "0", NULL}; expect(2, "--samples", x); }
+  { const char *x[] = {"--out", a, "--samples", "65536", NULL}; expect(2, "--samples", x); }
   { const char *x[] = {"--out", a, "--weights", "2:1", NULL}; expect(2, "--weights", x); }
   { const char *x[] = {"--out", a, "--map-size", "100", NULL}; expect(2, "--map-size", x); }
   { const char *x[] = {"--out", a, "--seed", NULL}; expect(2, "--seed", x); }
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
                               {"--map-size", "[65536, 70368744177664]"},
                               {"--chunk-graphs", "[1, 65536]"},
                               {"--threads", "[1, 1024]"},
-                              {"--samples", "[1, 65535]"},
+                              {"--samples", "[0, 65535]"},
                               {NULL, NULL}};
     for (int f = 0; flags[f][0]; f++)
       for (int v = 0; hostile[v]; v++) {

@@ -76,6 +76,26 @@ int main(int argc, char **argv) {
   same("m_t1", "m_t2");
   same("m_t1", "m_t8");
 
+  const char *rff[] = {"--chunk-graphs", "8", "--mechanism", "rff", "--rff-features", "6",
+                       "--standardize", "--targets", "2", "--samples", "24", "--noise", "cauchy", NULL};
+  build("r_t1", "1", "120", rff);
+  build("r_t2", "2", "120", rff);
+  same("r_t1", "r_t2");
+  const char *mix[] = {"--chunk-graphs", "8", "--mechanism", "linear:0.4,mlp:0.2,rff:0.2,sigmoid:0.1,poly:0.1",
+                       "--intervention", "shift", "--samples", "16", "--noise", "laplace", NULL};
+  build("x_t1", "1", "120", mix);
+  build("x_t2", "2", "120", mix);
+  same("x_t1", "x_t2");
+  const char *het[] = {"--chunk-graphs", "8", "--hetero", "1.5", "--mechanism", "mlp", "--standardize",
+                       "--samples", "16", NULL};
+  build("h_t1", "1", "120", het);
+  build("h_t2", "2", "120", het);
+  same("h_t1", "h_t2");
+  const char *iscm[] = {"--chunk-graphs", "8", "--iscm", "--mechanism", "rff", "--samples", "16", NULL};
+  build("i_t1", "1", "120", iscm);
+  build("i_t2", "2", "120", iscm);
+  same("i_t1", "i_t2");
+
   const char *ws[] = {"--chunk-graphs", "8", "--graph", "ws", "--ws-k", "2", "--ws-p", "0.3",
                       "--noise", "uniform", "--standardize", "--value-dist", "uniform", NULL};
   build("w_t1", "1", "120", ws);

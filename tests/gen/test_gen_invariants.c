@@ -135,6 +135,19 @@ int main(int argc, char **argv) {
                              "--samples", "16", "--edge-prob", "0.5", NULL};
   run_case(gen, dir, "100", mlp_shift, (ctx){12, 20, 0, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
 
+  const char *rff[] = {"--mechanism", "rff", "--standardize", "--rff-features", "12", "--noise", "gumbel",
+                       "--graph", "sf", NULL};
+  run_case(gen, dir, "150", rff, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
+  const char *rff_shift[] = {"--mechanism", "rff", "--intervention", "shift", "--targets", "4",
+                             "--nodes", "8:14", "--samples", "16", "--rff-length", "0.5", NULL};
+  run_case(gen, dir, "100", rff_shift, (ctx){8, 14, 4, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
+  const char *mixed[] = {"--mechanism", "linear:1,mlp:1,rff:1,sigmoid:1,poly:1", "--standardize", NULL};
+  run_case(gen, dir, "150", mixed, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
+  const char *het[] = {"--hetero", "2", "--intervention", "shift", "--targets", "3", NULL};
+  run_case(gen, dir, "150", het, (ctx){5, 10, 3, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
+  const char *iscm[] = {"--iscm", "--mechanism", "mlp", NULL};
+  run_case(gen, dir, "150", iscm, (ctx){5, 10, 0, TWINCACHE_DO, 1, 0, 0, 0, 0});
+
   tg_rmrf(dir);
   printf("test_gen_invariants: ok\n");
   return 0;

@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   /* twincache-gen: every numeric flag; nothing may be created at --out */
   {
     const flag_case f[] = {{"--graphs", "[0, 1152921504606846976]"}, {"--seed", "[0, 18446744073709551615]"},
-                           {"--threads", "[1, 1024]"},  {"--samples", "[1, 65535]"},
+                           {"--threads", "[1, 1024]"},  {"--samples", "[0, 65535]"},
                            {"--ba-m", "[1, 256]"},      {"--ws-k", "[1, 256]"},
                            {"--mlp-hidden", "[1, 64]"}, {"--zstd-level", "[1, 19]"},
                            {"--chunk-graphs", "[1, 65536]"}, {"--map-size", "[65536, 70368744177664]"},

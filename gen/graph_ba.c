@@ -1,0 +1,17 @@
+/* graph_ba.c — Barabasi-Albert preferential attachment (--ba-m edges per new
+ * node, linear preference), undirected, oriented along a random node order. */
+#include "tc_gen_family.h"
+
+static int ba_check(const tc_gen_config *c, const char **flag) {
+  if (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES) return *flag = "--ba-m", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+static int ba_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges) {
+  igraph_t g;
+  return tc_gen_family_take(igraph_barabasi_game(&g, n, 1.0, c->ba_m, NULL, 0, 1.0, IGRAPH_UNDIRECTED,
+                                                 IGRAPH_BARABASI_PSUMTREE, NULL),
+                            &g, edges);
+}
+
+const tc_gen_family tc_gen_family_ba = {TWINCACHE_FAMILY_BA, TC_ORIENT_RANDOM, ba_check, ba_make_locked};

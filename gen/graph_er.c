@@ -1,0 +1,21 @@
+/* graph_er.c — Erdos-Renyi G(n, p): every pair an edge with probability p
+ * (--edge-prob, or D/(n-1) with --expected-degree D), oriented along a
+ * random node order. */
+#include "tc_gen_family.h"
+
+static int er_check(const tc_gen_config *c, const char **flag) {
+  if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) return *flag = "--edge-prob", TWINCACHE_EINVAL;
+  if (!(c->expected_degree >= 0.0 && c->expected_degree <= TWINCACHE_MAX_NODES))
+    return *flag = "--expected-degree", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+static int er_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges) {
+  double p = c->edge_prob;
+  if (c->expected_degree > 0.0) p = n > 1 ? c->expected_degree / (double)(n - 1) : 0.0;
+  if (p > 1.0) p = 1.0;
+  igraph_t g;
+  return tc_gen_family_take(igraph_erdos_renyi_game_gnp(&g, n, p, IGRAPH_UNDIRECTED, 0), &g, edges);
+}
+
+const tc_gen_family tc_gen_family_er = {TWINCACHE_FAMILY_ER, TC_ORIENT_RANDOM, er_check, er_make_locked};

@@ -1,0 +1,16 @@
+/* graph_rgg.c — random geometric graph: n points uniform in the unit square
+ * (no torus), an edge between every two points closer than --rgg-radius;
+ * oriented along a random node order. The positions are not stored. */
+#include "tc_gen_family.h"
+
+static int rgg_check(const tc_gen_config *c, const char **flag) {
+  if (!(c->rgg_radius >= 0.0 && c->rgg_radius <= 1.5)) return *flag = "--rgg-radius", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+static int rgg_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges) {
+  igraph_t g;
+  return tc_gen_family_take(igraph_grg_game(&g, n, c->rgg_radius, 0, NULL, NULL), &g, edges);
+}
+
+const tc_gen_family tc_gen_family_rgg = {TWINCACHE_FAMILY_RGG, TC_ORIENT_RANDOM, rgg_check, rgg_make_locked};

@@ -1,0 +1,35 @@
+/* graph_sbm.c — stochastic block model: the n nodes split into
+ * B = min(--sbm-blocks, n) consecutive blocks of sizes as equal as possible
+ * (the first n mod B blocks one larger); a pair is an edge with probability
+ * --sbm-p-in inside a block and --sbm-p-out between blocks; oriented along a
+ * random node order. Node labels stay igraph's: block b is a range of labels. */
+#include "tc_gen_family.h"
+
+static int sbm_check(const tc_gen_config *c, const char **flag) {
+  if (c->sbm_blocks < 1 || c->sbm_blocks > TWINCACHE_MAX_NODES) return *flag = "--sbm-blocks", TWINCACHE_EINVAL;
+  if (!(c->sbm_p_in >= 0.0 && c->sbm_p_in <= 1.0)) return *flag = "--sbm-p-in", TWINCACHE_EINVAL;
+  if (!(c->sbm_p_out >= 0.0 && c->sbm_p_out <= 1.0)) return *flag = "--sbm-p-out", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+static int sbm_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges) {
+  uint32_t B = c->sbm_blocks < n ? c->sbm_blocks : n;
+  igraph_matrix_t pref;
+  igraph_vector_int_t sizes;
+  if (igraph_matrix_init(&pref, B, B) != IGRAPH_SUCCESS) return TWINCACHE_ENOMEM;
+  if (igraph_vector_int_init(&sizes, B) != IGRAPH_SUCCESS) {
+    igraph_matrix_destroy(&pref);
+    return TWINCACHE_ENOMEM;
+  }
+  for (uint32_t a = 0; a < B; a++) {
+    VECTOR(sizes)[a] = n / B + (a < n % B ? 1 : 0);
+    for (uint32_t b = 0; b < B; b++) MATRIX(pref, a, b) = a == b ? c->sbm_p_in : c->sbm_p_out;
+  }
+  igraph_t g;
+  int rc = tc_gen_family_take(igraph_sbm_game(&g, n, &pref, &sizes, IGRAPH_UNDIRECTED, 0), &g, edges);
+  igraph_vector_int_destroy(&sizes);
+  igraph_matrix_destroy(&pref);
+  return rc;
+}
+
+const tc_gen_family tc_gen_family_sbm = {TWINCACHE_FAMILY_SBM, TC_ORIENT_RANDOM, sbm_check, sbm_make_locked};

@@ -1,0 +1,19 @@
+/* graph_ws.c — Watts-Strogatz small world: a ring lattice of --ws-k
+ * neighbours on each side, each edge rewired with probability --ws-p,
+ * oriented along a random node order. */
+#include "tc_gen_family.h"
+
+static int ws_check(const tc_gen_config *c, const char **flag) {
+  if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) return *flag = "--ws-k", TWINCACHE_EINVAL;
+  if (2 * c->ws_k >= c->nodes_min) /* igraph needs 2k < n */
+    return *flag = "--ws-k (2 x K must stay below the smallest node count of --nodes)", TWINCACHE_EINVAL;
+  if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) return *flag = "--ws-p", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+static int ws_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges) {
+  igraph_t g;
+  return tc_gen_family_take(igraph_watts_strogatz_game(&g, 1, n, c->ws_k, c->ws_p, 0, 0), &g, edges);
+}
+
+const tc_gen_family tc_gen_family_ws = {TWINCACHE_FAMILY_WS, TC_ORIENT_RANDOM, ws_check, ws_make_locked};

@@ -1,0 +1,37 @@
+/* mech_rff.c — the random Fourier features mechanism (FORMAT.md 3.6): a
+ * draw from a Gaussian-process prior with the RBF kernel
+ * k(x, x') = exp(-|x - x'|^2 / (2 l^2)) over the parents, approximated by
+ * M features (Rahimi and Recht 2007; AVICI's "rff" mechanism):
+ *   x_j = sum_m a_m cos(w_m . x_pa + b_m) + noise,
+ *   w_m ~ N(0, I / l^2), b_m ~ U[0, 2pi), a_m ~ N(0, 2/M),
+ * so f_j has prior variance 1 and covariance k as M grows. l = --rff-length
+ * (short: wiggly, far from linear), M = --rff-features. Stored in the MLP's
+ * block layout: W1 = w (M, n) on parent columns, b1 = b, w2 = a; drawn per
+ * node j ascending: W1 (unit, then parent ascending), b1, w2. A root's f is
+ * the constant sum_m a_m cos(b_m). Linear weights stay 0. */
+#include <math.h>
+
+#include "tc_gen_mech.h"
+
+static uint32_t rff_hidden(const tc_gen_config *c) { return c->rff_features; }
+
+static int rff_check(const tc_gen_config *c, const char **flag) {
+  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
+    return *flag = "--weights", TWINCACHE_EINVAL; /* unused here, but part of the config */
+  if (c->rff_features < 1 || c->rff_features > TWINCACHE_MAX_HIDDEN) return *flag = "--rff-features", TWINCACHE_EINVAL;
+  if (!(c->rff_lengthscale >= 1e-3 && c->rff_lengthscale <= 1e3)) return *flag = "--rff-length", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+static void rff_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {
+  uint32_t n = p->n, H = p->hidden, m_n = c->rff_features;
+  double sw = 1.0 / c->rff_lengthscale, sa = sqrt(2.0 / (double)m_n);
+  float *blk = p->g->mlp + (size_t)j * (H * n + 2 * H);
+  for (uint32_t m = 0; m < m_n; m++)
+    for (uint32_t k = p->pa_start[j]; k < p->pa_start[j + 1]; k++)
+      blk[(size_t)m * n + p->pa_idx[k]] = (float)(sw * tc_rng_normal(rw));
+  for (uint32_t m = 0; m < m_n; m++) blk[(size_t)H * n + m] = (float)tc_rng_range(rw, 0.0, 6.283185307179586);
+  for (uint32_t m = 0; m < m_n; m++) blk[(size_t)H * n + H + m] = (float)(sa * tc_rng_normal(rw));
+}
+
+const tc_gen_mech tc_gen_mech_rff = {TWINCACHE_MECH_RFF, rff_hidden, rff_check, rff_draw_node};

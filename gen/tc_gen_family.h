@@ -1,0 +1,48 @@
+/* tc_gen_family.h — the graph families of twincache-gen: ONE dispatch table
+ * (tc_gen_family.c) with one file per family behind it (graph_er.c,
+ * graph_ba.c, ...). A new family is its own file, one row in the table and
+ * one name in formats/names.c (the name <-> code table of the format).
+ *
+ * A family makes the edges of graph i's structure under the global igraph
+ * lock (Debian's igraph is not thread-safe: DESIGN.md); igraph's RNG is
+ * already seeded from (seed, i) when make_locked is called, and nothing else
+ * may be random in it, so a graph stays a pure function of (seed, i, config). */
+#ifndef TC_GEN_FAMILY_H
+#define TC_GEN_FAMILY_H
+
+#include <igraph/igraph.h>
+
+#include "tc_gen.h"
+
+/* How a family's edges become a DAG (orient_dag in tc_gen_scm.c). */
+enum tc_gen_orient {
+  /* Undirected edges, oriented along a uniformly random node order. */
+  TC_ORIENT_RANDOM = 0,
+  /* Directed edges a -> b with a < b: the family's node ids are a topological
+   * order; nodes are then relabelled by a uniformly random permutation. */
+  TC_ORIENT_GIVEN = 1,
+  /* Directed edges a -> b kept as they are, labels too (the fixed graph of
+   * an edge-list file); the topological order comes from the file. */
+  TC_ORIENT_FIXED = 2
+};
+
+typedef struct tc_gen_family {
+  int code;   /* enum twincache_family */
+  int orient; /* enum tc_gen_orient */
+  /* Checks the family's own options; on error returns TWINCACHE_EINVAL and
+   * sets *flag to the offending flag (a static string). NULL: none. */
+  int (*check)(const tc_gen_config *c, const char **flag);
+  /* Writes the structure of an n-node graph to edges as (2E) node ids,
+   * pairs (a, b). Called under the igraph lock with igraph's RNG seeded.
+   * Returns 0 or a negative status. */
+  int (*make_locked)(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges);
+} tc_gen_family;
+
+/* The family of a code, or NULL for a code without a generator. */
+const tc_gen_family *tc_gen_family_get(int code);
+
+/* Copies an igraph graph's edge list into edges and destroys the graph;
+ * maps an igraph error to a status. The helper of every make_locked. */
+int tc_gen_family_take(igraph_error_t made, igraph_t *graph, igraph_vector_int_t *edges);
+
+#endif /* TC_GEN_FAMILY_H */

@@ -1,0 +1,20 @@
+/* tc_gen_mech.c — the dispatch table of the mechanisms. */
+#include "tc_gen_mech.h"
+
+extern const tc_gen_mech tc_gen_mech_linear, tc_gen_mech_mlp, tc_gen_mech_rff, tc_gen_mech_sigmoid,
+    tc_gen_mech_poly, tc_gen_mech_mixed;
+
+/* One row per mechanism, indexed by its code (enum twincache_mechanism). */
+static const tc_gen_mech *const k_mechs[] = {
+    [TWINCACHE_MECH_LINEAR] = &tc_gen_mech_linear,
+    [TWINCACHE_MECH_MLP] = &tc_gen_mech_mlp,
+    [TWINCACHE_MECH_RFF] = &tc_gen_mech_rff,
+    [TWINCACHE_MECH_SIGMOID] = &tc_gen_mech_sigmoid,
+    [TWINCACHE_MECH_POLY] = &tc_gen_mech_poly,
+    [TWINCACHE_MECH_MIXED] = &tc_gen_mech_mixed,
+};
+
+const tc_gen_mech *tc_gen_mech_get(int code) {
+  if (code < 0 || code >= (int)(sizeof k_mechs / sizeof k_mechs[0])) return NULL;
+  return k_mechs[code];
+}

@@ -1,0 +1,43 @@
+/* tc_gen_mech.h — the mechanisms of twincache-gen: ONE dispatch table
+ * (tc_gen_mech.c) with one file per mechanism behind it (mech_linear.c,
+ * mech_mlp.c, mech_rff.c, mech_sigmoid.c, mech_poly.c, mech_mixed.c). A mechanism here checks its options and draws its
+ * parameters for one graph from the graph's weights stream; evaluating it
+ * is the one SCM sampler's job (scm/), which reads the stored parameters.
+ * A new mechanism is its own file, one row here, one name in
+ * formats/names.c and its evaluation in scm/. */
+#ifndef TC_GEN_MECH_H
+#define TC_GEN_MECH_H
+
+#include "tc_common.h"
+#include "tc_gen.h"
+
+/* One graph's SCM parameters being drawn: the DAG is in g->adj (n, n) and
+ * its parent lists are built; a mechanism fills what it stores. */
+typedef struct tc_gen_params {
+  twincache_graph *g;        /* weight (n,n), mlp (n, H*n+2H): what the frame stores */
+  uint32_t n, hidden;        /* nodes; H (0 for linear) */
+  const uint32_t *pa_start;  /* (n+1) parents of j: pa_idx[pa_start[j] .. pa_start[j+1]) */
+  const uint32_t *pa_idx;    /* ascending within a node */
+  float *pa_w;               /* (E) linear weight per parent, what the sampler reads */
+  uint8_t *node_mech;        /* (n) each node's mechanism, preset to the cache's */
+} tc_gen_params;
+
+typedef struct tc_gen_mech {
+  int code; /* enum twincache_mechanism */
+  /* H of the frames: 0 for linear. */
+  uint32_t (*hidden)(const tc_gen_config *c);
+  /* Checks the mechanism's options; TWINCACHE_EINVAL with *flag set. NULL: none. */
+  int (*check)(const tc_gen_config *c, const char **flag);
+  /* Draws node j's parameters from rw, in a fixed order (graph i stays a
+   * pure function of (seed, i, config)): linear weights into g->weight and
+   * pa_w, or units 0.. of node j's block (stride H*n + 2H, H = p->hidden,
+   * which a mixture may make larger than the mechanism's own unit count).
+   * The caller has zeroed the weights, pa_w and the blocks and calls it for
+   * j ascending. NULL for MIXED (tc_gen_scm.c picks a component per node). */
+  void (*draw_node)(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw);
+} tc_gen_mech;
+
+/* The mechanism of a code, or NULL. */
+const tc_gen_mech *tc_gen_mech_get(int code);
+
+#endif /* TC_GEN_MECH_H */

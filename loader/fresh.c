@@ -1,0 +1,146 @@
+/* fresh.c — the loader's second way of filling a batch position: fresh
+ * worlds. The frame gives the SCM (structure, parameters, interventions);
+ * scm/ draws new exogenous noise from counters keyed by (cache tag, graph,
+ * epoch group) and computes the base world and every twin world, which are
+ * written straight into the dense or the compact slab. The worlds of a graph
+ * are therefore a pure function of (tag, index, epoch group, rows): the same
+ * whatever thread, rank or reading order produced them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_fresh.h"
+
+struct tc_fresh {
+  uint32_t rows;          /* S of the batch */
+  tc_scm_store *store;    /* the SCM of the graph being filled */
+  tc_scm_sampler *sampler;
+};
+
+tc_fresh *tc_fresh_create(const twincache_dims *d, uint32_t rows) {
+  tc_fresh *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->rows = rows;
+  f->store = tc_scm_store_create(d->max_nodes, d->max_inter, d->hidden);
+  f->sampler = tc_scm_sampler_create(d->max_nodes, rows);
+  if (!f->store || !f->sampler) {
+    tc_fresh_free(f);
+    return NULL;
+  }
+  return f;
+}
+
+void tc_fresh_free(tc_fresh *f) {
+  if (!f) return;
+  tc_scm_store_free(f->store);
+  tc_scm_sampler_free(f->sampler);
+  free(f);
+}
+
+uint64_t tc_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
+  return tc_scm_fresh_key(tag, index, group);
+}
+
+/* Decodes and checks the frame, builds its SCM in f->store (*m) and samples
+ * the base world into base (S, ld) with fresh noise. */
+static int load(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, uint64_t index,
+                uint64_t key, const twincache_graph *caps, uint32_t stored_samples, uint32_t N,
+                uint32_t K, twincache_frame_view *v, tc_scm *m, float *base, uint32_t ld) {
+  uint32_t n, s_n, k_n, h_n;
+  int rc = twincache_frame_peek(frame, size, NULL, &n, &s_n, &k_n, &h_n);
+  if (rc != TWINCACHE_OK) return rc;
+  if (n > caps->cap_nodes || k_n > caps->cap_inter || h_n > caps->cap_hidden) return TWINCACHE_ETOOBIG;
+  if ((rc = twincache_frame_decode_view(d, frame, size, v)) != TWINCACHE_OK) return rc;
+  if (v->index != index || v->n_samples != stored_samples || v->n_nodes == 0 || v->n_nodes > N ||
+      v->n_inter > K)
+    return TWINCACHE_ECORRUPT;
+  for (uint32_t k = 0; k < v->n_inter; k++)
+    if (v->target[k] >= v->n_nodes || v->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+  if ((rc = tc_scm_from_view(f->store, v, m)) != TWINCACHE_OK) return rc;
+  tc_scm_noise_fresh(f->sampler, m, f->rows, key);
+  tc_scm_sample_base(f->sampler, m, f->rows, base, ld, NULL, NULL);
+  return TWINCACHE_OK;
+}
+
+/* Zeroes columns [n, ld) of S rows of ld floats. */
+static void zero_pad(float *rows, uint32_t S, uint32_t n, uint32_t ld) {
+  if (n == ld) return;
+  for (uint32_t s = 0; s < S; s++) memset(rows + (size_t)s * ld + n, 0, (ld - n) * sizeof(float));
+}
+
+int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, uint64_t index,
+                   uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
+                   const twincache_batch_layout *L, float *base, float *inter, uint8_t *adj,
+                   uint32_t *n_nodes, uint32_t *n_inter, uint16_t *target, uint8_t *kind,
+                   float *value) {
+  const uint32_t N = L->nodes, K = L->inter, S = f->rows;
+  twincache_frame_view v;
+  tc_scm m;
+  int rc = load(f, d, frame, size, index, key, caps, stored_samples, N, K, &v, &m, base, N);
+  if (rc != TWINCACHE_OK) return rc;
+  const uint32_t n = m.n;
+  zero_pad(base, S, n, N);
+  for (uint32_t k = 0; k < m.n_inter; k++) { /* twin world k (S, N) */
+    float *dst = inter + (size_t)k * S * N;
+    tc_scm_twin(f->sampler, &m, k, S, NULL);
+    tc_scm_twin_rows(f->sampler, &m, k, S, base, N, dst, N); /* base's zero padding too */
+    target[k] = m.target[k];
+    kind[k] = m.kind[k];
+    value[k] = m.value[k];
+  }
+  memset(adj, 0, (size_t)N * N);
+  for (uint32_t i = 0; i < n; i++) memcpy(adj + (size_t)i * N, m.adj + (size_t)i * n, n);
+  *n_nodes = n;
+  *n_inter = m.n_inter;
+  return TWINCACHE_OK;
+}
+
+int tc_fresh_compact(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, uint64_t index,
+                     uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
+                     twincache_compact_batch *cb, uint32_t pos) {
+  const twincache_compact_layout *L = &cb->layout;
+  const uint32_t N = L->nodes, K = L->inter, S = f->rows;
+  const size_t W = L->mask_words;
+  twincache_frame_view v;
+  tc_scm m;
+  if (pos == 0) { /* a new batch */
+    cb->n_cols = 0;
+    cb->used_bytes = twincache_compact_used_bytes(L, 0);
+  }
+  uint64_t cursor = cb->n_cols;
+  float *base = cb->base + (size_t)pos * S * N;
+  int rc = load(f, d, frame, size, index, key, caps, stored_samples, N, K, &v, &m, base, N);
+  if (rc != TWINCACHE_OK) return rc;
+  const uint32_t n = m.n;
+  zero_pad(base, S, n, N);
+  if (v.n_cols > L->max_cols - cursor) return TWINCACHE_ECORRUPT;
+  for (uint32_t k = 0; k < K; k++) {
+    size_t gk = (size_t)pos * K + k;
+    uint64_t *mask = cb->col_mask + gk * W;
+    memset(mask, 0, W * sizeof *mask);
+    cb->col_first[gk] = (uint32_t)cursor;
+    if (k >= m.n_inter) {
+      cb->kind[gk] = 0;
+      cb->target[gk] = 0;
+      cb->value[gk] = 0.0f;
+      continue;
+    }
+    const uint32_t *changed;
+    uint32_t nc = tc_scm_twin(f->sampler, &m, k, S, &changed), t = m.target[k];
+    for (uint32_t c = 0; c < nc; c++) mask[changed[c] >> 6] |= 1ull << (changed[c] & 63);
+    /* a do() target's column is the value: the expansion fills it */
+    if (m.kind[k] == TWINCACHE_DO) mask[t >> 6] &= ~(1ull << (t & 63));
+    cursor += tc_scm_twin_cols(f->sampler, &m, k, S, cb->cols + cursor * S);
+    cb->kind[gk] = m.kind[k];
+    cb->target[gk] = (uint16_t)t;
+    cb->value[gk] = m.value[k];
+  }
+  uint8_t *adj = cb->adj + (size_t)pos * N * N; /* (N, N) */
+  memset(adj, 0, (size_t)N * N);
+  for (uint32_t i = 0; i < n; i++) memcpy(adj + (size_t)i * N, m.adj + (size_t)i * n, n);
+  cb->n_nodes[pos] = n;
+  cb->n_inter[pos] = m.n_inter;
+  cb->graph_id[pos] = index;
+  cb->n_cols = cursor;
+  cb->used_bytes = twincache_compact_used_bytes(L, cursor);
+  return TWINCACHE_OK;
+}

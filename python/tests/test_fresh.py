@@ -1,0 +1,95 @@
+"""Loader(samples="fresh"): Python's fresh worlds are the C loader's (through
+twincache-inspect show --fresh-rows --json), the same for any thread count
+and after a resume, new each epoch (resample_every 1) and shared within an
+epoch group; SCM-only caches; C's checks of rows and resample_every."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import twincache
+
+
+def fresh_worlds(loader):
+    """{(epoch, graph id): (base, inter)} copied out of every batch."""
+    out = {}
+    for b in loader.stream():  # every epoch
+        base, inter = b.numpy["base"], b.numpy["inter"]
+        for g in range(b.n_graphs):
+            out[(b.epoch, int(b.numpy["graph_id"][g]))] = (base[g].copy(), inter[g].copy())
+    return out
+
+
+def test_python_equals_c(cache_path, inspect_exe):
+    with twincache.Loader(cache_path, batch_size=16, epochs=3, threads=2, samples="fresh",
+                          rows=12, output="numpy") as L:
+        assert L.layout["samples"] == 12
+        worlds = fresh_worlds(L)
+    for epoch, gid in [(0, 0), (0, 5), (2, 5), (1, 599)]:
+        out = subprocess.run([inspect_exe, "show", cache_path, str(gid), "--fresh-rows", "12",
+                              "--epoch", str(epoch), "--json"],
+                             check=True, capture_output=True, text=True).stdout
+        g = json.loads(out)
+        n, k = g["n_nodes"], g["n_inter"]
+        base, inter = worlds[(epoch, gid)]
+        np.testing.assert_array_equal(base[:, :n], np.array(g["base"], dtype=np.float32))
+        np.testing.assert_array_equal(inter[:k, :, :n], np.array(g["inter"], dtype=np.float32))
+        assert not base[:, n:].any()
+
+
+def test_threads_resume_epochs(cache_path):
+    kw = dict(batch_size=24, epochs=2, seed=5, samples="fresh", rows=10, output="numpy")
+    with twincache.Loader(cache_path, threads=1, **kw) as L:
+        one = fresh_worlds(L)
+    with twincache.Loader(cache_path, threads=3, **kw) as L:
+        three = fresh_worlds(L)
+    assert one.keys() == three.keys()
+    for key in one:
+        np.testing.assert_array_equal(one[key][0], three[key][0])
+        np.testing.assert_array_equal(one[key][1], three[key][1])
+    with twincache.Loader(cache_path, threads=2, **kw) as L:
+        it = L.stream()
+        for _ in range(9):
+            next(it)
+        state = L.state_dict()
+        del it
+    with twincache.Loader(cache_path, threads=2, **kw) as L:
+        L.load_state_dict(state)
+        for b in L.stream():
+            for g in range(b.n_graphs):
+                base, _ = one[(b.epoch, int(b.numpy["graph_id"][g]))]
+                np.testing.assert_array_equal(b.numpy["base"][g], base)
+    assert not np.array_equal(one[(0, 7)][0], one[(1, 7)][0])
+    with twincache.Loader(cache_path, threads=2, resample_every=2, **kw) as L:
+        two = fresh_worlds(L)
+    np.testing.assert_array_equal(two[(0, 7)][0], two[(1, 7)][0])
+    np.testing.assert_array_equal(two[(0, 7)][0], one[(0, 7)][0])
+
+
+def test_scm_only_cache(tmp_root):
+    gen = os.environ.get("TWINCACHE_GEN")
+    if not gen:
+        pytest.skip("TWINCACHE_GEN not set")
+    path = os.path.join(tmp_root, "scm-only")
+    subprocess.run([gen, "--out", path, "--graphs", "50", "--nodes", "3:6", "--samples", "0",
+                    "--quiet"], check=True)
+    with pytest.raises(twincache.InvalidArgument) as e:
+        twincache.Loader(path)
+    assert "SCMs only" in str(e.value)
+    with twincache.Loader(path, batch_size=10, samples="fresh", rows=33, output="numpy") as L:
+        seen = sum(b.n_graphs for b in L)
+        assert seen == 50 and L.layout["samples"] == 33
+
+
+def test_checks_come_from_c(cache_path):
+    for kw, word in [(dict(samples="fresh"), "rows"), (dict(samples="fresh", rows=0), "rows"),
+                     (dict(samples="fresh", rows=65536), "rows"),
+                     (dict(samples="fresh", rows=8, resample_every=0), "resample_every"),
+                     (dict(rows=8), "rows")]:
+        with pytest.raises(twincache.InvalidArgument) as e:
+            twincache.Loader(cache_path, **kw)
+        assert word in str(e.value)
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.Loader(cache_path, samples="sometimes")

@@ -1,0 +1,561 @@
+/* scm.c — the one SCM sampler: noise, base world in topological order, twin
+ * worlds recomputing only the target and its descendants, standardisation.
+ * See tc_scm.h for the contract.
+ *
+ * Worlds are computed column by column: node j's S values at once, from
+ * its parents' columns, so the inner loops run over rows (contiguous, and
+ * vectorised by the compiler) while every single value still sees exactly
+ * the float operations of the row-by-row definition, in the same order:
+ * acc = 0; acc += w_q * x_q for each parent q ascending; x = acc + e (MLP:
+ * out = 0; out += w2[h] * tanhf(b1[h] + sum W1 x) for h ascending; x = out
+ * + e; RFF the same with cos). */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_scm.h"
+
+/* ---- fast standard normal: Marsaglia-Tsang ziggurat, 256 layers ---------------
+ * A transform of tc_rng draws (not another RNG): ~99% of draws cost one
+ * tc_rng_u64 and a multiply, against log+sqrt+cos for Box-Muller. Layer
+ * edges are computed once (Doornik's construction), so the output is a pure
+ * function of the stream. */
+#define TC_ZIG_N 256
+#define TC_ZIG_R 3.6541528853610088
+#define TC_ZIG_V 0.00492867323399
+static double g_zig_x[TC_ZIG_N + 1], g_zig_ratio[TC_ZIG_N];
+static pthread_once_t g_zig_once = PTHREAD_ONCE_INIT;
+
+static void zig_init(void) {
+  double f = exp(-0.5 * TC_ZIG_R * TC_ZIG_R);
+  g_zig_x[0] = TC_ZIG_V / f;
+  g_zig_x[1] = TC_ZIG_R;
+  g_zig_x[TC_ZIG_N] = 0.0;
+  for (int i = 2; i < TC_ZIG_N; i++) {
+    g_zig_x[i] = sqrt(-2.0 * log(TC_ZIG_V / g_zig_x[i - 1] + f));
+    f = exp(-0.5 * g_zig_x[i] * g_zig_x[i]);
+  }
+  for (int i = 0; i < TC_ZIG_N; i++) g_zig_ratio[i] = g_zig_x[i + 1] / g_zig_x[i];
+}
+
+/* ---- log and exp of the fresh noise ----------------------------------------------
+ * Fresh worlds must come out the same on a GPU (kernels/tc_sample_body.h
+ * repeats this code), and libm's log/exp and CUDA's differ in the last bit
+ * now and then. These use +, -, *, / and bit fields only (max error a few
+ * ulp; no FMA contraction in ISO C). The generator's stream noise keeps
+ * libm's, so its caches keep their bytes. */
+static double fresh_log(double x) { /* x normal, > 0: here (0, 1] */
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  int k = (int)((b >> 52) & 0x7ff) - 1023;
+  b = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+  double m;
+  memcpy(&m, &b, sizeof m); /* x = m 2^k, m in [1, 2) */
+  if (m > 1.4142135623730951) {
+    m = 0.5 * m;
+    k++;
+  }
+  double f = m - 1.0, s = f / (2.0 + f), z = s * s; /* log m = 2 atanh s, |s| < 0.172 */
+  double p = 1.0 / 19.0;
+  p = p * z + 1.0 / 17.0;
+  p = p * z + 1.0 / 15.0;
+  p = p * z + 1.0 / 13.0;
+  p = p * z + 1.0 / 11.0;
+  p = p * z + 1.0 / 9.0;
+  p = p * z + 1.0 / 7.0;
+  p = p * z + 1.0 / 5.0;
+  p = p * z + 1.0 / 3.0;
+  double kd = (double)k;
+  return kd * 6.93147180369123816490e-01 + (kd * 1.90821492927058770002e-10 + (2.0 * s + 2.0 * s * (z * p)));
+}
+
+static double fresh_exp(double y) { /* y in [-700, 700] */
+  double kd = floor(y * 1.4426950408889634 + 0.5);
+  double r = (y - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800.0; /* Taylor to r^13, |r| <= 0.35 */
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  uint64_t bits = (uint64_t)((int64_t)kd + 1023) << 52;
+  double scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+static double normal_tail(tc_rng *r, int negative, int fresh) {
+  double x, y;
+  do {
+    double u1 = 1.0 - tc_rng_uniform(r), u2 = 1.0 - tc_rng_uniform(r); /* (0, 1] */
+    x = (fresh ? fresh_log(u1) : log(u1)) / TC_ZIG_R;
+    y = fresh ? fresh_log(u2) : log(u2);
+  } while (-2.0 * y < x * x);
+  return negative ? x - TC_ZIG_R : TC_ZIG_R - x;
+}
+
+/* The ziggurat from a first draw `bits`; later draws (rejections, the tail)
+ * come from r; fresh: its log and exp are fresh_log/fresh_exp, else libm's.
+ * zig_normal_from(tc_rng_u64(r), r, 0) is the generator's ziggurat. */
+static double zig_normal_from(uint64_t bits, tc_rng *r, int fresh) {
+  for (;; bits = tc_rng_u64(r)) {
+    unsigned i = (unsigned)(bits & 0xff);                           /* layer: low 8 bits */
+    double u = 2.0 * ((double)(bits >> 11) * (1.0 / 9007199254740992.0)) - 1.0; /* top 53 */
+    if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
+    if (i == 0) return normal_tail(r, u < 0.0, fresh);
+    double x = u * g_zig_x[i];
+    double a0 = -0.5 * (g_zig_x[i] * g_zig_x[i] - x * x);
+    double a1 = -0.5 * (g_zig_x[i + 1] * g_zig_x[i + 1] - x * x);
+    double f0 = fresh ? fresh_exp(a0) : exp(a0), f1 = fresh ? fresh_exp(a1) : exp(a1);
+    if (f1 + tc_rng_uniform(r) * (f0 - f1) < 1.0) return x;
+  }
+}
+
+/* Standard Cauchy by inversion: tan(pi (u - 1/2)), u in (0, 1) (u = 0 is
+ * moved to 2^-54 so no draw is infinite). */
+static inline double cauchy(tc_rng *r) {
+  double u = tc_rng_uniform(r);
+  if (u <= 0.0) u = 0x1p-54;
+  return tan(3.14159265358979323846 * (u - 0.5));
+}
+
+/* Standard Gumbel (of maxima) by inversion: -log(-log u), u in (0, 1). */
+static inline double gumbel(tc_rng *r) {
+  double u = tc_rng_uniform(r);
+  if (u <= 0.0) u = 0x1p-54;
+  return -log(-log(u));
+}
+
+static inline double zig_normal(tc_rng *r) { return zig_normal_from(tc_rng_u64(r), r, 0); }
+
+/* tc_rng_uniform, tc_rng_laplace and the uniform family of one given draw */
+static inline double uniform_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
+static inline double laplace_of(uint64_t bits) {
+  double u = uniform_of(bits) - 0.5;
+  double a = 1.0 - 2.0 * fabs(u);
+  if (a <= 0.0) a = 1e-300;
+  return (u < 0 ? 1.0 : -1.0) * fresh_log(a);
+}
+
+/* Standard draw of a noise family (FORMAT.md 3.6). */
+static inline double draw_noise(tc_rng *r, int family) {
+  switch (family) {
+  case TWINCACHE_NOISE_LAPLACE: return tc_rng_laplace(r);
+  case TWINCACHE_NOISE_UNIFORM: return tc_rng_range(r, -1.0, 1.0);
+  case TWINCACHE_NOISE_CAUCHY: return cauchy(r);
+  case TWINCACHE_NOISE_GUMBEL: return gumbel(r);
+  default: return zig_normal(r);
+  }
+}
+
+static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
+
+/* ---- the MLP's tanh -------------------------------------------------------------
+ * tanh of float32 from +, -, *, / and an exponent built from bits only, so
+ * every machine that rounds IEEE binary32 and does not contract a*b+c into
+ * an FMA (a GPU kernel built with --fmad=false) gets the same bits, and the
+ * column loops vectorise (libm's tanhf is neither: it was ~95% of an MLP
+ * world). |x| < 0.3: x + x*z*q(z), z = x^2, Taylor to x^9; else
+ * 1 - 2/(e^(2|x|) + 1) with the sign of x, |x| clamped at 9 (tanh(9) rounds
+ * to 1). e^y for y in [0.6, 18]: y = k ln2 + r (ln2 in two parts), r in
+ * [-0.35, 0.35], Taylor to r^7, times 2^k made from its bits. Max error 2.4
+ * ulp against tanh in double over [-12, 12]; NaN gives +-1. */
+static inline float exp_pos(float y) { /* y in [0, 18] */
+  int32_t k = (int32_t)(y * 1.44269504f + 0.5f); /* round(y / ln2): y >= 0, so truncation floors */
+  float kf = (float)k;
+  float r = (y - kf * 0.693145751953125f) - kf * 1.428606765330187e-06f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  uint32_t bits = (uint32_t)(k + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+static inline float tc_tanhf(float x) {
+  float a = x < 0.0f ? -x : x;
+  float z = x * x;
+  float q = 62.0f / 2835.0f;
+  q = q * z - 17.0f / 315.0f;
+  q = q * z + 2.0f / 15.0f;
+  q = q * z - 1.0f / 3.0f;
+  float small = x + x * (z * q);
+  float e = exp_pos(2.0f * (a < 9.0f ? a : 9.0f));
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  big = x < 0.0f ? -big : big;
+  return a < 0.3f ? small : big;
+}
+
+/* ---- the RFF mechanism's cos ---------------------------------------------------
+ * cos of float32 from +, -, *, / and a float->int conversion only, for the
+ * same reasons as tc_tanhf (kernels/tc_sample_body.h repeats it). |x| is
+ * clamped at 65536 (NaN goes there too); a = |x| - k 2pi with k = round(|x| /
+ * 2pi) and 2pi in three parts (6.28125 exact in k * 6.28125 for k < 2^16),
+ * folded to [0, pi/2] by cos(a) = cos(-a) = -cos(pi - a), then Taylor to z^7,
+ * z = a^2 (truncation < 7e-11). Max error a few float ulp of 1 for |x| <= 100
+ * (the absolute error grows with |x| through the reduction: ~1e-6 at 65536). */
+static inline float tc_cosf(float x) {
+  float a = x < 0.0f ? -x : x;
+  a = a <= 65536.0f ? a : 65536.0f;
+  float kf = (float)(int32_t)(a * 0.159154937f + 0.5f);
+  float r = ((a - kf * 6.28125f) - kf * 1.93530717e-03f) - kf * 1.02533763e-11f;
+  r = r < 0.0f ? -r : r;
+  float sgn = r > 1.57079633f ? -1.0f : 1.0f;
+  r = r > 1.57079633f ? 3.14159274f - r : r;
+  float z = r * r;
+  float p = -1.0f / 87178291200.0f;
+  p = p * z + 1.0f / 479001600.0f;
+  p = p * z - 1.0f / 3628800.0f;
+  p = p * z + 1.0f / 40320.0f;
+  p = p * z - 1.0f / 720.0f;
+  p = p * z + 1.0f / 24.0f;
+  p = p * z - 0.5f;
+  p = p * z + 1.0f;
+  return sgn * p;
+}
+
+/* The unit functions of the additive mechanisms: sigmoid(a) = 1/(1 + e^-a)
+ * = (1 + tanh(a/2))/2 through scm's tanh, and the clamped square. */
+static inline float tc_sigmoidf(float a) { return 0.5f + 0.5f * tc_tanhf(0.5f * a); }
+static inline float tc_sqclampf(float a) {
+  float c = a < -4.0f ? -4.0f : a;
+  c = c > 4.0f ? 4.0f : c;
+  return c * c;
+}
+
+/* The mechanism of node j. */
+static inline int node_mechanism(const tc_scm *m, uint32_t j) {
+  if (m->node_mech) return m->node_mech[j];
+  return m->hidden ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+}
+
+struct tc_scm_sampler {
+  uint32_t nmax, smax;
+  uint32_t S;           /* rows of the last base world */
+  float *noise;         /* (n, S) scaled exogenous noise, column-major, shared by every world */
+  float *raw_base;      /* (n, S) unstandardised base world, column-major */
+  float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
+  const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
+  float *hid;           /* (S) MLP scratch: one hidden unit's pre-activation */
+  float *norm_mean;     /* (n) of the last base world (standardize only) */
+  float *norm_std;      /* (n) */
+  uint8_t *desc;        /* (n) descendant mask of the last twin's target */
+  uint32_t *changed;    /* (n) changed nodes of the last twin, topological order */
+  uint32_t n_changed;
+};
+
+/* mix(j + gamma) of tc_rng_init for the 256 node ids: a cell's stream key */
+static uint64_t g_node_stream[TWINCACHE_MAX_NODES];
+
+static void tables_init(void) {
+  zig_init();
+  for (uint32_t j = 0; j < TWINCACHE_MAX_NODES; j++) g_node_stream[j] = tc_mix64(j + 0x9e3779b97f4a7c15ull);
+}
+
+void tc_scm_sampler_free(tc_scm_sampler *sp) {
+  if (!sp) return;
+  free(sp->noise);
+  free(sp->raw_base);
+  free(sp->raw_twin);
+  free(sp->col);
+  free(sp->hid);
+  free(sp->norm_mean);
+  free(sp->norm_std);
+  free(sp->desc);
+  free(sp->changed);
+  free(sp);
+}
+
+tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) {
+  if (max_nodes < 1 || max_nodes > TWINCACHE_MAX_NODES || max_samples < 1 ||
+      max_samples > TWINCACHE_MAX_SAMPLES)
+    return NULL;
+  pthread_once(&g_zig_once, tables_init);
+  tc_scm_sampler *sp = calloc(1, sizeof *sp);
+  if (!sp) return NULL;
+  size_t sn = (size_t)max_samples * max_nodes;
+  sp->nmax = max_nodes;
+  sp->smax = max_samples;
+  sp->noise = malloc(sn * sizeof(float));
+  sp->raw_base = malloc(sn * sizeof(float));
+  sp->raw_twin = malloc(sn * sizeof(float));
+  sp->col = malloc(max_nodes * sizeof *sp->col);
+  sp->hid = malloc(max_samples * sizeof(float));
+  sp->norm_mean = malloc(max_nodes * sizeof(float));
+  sp->norm_std = malloc(max_nodes * sizeof(float));
+  sp->desc = malloc(max_nodes);
+  sp->changed = malloc(max_nodes * sizeof(uint32_t));
+  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->norm_mean ||
+      !sp->norm_std || !sp->desc || !sp->changed) {
+    tc_scm_sampler_free(sp);
+    return NULL;
+  }
+  return sp;
+}
+
+/* ---- noise ------------------------------------------------------------------ */
+void tc_scm_noise_stream(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, tc_rng *rn) {
+  const uint32_t n = m->n;
+  for (uint32_t s = 0; s < S; s++)
+    for (uint32_t j = 0; j < n; j++)
+      sp->noise[(size_t)j * S + s] = m->noise_scale[j] * (float)draw_noise(rn, m->noise);
+}
+
+uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
+  /* distinct constants keep (tag, index, group) from cancelling each other */
+  uint64_t k = tc_mix64(tag ^ 0x5bd1e9955bd1e995ull);
+  k = tc_mix64(k ^ tc_mix64(index + 0x9e3779b97f4a7c15ull));
+  return tc_mix64(k ^ tc_mix64(group + 0xc2b2ae3d27d4eb4full));
+}
+
+/* The standard draw of cell j of a row whose stream state is row_key: its
+ * first draw is draw j+1 of the row's stream; any later one (a ziggurat
+ * rejection or tail, ~1% of normals) comes from the cell's own stream
+ * tc_rng_init(row_key, j), made only then. */
+static inline double cell_draw(uint64_t row_key, uint32_t j, int family) {
+  uint64_t bits = tc_mix64(row_key + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
+  if (family == TWINCACHE_NOISE_LAPLACE) return laplace_of(bits);
+  if (family == TWINCACHE_NOISE_UNIFORM) return -1.0 + 2.0 * uniform_of(bits);
+  if (family == TWINCACHE_NOISE_GUMBEL) { /* -log(-log u), u in (0, 1) */
+    double u = uniform_of(bits);
+    if (u <= 0.0) u = 0x1p-54;
+    return -fresh_log(-fresh_log(u));
+  }
+  if (family == TWINCACHE_NOISE_CAUCHY) { /* the ratio of two standard normals: no tan needed */
+    tc_rng more = {tc_mix64(row_key ^ g_node_stream[j])};
+    double a = zig_normal_from(bits, &more, 1), b = zig_normal_from(tc_rng_u64(&more), &more, 1);
+    return a / (b != 0.0 ? b : 0x1p-60);
+  }
+  unsigned i = (unsigned)(bits & 0xff); /* the ziggurat's fast path, as zig_normal_from */
+  double u = 2.0 * uniform_of(bits) - 1.0;
+  if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
+  tc_rng more = {tc_mix64(row_key ^ g_node_stream[j])}; /* = tc_rng_init(&more, row_key, j) */
+  return zig_normal_from(bits, &more, 1);
+}
+
+void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key) {
+  const uint32_t n = m->n;
+  for (uint32_t s = 0; s < S; s++) {
+    tc_rng row;
+    tc_rng_init(&row, key, s); /* row s: the key of its cells */
+    for (uint32_t j = 0; j < n; j++)
+      sp->noise[(size_t)j * S + s] = m->noise_scale[j] * (float)cell_draw(row.state, j, m->noise);
+  }
+}
+
+/* ---- the noise term ---------------------------------------------------------------
+ * The noise term of node j added to x (S): e, or with heteroscedastic noise
+ * e * (1 + tanh(0.5 (c_j + sum_q v_q x_q))), parents in order (sp->hid as
+ * scratch: the units are done with it). */
+static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                      float *restrict x, uint32_t S) {
+  if (!m->het_c) {
+    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
+    return;
+  }
+  float *restrict g = sp->hid;
+  const float c = m->het_c[j];
+  for (uint32_t s = 0; s < S; s++) g[s] = c;
+  for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++) {
+    const float v = m->het_w[q], *restrict xp = sp->col[m->pa_idx[q]];
+    for (uint32_t s = 0; s < S; s++) g[s] += v * xp[s];
+  }
+  for (uint32_t s = 0; s < S; s++) x[s] += e[s] * (1.0f + tc_tanhf(0.5f * g[s]));
+}
+
+/* ---- mechanisms ----------------------------------------------------------------
+ * Column j (S values) from the columns its parents read (col) and its noise
+ * e (S), into x (S). Every world evaluates a node through this function. */
+static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                        float *restrict x, uint32_t S) {
+  const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
+  const int mech = node_mechanism(m, j);
+  if (mech == TWINCACHE_MECH_LINEAR) {
+    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
+    for (uint32_t q = q0; q < q1; q++) {
+      const float w = m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
+      for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+    }
+    add_noise(sp, m, j, e, x, S);
+    return;
+  }
+  const uint32_t h_n = m->hidden, n = m->n;
+  const float *blk = m->mlp + (size_t)j * (h_n * n + 2 * h_n);
+  const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
+  float *restrict a = sp->hid;
+  for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
+  for (uint32_t h = 0; h < h_n; h++) {
+    const float *w1 = blk + (size_t)h * n;
+    for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
+    for (uint32_t q = q0; q < q1; q++) {
+      const float w = w1[m->pa_idx[q]], *restrict xp = sp->col[m->pa_idx[q]];
+      for (uint32_t s = 0; s < S; s++) a[s] += w * xp[s];
+    }
+    if (mech == TWINCACHE_MECH_RFF)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
+    else if (mech == TWINCACHE_MECH_SIGMOID)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sigmoidf(a[s]);
+    else if (mech == TWINCACHE_MECH_POLY)
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sqclampf(a[s]);
+    else
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
+  }
+  add_noise(sp, m, j, e, x, S);
+}
+
+/* ---- worlds ----------------------------------------------------------------- */
+/* Population mean and std of column x (S) into sp->norm_mean/std[j]. */
+static void column_stats(tc_scm_sampler *sp, uint32_t j, const float *xj, uint32_t S) {
+  double sum = 0.0, sq = 0.0;
+  for (uint32_t s = 0; s < S; s++) sum += xj[s];
+  double mean = sum / S;
+  for (uint32_t s = 0; s < S; s++) {
+    double d = xj[s] - mean;
+    sq += d * d;
+  }
+  double sd = sqrt(sq / S);
+  float fm = (float)mean, fs = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
+  if (!isfinite(fm) || fs == 0.0f) fs = 1.0f;
+  sp->norm_mean[j] = fm;
+  sp->norm_std[j] = fs;
+}
+
+/* iSCM: the base world with each column standardised as soon as it is made. */
+static void sample_base_iscm(tc_scm_sampler *sp, const tc_scm *m, uint32_t S) {
+  float *xb = sp->raw_base;
+  for (uint32_t r = 0; r < m->n; r++) {
+    uint32_t j = m->order[r];
+    float *x = xb + (size_t)j * S;
+    eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    column_stats(sp, j, x, S);
+    const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+    for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+  }
+}
+
+void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *base, uint32_t ld,
+                        float *norm_mean, float *norm_std) {
+  const uint32_t n = m->n;
+  float *xb = sp->raw_base; /* (n, S) */
+  for (uint32_t j = 0; j < n; j++) sp->col[j] = xb + (size_t)j * S;
+  sp->S = S;
+  sp->n_changed = 0;
+  if (m->iscm) { /* the columns are the stored values already */
+    sample_base_iscm(sp, m, S);
+    if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
+    if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    return;
+  }
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t j = m->order[r];
+    eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
+  }
+  if (!m->standardize) {
+    for (uint32_t s = 0; s < S; s++)
+      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    return;
+  }
+  for (uint32_t j = 0; j < n; j++) column_stats(sp, j, xb + (size_t)j * S, S);
+  if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
+  if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
+  for (uint32_t s = 0; s < S; s++)
+    for (uint32_t j = 0; j < n; j++)
+      base[(size_t)s * ld + j] = standardize(xb[(size_t)j * S + s], sp->norm_mean[j], sp->norm_std[j]);
+}
+
+uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
+                     const uint32_t **changed) {
+  const uint32_t n = m->n;
+  /* the previous twin's columns read the base world again */
+  for (uint32_t ci = 0; ci < sp->n_changed; ci++)
+    sp->col[sp->changed[ci]] = sp->raw_base + (size_t)sp->changed[ci] * S;
+  uint32_t t = m->target[k];
+  float v = m->value[k];
+  int is_do = m->kind[k] == TWINCACHE_DO;
+  if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
+  else twincache_graph_descendants(m->adj, n, m->ld_adj, t, sp->desc);
+  uint32_t nc = 0;
+  for (uint32_t r = 0; r < n; r++)
+    if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
+  sp->n_changed = nc;
+  /* A DO value lives in the stored space: raw = v * sd + mean when standardised
+   * (iSCM: the columns hold stored values, v itself). */
+  float do_raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
+  for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
+    uint32_t j = sp->changed[ci];
+    float *x = sp->raw_twin + (size_t)j * S;
+    if (j == t && is_do) {
+      for (uint32_t s = 0; s < S; s++) x[s] = do_raw;
+    } else {
+      eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+      if (j == t)
+        for (uint32_t s = 0; s < S; s++) x[s] += v;
+      if (m->iscm) { /* the base world's map of node j */
+        const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+        for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+      }
+    }
+    sp->col[j] = x;
+  }
+  if (changed) *changed = sp->changed;
+  return nc;
+}
+
+/* The stored-space values of changed node j of the last twin, (S) into out
+ * with stride `stride`. */
+static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
+                        float *out, size_t stride) {
+  if (j == m->target[k] && m->kind[k] == TWINCACHE_DO) {
+    for (uint32_t s = 0; s < S; s++) out[s * stride] = m->value[k];
+    return;
+  }
+  const float *x = sp->raw_twin + (size_t)j * S;
+  if (!m->standardize || m->iscm) { /* iSCM: standardised already */
+    for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
+    return;
+  }
+  const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = standardize(x[s], mean, sd);
+}
+
+void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
+                      const float *base, uint32_t ld_base, float *dst, uint32_t ld) {
+  const uint32_t n = m->n;
+  if (dst != base) {
+    if (ld == ld_base)
+      memcpy(dst, base, (size_t)S * ld * sizeof(float)); /* padding columns come along */
+    else
+      for (uint32_t s = 0; s < S; s++) memcpy(dst + (size_t)s * ld, base + (size_t)s * ld_base, n * sizeof(float));
+  }
+  for (uint32_t ci = 0; ci < sp->n_changed; ci++)
+    twin_column(sp, m, k, S, sp->changed[ci], dst + sp->changed[ci], ld);
+}
+
+uint32_t tc_scm_twin_cols(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
+                          float *cols) {
+  uint32_t c = 0, t = m->target[k];
+  int is_do = m->kind[k] == TWINCACHE_DO;
+  for (uint32_t j = 0; j < m->n; j++) { /* increasing node order */
+    if (!sp->desc[j] || (j == t && is_do)) continue;
+    twin_column(sp, m, k, S, j, cols + (size_t)c * S, 1);
+    c++;
+  }
+  return c;
+}

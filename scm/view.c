@@ -1,0 +1,173 @@
+/* view.c — a tc_scm from a decoded frame (twincache_frame_view): aligned
+ * copies of its parameters, parent lists and a topological order, so the
+ * loader samples exactly the SCM the generator stored. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_scm.h"
+
+struct tc_scm_store {
+  uint32_t cap_nodes, cap_inter, cap_hidden;
+  uint8_t *adj;        /* (n, n) */
+  float *wmat;         /* (n, n) linear weight of edge i -> j */
+  uint32_t *order;     /* (n) */
+  uint32_t *indeg;     /* (n) scratch of the topological sort */
+  uint32_t *pa_start;  /* (n+1) */
+  uint32_t *pa_idx;    /* (n*n) */
+  float *pa_w;         /* (n*n) */
+  float *mlp;          /* (n, H*n + 2H) */
+  float *noise_scale;  /* (n) */
+  uint8_t *node_mech;  /* (n) */
+  float *hmat;         /* (n, n) heteroscedastic v of edge i -> j */
+  float *het_w;        /* (n*n) aligned with pa_idx */
+  float *het_c;        /* (n) */
+  uint16_t *target;    /* (K) */
+  uint8_t *kind;       /* (K) */
+  float *value;        /* (K) */
+  uint8_t *desc;       /* (K, n) */
+};
+
+void tc_scm_store_free(tc_scm_store *st) {
+  if (!st) return;
+  free(st->adj);
+  free(st->wmat);
+  free(st->order);
+  free(st->indeg);
+  free(st->pa_start);
+  free(st->pa_idx);
+  free(st->pa_w);
+  free(st->mlp);
+  free(st->noise_scale);
+  free(st->node_mech);
+  free(st->hmat);
+  free(st->het_w);
+  free(st->het_c);
+  free(st->target);
+  free(st->kind);
+  free(st->value);
+  free(st->desc);
+  free(st);
+}
+
+tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32_t max_hidden) {
+  if (max_nodes < 1 || max_nodes > TWINCACHE_MAX_NODES || max_inter > TWINCACHE_MAX_INTER ||
+      max_hidden > TWINCACHE_MAX_HIDDEN)
+    return NULL;
+  tc_scm_store *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  size_t n = max_nodes, nn = n * n, k = max_inter ? max_inter : 1;
+  size_t mlp = max_hidden ? n * ((size_t)max_hidden * n + 2u * max_hidden) : 1;
+  st->cap_nodes = max_nodes;
+  st->cap_inter = max_inter;
+  st->cap_hidden = max_hidden;
+  st->adj = malloc(nn);
+  st->wmat = malloc(nn * sizeof(float));
+  st->order = malloc(n * sizeof(uint32_t));
+  st->indeg = malloc(n * sizeof(uint32_t));
+  st->pa_start = malloc((n + 1) * sizeof(uint32_t));
+  st->pa_idx = malloc(nn * sizeof(uint32_t));
+  st->pa_w = malloc(nn * sizeof(float));
+  st->mlp = malloc(mlp * sizeof(float));
+  st->noise_scale = malloc(n * sizeof(float));
+  st->node_mech = malloc(n);
+  st->hmat = malloc(nn * sizeof(float));
+  st->het_w = malloc(nn * sizeof(float));
+  st->het_c = malloc(n * sizeof(float));
+  st->target = malloc(k * sizeof(uint16_t));
+  st->kind = malloc(k);
+  st->value = malloc(k * sizeof(float));
+  st->desc = malloc(k * n);
+  if (!st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->hmat || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
+    tc_scm_store_free(st);
+    return NULL;
+  }
+  return st;
+}
+
+static float load_f32(const uint8_t *p) {
+  float f;
+  memcpy(&f, p, sizeof f);
+  return f;
+}
+
+int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m) {
+  const uint32_t n = v->n_nodes, R = v->set_bytes, H = v->n_hidden;
+  if (n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden)
+    return TWINCACHE_ETOOBIG;
+  /* adjacency (n, n) and the weight of each edge, edges row-major */
+  uint32_t e = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) {
+      uint8_t bit = (uint8_t)((v->adj[(size_t)i * R + j / 8] >> (j % 8)) & 1u);
+      st->adj[(size_t)i * n + j] = bit;
+      st->wmat[(size_t)i * n + j] = bit ? load_f32(v->weight + 4u * e) : 0.0f;
+      st->hmat[(size_t)i * n + j] = bit && v->hetero_w ? load_f32(v->hetero_w + 4u * e) : 0.0f;
+      e += bit;
+    }
+  /* parents of j, ascending (the generator's order: its float sums follow it) */
+  uint32_t q = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    st->pa_start[j] = q;
+    st->indeg[j] = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (st->adj[(size_t)i * n + j]) {
+        st->pa_idx[q] = i;
+        st->pa_w[q] = st->wmat[(size_t)i * n + j];
+        st->het_w[q] = st->hmat[(size_t)i * n + j];
+        st->indeg[j]++;
+        q++;
+      }
+  }
+  st->pa_start[n] = q;
+  /* a topological order (Kahn: order[] doubles as the queue); the frame
+   * decoder has checked that adj is a DAG, so every node is placed */
+  uint32_t placed = 0, head = 0;
+  for (uint32_t j = 0; j < n; j++)
+    if (st->indeg[j] == 0) st->order[placed++] = j;
+  while (head < placed) {
+    uint32_t i = st->order[head++];
+    for (uint32_t j = 0; j < n; j++)
+      if (st->adj[(size_t)i * n + j] && --st->indeg[j] == 0) st->order[placed++] = j;
+  }
+  if (placed != n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
+  /* the changed sets (target and descendants) as the frame stores them */
+  for (uint32_t k = 0; k < v->n_inter; k++)
+    for (uint32_t j = 0; j < n; j++)
+      st->desc[(size_t)k * n + j] = (uint8_t)((v->desc[(size_t)k * R + j / 8] >> (j % 8)) & 1u);
+  if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
+  memcpy(st->noise_scale, v->noise_scale, n * sizeof(float));
+  for (uint32_t k = 0; k < v->n_inter; k++) {
+    st->target[k] = v->target[k];
+    st->kind[k] = v->kind[k];
+    st->value[k] = v->value[k];
+  }
+  for (uint32_t j = 0; j < n; j++)
+    st->node_mech[j] = v->mechanism == TWINCACHE_MECH_MIXED ? v->node_mech[j] : v->mechanism;
+  memset(m, 0, sizeof *m);
+  m->n = n;
+  m->hidden = H;
+  m->noise = v->noise;
+  m->standardize = (v->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
+  m->iscm = (v->flags & TWINCACHE_GRAPH_ISCM) != 0;
+  m->adj = st->adj;
+  m->ld_adj = n;
+  m->order = st->order;
+  m->pa_start = st->pa_start;
+  m->pa_idx = st->pa_idx;
+  m->pa_w = st->pa_w;
+  m->mlp = H ? st->mlp : NULL;
+  m->node_mech = st->node_mech;
+  if (v->hetero_c) {
+    for (uint32_t j = 0; j < n; j++) st->het_c[j] = load_f32(v->hetero_c + 4u * j);
+    m->het_w = st->het_w;
+    m->het_c = st->het_c;
+  }
+  m->noise_scale = st->noise_scale;
+  m->n_inter = v->n_inter;
+  m->target = st->target;
+  m->kind = st->kind;
+  m->value = st->value;
+  m->desc = st->desc;
+  return TWINCACHE_OK;
+}
