@@ -38,6 +38,7 @@ echo "== venv: pip install . (the wheel of this checkout)"
 
 echo "== tests: python (installed package, $venv)"
 tmp=build/test-tmp-venv
+rm -rf "$tmp"  # caches of an earlier build (another format) must not leak into this run
 TWINCACHE_TEST_INSTALLED=1 \
   TWINCACHE_TEST_TMP="$PWD/$tmp/python" TWINCACHE_TEST_CACHE="$PWD/$tmp/loader-cache" \
   TWINCACHE_ORDER_DUMP="$PWD/build/release/twincache_order_dump" \
