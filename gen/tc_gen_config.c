@@ -9,6 +9,7 @@
 #include "tc_gen.h"
 #include "tc_error.h"
 #include "tc_gen_family.h"
+#include "tc_gen_inter.h"
 #include "tc_gen_mech.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
@@ -79,7 +80,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!mech) BAD("--mechanism");
   if (mech->check && mech->check(c, flag)) return TWINCACHE_EINVAL;
   if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise");
-  if (!twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, c->intervention)) BAD("--intervention");
+  const tc_gen_inter *inter = tc_gen_inter_get(c->intervention);
+  if (!inter) BAD("--intervention");
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
@@ -92,6 +94,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
     BAD("--values (LO >= 0 with --value-dist signed: the sign is drawn)");
+  if (inter->check && inter->check(c, flag)) return TWINCACHE_EINVAL;
   if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
   if (c->encoding != TWINCACHE_ENCODING_FAST && c->encoding != TWINCACHE_ENCODING_SMALL)
     BAD("--encoding");

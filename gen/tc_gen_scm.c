@@ -16,6 +16,7 @@
 #include "tc_common.h"
 #include "tc_gen.h"
 #include "tc_gen_family.h"
+#include "tc_gen_inter.h"
 #include "tc_gen_mech.h"
 #include "tc_scm.h"
 
@@ -289,11 +290,10 @@ static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
       g->target[k] = (uint16_t)w->changed[k];
     }
   }
+  const tc_gen_inter *kind = tc_gen_inter_get(c->intervention); /* checked by tc_gen_config_check */
   for (uint32_t k = 0; k < K; k++) {
-    double v = tc_rng_range(ri, c->value_min, c->value_max);
-    if (c->value_dist == TC_VALUES_SIGNED && (tc_rng_u64(ri) >> 63)) v = -v;
-    g->kind[k] = (uint8_t)c->intervention;
-    g->value[k] = (float)v;
+    g->kind[k] = (uint8_t)kind->code;
+    g->value[k] = kind->draw(c, ri);
   }
 }
 

@@ -347,6 +347,33 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   for (uint32_t s = 0; s < S; s++) x[s] += e[s];
 }
 
+/* ---- intervention kinds ---------------------------------------------------------
+ * What each kind (enum twincache_inter_kind, FORMAT.md 3.6) does to its
+ * target's column; the rest of a twin world follows from the mechanisms.
+ * kernels/tc_sample_body.h repeats these rules for the GPU. */
+
+/* 1 when the kind fixes the target's column to value[k] (not computed, not
+ * stored in section 9). */
+static inline int kind_fixes_target(int kind) { return kind == TWINCACHE_DO; }
+
+/* The target t's raw column (S) of twin world k into x: the parents' columns
+ * of the twin are in sp->col already. */
+static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t,
+                        float *restrict x, uint32_t S) {
+  const float v = m->value[k];
+  switch (m->kind[k]) {
+  case TWINCACHE_DO: { /* a DO value lives in the stored space: raw = v * sd + mean when standardised */
+    const float raw = m->standardize ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
+    for (uint32_t s = 0; s < S; s++) x[s] = raw;
+    return;
+  }
+  default: /* TWINCACHE_SHIFT: the mechanism, then + v */
+    eval_column(sp, m, t, sp->noise + (size_t)t * S, x, S);
+    for (uint32_t s = 0; s < S; s++) x[s] += v;
+    return;
+  }
+}
+
 /* ---- worlds ----------------------------------------------------------------- */
 void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *base, uint32_t ld,
                         float *norm_mean, float *norm_std) {
@@ -393,26 +420,17 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   for (uint32_t ci = 0; ci < sp->n_changed; ci++)
     sp->col[sp->changed[ci]] = sp->raw_base + (size_t)sp->changed[ci] * S;
   uint32_t t = m->target[k];
-  float v = m->value[k];
-  int is_do = m->kind[k] == TWINCACHE_DO;
   if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
   else twincache_graph_descendants(m->adj, n, m->ld_adj, t, sp->desc);
   uint32_t nc = 0;
   for (uint32_t r = 0; r < n; r++)
     if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
   sp->n_changed = nc;
-  /* A DO value lives in the stored space: raw = v * sd + mean when standardised. */
-  float do_raw = m->standardize ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];
     float *x = sp->raw_twin + (size_t)j * S;
-    if (j == t && is_do) {
-      for (uint32_t s = 0; s < S; s++) x[s] = do_raw;
-    } else {
-      eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
-      if (j == t)
-        for (uint32_t s = 0; s < S; s++) x[s] += v;
-    }
+    if (j == t) twin_target(sp, m, k, t, x, S);
+    else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
     sp->col[j] = x;
   }
   if (changed) *changed = sp->changed;
@@ -423,7 +441,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
  * with stride `stride`. */
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
-  if (j == m->target[k] && m->kind[k] == TWINCACHE_DO) {
+  if (j == m->target[k] && kind_fixes_target(m->kind[k])) {
     for (uint32_t s = 0; s < S; s++) out[s * stride] = m->value[k];
     return;
   }
@@ -452,9 +470,9 @@ void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uin
 uint32_t tc_scm_twin_cols(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
                           float *cols) {
   uint32_t c = 0, t = m->target[k];
-  int is_do = m->kind[k] == TWINCACHE_DO;
+  int fixed = kind_fixes_target(m->kind[k]);
   for (uint32_t j = 0; j < m->n; j++) { /* increasing node order */
-    if (!sp->desc[j] || (j == t && is_do)) continue;
+    if (!sp->desc[j] || (j == t && fixed)) continue;
     twin_column(sp, m, k, S, j, cols + (size_t)c * S, 1);
     c++;
   }
