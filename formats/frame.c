@@ -313,7 +313,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    if (t >= n || g->kind[k] > TWINCACHE_SHIFT)
+    if (t >= n || g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
       return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u or kind %u out of range", k, t,
                           (unsigned)g->kind[k]);
     int is_do = g->kind[k] == TWINCACHE_DO;
@@ -506,7 +506,8 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
     uint32_t t = tc_load_u16(r);
-    if (t >= n || r[2] > TWINCACHE_SHIFT || r[3] != 0) return TWINCACHE_ECORRUPT;
+    if (t >= n || r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1) || r[3] != 0)
+      return TWINCACHE_ECORRUPT; /* the noise kind exists from version 4 */
     if (n <= 64) {
       if (load_bits(masks + (size_t)k * rb, rb) != w->desc[t][0]) return TWINCACHE_ECORRUPT;
     } else {

@@ -87,7 +87,12 @@ enum twincache_noise {
   TWINCACHE_NOISE_GUMBEL = 4, /* standard Gumbel (maxima): location 0, scale 1 */
   TWINCACHE_NOISE_COUNT = 5
 };
-enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
+enum twincache_inter_kind {
+  TWINCACHE_DO = 0,          /* x_t = value */
+  TWINCACHE_SHIFT = 1,       /* x_t = f_t(pa) + noise_scale[t] e_t + value */
+  TWINCACHE_INTER_NOISE = 2, /* x_t = f_t(pa) + value (noise_scale[t] e_t): noise scale times value (v4) */
+  TWINCACHE_INTER_KIND_COUNT = 3
+};
 /* The random-graph family a graph was drawn from (frame header byte 27 from
  * format version 4; FORMAT.md section 3.7 defines each). UNKNOWN: a frame of
  * versions 1-3, which did not record it. */
@@ -109,7 +114,7 @@ enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
   TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp */
   TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
-  TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
+  TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift noise */
 };
 /* Number of codes of a choice (codes are 0..count-1); 0 for an unknown choice. */
 int twincache_choice_count(int choice);
@@ -132,7 +137,8 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  *           with node j's block at mlp + j*mlp_stride: W1 (H,N) then b1 (H) then w2 (H),
  *           mlp_stride = H*N + 2*H (W1 columns of non-parents are 0).
  * Intervention k on node target[k]: DO sets x_t = value[k]; SHIFT adds value[k]
- * to x_t's mechanism. Twin world k reuses exactly the exogenous noise e of the
+ * to x_t's mechanism; NOISE (format version 4) multiplies x_t's noise term by
+ * value[k], x_t = f_t(pa) + value[k] * (noise_scale[t] * e_t), the same e_t. Twin world k reuses exactly the exogenous noise e of the
  * base world, sample by sample. When STANDARDIZED, every world is mapped by
  * (x - norm_mean[j]) / norm_std[j] (mean and population std of the raw base
  * world), and a DO value is stored in that same space; a SHIFT value stays

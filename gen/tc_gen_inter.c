@@ -1,12 +1,13 @@
 /* tc_gen_inter.c — the dispatch table of the intervention kinds. */
 #include "tc_gen_inter.h"
 
-extern const tc_gen_inter tc_gen_inter_do, tc_gen_inter_shift;
+extern const tc_gen_inter tc_gen_inter_do, tc_gen_inter_shift, tc_gen_inter_noise;
 
 /* One row per kind, indexed by its code (enum twincache_inter_kind). */
 static const tc_gen_inter *const k_inters[] = {
     [TWINCACHE_DO] = &tc_gen_inter_do,
     [TWINCACHE_SHIFT] = &tc_gen_inter_shift,
+    [TWINCACHE_INTER_NOISE] = &tc_gen_inter_noise,
 };
 
 const tc_gen_inter *tc_gen_inter_get(int code) {

@@ -129,7 +129,7 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "mean/std; DO values are then in standard units (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
       {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
-       .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v) or additive shift X += v (default {})"},
+       .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, or noise: X's noise term times v (default {})"},
       {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
        .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
        .help = "every node, or K distinct random nodes (default {})"},

@@ -266,13 +266,14 @@ TC_SB void tc_sb_twin_row(const twincache_scm_batch *b, uint32_t g, uint32_t s, 
     const uint8_t *desc = b->desc + ((size_t)g * K + k) * N;
     uint32_t t = b->target[(size_t)g * K + k];
     float v = b->value[(size_t)g * K + k];
-    int is_do = b->kind[(size_t)g * K + k] == 0;
+    const uint8_t kind = b->kind[(size_t)g * K + k]; /* scm.c's twin_target: 0 do, 1 shift, 2 noise */
+    int is_do = kind == 0;
     float do_raw = stdz ? v * sg[t] + mu[t] : v;
     for (uint32_t j = 0; j < n; j++) row[j] = xb[j];
     for (uint32_t r = 0; r < n; r++) { /* changed nodes in topological order */
       uint32_t j = order[r];
       if (!desc[j]) continue;
-      if (j == t) row[j] = is_do ? do_raw : tc_sb_eval(b, g, j, row, e[j]) + v;
+      if (j == t) row[j] = is_do ? do_raw : kind == 2 ? tc_sb_eval(b, g, j, row, v * e[j]) : tc_sb_eval(b, g, j, row, e[j]) + v;
       else row[j] = tc_sb_eval(b, g, j, row, e[j]);
     }
     for (uint32_t j = 0; j < N; j++) {

@@ -54,7 +54,7 @@ static int load(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, 
       v->n_inter > K)
     return TWINCACHE_ECORRUPT;
   for (uint32_t k = 0; k < v->n_inter; k++)
-    if (v->target[k] >= v->n_nodes || v->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+    if (v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
   if ((rc = tc_scm_from_view(f->store, v, m)) != TWINCACHE_OK) return rc;
   tc_scm_noise_fresh(f->sampler, m, f->rows, key);
   tc_scm_sample_base(f->sampler, m, f->rows, base, ld, NULL, NULL);

@@ -229,7 +229,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
     k = gr->n_inter;
     if (gr->index != index || gr->n_samples != S || n == 0 || n > N || k > K) return TWINCACHE_ECORRUPT;
     for (uint32_t i = 0; i < k; i++)
-      if (w->target[i] >= n || w->kind[i] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+      if (w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
   }
 
   /* clear what an older graph may have left and the decoder did not write */

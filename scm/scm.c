@@ -209,6 +209,7 @@ struct tc_scm_sampler {
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
   const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
   float *hid;           /* (S) MLP scratch: one hidden unit's pre-activation */
+  float *e_twin;        /* (S) a NOISE target's scaled noise term */
   float *norm_mean;     /* (n) of the last base world (standardize only) */
   float *norm_std;      /* (n) */
   uint8_t *desc;        /* (n) descendant mask of the last twin's target */
@@ -231,6 +232,7 @@ void tc_scm_sampler_free(tc_scm_sampler *sp) {
   free(sp->raw_twin);
   free(sp->col);
   free(sp->hid);
+  free(sp->e_twin);
   free(sp->norm_mean);
   free(sp->norm_std);
   free(sp->desc);
@@ -253,11 +255,12 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->raw_twin = malloc(sn * sizeof(float));
   sp->col = malloc(max_nodes * sizeof *sp->col);
   sp->hid = malloc(max_samples * sizeof(float));
+  sp->e_twin = malloc(max_samples * sizeof(float));
   sp->norm_mean = malloc(max_nodes * sizeof(float));
   sp->norm_std = malloc(max_nodes * sizeof(float));
   sp->desc = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->norm_mean ||
+  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
       !sp->norm_std || !sp->desc || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
@@ -365,6 +368,12 @@ static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_
   case TWINCACHE_DO: { /* a DO value lives in the stored space: raw = v * sd + mean when standardised */
     const float raw = m->standardize ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
     for (uint32_t s = 0; s < S; s++) x[s] = raw;
+    return;
+  }
+  case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
+    const float *restrict e = sp->noise + (size_t)t * S;
+    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];
+    eval_column(sp, m, t, sp->e_twin, x, S);
     return;
   }
   default: /* TWINCACHE_SHIFT: the mechanism, then + v */

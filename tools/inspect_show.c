@@ -203,7 +203,8 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
     else
       memset(changed, 0, n);
     printf("\ntwin world %u: %s(x%u %s %.4g) (first %u rows; * = changed column)\n", k,
-           tc_kind_name(g->kind[k]), t, g->kind[k] == TWINCACHE_DO ? "=" : "+=",
+           tc_kind_name(g->kind[k]), t,
+           g->kind[k] == TWINCACHE_DO ? "=" : g->kind[k] == TWINCACHE_INTER_NOISE ? "noise *=" : "+=",
            (double)g->value[k], rows < s_n ? rows : s_n);
     text_rows(g->inter + (size_t)k * s_n * g->ld, s_n, rows, n, g->ld, changed);
   }

@@ -30,7 +30,7 @@ class Graph:
     """One decoded graph, arrays trimmed to its own sizes (n nodes, K
     interventions, S samples, H hidden) and owned by Python (copies).
     base (S,n) float32; inter (K,S,n) float32, row s of world k twins base
-    row s; target (K,) node index; kind (K,) 0=do 1=shift; value (K,) float32;
+    row s; target (K,) node index; kind (K,) 0=do 1=shift 2=noise; value (K,) float32;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
     noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None;
     family: the graph family's name ("unknown" in caches before format 4)."""

@@ -229,7 +229,7 @@ static void payload_attacks(const uint8_t *frame, size_t size) {
   m = wrap(frame, pay, dsize, out, cap);
   TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
-  rec[2] = 2; /* kind */
+  rec[2] = TWINCACHE_INTER_KIND_COUNT; /* an unknown kind */
   m = wrap(frame, pay, dsize, out, cap);
   TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
@@ -446,6 +446,19 @@ int main(void) {
     memcpy(h, tf_golden_v4_plain, sizeof h);
     header_set(h, 24, 1, TWINCACHE_NOISE_GUMBEL);
     TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
+  }
+  { /* the noise kind is version 4's: the same frame labelled version 3
+     * (byte 27 then reserved, 0) is corrupt, a shift frame so labelled is not */
+    for (int kinds = 1; kinds <= 3; kinds += 2) {
+      tf_spec sv = {.seed = 24, .index = 8, .n = 6, .s = 5, .k = 4, .kinds = kinds, .edge_p = 0.5};
+      tf_sample(ref_g, &sv);
+      TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+      TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+      TC_CHECK(tf_graph_same(ref_g, out_g));
+      header_set(frame, 4, 2, 3);
+      header_set(frame, 27, 1, 0);
+      TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), kinds == 3 ? TWINCACHE_ECORRUPT : 0);
+    }
   }
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);

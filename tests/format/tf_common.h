@@ -23,7 +23,7 @@ typedef struct tf_spec {
   uint32_t n, s;
   uint32_t k;        /* 0 < k <= n: interventions on the first k nodes of a random order */
   int mlp;           /* MLP mechanism (hidden 4) instead of linear */
-  int kinds;         /* 0: all do, 1: all shift, 2: alternate */
+  int kinds;         /* 0: all do, 1: all shift, 2: alternate do/shift, 3: all noise, 4: do/shift/noise in turn */
   int standardize;
   double edge_p;
 } tf_spec;
@@ -49,8 +49,9 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
           m += blk[H * n + H + h] * tanhf(a);
         }
       }
-      float v = m + g->noise_scale[j] * e[(size_t)s * n + j];
-      if ((int)j == target) v = kind == TWINCACHE_DO ? value : v + value;
+      float ne = g->noise_scale[j] * e[(size_t)s * n + j], v = m + ne;
+      if ((int)j == target)
+        v = kind == TWINCACHE_DO ? value : kind == TWINCACHE_INTER_NOISE ? m + value * ne : v + value;
       row[j] = v;
     }
   }
@@ -94,7 +95,7 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   for (uint32_t k = 0; k < K; k++) {
     /* one per node when K = N, else a spread of roots and sinks */
     g->target[k] = (uint16_t)(K == n ? k : ord[(k * 7 + 3) % n]);
-    g->kind[k] = (uint8_t)(sp->kinds == 2 ? k % 2 : (uint32_t)sp->kinds);
+    g->kind[k] = (uint8_t)(sp->kinds == 2 ? k % 2 : sp->kinds == 3 ? TWINCACHE_INTER_NOISE : sp->kinds == 4 ? k % 3 : (uint32_t)sp->kinds);
     double v = tc_rng_range(&r, 1.0, 3.0); /* the generator's default: ±[1, 3] */
     g->value[k] = (float)(tc_rng_below(&r, 2) ? v : -v);
     float *blk = g->inter + (size_t)k * S * g->ld;

@@ -82,6 +82,13 @@ int main(int argc, char **argv) {
   build("w_t2", "2", "120", ws);
   same("w_t1", "w_t2");
 
+  /* the noise intervention (its own value draw: a factor, no sign) */
+  const char *noise[] = {"--chunk-graphs", "8", "--intervention", "noise", "--values", "0:2",
+                         "--targets", "2", "--mechanism", "mlp", "--mlp-hidden", "3", NULL};
+  build("n_t1", "1", "120", noise);
+  build("n_t2", "2", "120", noise);
+  same("n_t1", "n_t2");
+
   /* the automatic chunk size (~1 MiB records) */
   const char *none[] = {NULL};
   build("auto_t1", "1", "500", none);

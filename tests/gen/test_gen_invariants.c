@@ -5,7 +5,9 @@
  *    bit-identical to base; a DO target column equals its value bit for bit;
  *  - linear SCMs: every twin row reuses the base row's noise, i.e. the
  *    residual x_j - sum_i W[i][j] x_i of a changed non-target node equals the
- *    base residual (and a SHIFT target's residual is the base's plus value);
+ *    base residual (a SHIFT target's residual is the base's plus value, a
+ *    NOISE target's is value times the base's: its noise term scaled, the
+ *    same exogenous draw);
  *  - standardised caches: base columns have mean 0 and std 1.
  * usage: test_gen_invariants TWINCACHE_GEN TMPDIR */
 #include <math.h>
@@ -61,7 +63,7 @@ static void check_graph(const twincache_graph *g, const twincache_dims *dims, vo
           TC_REQUIRE(!memcmp(&x[j], &g->value[k], sizeof(float)), "graph %llu inter %u: do column %u != value", id, k, j);
         } else if (cx->linear && !cx->standardized) {
           double rb = residual(g, b, j), rx = residual(g, x, j);
-          double want = j == t ? rb + g->value[k] : rb;
+          double want = j != t ? rb : g->kind[k] == TWINCACHE_INTER_NOISE ? g->value[k] * rb : rb + g->value[k];
           double scale = 1.0 + fabs(x[j]) + fabs(b[j]);
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[i * g->ld_adj + j]) scale += fabs(g->weight[i * g->ld_adj + j]) * (fabs(x[i]) + fabs(b[i]));
@@ -134,6 +136,13 @@ int main(int argc, char **argv) {
   const char *mlp_shift[] = {"--mechanism", "mlp", "--intervention", "shift", "--nodes", "12:20",
                              "--samples", "16", "--edge-prob", "0.5", NULL};
   run_case(gen, dir, "100", mlp_shift, (ctx){12, 20, 0, TWINCACHE_SHIFT, 0, 0, 0, 0, 0});
+
+  /* the noise kind: factors far from 1, so a target left unscaled fails */
+  const char *noise[] = {"--intervention", "noise", "--values", "0.2:0.6", "--targets", "3", NULL};
+  run_case(gen, dir, "300", noise, (ctx){5, 10, 3, TWINCACHE_INTER_NOISE, 0, 1, 0, 0, 0});
+  const char *mlp_noise[] = {"--mechanism", "mlp", "--intervention", "noise", "--standardize",
+                             "--noise", "gumbel", NULL};
+  run_case(gen, dir, "150", mlp_noise, (ctx){5, 10, 0, TWINCACHE_INTER_NOISE, 1, 0, 0, 0, 0});
 
   tg_rmrf(dir);
   printf("test_gen_invariants: ok\n");

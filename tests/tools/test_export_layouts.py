@@ -51,6 +51,7 @@ os.makedirs(scratch)
 caches = {
     "do": ["--intervention", "do"],
     "shift": ["--intervention", "shift", "--targets", "3", "--standardize"],
+    "noise": ["--intervention", "noise", "--targets", "2", "--values", "0.2:3"],
 }
 for name, extra in caches.items():
     cache = os.path.join(scratch, name)

@@ -92,7 +92,7 @@ static void check_show_json(const tj_value *o, const twincache_graph *g) {
   for (uint32_t k = 0; k < k_n && tj_len(targets) == k_n && tj_len(kinds) == k_n; k++) {
     TC_CHECK(tj_num(tj_at(targets, k)) == g->target[k], "graph %llu: target %u",
           (unsigned long long)idx, k);
-    const char *want = g->kind[k] == TWINCACHE_DO ? "do" : "shift";
+    const char *want = g->kind[k] == TWINCACHE_DO ? "do" : g->kind[k] == TWINCACHE_SHIFT ? "shift" : "noise";
     TC_CHECK(tj_at(kinds, k)->type == TJ_STRING && !strcmp(tj_at(kinds, k)->text, want),
           "graph %llu: kind %u", (unsigned long long)idx, k);
   }
@@ -147,6 +147,23 @@ int main(int argc, char **argv) {
     check_cache(inspect, cache2, scratch);
   else
     TC_CHECK(0, "could not create the MLP/standardised/shift cache");
+  /* the noise intervention: its name in the JSON and its rule in the text form */
+  const char *noise[] = {"--intervention", "noise", "--values", "0.5:2", "--targets", "2", NULL};
+  char cache3[4200];
+  snprintf(cache3, sizeof cache3, "%s/cache-noise", scratch);
+  if (tt_make_cache(gen, cache3, scratch, 20, noise) == 0) {
+    check_cache(inspect, cache3, scratch);
+    char *a[] = {argv[2], "show", cache3, "3", "--rows", "1", NULL};
+    tt_result r;
+    if (tt_run(a, scratch, &r) == 0) {
+      TC_CHECK(r.status == 0, "show text exited %d: %s", r.status, r.err);
+      TC_CHECK(strstr(r.out, "twin world 1: noise(x") != NULL && strstr(r.out, " noise *= ") != NULL,
+               "the noise kind in the text form: %s", r.out);
+      tt_result_clear(&r);
+    }
+  } else {
+    TC_CHECK(0, "could not create the noise-intervention cache");
+  }
 
   /* text form: runs, names the graph, prints R rows per world */
   {
