@@ -133,6 +133,7 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->samples = TWINCACHE_SAMPLES_STORED;
   o->rows = 0;
   o->resample_every = 1;
+  o->withhold_targets = 0;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -243,8 +244,10 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   memset(value, 0, K * N * sizeof(float));
   memset(kind, 0, K);
   for (uint32_t i = 0; i < k; i++) {
-    target[i * N + w->target[i]] = 1;
-    value[i * N + w->target[i]] = w->value[i];
+    if (!l->opt.withhold_targets) { /* withheld: both stay 0 (unknown targets) */
+      target[i * N + w->target[i]] = 1;
+      value[i * N + w->target[i]] = w->value[i];
+    }
     kind[i] = w->kind[i];
   }
   uint8_t *node_mask = b->node_mask + g * N, *int_mask = b->int_mask + g * K;
@@ -417,6 +420,11 @@ static int validate(const twincache_loader_options *o) {
   if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
     return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)",
                         o->layout);
+  if (o->withhold_targets != 0 && o->withhold_targets != 1)
+    return tc_error_set(TWINCACHE_EINVAL, "option withhold_targets must be 0 or 1 (got %d)", o->withhold_targets);
+  if (o->withhold_targets && o->layout != TWINCACHE_LAYOUT_DENSE)
+    return tc_error_set(TWINCACHE_EINVAL, "option withhold_targets needs the DENSE layout: a compact batch's "
+                        "target and value rebuild the do() columns");
   if (o->samples == TWINCACHE_SAMPLES_FRESH) {
     if (o->rows == 0 || o->rows > TWINCACHE_MAX_SAMPLES)
       return tc_error_set(TWINCACHE_EINVAL, "option rows must be 1..%d with fresh samples (got %u)",

@@ -151,6 +151,13 @@ typedef struct twincache_loader_options {
   uint32_t rows;           /* FRESH: S, 1..TWINCACHE_MAX_SAMPLES (0 is refused); STORED: must be 0 */
   uint32_t resample_every; /* FRESH: R >= 1 consecutive epochs share one draw (default 1);
                             * STORED: must be 1 */
+  /* 1: unknown-target training. The batch's `target` and `value` are all
+   * zero (the cache still records them; `kind` and `int_mask` stay, and a
+   * do() target's column in `inter` is still its value: the data show what
+   * an experiment shows). Stored and fresh worlds alike; DENSE layout only
+   * (the compact batch's target and value rebuild the do() columns, so
+   * open refuses COMPACT with it). Default 0. */
+  int withhold_targets;
 } twincache_loader_options;
 
 /* Values of twincache_loader_options.samples. */

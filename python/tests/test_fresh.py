@@ -93,3 +93,24 @@ def test_checks_come_from_c(cache_path):
         assert word in str(e.value)
     with pytest.raises(twincache.InvalidArgument):
         twincache.Loader(cache_path, samples="sometimes")
+
+
+def test_withhold_targets(cache_path):
+    """withhold_targets=True: target and value all zero, every other field the
+    batch without it, stored and fresh; compact and non-bool refused."""
+    for extra in (dict(), dict(samples="fresh", rows=6)):
+        kw = dict(batch_size=32, epochs=1, seed=3, threads=2, output="numpy", **extra)
+        with twincache.Loader(cache_path, **kw) as A, \
+                twincache.Loader(cache_path, withhold_targets=True, **kw) as B:
+            targets = 0
+            for a, b in zip(A.stream(), B.stream()):
+                targets += int(a.numpy["target"].sum())
+                assert not b.numpy["target"].any() and not b.numpy["value"].any()
+                for name in a.numpy:
+                    if name not in ("target", "value"):
+                        np.testing.assert_array_equal(a.numpy[name], b.numpy[name], err_msg=name)
+            assert targets > 0
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.Loader(cache_path, withhold_targets=True, layout="compact")
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.Loader(cache_path, withhold_targets=1)

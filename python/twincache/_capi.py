@@ -174,7 +174,8 @@ class LoaderOptions(ctypes.Structure):
                 ("alloc_user", ctypes.c_void_p), ("on_corrupt", CORRUPT_FN),
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
-                ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32)]
+                ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
+                ("withhold_targets", ctypes.c_int)]
 
 
 class LoaderState(ctypes.Structure):
@@ -210,6 +211,7 @@ _EXPECTED = (
     ("offsetof(twincache_batch, valid)", Batch.valid.offset),
     ("offsetof(twincache_loader_options, layout)", LoaderOptions.layout.offset),
     ("offsetof(twincache_loader_state, cache_tag)", LoaderState.cache_tag.offset),
+    ("offsetof(twincache_loader_options, withhold_targets)", LoaderOptions.withhold_targets.offset),
 )
 
 

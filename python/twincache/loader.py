@@ -367,7 +367,8 @@ class Loader(_Base, Closable):
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
-           layout="dense", samples="stored", rows=None, resample_every=1)
+           layout="dense", samples="stored", rows=None, resample_every=1,
+           withhold_targets=False)
 
     rank/world_size: None = torch.distributed when initialised, else the
     RANK/WORLD_SIZE environment variables, else 0/1. Rank r of W takes every
@@ -392,6 +393,9 @@ class Loader(_Base, Closable):
     stored S; the only way to read an SCM-only cache), the same draw for
     resample_every consecutive epochs; the same for any threads, ranks or
     resume (loader/twincache_loader.h). C checks rows and resample_every.
+    withhold_targets: True for unknown-target training: the batch's target
+    and value are all zero while the cache still records them (kind and
+    int_mask stay); dense layout only.
     Every argument is checked before the cache is opened (InvalidArgument).
 
     Use from one thread. With torch's DataLoader: DataLoader(loader,
@@ -400,7 +404,7 @@ class Loader(_Base, Closable):
     def __init__(self, path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
-                 samples="stored", rows=None, resample_every=1):
+                 samples="stored", rows=None, resample_every=1, withhold_targets=False):
         def integer(name, v, lo, hi):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise InvalidArgument(f"{name} must be an int, not {type(v).__name__}")
@@ -468,6 +472,11 @@ class Loader(_Base, Closable):
         self.samples = samples
         self.rows = integer("rows", 0 if rows is None else rows, 0, U32)
         self.resample_every = integer("resample_every", resample_every, 0, U32)
+        if not isinstance(withhold_targets, bool):
+            raise InvalidArgument(f"withhold_targets must be a bool, not {type(withhold_targets).__name__}")
+        if withhold_targets and layout != "dense":
+            raise InvalidArgument("withhold_targets=True needs layout='dense'")
+        self.withhold_targets = withhold_targets
         self._expander = None
         if pin_memory is None:
             pin_memory = _cuda_usable()
@@ -498,6 +507,7 @@ class Loader(_Base, Closable):
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         o.layout = _LAYOUTS[self.batch_layout]
         o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
+        o.withhold_targets = int(self.withhold_targets)
         return o
 
     def _open(self, state):
