@@ -78,17 +78,22 @@ static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t
 }
 
 /* Largest payload a header's dimensions allow: a complete DAG, every
- * intervention a shift on a root (all N columns stored). */
+ * intervention a shift on a root (all N columns stored) and, from version
+ * 4, every intervention soft (section 7a: K parameter blocks). */
 static uint64_t payload_max_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h,
-                                  unsigned mechanism, unsigned flags) {
-  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + 4 * k * n * s;
+                                  unsigned mechanism, unsigned flags, uint32_t version) {
+  uint64_t soft = version >= 4 ? 4 * k * twincache_soft_stride((uint32_t)n, (uint32_t)h, (int)mechanism) : 0;
+  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + 4 * k * n * s + soft;
 }
 
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden) {
   if (n_nodes == 0) n_nodes = 1;
   uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MLP,
-                                 TWINCACHE_GRAPH_STANDARDIZED);
+                                 TWINCACHE_GRAPH_STANDARDIZED, TWINCACHE_FORMAT_VERSION);
+  uint64_t lin = payload_max_bytes(n_nodes, n_samples, n_inter, 0, TWINCACHE_MECH_LINEAR,
+                                   TWINCACHE_GRAPH_STANDARDIZED, TWINCACHE_FORMAT_VERSION);
+  if (lin > p) p = lin; /* H = 0: linear soft blocks (N floats) outgrow the MLP's */
   return TC_FRAME_HEADER_BYTES + ZSTD_compressBound((size_t)p);
 }
 
@@ -161,7 +166,7 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u compressed bytes, %zu present", h->compressed_bytes,
                         size - hb);
   uint64_t lo = payload_fixed_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, 0);
-  uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags);
+  uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, h->version);
   if (h->decoded_bytes < lo || h->decoded_bytes > hi)
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u decoded bytes, outside %llu..%llu", h->decoded_bytes,
                         (unsigned long long)lo, (unsigned long long)hi);
@@ -221,6 +226,23 @@ static int mlp_nonparents_zero(const tc_dag *w, const uint8_t *mlp, uint32_t n, 
       for (uint32_t hh = 0; hh < h_n; hh++)
         if (tc_load_u32(col + 4 * (size_t)hh * n) != 0) return 0;
     }
+  return 1;
+}
+
+/* 1 when a soft parameter block for target t (P f32, FORMAT.md 3.2
+ * section 7a) is +0.0 on every non-parent of t: linear, entry i; MLP, W1
+ * column i. Else 0. */
+static int soft_nonparents_zero(const tc_dag *w, const uint8_t *blk, uint32_t n, uint32_t h_n,
+                                unsigned mechanism, uint32_t t) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (tc_bit_get(w->child[i], t)) continue; /* i is a parent of t */
+    if (mechanism != TWINCACHE_MECH_MLP) {
+      if (tc_load_u32(blk + 4 * (size_t)i) != 0) return 0;
+      continue;
+    }
+    for (uint32_t hh = 0; hh < h_n; hh++)
+      if (tc_load_u32(blk + 4 * ((size_t)hh * n + i)) != 0) return 0;
+  }
   return 1;
 }
 
@@ -318,6 +340,13 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
                           (unsigned)g->kind[k]);
     int is_do = g->kind[k] == TWINCACHE_DO;
     total += popcount_set(w->desc[t], n) - (uint32_t)is_do;
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) {
+      uint32_t P = twincache_soft_stride(n, g->n_hidden, g->mechanism);
+      if (!g->soft) return tc_error_set(TWINCACHE_EINVAL, "intervention %u is soft but the graph has no soft parameters", k);
+      if (!soft_nonparents_zero(w, (const uint8_t *)(g->soft + (size_t)k * P), n, g->n_hidden, g->mechanism, t))
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: soft parameters on non-parents of target %u "
+                            "must be +0.0", k, t);
+    }
     /* the twin property: what the structure says is unchanged must be */
     for (uint32_t s = 0; s < s_n; s++) {
       const float *rb = g->base + (size_t)s * g->ld;
@@ -355,8 +384,10 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     return tc_error_wrap(rc, "frame encode: graph %llu", (unsigned long long)g->index);
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
+  uint32_t soft_p = twincache_soft_stride(n, h_n, g->mechanism), n_soft = 0;
+  for (uint32_t k = 0; k < k_n; k++) n_soft += g->kind[k] == TWINCACHE_INTER_SOFT;
   uint64_t size = payload_fixed_bytes(n, s_n, k_n, h_n, g->mechanism, g->flags, edges) +
-                  4 * cols_total * s_n;
+                  4 * cols_total * s_n + 4ull * n_soft * soft_p;
   if (size > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: payload over 4 GiB");
   if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK)
     return tc_error_set(rc, "frame encode: out of memory");
@@ -388,6 +419,11 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   }
   for (uint32_t k = 0; k < k_n; k++)
     for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(w->desc[g->target[k]], b);
+  for (uint32_t k = 0; k < k_n; k++) /* section 7a: the soft worlds' parameter blocks */
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) {
+      memcpy(q, g->soft + (size_t)k * soft_p, 4 * (size_t)soft_p);
+      q += 4 * (size_t)soft_p;
+    }
   uint8_t *samples = q;
   for (uint32_t j = 0; j < n; j++) /* base (N, S) column-major */
     for (uint32_t s = 0; s < s_n; s++) q = put_f32(q, g->base[(size_t)s * g->ld + j]);
@@ -454,7 +490,7 @@ void twincache_dctx_free(twincache_dctx *d) {
 
 /* The payload's sections, located and validated. */
 typedef struct tc_sections {
-  const uint8_t *adj, *weight, *mlp, *noise, *norm, *rec, *masks, *base, *cols;
+  const uint8_t *adj, *weight, *mlp, *noise, *norm, *rec, *masks, *soft, *base, *cols;
   uint32_t edges;
   uint64_t cols_total; /* stored columns, all interventions */
 } tc_sections;
@@ -516,6 +552,20 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     }
     d->ncols[k] = popcount_set(w->desc[t], n) - (r[2] == TWINCACHE_DO ? 1u : 0u);
     cols_total += d->ncols[k];
+  }
+  /* section 7a (version 4): the soft worlds' parameter blocks, in world order */
+  uint32_t soft_p = twincache_soft_stride(n, h->h, h->mechanism), n_soft = 0;
+  for (uint32_t k = 0; k < h->k; k++) n_soft += x->rec[8 * (size_t)k + 2] == TWINCACHE_INTER_SOFT;
+  x->soft = NULL;
+  if (n_soft) {
+    TAKE(x->soft, 4ull * n_soft * soft_p);
+    const uint8_t *blk = x->soft;
+    for (uint32_t k = 0; k < h->k; k++)
+      if (x->rec[8 * (size_t)k + 2] == TWINCACHE_INTER_SOFT) {
+        if (!soft_nonparents_zero(w, blk, n, h->h, h->mechanism, tc_load_u16(x->rec + 8 * (size_t)k)))
+          return TWINCACHE_ECORRUPT;
+        blk += 4 * (size_t)soft_p;
+      }
   }
   TAKE(x->base, 4ull * n * h->s);
   TAKE(x->cols, 4ull * cols_total * h->s);
@@ -609,11 +659,17 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     if (g->norm_mean) memcpy(g->norm_mean, x->norm, 4 * (size_t)n);
     if (g->norm_std) memcpy(g->norm_std, x->norm + 4 * (size_t)n, 4 * (size_t)n);
   }
+  const uint8_t *soft = x->soft;
+  size_t soft_p = twincache_soft_stride(n, h->h, h->mechanism);
   for (uint32_t k = 0; k < k_n; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
     if (g->target) g->target[k] = tc_load_u16(r);
     if (g->kind) g->kind[k] = r[2];
     if (g->value) g->value[k] = get_f32(r + 4);
+    if (r[2] == TWINCACHE_INTER_SOFT) {
+      if (g->soft) memcpy(g->soft + k * soft_p, soft, 4 * soft_p);
+      soft += 4 * soft_p;
+    }
   }
   size_t block = (size_t)s_n * ld; /* floats of one world (S, ld) */
   if (g->base) base_transpose(g->base, ld, x->base, n, s_n);
@@ -760,6 +816,7 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->value = d->value;
   v->n_cols_of = d->ncols;
   v->desc = x.masks;
+  v->soft = x.soft;
   v->base = x.base;
   v->cols = x.cols;
   return TWINCACHE_OK;

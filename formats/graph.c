@@ -33,8 +33,9 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
   g->value = calloc(k, sizeof(float));
   g->base = calloc(s * n, sizeof(float));
   g->inter = calloc(k * s * n, sizeof(float));
+  g->soft = calloc(k * (h * n + 2 * h > n ? h * n + 2 * h : n), sizeof(float));
   if (!g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
-      !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter) {
+      !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter || !g->soft) {
     twincache_graph_free(g);
     return NULL;
   }
@@ -54,6 +55,7 @@ void twincache_graph_free(twincache_graph *g) {
   free(g->value);
   free(g->base);
   free(g->inter);
+  free(g->soft);
   free(g);
 }
 

@@ -17,7 +17,7 @@ typedef struct tc_choice_table {
 static const char *const k_families[] = {"er", "ba", "ws", "sf", "sbm", "rgg", "file", NULL};
 static const char *const k_mechanisms[] = {"linear", "mlp", NULL};
 static const char *const k_noises[] = {"gauss", "laplace", "uniform", "cauchy", "gumbel", NULL};
-static const char *const k_kinds[] = {"do", "shift", "noise", NULL};
+static const char *const k_kinds[] = {"do", "shift", "noise", "soft", NULL};
 
 static const tc_choice_table k_tables[] = {
     [TWINCACHE_CHOICE_FAMILY] = {"graph family", k_families},

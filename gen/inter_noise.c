@@ -10,7 +10,9 @@ static int noise_check(const tc_gen_config *c, const char **flag) {
   return TWINCACHE_OK;
 }
 
-static float noise_draw(const tc_gen_config *c, tc_rng *ri) {
+static float noise_draw(const tc_gen_config *c, const tc_gen_params *p, uint32_t target, float *soft,
+                        tc_rng *ri) {
+  (void)p, (void)target, (void)soft;
   return (float)tc_rng_range(ri, c->value_min, c->value_max);
 }
 

@@ -28,4 +28,14 @@ static void linear_draw(const tc_gen_config *c, tc_gen_params *p, tc_rng *rw) {
     }
 }
 
-const tc_gen_mech tc_gen_mech_linear = {TWINCACHE_MECH_LINEAR, linear_hidden, linear_check, linear_draw};
+/* out (n): the weight of parent i of j at out[i], parents ascending */
+static void linear_node(const tc_gen_config *c, const tc_gen_params *p, uint32_t j, float *out, tc_rng *r) {
+  memset(out, 0, (size_t)p->n * sizeof(float));
+  for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
+    double mag = tc_rng_range(r, c->weight_min, c->weight_max);
+    out[p->pa_idx[q]] = (float)((tc_rng_u64(r) >> 63) ? -mag : mag);
+  }
+}
+
+const tc_gen_mech tc_gen_mech_linear = {TWINCACHE_MECH_LINEAR, linear_hidden, linear_check, linear_draw,
+                                        linear_node};

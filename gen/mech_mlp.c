@@ -21,22 +21,25 @@ static int mlp_check(const tc_gen_config *c, const char **flag) {
   return TWINCACHE_OK;
 }
 
+/* Node j's block (H*n + 2H) into blk: W1 (h, then parent ascending), b1, w2. */
+static void mlp_node(const tc_gen_config *c, const tc_gen_params *p, uint32_t j, float *blk, tc_rng *rw) {
+  uint32_t n = p->n, h_n = p->hidden, stride = h_n * n + 2 * h_n;
+  uint32_t npa = p->pa_start[j + 1] - p->pa_start[j];
+  double s1 = c->mlp_scale / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
+  double sb = 0.5 * c->mlp_scale;
+  memset(blk, 0, (size_t)stride * sizeof(float));
+  for (uint32_t h = 0; h < h_n; h++)
+    for (uint32_t k = p->pa_start[j]; k < p->pa_start[j + 1]; k++)
+      blk[(size_t)h * n + p->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
+  for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(sb * tc_rng_normal(rw));
+  for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(rw));
+}
+
 static void mlp_draw(const tc_gen_config *c, tc_gen_params *p, tc_rng *rw) {
   uint32_t n = p->n, h_n = p->hidden, stride = h_n * n + 2 * h_n;
   memset(p->g->weight, 0, (size_t)n * n * sizeof(float));
   for (uint32_t q = 0; q < p->pa_start[n]; q++) p->pa_w[q] = 0.0f;
-  for (uint32_t j = 0; j < n; j++) {
-    float *blk = p->g->mlp + (size_t)j * stride;
-    uint32_t npa = p->pa_start[j + 1] - p->pa_start[j];
-    double s1 = c->mlp_scale / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)h_n);
-    double sb = 0.5 * c->mlp_scale;
-    memset(blk, 0, (size_t)stride * sizeof(float));
-    for (uint32_t h = 0; h < h_n; h++)
-      for (uint32_t k = p->pa_start[j]; k < p->pa_start[j + 1]; k++)
-        blk[(size_t)h * n + p->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h] = (float)(sb * tc_rng_normal(rw));
-    for (uint32_t h = 0; h < h_n; h++) blk[(size_t)h_n * n + h_n + h] = (float)(s2 * tc_rng_normal(rw));
-  }
+  for (uint32_t j = 0; j < n; j++) mlp_node(c, p, j, p->g->mlp + (size_t)j * stride, rw);
 }
 
-const tc_gen_mech tc_gen_mech_mlp = {TWINCACHE_MECH_MLP, mlp_hidden, mlp_check, mlp_draw};
+const tc_gen_mech tc_gen_mech_mlp = {TWINCACHE_MECH_MLP, mlp_hidden, mlp_check, mlp_draw, mlp_node};

@@ -30,6 +30,10 @@ typedef struct tc_gen_mech {
   /* Draws the parameters from rw, in a fixed order (graph i stays a pure
    * function of (seed, i, config)). */
   void (*draw)(const tc_gen_config *c, tc_gen_params *p, tc_rng *rw);
+  /* Draws a new parameter block for node j alone (a soft intervention's:
+   * twincache_soft_stride(n, H, mechanism) floats into out, +0.0 on
+   * non-parents) from r, with the same distribution as draw gives node j. */
+  void (*draw_node)(const tc_gen_config *c, const tc_gen_params *p, uint32_t j, float *out, tc_rng *r);
 } tc_gen_mech;
 
 /* The mechanism of a code, or NULL. */

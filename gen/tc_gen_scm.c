@@ -291,9 +291,12 @@ static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
     }
   }
   const tc_gen_inter *kind = tc_gen_inter_get(c->intervention); /* checked by tc_gen_config_check */
+  const tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start,
+                           .pa_idx = w->pa_idx, .pa_w = w->pa_w};
+  const uint32_t soft_p = twincache_soft_stride(n, w->hidden, c->mechanism);
   for (uint32_t k = 0; k < K; k++) {
     g->kind[k] = (uint8_t)kind->code;
-    g->value[k] = kind->draw(c, ri);
+    g->value[k] = kind->draw(c, &p, g->target[k], g->soft + (size_t)k * soft_p, ri);
   }
 }
 
@@ -324,7 +327,8 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
                     .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
                     .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp,
                     .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
-                    .kind = g->kind, .value = g->value};
+                    .kind = g->kind, .value = g->value, .soft = g->soft,
+                    .soft_ld = twincache_soft_stride(n, w->hidden, c->mechanism)};
   const uint32_t S = c->samples;
   const size_t sn = (size_t)S * n;
   if (S == 0) { /* an SCM-only frame: no worlds; the normalisation is the identity */

@@ -95,7 +95,9 @@ void twincache_expand_emulate(void *dense, const void *compact, const twincache_
  * struct whose array pointers are DEVICE pointers (zig tables included);
  * noise, mean, sd (scratch) and base, inter (out) are device arrays of the
  * sizes twincache_sample_cpu documents. Three kernels on `stream`.
- * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES. */
+ * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES. The kinds are
+ * device arrays, so the caller runs twincache_sample_check on the host
+ * copies first (a soft world reaching the kernel comes out all NaN). */
 int twincache_sample_cuda(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
                           float *base, float *inter, void *stream);
 

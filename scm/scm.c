@@ -321,20 +321,31 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
 /* ---- mechanisms ----------------------------------------------------------------
  * Column j (S values) from the columns its parents read (col) and its noise
  * e (S), into x (S). Every world evaluates a node through this function. */
+static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                        float *restrict x, uint32_t S, const float *soft);
+
 static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
                         float *restrict x, uint32_t S) {
+  eval_params(sp, m, j, e, x, S, NULL);
+}
+
+/* eval_column with node j's own parameters (soft NULL) or a SOFT world's
+ * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
+ * the same float operations in the same order either way. */
+static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                        float *restrict x, uint32_t S, const float *soft) {
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
   if (!m->hidden) {
     for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
-      const float w = m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
+      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
       for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
     }
     for (uint32_t s = 0; s < S; s++) x[s] += e[s];
     return;
   }
   const uint32_t h_n = m->hidden, n = m->n;
-  const float *blk = m->mlp + (size_t)j * (h_n * n + 2 * h_n);
+  const float *blk = soft ? soft : m->mlp + (size_t)j * (h_n * n + 2 * h_n);
   const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
   float *restrict a = sp->hid;
   for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
@@ -370,6 +381,9 @@ static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_
     for (uint32_t s = 0; s < S; s++) x[s] = raw;
     return;
   }
+  case TWINCACHE_INTER_SOFT: /* the world's own parameters, the base world's noise term */
+    eval_params(sp, m, t, sp->noise + (size_t)t * S, x, S, m->soft + (size_t)k * m->soft_ld);
+    return;
   case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
     const float *restrict e = sp->noise + (size_t)t * S;
     for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];

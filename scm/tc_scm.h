@@ -54,6 +54,9 @@ typedef struct tc_scm {
   const float *value;      /* (K) do value (standardised space when standardize) or shift */
   const uint8_t *desc;     /* (K, n) 1 where node j is target k or its descendant, or NULL:
                             * computed from adj */
+  const float *soft;       /* (K, soft_ld) row k: SOFT world k's parameter block
+                            * (twincache_graph.soft), or NULL when no world is SOFT */
+  uint32_t soft_ld;        /* twincache_soft_stride(n, hidden, mechanism) */
 } tc_scm;
 
 /* Scratch of one sampling thread, sized for up to max_nodes nodes and

@@ -21,6 +21,7 @@ struct tc_scm_store {
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
   uint8_t *desc;       /* (K, n) */
+  float *soft;         /* (K, P) soft worlds' parameter blocks, P = twincache_soft_stride */
 };
 
 void tc_scm_store_free(tc_scm_store *st) {
@@ -38,6 +39,7 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->kind);
   free(st->value);
   free(st->desc);
+  free(st->soft);
   free(st);
 }
 
@@ -65,7 +67,9 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
   st->desc = malloc(k * n);
-  if (!st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+  size_t soft_p = (size_t)max_hidden * n + 2u * max_hidden > n ? (size_t)max_hidden * n + 2u * max_hidden : n;
+  st->soft = malloc(k * soft_p * sizeof(float));
+  if (!st->soft || !st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
       !st->pa_w || !st->mlp || !st->noise_scale || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
@@ -122,10 +126,16 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
       st->desc[(size_t)k * n + j] = (uint8_t)((v->desc[(size_t)k * R + j / 8] >> (j % 8)) & 1u);
   if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
   memcpy(st->noise_scale, v->noise_scale, n * sizeof(float));
+  const uint32_t soft_p = twincache_soft_stride(n, H, v->mechanism);
+  const uint8_t *soft = v->soft;
   for (uint32_t k = 0; k < v->n_inter; k++) {
     st->target[k] = v->target[k];
     st->kind[k] = v->kind[k];
     st->value[k] = v->value[k];
+    if (v->kind[k] == TWINCACHE_INTER_SOFT) { /* the frame's blocks, in world order */
+      memcpy(st->soft + (size_t)k * soft_p, soft, soft_p * sizeof(float));
+      soft += 4u * soft_p;
+    }
   }
   memset(m, 0, sizeof *m);
   m->n = n;
@@ -145,5 +155,7 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->kind = st->kind;
   m->value = st->value;
   m->desc = st->desc;
+  m->soft = st->soft;
+  m->soft_ld = soft_p;
   return TWINCACHE_OK;
 }

@@ -93,6 +93,17 @@ static void show_json(const twincache_graph *g) {
   for (uint32_t k = 0; k < k_n; k++) printf("%s\"%s\"", k ? "," : "", tc_kind_name(g->kind[k]));
   printf("],\n  \"values\": ");
   json_floats(g->value, k_n);
+  /* soft worlds: the new parameter block (twincache_soft_stride floats), else null */
+  printf(",\n  \"soft\": [");
+  uint32_t soft_p = twincache_soft_stride(n, h, g->mechanism);
+  for (uint32_t k = 0; k < k_n; k++) {
+    printf("%s", k ? "," : "");
+    if (g->kind[k] == TWINCACHE_INTER_SOFT && g->soft)
+      json_floats(g->soft + (size_t)k * soft_p, soft_p);
+    else
+      printf("null");
+  }
+  printf("]");
   printf(",\n  \"base\": ");
   json_matrix(g->base, s_n, n, g->ld, "  ");
   printf(",\n  \"inter\": [");
@@ -187,6 +198,18 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
     uint32_t n_changed = t < n ? twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed) : 0;
     printf("  %3u  x%-3u %-5s %10.4g  %u of %u\n", k, t, tc_kind_name(g->kind[k]),
            (double)g->value[k], n_changed, n);
+    if (g->kind[k] == TWINCACHE_INTER_SOFT && g->soft && t < n) { /* the new mechanism */
+      const float *blk = g->soft + (size_t)k * twincache_soft_stride(n, g->n_hidden, g->mechanism);
+      if (g->mechanism == TWINCACHE_MECH_MLP) {
+        printf("            new MLP block of x%u (%u hidden units: show --json)\n", t, g->n_hidden);
+      } else {
+        printf("            new weights:");
+        uint32_t parents = 0;
+        for (uint32_t i = 0; i < n; i++)
+          if (g->adj[(size_t)i * g->ld_adj + t]) printf(" x%u->x%u %.4g", i, t, (double)blk[i]), parents++;
+        printf("%s\n", parents ? "" : " none (a root: a linear mechanism has no parameters there)");
+      }
+    }
   }
 
   if (rows == 0) return;
@@ -204,7 +227,8 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
       memset(changed, 0, n);
     printf("\ntwin world %u: %s(x%u %s %.4g) (first %u rows; * = changed column)\n", k,
            tc_kind_name(g->kind[k]), t,
-           g->kind[k] == TWINCACHE_DO ? "=" : g->kind[k] == TWINCACHE_INTER_NOISE ? "noise *=" : "+=",
+           g->kind[k] == TWINCACHE_DO ? "=" : g->kind[k] == TWINCACHE_INTER_NOISE ? "noise *="
+                                     : g->kind[k] == TWINCACHE_INTER_SOFT ? "new mechanism," : "+=",
            (double)g->value[k], rows < s_n ? rows : s_n);
     text_rows(g->inter + (size_t)k * s_n * g->ld, s_n, rows, n, g->ld, changed);
   }

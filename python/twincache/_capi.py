@@ -83,7 +83,7 @@ class Graph(ctypes.Structure):
                 ("noise_scale", P(ctypes.c_float)), ("norm_mean", P(ctypes.c_float)),
                 ("norm_std", P(ctypes.c_float)), ("target", P(u16)), ("kind", P(u8)),
                 ("value", P(ctypes.c_float)), ("base", P(ctypes.c_float)),
-                ("inter", P(ctypes.c_float))]
+                ("inter", P(ctypes.c_float)), ("soft", P(ctypes.c_float))]
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).

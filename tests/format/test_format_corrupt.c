@@ -58,6 +58,43 @@ static void header_set(uint8_t *h, int off, int width, uint32_t v) {
   tc_store_u32(h + hb - 4, tc_fnv1a32(h, hb - 4));
 }
 
+/* Section 7a (soft parameter blocks): a non-zero weight on a non-parent of
+ * the target (here the target itself) is ECORRUPT in a decoded frame and
+ * EINVAL to the encoder; the unchanged payload decodes. Linear, not
+ * standardised, every world soft. */
+static void soft_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  tf_spec sp = {.seed = 25, .index = 9, .n = 6, .s = 5, .k = 3, .kinds = 5, .edge_p = 0.5};
+  tf_sample(ref_g, &sp);
+  size_t size;
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  uint8_t *pay = malloc(dsize), *out = malloc(size + 4096);
+  TC_REQUIRE(pay && out);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
+  uint32_t n = sp.n, rb = (n + 7) / 8, k_n = sp.k, edges = 0;
+  for (uint32_t i = 0; i < n * rb; i++) edges += (uint32_t)__builtin_popcount(pay[i]);
+  uint8_t *soft = pay + n * rb + 4 * edges + 4 * n + 8 * k_n + k_n * rb; /* world 0's block */
+  uint32_t t = ref_g->target[0];
+  size_t m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  TC_CHECK(tf_graph_same(ref_g, out_g));
+  uint8_t saved[4];
+  memcpy(saved, soft + 4 * t, 4);
+  tc_store_u32(soft + 4 * t, 0x3f800000u); /* 1.0f on the edge t -> t */
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  tc_store_u32(soft + 4 * t, 0x80000000u); /* -0.0 is not +0.0 either */
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  memcpy(soft + 4 * t, saved, 4);
+  ref_g->soft[t] = 1.0f; /* the encoder's rule: row 0, entry t */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->soft[t] = 0.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), 0);
+  free(pay);
+  free(out);
+}
+
 static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
   int bad = 0;
   accepted = 0;
@@ -447,9 +484,10 @@ int main(void) {
     header_set(h, 24, 1, TWINCACHE_NOISE_GUMBEL);
     TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
   }
-  { /* the noise kind is version 4's: the same frame labelled version 3
-     * (byte 27 then reserved, 0) is corrupt, a shift frame so labelled is not */
-    for (int kinds = 1; kinds <= 3; kinds += 2) {
+  { /* the noise and soft kinds are version 4's: the same frame labelled
+     * version 3 (byte 27 then reserved, 0) is corrupt, a shift frame so
+     * labelled is not */
+    for (int kinds = 1; kinds <= 5; kinds += 2) {
       tf_spec sv = {.seed = 24, .index = 8, .n = 6, .s = 5, .k = 4, .kinds = kinds, .edge_p = 0.5};
       tf_sample(ref_g, &sv);
       TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
@@ -457,9 +495,10 @@ int main(void) {
       TC_CHECK(tf_graph_same(ref_g, out_g));
       header_set(frame, 4, 2, 3);
       header_set(frame, 27, 1, 0);
-      TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), kinds == 3 ? TWINCACHE_ECORRUPT : 0);
+      TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), kinds != 1 ? TWINCACHE_ECORRUPT : 0);
     }
   }
+  soft_rules(frame, cap, cc);
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);
 

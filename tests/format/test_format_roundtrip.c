@@ -117,7 +117,7 @@ static void chunk_roundtrip(void) {
   twincache_chunk_builder_reset(b, 1000);
   for (int i = 0; i < C; i++) {
     tf_spec sp = {.seed = 9, .index = 1000 + i, .n = 2 + i, .s = 32, .k = 2 + i, .mlp = i == 3,
-                  .kinds = i % 5, .standardize = i % 2, .edge_p = 0.5};
+                  .kinds = i % 7, .standardize = i % 2, .edge_p = 0.5};
     src[i] = twincache_graph_alloc(10, 32, 10, 4);
     TC_REQUIRE(src[i]);
     tf_sample(src[i], &sp);
@@ -297,7 +297,7 @@ int main(void) {
   TC_REQUIRE(dc);
   uint64_t index = 0;
   for (int mlp = 0; mlp < 2; mlp++)
-    for (int kinds = 0; kinds < 5; kinds++)
+    for (int kinds = 0; kinds < 7; kinds++)
       for (int stdz = 0; stdz < 2; stdz++) {
         /* K = all nodes, ld == N */
         tf_spec sp = {.seed = 42, .index = index++, .n = 8, .s = 64, .k = 8, .mlp = mlp,

@@ -89,6 +89,13 @@ int main(int argc, char **argv) {
   build("n_t2", "2", "120", noise);
   same("n_t1", "n_t2");
 
+  /* the soft intervention (its parameters drawn from the inter stream) */
+  const char *soft[] = {"--chunk-graphs", "8", "--intervention", "soft", "--targets", "3", "--mechanism",
+                        "mlp", "--mlp-hidden", "3", NULL};
+  build("s_t1", "1", "120", soft);
+  build("s_t2", "2", "120", soft);
+  same("s_t1", "s_t2");
+
   /* the automatic chunk size (~1 MiB records) */
   const char *none[] = {NULL};
   build("auto_t1", "1", "500", none);

@@ -7,7 +7,8 @@
  *    residual x_j - sum_i W[i][j] x_i of a changed non-target node equals the
  *    base residual (a SHIFT target's residual is the base's plus value, a
  *    NOISE target's is value times the base's: its noise term scaled, the
- *    same exogenous draw);
+ *    same exogenous draw; a SOFT target's residual under its stored new
+ *    weights is the base's: the new mechanism in effect, the same noise);
  *  - standardised caches: base columns have mean 0 and std 1.
  * usage: test_gen_invariants TWINCACHE_GEN TMPDIR */
 #include <math.h>
@@ -27,6 +28,15 @@ static double residual(const twincache_graph *g, const float *row, uint32_t j) {
   double r = row[j];
   for (uint32_t i = 0; i < g->n_nodes; i++)
     if (g->adj[i * g->ld_adj + j]) r -= (double)g->weight[i * g->ld_adj + j] * row[i];
+  return r;
+}
+
+/* The residual of target t under soft world k's stored weights (linear). */
+static double soft_residual(const twincache_graph *g, uint32_t k, const float *row, uint32_t t) {
+  const float *w = g->soft + (size_t)k * g->n_nodes;
+  double r = row[t];
+  for (uint32_t i = 0; i < g->n_nodes; i++)
+    if (g->adj[i * g->ld_adj + t]) r -= (double)w[i] * row[i];
   return r;
 }
 
@@ -62,11 +72,14 @@ static void check_graph(const twincache_graph *g, const twincache_dims *dims, vo
         } else if (j == t && g->kind[k] == TWINCACHE_DO) {
           TC_REQUIRE(!memcmp(&x[j], &g->value[k], sizeof(float)), "graph %llu inter %u: do column %u != value", id, k, j);
         } else if (cx->linear && !cx->standardized) {
-          double rb = residual(g, b, j), rx = residual(g, x, j);
-          double want = j != t ? rb : g->kind[k] == TWINCACHE_INTER_NOISE ? g->value[k] * rb : rb + g->value[k];
+          int soft = j == t && g->kind[k] == TWINCACHE_INTER_SOFT;
+          double rb = residual(g, b, j), rx = soft ? soft_residual(g, k, x, j) : residual(g, x, j);
+          double want = j != t || soft ? rb : g->kind[k] == TWINCACHE_INTER_NOISE ? g->value[k] * rb : rb + g->value[k];
           double scale = 1.0 + fabs(x[j]) + fabs(b[j]);
           for (uint32_t i = 0; i < n; i++)
-            if (g->adj[i * g->ld_adj + j]) scale += fabs(g->weight[i * g->ld_adj + j]) * (fabs(x[i]) + fabs(b[i]));
+            if (g->adj[i * g->ld_adj + j])
+              scale += (fabs(g->weight[i * g->ld_adj + j]) + (soft ? fabs(g->soft[(size_t)k * n + i]) : 0.0)) *
+                       (fabs(x[i]) + fabs(b[i]));
           TC_REQUIRE(fabs(rx - want) <= 1e-5 * scale, "graph %llu inter %u row %u node %u: noise not shared (%g vs %g)",
                 id, k, s, j, rx, want);
         }
@@ -143,6 +156,12 @@ int main(int argc, char **argv) {
   const char *mlp_noise[] = {"--mechanism", "mlp", "--intervention", "noise", "--standardize",
                              "--noise", "gumbel", NULL};
   run_case(gen, dir, "150", mlp_noise, (ctx){5, 10, 0, TWINCACHE_INTER_NOISE, 1, 0, 0, 0, 0});
+
+  /* the soft kind: new weights for the target's parents (stored, in effect) */
+  const char *soft[] = {"--intervention", "soft", "--targets", "4", "--weights", "0.5:2", NULL};
+  run_case(gen, dir, "300", soft, (ctx){5, 10, 4, TWINCACHE_INTER_SOFT, 0, 1, 0, 0, 0});
+  const char *mlp_soft[] = {"--mechanism", "mlp", "--intervention", "soft", "--standardize", NULL};
+  run_case(gen, dir, "100", mlp_soft, (ctx){5, 10, 0, TWINCACHE_INTER_SOFT, 1, 0, 0, 0, 0});
 
   tg_rmrf(dir);
   printf("test_gen_invariants: ok\n");

@@ -52,6 +52,7 @@ caches = {
     "do": ["--intervention", "do"],
     "shift": ["--intervention", "shift", "--targets", "3", "--standardize"],
     "noise": ["--intervention", "noise", "--targets", "2", "--values", "0.2:3"],
+    "soft": ["--intervention", "soft", "--targets", "2", "--mechanism", "mlp"],
 }
 for name, extra in caches.items():
     cache = os.path.join(scratch, name)

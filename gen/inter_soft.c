@@ -1,0 +1,15 @@
+/* inter_soft.c — the soft intervention: the target keeps its exogenous
+ * draw e_t and its noise scale, its mechanism is replaced by one drawn anew
+ * from the graph's mechanism (the mechanism table's draw_node: linear
+ * weights in --weights with random signs, or an MLP block), stored in the
+ * frame (format version 4, FORMAT.md 3.2 section 7a). The value is 0;
+ * --values and --value-dist do not apply. */
+#include "tc_gen_inter.h"
+
+static float soft_draw(const tc_gen_config *c, const tc_gen_params *p, uint32_t target, float *soft,
+                       tc_rng *ri) {
+  tc_gen_mech_get(c->mechanism)->draw_node(c, p, target, soft, ri); /* checked by tc_gen_config_check */
+  return 0.0f;
+}
+
+const tc_gen_inter tc_gen_inter_soft = {TWINCACHE_INTER_SOFT, NULL, soft_draw};
