@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--edge-prob", "1.5", NULL}; expect(2, "--edge-prob", x); }
   { const char *x[] = {"--out", a, "--noise", "student", NULL}; expect(2, "--noise", x); }
   { const char *x[] = {"--out", a, "--mechanism", "gp", NULL}; expect(2, "--mechanism", x); }
-  { const char *x[] = {"--out", a, "--intervention", "soft", NULL}; expect(2, "--intervention", x); }
+  { const char *x[] = {"--out", a, "--intervention", "hard", NULL}; expect(2, "--intervention", x); }
   { const char *x[] = {"--out", a, "--intervention", "noise", "--value-dist", "uniform", "--values", "-1:1", NULL};
     expect(2, "factor: LO >= 0", x); }
   { const char *x[] = {"--out", a, "--targets", "none", NULL}; expect(2, "--targets", x); }
