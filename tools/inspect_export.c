@@ -26,7 +26,7 @@
  *        at row i column j), DIR/counterfactuals.json: per do() world one
  *        environment with the base rows as conditioning_values and the twin
  *        rows as test_data (the twin worlds are counterfactuals of the base
- *        rows: the same exogenous noise). Shift and noise worlds are left
+ *        rows: the same exogenous noise). Shift, noise and soft worlds are left
  *        out: their target column has no single intervention value, which
  *        causica's loader requires.
  * An existing file is an error unless --force. */
@@ -56,7 +56,7 @@ static const char k_help[] =
     "                  (0 observational, k+1 for world k)\n"
     "                causica: causica's layout in directory DIR: variables.json,\n"
     "                  train.csv (base rows), adj_matrix.csv, counterfactuals.json\n"
-    "                  (each do() world against the base rows; shift and noise worlds left out)\n"
+    "                  (each do() world against the base rows; other kinds left out)\n"
     "  --out P     file name prefix (csv, npy) or directory, created when\n"
     "              missing (dcdi, causica) (required, no default)\n"
     "  --dataset I dcdi only: the number in the file names, DCDI's i_dataset,\n"
@@ -340,7 +340,7 @@ int tc_cmd_export(int argc, char **argv) {
     else
       printf("wrote graph %llu to %s_*.%s (%d files)", (unsigned long long)index, prefix, k_formats[fmt], n_parts);
     if (fmt == FMT_CAUSICA)
-      printf("; %u of %u worlds as counterfactuals (shift and noise worlds left out)", do_worlds, g->n_inter);
+      printf("; %u of %u worlds as counterfactuals (worlds of other kinds left out)", do_worlds, g->n_inter);
     printf("\n");
   }
 
