@@ -33,7 +33,8 @@ typedef struct twincache_batch_layout {
   size_t base;      /* float   (G,S,N) */
   size_t inter_off; /* float   (G,K,S,N): row s of intervention k twins base row s */
   size_t target;    /* uint8   (G,K,N): 1 where the node is intervened */
-  size_t value;     /* float   (G,K,N): do value or shift at the target, else 0 */
+  size_t value;     /* float   (G,K,N): the record's value at the target (do value, shift,
+                     * noise factor; 0 for soft), else 0 */
   size_t kind;      /* uint8   (G,K): enum twincache_inter_kind; 0 (DO) when padding */
   size_t adj;       /* uint8   (G,N,N): adj[i][j] = 1 <=> edge i -> j */
   size_t node_mask; /* uint8   (G,N) */
@@ -362,7 +363,7 @@ typedef struct twincache_compact_layout {
   size_t n_nodes;       /* uint32  (G):     nodes of graph g (0 = padding graph) */
   size_t n_inter;       /* uint32  (G):     interventions of graph g */
   size_t target;        /* uint16  (G,K):   intervened node (0 beyond n_inter) */
-  size_t value;         /* float   (G,K):   do value or shift (0 beyond n_inter) */
+  size_t value;         /* float   (G,K):   the record's value (0 beyond n_inter) */
   size_t col_first;     /* uint32  (G,K):   first column of (g,k) in cols */
   size_t col_mask;      /* uint64  (G,K,W): bit j of word j/64 set <=> column j of
                          *   (g,k) is stored; (g,k)'s columns are in increasing j */
