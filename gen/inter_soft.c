@@ -6,10 +6,16 @@
  * --values and --value-dist do not apply. */
 #include "tc_gen_inter.h"
 
+static int soft_check(const tc_gen_config *c, const char **flag) {
+  const tc_gen_mech *m = tc_gen_mech_get(c->mechanism);
+  if (m && !m->draw_node) return *flag = "--intervention (soft: the mechanism draws no node alone)", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
 static float soft_draw(const tc_gen_config *c, const tc_gen_params *p, uint32_t target, float *soft,
                        tc_rng *ri) {
   tc_gen_mech_get(c->mechanism)->draw_node(c, p, target, soft, ri); /* checked by tc_gen_config_check */
   return 0.0f;
 }
 
-const tc_gen_inter tc_gen_inter_soft = {TWINCACHE_INTER_SOFT, NULL, soft_draw};
+const tc_gen_inter tc_gen_inter_soft = {TWINCACHE_INTER_SOFT, soft_check, soft_draw};
