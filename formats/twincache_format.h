@@ -33,6 +33,7 @@ extern "C" {
 #define TWINCACHE_MAX_NODES 256     /* N */
 #define TWINCACHE_MAX_SAMPLES 65535 /* S (0: an SCM-only frame or cache, no samples) */
 #define TWINCACHE_MAX_INTER 256     /* K per graph */
+#define TWINCACHE_MAX_TARGETS 16    /* targets of one intervention (world), version 4 */
 #define TWINCACHE_MAX_HIDDEN 64     /* H of the MLP mechanism */
 #define TWINCACHE_MAX_CHUNK_GRAPHS 65536
 
@@ -197,6 +198,15 @@ typedef struct twincache_graph {
    * parameters of world k when kind[k] is SOFT (other rows are not read by
    * encode and are left untouched by decode); NULL on decode: skipped */
   float *soft;
+  /* Multi-target interventions (version 4): world k intervenes on
+   * n_targets[k] distinct nodes at once, all of kind[k]: target[k] with
+   * value[k], then more_target[k*(TWINCACHE_MAX_TARGETS-1) + i] with
+   * more_value[same] for i < n_targets[k] - 1. Its changed set is the union
+   * of the targets' descendant sets. A SOFT world has one target. NULL
+   * n_targets: every world has one target (encode), not written (decode). */
+  uint8_t *n_targets;   /* (K) 1..TWINCACHE_MAX_TARGETS */
+  uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
+  float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) */
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
@@ -299,7 +309,12 @@ typedef struct twincache_frame_view {
   const uint8_t *kind;         /* (K) enum twincache_inter_kind */
   const float *value;          /* (K) */
   const uint32_t *n_cols_of;   /* (K) stored columns of intervention k; they sum to C */
-  const uint8_t *desc;         /* (K, R) target k and its descendants */
+  const uint8_t *desc;         /* (K, R) world k's targets and their descendants */
+  /* multi-target worlds, decoded as in twincache_graph: n_targets (K),
+   * more_target and more_value (K, TWINCACHE_MAX_TARGETS-1) */
+  const uint8_t *n_targets;
+  const uint16_t *more_target;
+  const float *more_value;
   /* (number of SOFT worlds, P) f32: the SOFT worlds' parameter blocks in
    * world order (P = twincache_soft_stride), or NULL when there is none */
   const uint8_t *soft;

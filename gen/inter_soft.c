@@ -9,6 +9,7 @@
 static int soft_check(const tc_gen_config *c, const char **flag) {
   const tc_gen_mech *m = tc_gen_mech_get(c->mechanism);
   if (m && !m->draw_node) return *flag = "--intervention (soft: the mechanism draws no node alone)", TWINCACHE_EINVAL;
+  if (c->targets_per_world_max > 1) return *flag = "--targets-per-world (a soft intervention has one target)", TWINCACHE_EINVAL;
   return TWINCACHE_OK;
 }
 

@@ -212,7 +212,10 @@ struct tc_scm_sampler {
   float *e_twin;        /* (S) a NOISE target's scaled noise term */
   float *norm_mean;     /* (n) of the last base world (standardize only) */
   float *norm_std;      /* (n) */
-  uint8_t *desc;        /* (n) descendant mask of the last twin's target */
+  uint8_t *desc;        /* (n) changed set of the last twin: its targets and their descendants */
+  int16_t *tidx;        /* (n) index of node j among the last twin's targets, or -1 */
+  uint8_t *changed_mark; /* (n) scratch: one more target's descendant set */
+  float tval[TWINCACHE_MAX_TARGETS]; /* the last twin's target values */
   uint32_t *changed;    /* (n) changed nodes of the last twin, topological order */
   uint32_t n_changed;
 };
@@ -236,6 +239,8 @@ void tc_scm_sampler_free(tc_scm_sampler *sp) {
   free(sp->norm_mean);
   free(sp->norm_std);
   free(sp->desc);
+  free(sp->tidx);
+  free(sp->changed_mark);
   free(sp->changed);
   free(sp);
 }
@@ -259,9 +264,11 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->norm_mean = malloc(max_nodes * sizeof(float));
   sp->norm_std = malloc(max_nodes * sizeof(float));
   sp->desc = malloc(max_nodes);
+  sp->tidx = malloc(max_nodes * sizeof(int16_t));
+  sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
   if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
-      !sp->norm_std || !sp->desc || !sp->changed) {
+      !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
   }
@@ -370,11 +377,10 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
  * stored in section 9). */
 static inline int kind_fixes_target(int kind) { return kind == TWINCACHE_DO; }
 
-/* The target t's raw column (S) of twin world k into x: the parents' columns
- * of the twin are in sp->col already. */
-static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t,
+/* Target t's raw column (S) of twin world k, value v, into x: the parents'
+ * columns of the twin are in sp->col already. */
+static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t, float v,
                         float *restrict x, uint32_t S) {
-  const float v = m->value[k];
   switch (m->kind[k]) {
   case TWINCACHE_DO: { /* a DO value lives in the stored space: raw = v * sd + mean when standardised */
     const float raw = m->standardize ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
@@ -442,9 +448,20 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   /* the previous twin's columns read the base world again */
   for (uint32_t ci = 0; ci < sp->n_changed; ci++)
     sp->col[sp->changed[ci]] = sp->raw_base + (size_t)sp->changed[ci] * S;
-  uint32_t t = m->target[k];
+  /* the world's targets: target[k], then its extra ones (multi-target) */
+  const uint32_t nt = m->n_targets ? m->n_targets[k] : 1;
+  for (uint32_t j = 0; j < n; j++) sp->tidx[j] = -1;
+  for (uint32_t i = 0; i < nt; i++) {
+    uint32_t t = i ? m->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->target[k];
+    sp->tidx[t] = (int16_t)i;
+    sp->tval[i] = i ? m->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->value[k];
+    if (m->desc) continue;
+    /* the changed set: the union of the targets' descendant sets */
+    twincache_graph_descendants(m->adj, n, m->ld_adj, t, i ? sp->changed_mark : sp->desc);
+    if (i)
+      for (uint32_t j = 0; j < n; j++) sp->desc[j] |= sp->changed_mark[j];
+  }
   if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
-  else twincache_graph_descendants(m->adj, n, m->ld_adj, t, sp->desc);
   uint32_t nc = 0;
   for (uint32_t r = 0; r < n; r++)
     if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
@@ -452,7 +469,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];
     float *x = sp->raw_twin + (size_t)j * S;
-    if (j == t) twin_target(sp, m, k, t, x, S);
+    if (sp->tidx[j] >= 0) twin_target(sp, m, k, j, sp->tval[sp->tidx[j]], x, S);
     else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
     sp->col[j] = x;
   }
@@ -464,8 +481,8 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
  * with stride `stride`. */
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
-  if (j == m->target[k] && kind_fixes_target(m->kind[k])) {
-    for (uint32_t s = 0; s < S; s++) out[s * stride] = m->value[k];
+  if (sp->tidx[j] >= 0 && kind_fixes_target(m->kind[k])) {
+    for (uint32_t s = 0; s < S; s++) out[s * stride] = sp->tval[sp->tidx[j]];
     return;
   }
   const float *x = sp->raw_twin + (size_t)j * S;
@@ -492,10 +509,10 @@ void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uin
 
 uint32_t tc_scm_twin_cols(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
                           float *cols) {
-  uint32_t c = 0, t = m->target[k];
+  uint32_t c = 0;
   int fixed = kind_fixes_target(m->kind[k]);
   for (uint32_t j = 0; j < m->n; j++) { /* increasing node order */
-    if (!sp->desc[j] || (j == t && fixed)) continue;
+    if (!sp->desc[j] || (sp->tidx[j] >= 0 && fixed)) continue;
     twin_column(sp, m, k, S, j, cols + (size_t)c * S, 1);
     c++;
   }

@@ -22,6 +22,9 @@ struct tc_scm_store {
   float *value;        /* (K) */
   uint8_t *desc;       /* (K, n) */
   float *soft;         /* (K, P) soft worlds' parameter blocks, P = twincache_soft_stride */
+  uint8_t *n_targets;  /* (K) */
+  uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
+  float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) */
 };
 
 void tc_scm_store_free(tc_scm_store *st) {
@@ -40,6 +43,9 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->value);
   free(st->desc);
   free(st->soft);
+  free(st->n_targets);
+  free(st->more_target);
+  free(st->more_value);
   free(st);
 }
 
@@ -69,7 +75,10 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->desc = malloc(k * n);
   size_t soft_p = (size_t)max_hidden * n + 2u * max_hidden > n ? (size_t)max_hidden * n + 2u * max_hidden : n;
   st->soft = malloc(k * soft_p * sizeof(float));
-  if (!st->soft || !st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+  st->n_targets = malloc(k);
+  st->more_target = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(uint16_t));
+  st->more_value = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(float));
+  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
       !st->pa_w || !st->mlp || !st->noise_scale || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
@@ -132,6 +141,12 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
     st->target[k] = v->target[k];
     st->kind[k] = v->kind[k];
     st->value[k] = v->value[k];
+    st->n_targets[k] = v->n_targets[k];
+    for (uint32_t i = 0; i + 1u < v->n_targets[k]; i++) {
+      size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i;
+      st->more_target[at] = v->more_target[at];
+      st->more_value[at] = v->more_value[at];
+    }
     if (v->kind[k] == TWINCACHE_INTER_SOFT) { /* the frame's blocks, in world order */
       memcpy(st->soft + (size_t)k * soft_p, soft, soft_p * sizeof(float));
       soft += 4u * soft_p;
@@ -156,6 +171,9 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->value = st->value;
   m->desc = st->desc;
   m->soft = st->soft;
+  m->n_targets = st->n_targets;
+  m->more_target = st->more_target;
+  m->more_value = st->more_value;
   m->soft_ld = soft_p;
   return TWINCACHE_OK;
 }

@@ -196,9 +196,12 @@ static void write_dcdi(out_file *o, const twincache_graph *g) {
     fputc('\n', o[3].f); /* observational: no target */
     fputs("0\n", o[4].f);
   }
-  for (uint32_t k = 0; k < g->n_inter; k++)
+  for (uint32_t k = 0; k < g->n_inter; k++) /* DCDI's csv row: every target of the world */
     for (uint32_t s = 0; s < g->n_samples; s++) {
-      fprintf(o[3].f, "%u\n", (unsigned)g->target[k]);
+      fprintf(o[3].f, "%u", (unsigned)g->target[k]);
+      for (uint32_t i = 1; g->n_targets && i < g->n_targets[k]; i++)
+        fprintf(o[3].f, ",%u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+      fputc('\n', o[3].f);
       fprintf(o[4].f, "%u\n", k + 1);
     }
 }
@@ -237,8 +240,10 @@ static uint32_t write_causica(out_file *o, const twincache_graph *g) {
   fputs("]},\n \"environments\": [", o[3].f);
   for (uint32_t k = 0; k < g->n_inter; k++) {
     if (g->kind[k] != TWINCACHE_DO) continue;
-    fprintf(o[3].f, "%s\n  {\"intervention_idxs\": [%u], \"conditioning_idxs\": null, \"effect_idxs\": [],\n"
-            "   \"conditioning_values\": ", written ? "," : "", (unsigned)g->target[k]);
+    fprintf(o[3].f, "%s\n  {\"intervention_idxs\": [%u", written ? "," : "", (unsigned)g->target[k]);
+    for (uint32_t i = 1; g->n_targets && i < g->n_targets[k]; i++)
+      fprintf(o[3].f, ", %u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    fputs("], \"conditioning_idxs\": null, \"effect_idxs\": [],\n   \"conditioning_values\": ", o[3].f);
     json_rows(o[3].f, g->base, g->n_samples, n, g->ld);
     fputs(",\n   \"test_data\": ", o[3].f);
     json_rows(o[3].f, g->inter + (size_t)k * g->n_samples * g->ld, g->n_samples, n, g->ld);

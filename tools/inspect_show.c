@@ -89,6 +89,25 @@ static void show_json(const twincache_graph *g) {
     printf("null");
   printf(",\n  \"targets\": [");
   for (uint32_t k = 0; k < k_n; k++) printf("%s%u", k ? "," : "", (unsigned)g->target[k]);
+  /* every node each world intervenes on (several for multi-target worlds), and their values */
+  printf("],\n  \"target_sets\": [");
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t nt = g->n_targets ? g->n_targets[k] : 1;
+    printf("%s[%u", k ? "," : "", (unsigned)g->target[k]);
+    for (uint32_t i = 1; i < nt; i++) printf(",%u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    putchar(']');
+  }
+  printf("],\n  \"value_sets\": [");
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t nt = g->n_targets ? g->n_targets[k] : 1;
+    printf("%s[", k ? "," : "");
+    tc_json_float(stdout, g->value[k]);
+    for (uint32_t i = 1; i < nt; i++) {
+      putchar(',');
+      tc_json_float(stdout, g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    }
+    putchar(']');
+  }
   printf("],\n  \"kinds\": [");
   for (uint32_t k = 0; k < k_n; k++) printf("%s\"%s\"", k ? "," : "", tc_kind_name(g->kind[k]));
   printf("],\n  \"values\": ");
@@ -115,6 +134,7 @@ static void show_json(const twincache_graph *g) {
 }
 
 /* ---- text ------------------------------------------------------------------------ */
+
 static void text_rows(const float *m, uint32_t rows_total, uint32_t rows, uint32_t n,
                       uint32_t ld, const uint8_t *changed) {
   if (rows > rows_total) rows = rows_total;
@@ -195,9 +215,13 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   uint8_t changed[TWINCACHE_MAX_NODES];
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    uint32_t n_changed = t < n ? twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed) : 0;
+    uint32_t n_changed = tc_world_changed(g, k, changed), nt = g->n_targets ? g->n_targets[k] : 1;
     printf("  %3u  x%-3u %-5s %10.4g  %u of %u\n", k, t, tc_kind_name(g->kind[k]),
            (double)g->value[k], n_changed, n);
+    for (uint32_t i = 1; i < nt; i++)
+      printf("            and x%u (value %.4g)\n",
+             (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1],
+             (double)g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
     if (g->kind[k] == TWINCACHE_INTER_SOFT && g->soft && t < n) { /* the new mechanism */
       const float *blk = g->soft + (size_t)k * twincache_soft_stride(n, g->n_hidden, g->mechanism);
       if (g->mechanism == TWINCACHE_MECH_MLP) {
@@ -221,10 +245,7 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   text_rows(g->base, s_n, rows, n, g->ld, NULL);
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    if (t < n)
-      twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed);
-    else
-      memset(changed, 0, n);
+    tc_world_changed(g, k, changed);
     printf("\ntwin world %u: %s(x%u %s %.4g) (first %u rows; * = changed column)\n", k,
            tc_kind_name(g->kind[k]), t,
            g->kind[k] == TWINCACHE_DO ? "=" : g->kind[k] == TWINCACHE_INTER_NOISE ? "noise *="

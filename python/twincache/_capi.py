@@ -83,7 +83,8 @@ class Graph(ctypes.Structure):
                 ("noise_scale", P(ctypes.c_float)), ("norm_mean", P(ctypes.c_float)),
                 ("norm_std", P(ctypes.c_float)), ("target", P(u16)), ("kind", P(u8)),
                 ("value", P(ctypes.c_float)), ("base", P(ctypes.c_float)),
-                ("inter", P(ctypes.c_float)), ("soft", P(ctypes.c_float))]
+                ("inter", P(ctypes.c_float)), ("soft", P(ctypes.c_float)),
+                ("n_targets", P(u8)), ("more_target", P(u16)), ("more_value", P(ctypes.c_float))]
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
@@ -255,6 +256,7 @@ cache_read_graph = _sig("twincache_cache_read_graph", cint, vp, vp, u64, P(Graph
 cache_read_frame = _sig("twincache_cache_read_frame", cint, vp, u64, P(vp), P(c_size_t))
 libc_free = ctypes.CDLL(None).free  # frees what read_frame malloc'd
 libc_free.restype, libc_free.argtypes = None, [vp]
+MAX_TARGETS = 16  # TWINCACHE_MAX_TARGETS: targets of one world (multi-target interventions)
 graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
 graph_free = _sig("twincache_graph_free", None, P(Graph))
 dctx_create = _sig("twincache_dctx_create", vp)

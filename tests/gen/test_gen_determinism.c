@@ -96,6 +96,13 @@ int main(int argc, char **argv) {
   build("s_t2", "2", "120", soft);
   same("s_t1", "s_t2");
 
+  /* multi-target worlds (their extra targets and values from the inter stream) */
+  const char *multi[] = {"--chunk-graphs", "8", "--targets", "3", "--targets-per-world", "1:4",
+                         "--intervention", "shift", NULL};
+  build("mt_t1", "1", "120", multi);
+  build("mt_t2", "2", "120", multi);
+  same("mt_t1", "mt_t2");
+
   /* the automatic chunk size (~1 MiB records) */
   const char *none[] = {NULL};
   build("auto_t1", "1", "500", none);
