@@ -183,7 +183,9 @@ typedef struct twincache_scm_batch {
   const float *mlp;          /* (G, N*(H*N+2H)) MLP: node j's block at j*(H*n+2H):
                               * W1 (H,n), b1 (H), w2 (H), as in a frame; NULL if H = 0 */
   const float *noise_scale;  /* (G,N) */
-  const uint16_t *target;    /* (G,K) */
+  const uint16_t *target;    /* (G,K) one target per world: a multi-target world
+                              * (twincache_graph.n_targets > 1) has no place here, so a
+                              * caller packing SCMs refuses it */
   const uint8_t *kind;       /* (G,K) 0 do, 1 shift, 2 noise (enum twincache_inter_kind); a soft
                               * intervention (3) has parameters the batch has no room for: the
                               * sampler refuses it (twincache_sample_check) */

@@ -308,6 +308,11 @@ int main(void) {
         sp.k = 3;
         sp.edge_p = 0.7;
         roundtrip(&sp, 13);
+        /* multi-target worlds (1..4 targets, soft ones single), every node a target */
+        sp.index = index++;
+        sp.k = 8;
+        sp.multi = 4;
+        roundtrip(&sp, 9);
         /* N = 1 and S = 1 */
         tf_spec one = {.seed = 1, .index = index++, .n = 1, .s = 1, .k = 1, .mlp = mlp,
                        .kinds = kinds, .standardize = stdz, .edge_p = 0.3};
@@ -323,6 +328,11 @@ int main(void) {
   /* larger shapes: N not a multiple of 8 across byte boundaries, big index */
   tf_spec big = {.seed = 7, .index = UINT64_MAX - 3, .n = 67, .s = 40, .k = 20, .kinds = 2, .edge_p = 0.1};
   roundtrip(&big, 70);
+  tf_spec big_multi = big; /* multi-target worlds across the 64-node word boundary */
+  big_multi.index = 12345;
+  big_multi.kinds = 4;
+  big_multi.multi = 16;
+  roundtrip(&big_multi, 70);
   tf_spec full = {.seed = 8, .index = 12, .n = 16, .s = 8, .k = 16, .kinds = 1, .edge_p = 1.0};
   roundtrip(&full, 16);
   tf_spec none = {.seed = 8, .index = 13, .n = 16, .s = 8, .k = 16, .kinds = 0, .edge_p = 0.0};

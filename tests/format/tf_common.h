@@ -27,20 +27,24 @@ typedef struct tf_spec {
                       * turn, 5: all soft, 6: do/shift/noise/soft in turn */
   int standardize;
   double edge_p;
+  uint32_t multi;    /* > 1: world k intervenes on 1 + k % multi nodes (not soft ones) */
 } tf_spec;
 
 /* Evaluates one world in topological order (nodes are labelled by a random
- * order `ord`, edges go from earlier to later in it); a SOFT target's
+ * order `ord`, edges go from earlier to later in it): node j is a target
+ * when tmask[j] (NULL: the base world), with value tval[j]; a SOFT target's
  * mechanism takes its parameters from soft (twincache_soft_stride floats). */
-static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const float *e, int target,
-                     int kind, float value, const float *soft, float *x /* (S, ld) */) {
+static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const float *e, int kind,
+                     const uint8_t *tmask, const float *tval, const float *soft, float *x /* (S, ld) */) {
   uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
   for (uint32_t s = 0; s < g->n_samples; s++) {
     float *row = x + (size_t)s * g->ld;
     for (uint32_t t = 0; t < n; t++) {
       uint32_t j = ord[t];
       float m = 0.0f;
-      int own = !((int)j == target && kind == TWINCACHE_INTER_SOFT);
+      int is_t = tmask && tmask[j];
+      float value = is_t ? tval[j] : 0.0f;
+      int own = !(is_t && kind == TWINCACHE_INTER_SOFT);
       if (g->mechanism == TWINCACHE_MECH_LINEAR) {
         for (uint32_t i = 0; i < n; i++)
           if (g->adj[i * g->ld_adj + j]) m += (own ? g->weight[i * g->ld_adj + j] : soft[i]) * row[i];
@@ -53,7 +57,7 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
         }
       }
       float ne = g->noise_scale[j] * e[(size_t)s * n + j], v = m + ne;
-      if ((int)j == target)
+      if (is_t)
         v = kind == TWINCACHE_DO ? value : kind == TWINCACHE_INTER_NOISE ? m + value * ne : v + value;
       row[j] = v;
     }
@@ -94,7 +98,7 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   TC_REQUIRE(e);
   for (size_t q = 0; q < (size_t)n * S; q++) e[q] = (float)tc_rng_normal(&r);
   for (size_t q = 0; q < (size_t)S * g->ld; q++) g->base[q] = NAN;
-  tf_world(g, ord, e, -1, 0, 0.0f, NULL, g->base);
+  tf_world(g, ord, e, 0, NULL, NULL, NULL, g->base);
   for (uint32_t k = 0; k < K; k++) {
     /* one per node when K = N, else a spread of roots and sinks */
     g->target[k] = (uint16_t)(K == n ? k : ord[(k * 7 + 3) % n]);
@@ -115,9 +119,28 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
         soft[q] = w;
       }
     }
+    uint8_t tmask[TWINCACHE_MAX_NODES] = {0};
+    float tval[TWINCACHE_MAX_NODES];
+    tmask[g->target[k]] = 1;
+    tval[g->target[k]] = g->value[k];
+    g->n_targets[k] = 1;
+    if (sp->multi > 1 && g->kind[k] != TWINCACHE_INTER_SOFT) { /* extra targets: the next nodes */
+      uint32_t c = 1 + k % sp->multi;
+      if (c > n) c = n;
+      for (uint32_t i = 1; i < c; i++) {
+        uint32_t u = (g->target[k] + i) % n;
+        double x = tc_rng_range(&r, 1.0, 3.0);
+        size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1;
+        g->more_target[at] = (uint16_t)u;
+        g->more_value[at] = (float)(tc_rng_below(&r, 2) ? x : -x);
+        tmask[u] = 1;
+        tval[u] = g->more_value[at];
+      }
+      g->n_targets[k] = (uint8_t)c;
+    }
     float *blk = g->inter + (size_t)k * S * g->ld;
     for (size_t q = 0; q < (size_t)S * g->ld; q++) blk[q] = NAN;
-    tf_world(g, ord, e, g->target[k], g->kind[k], g->value[k], soft, blk);
+    tf_world(g, ord, e, g->kind[k], tmask, tval, soft, blk);
   }
   if (sp->standardize) {
     for (uint32_t j = 0; j < n; j++) {
@@ -141,6 +164,11 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
       if (g->kind[k] == TWINCACHE_DO) {
         uint32_t t = g->target[k];
         g->value[k] = (g->value[k] - g->norm_mean[t]) / g->norm_std[t];
+        for (uint32_t i = 1; i < g->n_targets[k]; i++) {
+          size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1;
+          uint32_t u = g->more_target[at];
+          g->more_value[at] = (g->more_value[at] - g->norm_mean[u]) / g->norm_std[u];
+        }
       }
   }
   free(e);
@@ -170,6 +198,13 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
            memcmp(a->norm_std, b->norm_std, 4 * (size_t)n) != 0;
   for (uint32_t k = 0; k < K; k++)
     bad += a->target[k] != b->target[k] || a->kind[k] != b->kind[k] || !tf_f32_eq(a->value[k], b->value[k]);
+  for (uint32_t k = 0; k < K; k++) { /* multi-target worlds */
+    bad += !b->n_targets || a->n_targets[k] != b->n_targets[k];
+    for (uint32_t i = 1; b->n_targets && i < a->n_targets[k]; i++) {
+      size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1;
+      bad += a->more_target[at] != b->more_target[at] || !tf_f32_eq(a->more_value[at], b->more_value[at]);
+    }
+  }
   uint32_t P = twincache_soft_stride(n, a->n_hidden, a->mechanism);
   for (uint32_t k = 0; k < K; k++) /* a soft world's parameters */
     if (a->kind[k] == TWINCACHE_INTER_SOFT)
