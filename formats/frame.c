@@ -391,6 +391,9 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
     uint64_t set[TC_BITSET_WORDS];
     world_set(w, n, ts, nt, set);
     total += popcount_set(set, n) - (is_do ? nt : 0);
+    int8_t tix[TWINCACHE_MAX_NODES]; /* index of node j among the do() targets, or -1 */
+    memset(tix, -1, n);
+    for (uint32_t i = 0; i < nt && is_do; i++) tix[ts[i]] = (int8_t)i;
     if (g->kind[k] == TWINCACHE_INTER_SOFT) {
       uint32_t P = twincache_soft_stride(n, g->n_hidden, g->mechanism);
       if (!g->soft) return tc_error_set(TWINCACHE_EINVAL, "intervention %u is soft but the graph has no soft parameters", k);
@@ -403,7 +406,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       const float *rb = g->base + (size_t)s * g->ld;
       const float *ri = g->inter + ((size_t)k * s_n + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
-        int ti = is_do ? target_index(ts, nt, j) : -1;
+        int ti = tix[j];
         if (!tc_bit_get(set, j)) {
           if (!f32_same(rb + j, ri + j))
             return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: node %u is no "
@@ -632,8 +635,12 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
       if (ts[i] >= n || more[2] != 0 || more[3] != 0 || target_index(ts, i, ts[i]) >= 0)
         return TWINCACHE_ECORRUPT;
     }
-    uint64_t set[TC_BITSET_WORDS];
-    world_set(w, n, ts, c, set);
+    uint64_t uni[TC_BITSET_WORDS];
+    const uint64_t *set = w->desc[ts[0]];
+    if (c > 1) { /* a multi-target world: the union of the targets' sets */
+      world_set(w, n, ts, c, uni);
+      set = uni;
+    }
     if (n <= 64) {
       if (load_bits(masks + (size_t)k * rb, rb) != set[0]) return TWINCACHE_ECORRUPT;
     } else {
