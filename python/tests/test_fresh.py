@@ -148,3 +148,31 @@ def test_soft_fresh(tmp_root):
                         r_own = x[:, t] - x[:, pa] @ gr.weight[pa, t]
                         moved += not np.allclose(r_own, r_base, atol=1e-3)
     assert moved > 0
+
+
+def test_multi_target(tmp_root):
+    """Multi-target worlds: Graph.target_sets/value_sets from C, and the
+    batch's target/value rows hold every target of a world, stored and fresh;
+    the compact layout refuses them."""
+    gen = os.environ.get("TWINCACHE_GEN")
+    if not gen:
+        pytest.skip("TWINCACHE_GEN not set")
+    path = os.path.join(tmp_root, "multi")
+    subprocess.run([gen, "--out", path, "--graphs", "30", "--nodes", "4:8", "--samples", "4",
+                    "--targets", "3", "--targets-per-world", "2:3", "--quiet"], check=True)
+    with twincache.Cache(path) as c:
+        for extra in (dict(), dict(samples="fresh", rows=5)):
+            with twincache.Loader(path, batch_size=8, output="numpy", **extra) as L:
+                for b in L:
+                    for g in range(b.n_graphs):
+                        gr = c[int(b.numpy["graph_id"][g])]
+                        for k in range(gr.n_inter):
+                            ts, vs = gr.target_sets[k], gr.value_sets[k]
+                            assert 2 <= len(ts) <= 3 and len(set(ts.tolist())) == len(ts)
+                            row = b.numpy["target"][g][k]
+                            assert sorted(np.flatnonzero(row).tolist()) == sorted(ts.tolist())
+                            np.testing.assert_array_equal(b.numpy["value"][g][k][ts], vs)
+    with pytest.raises(twincache.InvalidArgument) as e:
+        with twincache.Loader(path, layout="compact", output="numpy") as L:
+            next(iter(L))
+    assert "dense layout" in str(e.value)
