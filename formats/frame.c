@@ -40,6 +40,9 @@ struct twincache_dctx {
   uint16_t target[TWINCACHE_MAX_INTER];
   uint8_t kind[TWINCACHE_MAX_INTER];
   float value[TWINCACHE_MAX_INTER];
+  uint8_t n_targets[TWINCACHE_MAX_INTER];
+  uint16_t more_target[TWINCACHE_MAX_INTER * (TWINCACHE_MAX_TARGETS - 1)];
+  float more_value[TWINCACHE_MAX_INTER * (TWINCACHE_MAX_TARGETS - 1)];
 };
 
 /* The header, decoded. */
@@ -80,17 +83,26 @@ static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t
 }
 
 /* Largest payload a header's dimensions allow: a complete DAG, every
- * intervention a shift on a root (all N columns stored). */
+ * intervention a shift on a root (all N columns stored) and, from version
+ * 4, every intervention soft (section 7a: one parameter block each) or
+ * of min(N, TWINCACHE_MAX_TARGETS) targets (section 6a), whichever is more. */
 static uint64_t payload_max_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h,
-                                  unsigned mechanism, unsigned flags) {
-  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + 4 * k * n * s;
+                                  unsigned mechanism, unsigned flags, uint32_t version) {
+  /* a world is soft (one block in 7a) or has extra targets (6a), not both */
+  uint64_t soft = 4ull * twincache_soft_stride((uint32_t)n, (uint32_t)h, (int)mechanism);
+  uint64_t more = 8ull * (n - 1 < TWINCACHE_MAX_TARGETS - 1 ? n - 1 : TWINCACHE_MAX_TARGETS - 1);
+  uint64_t v4 = version >= 4 ? k * (soft > more ? soft : more) : 0;
+  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + 4 * k * n * s + v4;
 }
 
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden) {
   if (n_nodes == 0) n_nodes = 1;
   uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MIXED, /* the largest */
-                                 TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO);
+                                 TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO, TWINCACHE_FORMAT_VERSION);
+  uint64_t lin = payload_max_bytes(n_nodes, n_samples, n_inter, 0, TWINCACHE_MECH_LINEAR,
+                                   TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO, TWINCACHE_FORMAT_VERSION);
+  if (lin > p) p = lin; /* H = 0: linear soft blocks (N floats) outgrow the unit blocks' */
   return TC_FRAME_HEADER_BYTES + ZSTD_compressBound((size_t)p);
 }
 
@@ -167,7 +179,7 @@ static int header_read(const void *src, size_t size, tc_frame_hdr *h) {
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u compressed bytes, %zu present", h->compressed_bytes,
                         size - hb);
   uint64_t lo = payload_fixed_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, 0);
-  uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags);
+  uint64_t hi = payload_max_bytes(h->n, h->s, h->k, h->h, h->mechanism, h->flags, h->version);
   if (h->decoded_bytes < lo || h->decoded_bytes > hi)
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: %u decoded bytes, outside %llu..%llu", h->decoded_bytes,
                         (unsigned long long)lo, (unsigned long long)hi);
@@ -228,6 +240,55 @@ static int mlp_nonparents_zero(const tc_dag *w, const uint8_t *mlp, uint32_t n, 
         if (tc_load_u32(col + 4 * (size_t)hh * n) != 0) return 0;
     }
   return 1;
+}
+
+/* 1 when a soft parameter block for target t (P f32, FORMAT.md 3.2
+ * section 7a) is +0.0 on every non-parent of t: a linear target (mechanism:
+ * the target's own, node_mech[t] in a mixture), entry i; another, W1
+ * column i. Else 0. */
+static int soft_nonparents_zero(const tc_dag *w, const uint8_t *blk, uint32_t n, uint32_t h_n,
+                                unsigned mechanism, uint32_t t) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (tc_bit_get(w->child[i], t)) continue; /* i is a parent of t */
+    if (mechanism == TWINCACHE_MECH_LINEAR) {
+      if (tc_load_u32(blk + 4 * (size_t)i) != 0) return 0;
+      continue;
+    }
+    for (uint32_t hh = 0; hh < h_n; hh++)
+      if (tc_load_u32(blk + 4 * ((size_t)hh * n + i)) != 0) return 0;
+  }
+  return 1;
+}
+
+/* The targets of world k of g: target[k] and its extra ones (n_targets),
+ * with their values, into t and v; returns their count (0 when n_targets
+ * says more than TWINCACHE_MAX_TARGETS or none). */
+static uint32_t world_targets(const twincache_graph *g, uint32_t k, uint16_t *t, float *v) {
+  uint32_t c = g->n_targets ? g->n_targets[k] : 1;
+  if (c < 1 || c > TWINCACHE_MAX_TARGETS) return 0;
+  t[0] = g->target[k];
+  v[0] = g->value[k];
+  for (uint32_t i = 1; i < c; i++) {
+    t[i] = g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1];
+    v[i] = g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1];
+  }
+  return c;
+}
+
+/* The changed set of a world: the union of its targets' descendant sets
+ * (w->desc; for n <= 64 only word 0 is meaningful), into out. */
+static void world_set(const tc_dag *w, uint32_t n, const uint16_t *t, uint32_t c, uint64_t *out) {
+  uint32_t words = n <= 64 ? 1 : (n + 63) / 64;
+  memset(out, 0, sizeof(uint64_t) * TC_BITSET_WORDS);
+  for (uint32_t i = 0; i < c; i++)
+    for (uint32_t q = 0; q < words; q++) out[q] |= w->desc[t[i]][q];
+}
+
+/* The index of node j among a world's c targets, or -1. */
+static int target_index(const uint16_t *t, uint32_t c, uint32_t j) {
+  for (uint32_t i = 0; i < c; i++)
+    if (t[i] == j) return (int)i;
+  return -1;
 }
 
 /* ---- encoder --------------------------------------------------------------- */
@@ -327,23 +388,48 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   uint64_t total = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    if (t >= n || g->kind[k] > TWINCACHE_SHIFT)
+    uint16_t ts[TWINCACHE_MAX_TARGETS];
+    float vs[TWINCACHE_MAX_TARGETS];
+    uint32_t nt = world_targets(g, k, ts, vs);
+    if (nt == 0) return tc_error_set(TWINCACHE_EINVAL, "intervention %u: %u targets, 1..%d allowed", k,
+                                     (unsigned)g->n_targets[k], TWINCACHE_MAX_TARGETS);
+    for (uint32_t i = 0; i < nt; i++)
+      if (ts[i] >= n || target_index(ts, i, ts[i]) >= 0)
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u out of range or repeated", k,
+                            (unsigned)ts[i]);
+    if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
       return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u or kind %u out of range", k, t,
                           (unsigned)g->kind[k]);
+    if (g->kind[k] == TWINCACHE_INTER_SOFT && nt > 1)
+      return tc_error_set(TWINCACHE_EINVAL, "intervention %u: a soft intervention has one target, not %u", k, nt);
     int is_do = g->kind[k] == TWINCACHE_DO;
-    total += popcount_set(w->desc[t], n) - (uint32_t)is_do;
+    uint64_t set[TC_BITSET_WORDS];
+    world_set(w, n, ts, nt, set);
+    total += popcount_set(set, n) - (is_do ? nt : 0);
+    int8_t tix[TWINCACHE_MAX_NODES]; /* index of node j among the do() targets, or -1 */
+    memset(tix, -1, n);
+    for (uint32_t i = 0; i < nt && is_do; i++) tix[ts[i]] = (int8_t)i;
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) {
+      uint32_t P = twincache_soft_stride(n, g->n_hidden, g->mechanism);
+      if (!g->soft) return tc_error_set(TWINCACHE_EINVAL, "intervention %u is soft but the graph has no soft parameters", k);
+      unsigned mech_t = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[t] : g->mechanism;
+      if (!soft_nonparents_zero(w, (const uint8_t *)(g->soft + (size_t)k * P), n, g->n_hidden, mech_t, t))
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: soft parameters on non-parents of target %u "
+                            "must be +0.0", k, t);
+    }
     /* the twin property: what the structure says is unchanged must be */
     for (uint32_t s = 0; s < s_n; s++) {
       const float *rb = g->base + (size_t)s * g->ld;
       const float *ri = g->inter + ((size_t)k * s_n + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
-        if (!tc_bit_get(w->desc[t], j)) {
+        int ti = tix[j];
+        if (!tc_bit_get(set, j)) {
           if (!f32_same(rb + j, ri + j))
             return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: node %u is no "
                                 "descendant of target %u but differs from the base world", k, s, j, t);
-        } else if (is_do && j == t && !f32_same(ri + j, &g->value[k])) {
+        } else if (ti >= 0 && !f32_same(ri + j, &vs[ti])) {
           return tc_error_set(TWINCACHE_EINVAL, "intervention %u, sample %u: the do() target %u "
-                              "is not the intervention value", k, s, t);
+                              "is not the intervention value", k, s, j);
         }
       }
     }
@@ -369,8 +455,13 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     return tc_error_wrap(rc, "frame encode: graph %llu", (unsigned long long)g->index);
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
+  uint32_t soft_p = twincache_soft_stride(n, h_n, g->mechanism), n_soft = 0, n_more = 0;
+  for (uint32_t k = 0; k < k_n; k++) {
+    n_soft += g->kind[k] == TWINCACHE_INTER_SOFT;
+    n_more += (g->n_targets ? g->n_targets[k] : 1) - 1; /* checked by encode_check */
+  }
   uint64_t size = payload_fixed_bytes(n, s_n, k_n, h_n, g->mechanism, g->flags, edges) +
-                  4 * cols_total * s_n;
+                  4 * cols_total * s_n + 4ull * n_soft * soft_p + 8ull * n_more;
   if (size > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: payload over 4 GiB");
   if ((rc = buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK)
     return tc_error_set(rc, "frame encode: out of memory");
@@ -408,18 +499,40 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t k = 0; k < k_n; k++) {
     tc_store_u16(q, g->target[k]);
     q[2] = g->kind[k];
-    q[3] = 0;
+    q[3] = (uint8_t)((g->n_targets ? g->n_targets[k] : 1) - 1); /* extra targets, section 6a */
     q = put_f32(q + 4, g->value[k]);
   }
-  for (uint32_t k = 0; k < k_n; k++)
-    for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(w->desc[g->target[k]], b);
+  uint16_t ts[TWINCACHE_MAX_TARGETS];
+  float vs[TWINCACHE_MAX_TARGETS];
+  for (uint32_t k = 0; k < k_n; k++) { /* section 6a: the extra targets of each world */
+    uint32_t nt = world_targets(g, k, ts, vs);
+    for (uint32_t i = 1; i < nt; i++) {
+      tc_store_u16(q, ts[i]);
+      q[2] = 0;
+      q[3] = 0;
+      q = put_f32(q + 4, vs[i]);
+    }
+  }
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint64_t set[TC_BITSET_WORDS];
+    uint32_t nt = world_targets(g, k, ts, vs);
+    world_set(w, n, ts, nt, set);
+    for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(set, b);
+  }
+  for (uint32_t k = 0; k < k_n; k++) /* section 7a: the soft worlds' parameter blocks */
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) {
+      memcpy(q, g->soft + (size_t)k * soft_p, 4 * (size_t)soft_p);
+      q += 4 * (size_t)soft_p;
+    }
   uint8_t *samples = q;
   for (uint32_t j = 0; j < n; j++) /* base (N, S) column-major */
     for (uint32_t s = 0; s < s_n; s++) q = put_f32(q, g->base[(size_t)s * g->ld + j]);
   for (uint32_t k = 0; k < k_n; k++) {
-    uint32_t t = g->target[k];
+    uint64_t set[TC_BITSET_WORDS];
+    uint32_t nt = world_targets(g, k, ts, vs);
+    world_set(w, n, ts, nt, set);
     for (uint32_t j = 0; j < n; j++) {
-      if (!tc_bit_get(w->desc[t], j) || (j == t && g->kind[k] == TWINCACHE_DO)) continue;
+      if (!tc_bit_get(set, j) || (g->kind[k] == TWINCACHE_DO && target_index(ts, nt, j) >= 0)) continue;
       for (uint32_t s = 0; s < s_n; s++)
         q = put_f32(q, g->inter[((size_t)k * s_n + s) * g->ld + j]);
     }
@@ -479,7 +592,8 @@ void twincache_dctx_free(twincache_dctx *d) {
 
 /* The payload's sections, located and validated. */
 typedef struct tc_sections {
-  const uint8_t *adj, *weight, *mlp, *node_mech, *noise, *het_w, *het_c, *norm, *rec, *masks, *base, *cols;
+  const uint8_t *adj, *weight, *mlp, *node_mech, *noise, *het_w, *het_c, *norm, *rec, *more, *masks, *soft, *base,
+      *cols;
   uint32_t edges;
   uint64_t cols_total; /* stored columns, all interventions */
 } tc_sections;
@@ -535,22 +649,60 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   x->norm = NULL;
   if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) TAKE(x->norm, 8ull * n);
   TAKE(x->rec, 8ull * h->k);
+  /* version 4: byte 3 counts a world's extra targets (section 6a), kinds 2-3 exist */
+  uint64_t n_more = 0;
+  for (uint32_t k = 0; k < h->k; k++) {
+    const uint8_t *r = x->rec + 8 * (size_t)k;
+    if (tc_load_u16(r) >= n || r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1) ||
+        r[3] > (h->version >= 4 ? TWINCACHE_MAX_TARGETS - 1 : 0) || (r[2] == TWINCACHE_INTER_SOFT && r[3] != 0))
+      return TWINCACHE_ECORRUPT;
+    n_more += r[3];
+  }
+  TAKE(x->more, 8ull * n_more);
   const uint8_t *masks;
   TAKE(masks, (uint64_t)h->k * rb);
   x->masks = masks;
   uint64_t cols_total = 0;
+  const uint8_t *more = x->more;
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
-    uint32_t t = tc_load_u16(r);
-    if (t >= n || r[2] > TWINCACHE_SHIFT || r[3] != 0) return TWINCACHE_ECORRUPT;
+    uint16_t ts[TWINCACHE_MAX_TARGETS];
+    uint32_t c = 1u + r[3];
+    ts[0] = tc_load_u16(r);
+    for (uint32_t i = 1; i < c; i++, more += 8) { /* in range, distinct, reserved bytes 0 */
+      ts[i] = tc_load_u16(more);
+      if (ts[i] >= n || more[2] != 0 || more[3] != 0 || target_index(ts, i, ts[i]) >= 0)
+        return TWINCACHE_ECORRUPT;
+    }
+    uint64_t uni[TC_BITSET_WORDS];
+    const uint64_t *set = w->desc[ts[0]];
+    if (c > 1) { /* a multi-target world: the union of the targets' sets */
+      world_set(w, n, ts, c, uni);
+      set = uni;
+    }
     if (n <= 64) {
-      if (load_bits(masks + (size_t)k * rb, rb) != w->desc[t][0]) return TWINCACHE_ECORRUPT;
+      if (load_bits(masks + (size_t)k * rb, rb) != set[0]) return TWINCACHE_ECORRUPT;
     } else {
       for (uint32_t b = 0; b < rb; b++)
-        if (masks[(size_t)k * rb + b] != set_byte(w->desc[t], b)) return TWINCACHE_ECORRUPT;
+        if (masks[(size_t)k * rb + b] != set_byte(set, b)) return TWINCACHE_ECORRUPT;
     }
-    d->ncols[k] = popcount_set(w->desc[t], n) - (r[2] == TWINCACHE_DO ? 1u : 0u);
+    d->ncols[k] = popcount_set(set, n) - (r[2] == TWINCACHE_DO ? c : 0u);
     cols_total += d->ncols[k];
+  }
+  /* section 7a (version 4): the soft worlds' parameter blocks, in world order */
+  uint32_t soft_p = twincache_soft_stride(n, h->h, h->mechanism), n_soft = 0;
+  for (uint32_t k = 0; k < h->k; k++) n_soft += x->rec[8 * (size_t)k + 2] == TWINCACHE_INTER_SOFT;
+  x->soft = NULL;
+  if (n_soft) {
+    TAKE(x->soft, 4ull * n_soft * soft_p);
+    const uint8_t *blk = x->soft;
+    for (uint32_t k = 0; k < h->k; k++)
+      if (x->rec[8 * (size_t)k + 2] == TWINCACHE_INTER_SOFT) {
+        uint32_t t = tc_load_u16(x->rec + 8 * (size_t)k);
+        unsigned mech_t = h->mechanism == TWINCACHE_MECH_MIXED ? x->node_mech[t] : h->mechanism;
+        if (!soft_nonparents_zero(w, blk, n, h->h, mech_t, t)) return TWINCACHE_ECORRUPT;
+        blk += 4 * (size_t)soft_p;
+      }
   }
   TAKE(x->base, 4ull * n * h->s);
   TAKE(x->cols, 4ull * cols_total * h->s);
@@ -658,21 +810,48 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     if (g->norm_mean) memcpy(g->norm_mean, x->norm, 4 * (size_t)n);
     if (g->norm_std) memcpy(g->norm_std, x->norm + 4 * (size_t)n, 4 * (size_t)n);
   }
+  const uint8_t *soft = x->soft;
+  size_t soft_p = twincache_soft_stride(n, h->h, h->mechanism);
+  const uint8_t *more = x->more;
   for (uint32_t k = 0; k < k_n; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
     if (g->target) g->target[k] = tc_load_u16(r);
     if (g->kind) g->kind[k] = r[2];
     if (g->value) g->value[k] = get_f32(r + 4);
+    if (g->n_targets) g->n_targets[k] = (uint8_t)(1u + r[3]);
+    for (uint32_t i = 0; i < r[3]; i++, more += 8)
+      if (g->n_targets) {
+        g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i] = tc_load_u16(more);
+        g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i] = get_f32(more + 4);
+      }
+    if (r[2] == TWINCACHE_INTER_SOFT) {
+      if (g->soft) memcpy(g->soft + k * soft_p, soft, 4 * soft_p);
+      soft += 4 * soft_p;
+    }
   }
   size_t block = (size_t)s_n * ld; /* floats of one world (S, ld) */
   if (g->base) base_transpose(g->base, ld, x->base, n, s_n);
   if (!g->inter) return;
   const uint8_t *col = x->cols;
+  more = x->more;
   for (uint32_t k = 0; k < k_n; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
-    uint32_t t = tc_load_u16(r);
+    uint32_t t = tc_load_u16(r), c = 1u + r[3];
     int is_do = r[2] == TWINCACHE_DO;
-    float value = get_f32(r + 4);
+    uint16_t ts[TWINCACHE_MAX_TARGETS];
+    float vs[TWINCACHE_MAX_TARGETS];
+    ts[0] = (uint16_t)t;
+    vs[0] = get_f32(r + 4);
+    for (uint32_t i = 1; i < c; i++, more += 8) {
+      ts[i] = tc_load_u16(more);
+      vs[i] = get_f32(more + 4);
+    }
+    const uint64_t *set = w->desc[t];
+    uint64_t uni[TC_BITSET_WORDS];
+    if (c > 1) { /* a multi-target world: the union of the targets' sets */
+      world_set(w, n, ts, c, uni);
+      set = uni;
+    }
     float *blk = g->inter + k * block;
     /* a twin starts as a copy of base, then its changed columns are set */
     if (g->base)
@@ -680,10 +859,11 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     else
       base_transpose(blk, ld, x->base, n, s_n);
     for (uint32_t q = 0; q < (n + 63) / 64; q++) /* set bits of the mask, ascending */
-      for (uint64_t m = w->desc[t][q]; m; m &= m - 1) {
+      for (uint64_t m = set[q]; m; m &= m - 1) {
         uint32_t j = q * 64 + (uint32_t)__builtin_ctzll(m);
-        if (is_do && j == t) {
-          col_fill(blk + j, ld, value, s_n);
+        int ti = !is_do ? -1 : c == 1 ? (j == t ? 0 : -1) : target_index(ts, c, j);
+        if (ti >= 0) {
+          col_fill(blk + j, ld, vs[ti], s_n);
         } else {
           col_put(blk + j, ld, col, s_n);
           col += 4 * (size_t)s_n;
@@ -780,11 +960,17 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   if (rc != TWINCACHE_OK) return rc;
   if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
   uint32_t n = h.n;
+  const uint8_t *more = x.more;
   for (uint32_t k = 0; k < h.k; k++) { /* payload_parse checked every record */
     const uint8_t *r = x.rec + 8 * (size_t)k;
     d->target[k] = tc_load_u16(r);
     d->kind[k] = r[2];
     d->value[k] = get_f32(r + 4);
+    d->n_targets[k] = (uint8_t)(1u + r[3]);
+    for (uint32_t i = 0; i < r[3]; i++, more += 8) {
+      d->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i] = tc_load_u16(more);
+      d->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i] = get_f32(more + 4);
+    }
   }
   v->index = h.index;
   v->n_nodes = n;
@@ -812,6 +998,10 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->value = d->value;
   v->n_cols_of = d->ncols;
   v->desc = x.masks;
+  v->n_targets = d->n_targets;
+  v->more_target = d->more_target;
+  v->more_value = d->more_value;
+  v->soft = x.soft;
   v->base = x.base;
   v->cols = x.cols;
   return TWINCACHE_OK;

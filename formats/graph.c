@@ -33,10 +33,15 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
   g->value = calloc(k, sizeof(float));
   g->base = calloc(s * n, sizeof(float));
   g->inter = calloc(k * s * n, sizeof(float));
+  g->n_targets = calloc(k, 1);
+  g->more_target = calloc(k * (TWINCACHE_MAX_TARGETS - 1), sizeof(uint16_t));
+  g->more_value = calloc(k * (TWINCACHE_MAX_TARGETS - 1), sizeof(float));
+  if (g->n_targets) memset(g->n_targets, 1, k);
+  g->soft = calloc(k * (h * n + 2 * h > n ? h * n + 2 * h : n), sizeof(float));
   g->node_mech = calloc(n, 1);
   g->hetero_w = calloc(n * n, sizeof(float));
   g->hetero_c = calloc(n, sizeof(float));
-  if (!g->node_mech || !g->hetero_w || !g->hetero_c || !g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
+  if (!g->soft || !g->n_targets || !g->more_target || !g->more_value || !g->node_mech || !g->hetero_w || !g->hetero_c || !g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
       !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter) {
     twincache_graph_free(g);
     return NULL;
@@ -60,6 +65,10 @@ void twincache_graph_free(twincache_graph *g) {
   free(g->node_mech);
   free(g->hetero_w);
   free(g->hetero_c);
+  free(g->soft);
+  free(g->n_targets);
+  free(g->more_target);
+  free(g->more_value);
   free(g);
 }
 

@@ -17,7 +17,7 @@ typedef struct tc_choice_table {
 static const char *const k_families[] = {"er", "ba", "ws", "sf", "sbm", "rgg", "file", NULL};
 static const char *const k_mechanisms[] = {"linear", "mlp", "rff", "sigmoid", "poly", "mixed", NULL};
 static const char *const k_noises[] = {"gauss", "laplace", "uniform", "cauchy", "gumbel", NULL};
-static const char *const k_kinds[] = {"do", "shift", NULL};
+static const char *const k_kinds[] = {"do", "shift", "noise", "soft", NULL};
 
 static const tc_choice_table k_tables[] = {
     [TWINCACHE_CHOICE_FAMILY] = {"graph family", k_families},
@@ -33,7 +33,7 @@ _Static_assert(sizeof k_mechanisms / sizeof k_mechanisms[0] == TWINCACHE_MECH_CO
                "one name per enum twincache_mechanism");
 _Static_assert(sizeof k_noises / sizeof k_noises[0] == TWINCACHE_NOISE_COUNT + 1,
                "one name per enum twincache_noise");
-_Static_assert(sizeof k_kinds / sizeof k_kinds[0] == TWINCACHE_SHIFT + 2,
+_Static_assert(sizeof k_kinds / sizeof k_kinds[0] == TWINCACHE_INTER_KIND_COUNT + 1,
                "one name per enum twincache_inter_kind");
 
 int twincache_choice_count(int choice) {

@@ -33,6 +33,7 @@ extern "C" {
 #define TWINCACHE_MAX_NODES 256     /* N */
 #define TWINCACHE_MAX_SAMPLES 65535 /* S (0: an SCM-only frame or cache, no samples) */
 #define TWINCACHE_MAX_INTER 256     /* K per graph */
+#define TWINCACHE_MAX_TARGETS 16    /* targets of one intervention (world), version 4 */
 #define TWINCACHE_MAX_HIDDEN 64     /* H of the MLP mechanism */
 #define TWINCACHE_MAX_CHUNK_GRAPHS 65536
 
@@ -101,7 +102,22 @@ enum twincache_noise {
   TWINCACHE_NOISE_GUMBEL = 4, /* standard Gumbel (maxima): location 0, scale 1 */
   TWINCACHE_NOISE_COUNT = 5
 };
-enum twincache_inter_kind { TWINCACHE_DO = 0, TWINCACHE_SHIFT = 1 };
+enum twincache_inter_kind {
+  TWINCACHE_DO = 0,          /* x_t = value */
+  TWINCACHE_SHIFT = 1,       /* x_t = f_t(pa) + noise_scale[t] e_t + value */
+  TWINCACHE_INTER_NOISE = 2, /* x_t = f_t(pa) + value (noise_scale[t] e_t): noise scale times value (v4) */
+  TWINCACHE_INTER_SOFT = 3,  /* x_t = f'_t(pa) + noise_scale[t] e_t: the mechanism replaced by the
+                              * world's stored parameters (graph.soft); value 0 (v4) */
+  TWINCACHE_INTER_KIND_COUNT = 4
+};
+/* Floats of one soft intervention's parameter block (graph.soft row, FORMAT.md
+ * 3.2 section 7a): n for a LINEAR graph (the new weight of edge i -> t at i),
+ * else H*n + 2H: a node block W1 (H,n), b1 (H), w2 (H), as in mlp (MLP, RFF,
+ * SIGMOID, POLY); in a MIXED graph a linear target's new weights take the
+ * block's first n floats (weight of edge i -> t at i), the rest +0.0. */
+static inline uint32_t twincache_soft_stride(uint32_t n_nodes, uint32_t n_hidden, int mechanism) {
+  return mechanism != 0 /* TWINCACHE_MECH_LINEAR */ ? n_hidden * n_nodes + 2 * n_hidden : n_nodes;
+}
 /* The random-graph family a graph was drawn from (frame header byte 27 from
  * format version 4; FORMAT.md section 3.7 defines each). UNKNOWN: a frame of
  * versions 1-3, which did not record it. */
@@ -123,7 +139,7 @@ enum twincache_choice {
   TWINCACHE_CHOICE_FAMILY = 0,    /* enum twincache_family: er ba ws sf sbm rgg file */
   TWINCACHE_CHOICE_MECHANISM = 1, /* enum twincache_mechanism: linear mlp rff sigmoid poly mixed */
   TWINCACHE_CHOICE_NOISE = 2,     /* enum twincache_noise: gauss laplace uniform cauchy gumbel */
-  TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift */
+  TWINCACHE_CHOICE_INTER_KIND = 3 /* enum twincache_inter_kind: do shift noise soft */
 };
 /* Number of codes of a choice (codes are 0..count-1); 0 for an unknown choice. */
 int twincache_choice_count(int choice);
@@ -148,7 +164,10 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  *           with node j's block at mlp + j*mlp_stride: W1 (H,N) then b1 (H) then w2 (H),
  *           mlp_stride = H*N + 2*H (W1 columns of non-parents are 0).
  * Intervention k on node target[k]: DO sets x_t = value[k]; SHIFT adds value[k]
- * to x_t's mechanism. Twin world k reuses exactly the exogenous noise e of the
+ * to x_t's mechanism; NOISE (format version 4) multiplies x_t's noise term by
+ * value[k], x_t = f_t(pa) + value[k] * (noise_scale[t] * e_t), the same e_t;
+ * SOFT (version 4) evaluates x_t's mechanism with the parameters of row k of
+ * soft instead of its own (W1 columns / weights of non-parents +0.0), the same e_t. Twin world k reuses exactly the exogenous noise e of the
  * base world, sample by sample. When STANDARDIZED, every world is mapped by
  * (x - norm_mean[j]) / norm_std[j] (mean and population std of the raw base
  * world), and a DO value is stored in that same space; a SHIFT value stays
@@ -197,6 +216,19 @@ typedef struct twincache_graph {
                          * linear node's weights are in `weight`, another's in its block) */
   float *hetero_w;      /* (N, ld_adj) when HETERO: v_ij of the noise scale, 0 off the edges */
   float *hetero_c;      /* (N) when HETERO: c_j */
+  /* (K, P) P = twincache_soft_stride(N, H, mechanism): row k holds the new
+   * parameters of world k when kind[k] is SOFT (other rows are not read by
+   * encode and are left untouched by decode); NULL on decode: skipped */
+  float *soft;
+  /* Multi-target interventions (version 4): world k intervenes on
+   * n_targets[k] distinct nodes at once, all of kind[k]: target[k] with
+   * value[k], then more_target[k*(TWINCACHE_MAX_TARGETS-1) + i] with
+   * more_value[same] for i < n_targets[k] - 1. Its changed set is the union
+   * of the targets' descendant sets. A SOFT world has one target. NULL
+   * n_targets: every world has one target (encode), not written (decode). */
+  uint8_t *n_targets;   /* (K) 1..TWINCACHE_MAX_TARGETS */
+  uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
+  float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) */
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
@@ -299,7 +331,15 @@ typedef struct twincache_frame_view {
   const uint8_t *kind;         /* (K) enum twincache_inter_kind */
   const float *value;          /* (K) */
   const uint32_t *n_cols_of;   /* (K) stored columns of intervention k; they sum to C */
-  const uint8_t *desc;         /* (K, R) target k and its descendants */
+  const uint8_t *desc;         /* (K, R) world k's targets and their descendants */
+  /* multi-target worlds, decoded as in twincache_graph: n_targets (K),
+   * more_target and more_value (K, TWINCACHE_MAX_TARGETS-1) */
+  const uint8_t *n_targets;
+  const uint16_t *more_target;
+  const float *more_value;
+  /* (number of SOFT worlds, P) f32: the SOFT worlds' parameter blocks in
+   * world order (P = twincache_soft_stride), or NULL when there is none */
+  const uint8_t *soft;
   const uint8_t *base;         /* (N, S) f32: the base world column-major, column j = node j */
   /* (C, S) f32: per intervention k in order, the column of every node of
    * desc[k] in increasing node order, except a DO target's (whose column is

@@ -70,6 +70,7 @@ typedef struct tc_gen_config {
   int iscm;                 /* 0/1: internally standardised SCM (stored standardised, flags STANDARDIZED|ISCM) */
   int intervention;         /* enum twincache_inter_kind */
   uint32_t targets;         /* 0 = every node, else K random distinct nodes */
+  uint32_t targets_per_world_min, targets_per_world_max; /* nodes hit at once by one world, 1:1 default */
   int value_dist;           /* enum tc_gen_value_dist */
   double value_min, value_max;
   uint64_t seed;

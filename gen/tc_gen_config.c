@@ -9,6 +9,7 @@
 #include "tc_gen.h"
 #include "tc_error.h"
 #include "tc_gen_family.h"
+#include "tc_gen_inter.h"
 #include "tc_gen_mech.h"
 
 void tc_gen_config_default(tc_gen_config *c) {
@@ -45,6 +46,8 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->standardize = 0;
   c->intervention = TWINCACHE_DO;
   c->targets = 0;
+  c->targets_per_world_min = 1;
+  c->targets_per_world_max = 1;
   c->value_dist = TC_VALUES_SIGNED;
   c->value_min = 1.0;
   c->value_max = 3.0;
@@ -83,12 +86,16 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!mech) BAD("--mechanism");
   if (mech->check && mech->check(c, flag)) return TWINCACHE_EINVAL;
   if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise");
-  if (!twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, c->intervention)) BAD("--intervention");
+  const tc_gen_inter *inter = tc_gen_inter_get(c->intervention);
+  if (!inter) BAD("--intervention");
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
   if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
+  if (c->targets_per_world_min < 1 || c->targets_per_world_max < c->targets_per_world_min ||
+      c->targets_per_world_max > TWINCACHE_MAX_TARGETS)
+    BAD("--targets-per-world");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
   uint64_t worlds_bytes;
   if (tc_mul3_u64_overflow(c->samples, c->nodes_max, 1 + (uint64_t)tc_gen_max_inter(c), &worlds_bytes) ||
@@ -97,6 +104,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
     BAD("--values (LO >= 0 with --value-dist signed: the sign is drawn)");
+  if (inter->check && inter->check(c, flag)) return TWINCACHE_EINVAL;
   if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
   if (c->encoding != TWINCACHE_ENCODING_FAST && c->encoding != TWINCACHE_ENCODING_SMALL)
     BAD("--encoding");
@@ -289,7 +297,10 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   /* Flat object, fixed key order, numbers with %.17g: the same options give
    * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
-  char graph[256], extra[512];
+  char graph[256], extra[512], tpw[64] = "";
+  if (c->targets_per_world_max > 1) /* absent at 1:1, so older caches keep their config text */
+    snprintf(tpw, sizeof tpw, ",\"targets_per_world\":\"%u:%u\"", c->targets_per_world_min,
+             c->targets_per_world_max);
   graph_spec(c, graph, sizeof graph);
   family_json(c, extra, sizeof extra);
   int n = snprintf(
@@ -300,7 +311,7 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"mlp_scale\":%.17g,%s\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
-      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s}",
+      "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s%s}",
       TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
@@ -311,7 +322,7 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
       c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,
-      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c), extra);
+      c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c), tpw, extra);
   if (n < 0 || (size_t)n >= cap) return 0;
   return (size_t)n;
 }

@@ -16,6 +16,7 @@
 #include "tc_common.h"
 #include "tc_gen.h"
 #include "tc_gen_family.h"
+#include "tc_gen_inter.h"
 #include "tc_gen_mech.h"
 #include "tc_scm.h"
 
@@ -329,11 +330,33 @@ static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
       g->target[k] = (uint16_t)w->changed[k];
     }
   }
+  const tc_gen_inter *kind = tc_gen_inter_get(c->intervention); /* checked by tc_gen_config_check */
+  const tc_gen_params p = {.g = g, .n = n, .hidden = w->hidden, .pa_start = w->pa_start,
+                           .pa_idx = w->pa_idx, .pa_w = w->pa_w, .node_mech = w->node_mech};
+  const uint32_t soft_p = twincache_soft_stride(n, w->hidden, c->mechanism);
+  const uint32_t M = TWINCACHE_MAX_TARGETS - 1;
   for (uint32_t k = 0; k < K; k++) {
-    double v = tc_rng_range(ri, c->value_min, c->value_max);
-    if (c->value_dist == TC_VALUES_SIGNED && (tc_rng_u64(ri) >> 63)) v = -v;
-    g->kind[k] = (uint8_t)c->intervention;
-    g->value[k] = (float)v;
+    g->kind[k] = (uint8_t)kind->code;
+    g->value[k] = kind->draw(c, &p, g->target[k], g->soft + (size_t)k * soft_p, ri);
+    g->n_targets[k] = 1;
+    if (c->targets_per_world_max < 2) continue; /* 1:1 draws nothing more: caches as before */
+    /* multi-target: LO..HI nodes in all (at most n), the others distinct and
+     * uniform among the nodes but target[k] (partial Fisher-Yates) */
+    uint32_t lo = c->targets_per_world_min, hi = c->targets_per_world_max;
+    uint32_t cnt = lo + (uint32_t)tc_rng_below(ri, hi - lo + 1);
+    if (cnt > n) cnt = n;
+    uint32_t m = 0;
+    for (uint32_t v = 0; v < n; v++)
+      if (v != g->target[k]) w->changed[m++] = v;
+    for (uint32_t i = 0; i + 1 < cnt; i++) {
+      uint32_t u = i + (uint32_t)tc_rng_below(ri, m - i);
+      uint32_t tmp = w->changed[i];
+      w->changed[i] = w->changed[u];
+      w->changed[u] = tmp;
+      g->more_target[(size_t)k * M + i] = (uint16_t)w->changed[i];
+      g->more_value[(size_t)k * M + i] = kind->draw(c, &p, w->changed[i], NULL, ri);
+    }
+    g->n_targets[k] = (uint8_t)cnt;
   }
 }
 
@@ -366,7 +389,9 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
                     .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
                     .het_w = c->hetero > 0.0 ? w->het_w : NULL, .het_c = c->hetero > 0.0 ? g->hetero_c : NULL,
                     .noise_scale = g->noise_scale, .n_inter = g->n_inter, .target = g->target,
-                    .kind = g->kind, .value = g->value};
+                    .kind = g->kind, .value = g->value, .soft = g->soft,
+                    .soft_ld = twincache_soft_stride(n, w->hidden, c->mechanism),
+                    .n_targets = g->n_targets, .more_target = g->more_target, .more_value = g->more_value};
   const uint32_t S = c->samples;
   const size_t sn = (size_t)S * n;
   if (S == 0) { /* an SCM-only frame: no worlds; the normalisation is the identity */

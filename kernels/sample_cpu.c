@@ -20,11 +20,19 @@ void twincache_sample_tables(double zig_x[257], double zig_ratio[256]) {
   for (int i = 0; i < 256; i++) zig_ratio[i] = zig_x[i + 1] / zig_x[i];
 }
 
-int twincache_sample_cpu(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
-                         float *base, float *inter) {
+int twincache_sample_check(const twincache_scm_batch *b) {
   if (b->nodes > TWINCACHE_SAMPLE_MAX_NODES) return TWINCACHE_KERNELS_EINVAL;
   for (uint32_t g = 0; g < b->graphs; g++)
     if (b->flags[g] & 2u) return TWINCACHE_KERNELS_EINVAL; /* iSCM: not this kernel's */
+  for (uint32_t g = 0; g < b->graphs; g++)
+    for (uint32_t k = 0; k < b->n_inter[g] && k < b->inter; k++)
+      if (!tc_sb_kind_supported(b->kind[(size_t)g * b->inter + k])) return TWINCACHE_KERNELS_EINVAL;
+  return 0;
+}
+
+int twincache_sample_cpu(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
+                         float *base, float *inter) {
+  if (twincache_sample_check(b)) return TWINCACHE_KERNELS_EINVAL;
   for (uint32_t g = 0; g < b->graphs; g++)
     for (uint32_t s = 0; s < b->rows; s++) tc_sb_base_row(b, g, s, noise, base);
   for (uint32_t g = 0; g < b->graphs; g++)

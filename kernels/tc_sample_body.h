@@ -33,6 +33,19 @@
 #define TC_SB_GAMMA 0x9e3779b97f4a7c15ull
 #define TC_SB_ZIG_R 3.6541528853610088
 
+/* The intervention kinds the sampler computes: 0 do, 1 shift, 2 noise
+ * (scm's twin_target); a soft one (3) carries parameters the batch lacks. */
+TC_SB int tc_sb_kind_supported(uint8_t kind) { return kind <= 2; }
+
+/* A quiet NaN: what an unsupported world is filled with. */
+TC_SB float tc_sb_nan(void) {
+  union {
+    uint32_t u;
+    float f;
+  } v = {0x7fc00000u};
+  return v.f;
+}
+
 TC_SB uint64_t tc_sb_mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -312,13 +325,18 @@ TC_SB void tc_sb_twin_row(const twincache_scm_batch *b, uint32_t g, uint32_t s, 
     const uint8_t *desc = b->desc + ((size_t)g * K + k) * N;
     uint32_t t = b->target[(size_t)g * K + k];
     float v = b->value[(size_t)g * K + k];
-    int is_do = b->kind[(size_t)g * K + k] == 0;
+    const uint8_t kind = b->kind[(size_t)g * K + k]; /* scm.c's twin_target: 0 do, 1 shift, 2 noise */
+    int is_do = kind == 0;
+    if (!tc_sb_kind_supported(kind)) { /* soft: its parameters are not in the batch */
+      for (uint32_t j = 0; j < N; j++) out[j] = tc_sb_nan();
+      continue;
+    }
     float do_raw = stdz ? v * sg[t] + mu[t] : v;
     for (uint32_t j = 0; j < n; j++) row[j] = xb[j];
     for (uint32_t r = 0; r < n; r++) { /* changed nodes in topological order */
       uint32_t j = order[r];
       if (!desc[j]) continue;
-      if (j == t) row[j] = is_do ? do_raw : tc_sb_eval(b, g, j, row, e[j]) + v;
+      if (j == t) row[j] = is_do ? do_raw : kind == 2 ? tc_sb_eval(b, g, j, row, v * e[j]) : tc_sb_eval(b, g, j, row, e[j]) + v;
       else row[j] = tc_sb_eval(b, g, j, row, e[j]);
     }
     for (uint32_t j = 0; j < N; j++) {

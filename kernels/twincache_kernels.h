@@ -185,8 +185,12 @@ typedef struct twincache_scm_batch {
   const float *mlp;          /* (G, N*(H*N+2H)) MLP, RFF: node j's block at j*(H*n+2H):
                               * W1 (H,n), b1 (H), w2 (H), as in a frame; NULL if H = 0 */
   const float *noise_scale;  /* (G,N) */
-  const uint16_t *target;    /* (G,K) */
-  const uint8_t *kind;       /* (G,K) 0 do, 1 shift */
+  const uint16_t *target;    /* (G,K) one target per world: a multi-target world
+                              * (twincache_graph.n_targets > 1) has no place here, so a
+                              * caller packing SCMs refuses it */
+  const uint8_t *kind;       /* (G,K) 0 do, 1 shift, 2 noise (enum twincache_inter_kind); a soft
+                              * intervention (3) has parameters the batch has no room for: the
+                              * sampler refuses it (twincache_sample_check) */
   const float *value;        /* (G,K) */
   const uint8_t *desc;       /* (G,K,N) 1: node j is target k or its descendant */
   const double *zig_x;       /* (257) the ziggurat's tables, from twincache_sample_tables */
@@ -206,11 +210,18 @@ void twincache_sample_tables(double zig_x[257], double zig_ratio[256]);
  * and raw base; columns: standardisation statistics; rows: twins and the
  * standardised base) run for every thread in turn. Writes base (G,S,N),
  * inter (G,K,S,N) (padding 0) and uses noise (G,S,N), mean and sd (G,N) as
- * scratch. N <= TWINCACHE_SAMPLE_MAX_NODES. */
-/* Returns 0, or TWINCACHE_KERNELS_EINVAL (nothing written) when a graph is
- * an iSCM (flags bit 1) or N > TWINCACHE_SAMPLE_MAX_NODES. */
+ * scratch. N <= TWINCACHE_SAMPLE_MAX_NODES. Returns 0, or
+ * TWINCACHE_KERNELS_EINVAL (nothing written) when twincache_sample_check does. */
 int twincache_sample_cpu(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
                          float *base, float *inter);
+/* What the sampler refuses, checked on host arrays: N > TWINCACHE_SAMPLE_MAX_NODES,
+ * a graph that is an iSCM (flags bit 1), or a real intervention (k < n_inter[g]) of a kind other than do, shift or
+ * noise (a soft one). Returns 0 or TWINCACHE_KERNELS_EINVAL; the CPU
+ * sampler returns that before computing anything. The CUDA sampler's arrays
+ * are on the device, so its caller runs this on the host copies first; a
+ * world of such a kind it is given anyway comes out all NaN, never bits
+ * that could pass for a sample. */
+int twincache_sample_check(const twincache_scm_batch *b);
 
 #ifdef __cplusplus
 }

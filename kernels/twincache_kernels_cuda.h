@@ -96,7 +96,9 @@ void twincache_expand_emulate(void *dense, const void *compact, const twincache_
  * noise, mean, sd (scratch) and base, inter (out) are device arrays of the
  * sizes twincache_sample_cpu documents. Three kernels on `stream`.
  * TWINCACHE_KERNELS_EINVAL when N > TWINCACHE_SAMPLE_MAX_NODES or a graph is an iSCM
- * (flags bit 1: the G flag bytes are copied to the host first, synchronously). */
+ * (flags bit 1: the G flag bytes are copied to the host first, synchronously). The
+ * kinds are device arrays, so the caller runs twincache_sample_check on the host
+ * copies first (a soft world reaching the kernel comes out all NaN). */
 int twincache_sample_cuda(const twincache_scm_batch *b, float *noise, float *mean, float *sd,
                           float *base, float *inter, void *stream);
 

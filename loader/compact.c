@@ -163,7 +163,11 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
   if (v.index != index || v.n_samples != S || n == 0 || n > N || k_n > K) return TWINCACHE_ECORRUPT;
   uint64_t cols = 0;
   for (uint32_t k = 0; k < k_n; k++) {
-    if (v.target[k] >= n || v.kind[k] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+    if (v.target[k] >= n || v.kind[k] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
+    if (v.n_targets[k] > 1)
+      return tc_error_set(TWINCACHE_EINVAL, "graph %llu: world %u intervenes on %u nodes; the compact "
+                          "layout holds one target per world: read this cache with the dense layout",
+                          (unsigned long long)index, k, (unsigned)v.n_targets[k]);
     cols += v.n_cols_of[k];
   }
   if (cols != v.n_cols || v.n_cols > L->max_cols - cursor) return TWINCACHE_ECORRUPT;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_error.h"
 #include "tc_fresh.h"
 
 struct tc_fresh {
@@ -54,7 +55,7 @@ static int load(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, 
       v->n_inter > K)
     return TWINCACHE_ECORRUPT;
   for (uint32_t k = 0; k < v->n_inter; k++)
-    if (v->target[k] >= v->n_nodes || v->kind[k] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+    if (v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
   if ((rc = tc_scm_from_view(f->store, v, m)) != TWINCACHE_OK) return rc;
   tc_scm_noise_fresh(f->sampler, m, f->rows, key);
   tc_scm_sample_base(f->sampler, m, f->rows, base, ld, NULL, NULL);
@@ -71,7 +72,7 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
                    uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
                    const twincache_batch_layout *L, float *base, float *inter, uint8_t *adj,
                    uint32_t *n_nodes, uint32_t *n_inter, uint16_t *target, uint8_t *kind,
-                   float *value) {
+                   float *value, uint8_t *n_targets, uint16_t *more_target, float *more_value) {
   const uint32_t N = L->nodes, K = L->inter, S = f->rows;
   twincache_frame_view v;
   tc_scm m;
@@ -86,6 +87,12 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
     target[k] = m.target[k];
     kind[k] = m.kind[k];
     value[k] = m.value[k];
+    n_targets[k] = m.n_targets[k];
+    for (uint32_t i = 0; i + 1u < m.n_targets[k]; i++) {
+      size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i;
+      more_target[at] = m.more_target[at];
+      more_value[at] = m.more_value[at];
+    }
   }
   memset(adj, 0, (size_t)N * N);
   for (uint32_t i = 0; i < n; i++) memcpy(adj + (size_t)i * N, m.adj + (size_t)i * n, n);
@@ -113,6 +120,11 @@ int tc_fresh_compact(tc_fresh *f, twincache_dctx *d, const void *frame, size_t s
   const uint32_t n = m.n;
   zero_pad(base, S, n, N);
   if (v.n_cols > L->max_cols - cursor) return TWINCACHE_ECORRUPT;
+  for (uint32_t k = 0; k < m.n_inter; k++)
+    if (m.n_targets[k] > 1)
+      return tc_error_set(TWINCACHE_EINVAL, "graph %llu: world %u intervenes on %u nodes; the compact "
+                          "layout holds one target per world: read this cache with the dense layout",
+                          (unsigned long long)index, k, (unsigned)m.n_targets[k]);
   for (uint32_t k = 0; k < K; k++) {
     size_t gk = (size_t)pos * K + k;
     uint64_t *mask = cb->col_mask + gk * W;

@@ -80,6 +80,9 @@ typedef struct tc_worker {
   twincache_graph g;    /* views into the slot being filled */
   tc_fresh *fresh;      /* fresh mode's SCM and sampler, else NULL */
   uint16_t *target;     /* (K) scratch: decoded targets */
+  uint8_t *n_targets;   /* (K) scratch: targets per world (multi-target) */
+  uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
+  float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
 } tc_worker;
@@ -135,6 +138,7 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->samples = TWINCACHE_SAMPLES_STORED;
   o->rows = 0;
   o->resample_every = 1;
+  o->withhold_targets = 0;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -223,7 +227,8 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   uint32_t n, k;
   if (w->fresh) {
     rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_s, L, gr->base,
-                        gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value);
+                        gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value, w->n_targets,
+                        w->more_target, w->more_value);
     if (rc != TWINCACHE_OK) return rc;
   } else {
     if ((rc = twincache_frame_decode(w->dctx, frame, size, gr)) != TWINCACHE_OK) return rc;
@@ -231,7 +236,7 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
     k = gr->n_inter;
     if (gr->index != index || gr->n_samples != S || n == 0 || n > N || k > K) return TWINCACHE_ECORRUPT;
     for (uint32_t i = 0; i < k; i++)
-      if (w->target[i] >= n || w->kind[i] > TWINCACHE_SHIFT) return TWINCACHE_ECORRUPT;
+      if (w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
   }
 
   /* clear what an older graph may have left and the decoder did not write */
@@ -245,8 +250,16 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   memset(value, 0, K * N * sizeof(float));
   memset(kind, 0, K);
   for (uint32_t i = 0; i < k; i++) {
-    target[i * N + w->target[i]] = 1;
-    value[i * N + w->target[i]] = w->value[i];
+    if (!l->opt.withhold_targets) { /* withheld: both stay 0 (unknown targets) */
+      target[i * N + w->target[i]] = 1;
+      value[i * N + w->target[i]] = w->value[i];
+      for (uint32_t q = 0; q + 1u < w->n_targets[i]; q++) { /* a multi-target world: every target */
+        size_t at = (size_t)i * (TWINCACHE_MAX_TARGETS - 1) + q;
+        if (w->more_target[at] >= n) return TWINCACHE_ECORRUPT;
+        target[i * N + w->more_target[at]] = 1;
+        value[i * N + w->more_target[at]] = w->more_value[at];
+      }
+    }
     kind[i] = w->kind[i];
   }
   uint8_t *node_mask = b->node_mask + g * N, *int_mask = b->int_mask + g * K;
@@ -419,6 +432,11 @@ static int validate(const twincache_loader_options *o) {
   if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
     return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)",
                         o->layout);
+  if (o->withhold_targets != 0 && o->withhold_targets != 1)
+    return tc_error_set(TWINCACHE_EINVAL, "option withhold_targets must be 0 or 1 (got %d)", o->withhold_targets);
+  if (o->withhold_targets && o->layout != TWINCACHE_LAYOUT_DENSE)
+    return tc_error_set(TWINCACHE_EINVAL, "option withhold_targets needs the DENSE layout: a compact batch's "
+                        "target and value rebuild the do() columns");
   if (o->samples == TWINCACHE_SAMPLES_FRESH) {
     if (o->rows == 0 || o->rows > TWINCACHE_MAX_SAMPLES)
       return tc_error_set(TWINCACHE_EINVAL, "option rows must be 1..%d with fresh samples (got %u)",
@@ -582,9 +600,13 @@ static int create_workers(twincache_loader *l) {
     w->target = calloc(d->max_inter + 1, sizeof *w->target);
     w->kind = calloc(d->max_inter + 1, 1);
     w->value = calloc(d->max_inter + 1, sizeof *w->value);
+    w->n_targets = calloc(d->max_inter + 1, 1);
+    w->more_target = calloc((size_t)(d->max_inter + 1) * (TWINCACHE_MAX_TARGETS - 1), sizeof *w->more_target);
+    w->more_value = calloc((size_t)(d->max_inter + 1) * (TWINCACHE_MAX_TARGETS - 1), sizeof *w->more_value);
     if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows)))
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
-    if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries)
+    if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries || !w->n_targets ||
+        !w->more_target || !w->more_value)
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     int trc = tc_cache_txn_create(l->cache, &w->txn);
     if (trc != TWINCACHE_OK) return trc; /* the cache's message */
@@ -598,6 +620,9 @@ static int create_workers(twincache_loader *l) {
     g->target = w->target;
     g->kind = w->kind;
     g->value = w->value;
+    g->n_targets = w->n_targets;
+    g->more_target = w->more_target;
+    g->more_value = w->more_value;
   }
   return TWINCACHE_OK;
 }
@@ -699,6 +724,9 @@ void twincache_loader_close(twincache_loader *l) {
     tc_fresh_free(w->fresh);
     free(w->cc.entries);
     free(w->target);
+    free(w->n_targets);
+    free(w->more_target);
+    free(w->more_value);
     free(w->kind);
     free(w->value);
   }

@@ -34,7 +34,7 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
                    uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
                    const twincache_batch_layout *L, float *base, float *inter, uint8_t *adj,
                    uint32_t *n_nodes, uint32_t *n_inter, uint16_t *target, uint8_t *kind,
-                   float *value);
+                   float *value, uint8_t *n_targets, uint16_t *more_target, float *more_value);
 
 /* Compact: position pos of cb, as tc_compact_decode_graph writes a stored
  * graph (position 0 starts a new batch). */

@@ -33,7 +33,8 @@ typedef struct twincache_batch_layout {
   size_t base;      /* float   (G,S,N) */
   size_t inter_off; /* float   (G,K,S,N): row s of intervention k twins base row s */
   size_t target;    /* uint8   (G,K,N): 1 where the node is intervened */
-  size_t value;     /* float   (G,K,N): do value or shift at the target, else 0 */
+  size_t value;     /* float   (G,K,N): the record's value at the target (do value, shift,
+                     * noise factor; 0 for soft), else 0 */
   size_t kind;      /* uint8   (G,K): enum twincache_inter_kind; 0 (DO) when padding */
   size_t adj;       /* uint8   (G,N,N): adj[i][j] = 1 <=> edge i -> j */
   size_t node_mask; /* uint8   (G,N) */
@@ -151,6 +152,13 @@ typedef struct twincache_loader_options {
   uint32_t rows;           /* FRESH: S, 1..TWINCACHE_MAX_SAMPLES (0 is refused); STORED: must be 0 */
   uint32_t resample_every; /* FRESH: R >= 1 consecutive epochs share one draw (default 1);
                             * STORED: must be 1 */
+  /* 1: unknown-target training. The batch's `target` and `value` are all
+   * zero (the cache still records them; `kind` and `int_mask` stay, and a
+   * do() target's column in `inter` is still its value: the data show what
+   * an experiment shows). Stored and fresh worlds alike; DENSE layout only
+   * (the compact batch's target and value rebuild the do() columns, so
+   * open refuses COMPACT with it). Default 0. */
+  int withhold_targets;
 } twincache_loader_options;
 
 /* Values of twincache_loader_options.samples. */
@@ -371,7 +379,7 @@ typedef struct twincache_compact_layout {
   size_t n_nodes;       /* uint32  (G):     nodes of graph g (0 = padding graph) */
   size_t n_inter;       /* uint32  (G):     interventions of graph g */
   size_t target;        /* uint16  (G,K):   intervened node (0 beyond n_inter) */
-  size_t value;         /* float   (G,K):   do value or shift (0 beyond n_inter) */
+  size_t value;         /* float   (G,K):   the record's value (0 beyond n_inter) */
   size_t col_first;     /* uint32  (G,K):   first column of (g,k) in cols */
   size_t col_mask;      /* uint64  (G,K,W): bit j of word j/64 set <=> column j of
                          *   (g,k) is stored; (g,k)'s columns are in increasing j */

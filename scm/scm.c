@@ -252,9 +252,13 @@ struct tc_scm_sampler {
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
   const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
   float *hid;           /* (S) MLP scratch: one hidden unit's pre-activation */
+  float *e_twin;        /* (S) a NOISE target's scaled noise term */
   float *norm_mean;     /* (n) of the last base world (standardize only) */
   float *norm_std;      /* (n) */
-  uint8_t *desc;        /* (n) descendant mask of the last twin's target */
+  uint8_t *desc;        /* (n) changed set of the last twin: its targets and their descendants */
+  int16_t *tidx;        /* (n) index of node j among the last twin's targets, or -1 */
+  uint8_t *changed_mark; /* (n) scratch: one more target's descendant set */
+  float tval[TWINCACHE_MAX_TARGETS]; /* the last twin's target values */
   uint32_t *changed;    /* (n) changed nodes of the last twin, topological order */
   uint32_t n_changed;
 };
@@ -274,9 +278,12 @@ void tc_scm_sampler_free(tc_scm_sampler *sp) {
   free(sp->raw_twin);
   free(sp->col);
   free(sp->hid);
+  free(sp->e_twin);
   free(sp->norm_mean);
   free(sp->norm_std);
   free(sp->desc);
+  free(sp->tidx);
+  free(sp->changed_mark);
   free(sp->changed);
   free(sp);
 }
@@ -296,12 +303,15 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->raw_twin = malloc(sn * sizeof(float));
   sp->col = malloc(max_nodes * sizeof *sp->col);
   sp->hid = malloc(max_samples * sizeof(float));
+  sp->e_twin = malloc(max_samples * sizeof(float));
   sp->norm_mean = malloc(max_nodes * sizeof(float));
   sp->norm_std = malloc(max_nodes * sizeof(float));
   sp->desc = malloc(max_nodes);
+  sp->tidx = malloc(max_nodes * sizeof(int16_t));
+  sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->norm_mean ||
-      !sp->norm_std || !sp->desc || !sp->changed) {
+  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
+      !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
   }
@@ -381,21 +391,32 @@ static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const flo
 /* ---- mechanisms ----------------------------------------------------------------
  * Column j (S values) from the columns its parents read (col) and its noise
  * e (S), into x (S). Every world evaluates a node through this function. */
+static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                        float *restrict x, uint32_t S, const float *soft);
+
 static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
                         float *restrict x, uint32_t S) {
+  eval_params(sp, m, j, e, x, S, NULL);
+}
+
+/* eval_column with node j's own parameters (soft NULL) or a SOFT world's
+ * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
+ * the same float operations in the same order either way. */
+static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                        float *restrict x, uint32_t S, const float *soft) {
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
   const int mech = node_mechanism(m, j);
   if (mech == TWINCACHE_MECH_LINEAR) {
     for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
-      const float w = m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
+      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
       for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
     }
     add_noise(sp, m, j, e, x, S);
     return;
   }
   const uint32_t h_n = m->hidden, n = m->n;
-  const float *blk = m->mlp + (size_t)j * (h_n * n + 2 * h_n);
+  const float *blk = soft ? soft : m->mlp + (size_t)j * (h_n * n + 2 * h_n);
   const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
   float *restrict a = sp->hid;
   for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
@@ -416,6 +437,42 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
   }
   add_noise(sp, m, j, e, x, S);
+}
+
+/* ---- intervention kinds ---------------------------------------------------------
+ * What each kind (enum twincache_inter_kind, FORMAT.md 3.6) does to its
+ * target's column; the rest of a twin world follows from the mechanisms.
+ * kernels/tc_sample_body.h repeats these rules for the GPU. */
+
+/* 1 when the kind fixes the target's column to value[k] (not computed, not
+ * stored in section 9). */
+static inline int kind_fixes_target(int kind) { return kind == TWINCACHE_DO; }
+
+/* Target t's raw column (S) of twin world k, value v, into x: the parents'
+ * columns of the twin are in sp->col already. */
+static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t, float v,
+                        float *restrict x, uint32_t S) {
+  switch (m->kind[k]) {
+  case TWINCACHE_DO: { /* a DO value lives in the stored space: raw = v * sd + mean when standardised
+                        * (iSCM: the columns hold stored values, v itself) */
+    const float raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
+    for (uint32_t s = 0; s < S; s++) x[s] = raw;
+    return;
+  }
+  case TWINCACHE_INTER_SOFT: /* the world's own parameters, the base world's noise term */
+    eval_params(sp, m, t, sp->noise + (size_t)t * S, x, S, m->soft + (size_t)k * m->soft_ld);
+    return;
+  case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
+    const float *restrict e = sp->noise + (size_t)t * S;
+    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];
+    eval_column(sp, m, t, sp->e_twin, x, S);
+    return;
+  }
+  default: /* TWINCACHE_SHIFT: the mechanism, then + v */
+    eval_column(sp, m, t, sp->noise + (size_t)t * S, x, S);
+    for (uint32_t s = 0; s < S; s++) x[s] += v;
+    return;
+  }
 }
 
 /* ---- worlds ----------------------------------------------------------------- */
@@ -486,31 +543,33 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   /* the previous twin's columns read the base world again */
   for (uint32_t ci = 0; ci < sp->n_changed; ci++)
     sp->col[sp->changed[ci]] = sp->raw_base + (size_t)sp->changed[ci] * S;
-  uint32_t t = m->target[k];
-  float v = m->value[k];
-  int is_do = m->kind[k] == TWINCACHE_DO;
+  /* the world's targets: target[k], then its extra ones (multi-target) */
+  const uint32_t nt = m->n_targets ? m->n_targets[k] : 1;
+  for (uint32_t j = 0; j < n; j++) sp->tidx[j] = -1;
+  for (uint32_t i = 0; i < nt; i++) {
+    uint32_t t = i ? m->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->target[k];
+    sp->tidx[t] = (int16_t)i;
+    sp->tval[i] = i ? m->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->value[k];
+    if (m->desc) continue;
+    /* the changed set: the union of the targets' descendant sets */
+    twincache_graph_descendants(m->adj, n, m->ld_adj, t, i ? sp->changed_mark : sp->desc);
+    if (i)
+      for (uint32_t j = 0; j < n; j++) sp->desc[j] |= sp->changed_mark[j];
+  }
   if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
-  else twincache_graph_descendants(m->adj, n, m->ld_adj, t, sp->desc);
   uint32_t nc = 0;
   for (uint32_t r = 0; r < n; r++)
     if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
   sp->n_changed = nc;
-  /* A DO value lives in the stored space: raw = v * sd + mean when standardised
-   * (iSCM: the columns hold stored values, v itself). */
-  float do_raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];
     float *x = sp->raw_twin + (size_t)j * S;
-    if (j == t && is_do) {
-      for (uint32_t s = 0; s < S; s++) x[s] = do_raw;
-    } else {
-      eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
-      if (j == t)
-        for (uint32_t s = 0; s < S; s++) x[s] += v;
-      if (m->iscm) { /* the base world's map of node j */
-        const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
-        for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
-      }
+    const int is_target = sp->tidx[j] >= 0;
+    if (is_target) twin_target(sp, m, k, j, sp->tval[sp->tidx[j]], x, S);
+    else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    if (m->iscm && !(is_target && kind_fixes_target(m->kind[k]))) { /* the base world's map of node j */
+      const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
+      for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
     }
     sp->col[j] = x;
   }
@@ -522,8 +581,8 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
  * with stride `stride`. */
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
-  if (j == m->target[k] && m->kind[k] == TWINCACHE_DO) {
-    for (uint32_t s = 0; s < S; s++) out[s * stride] = m->value[k];
+  if (sp->tidx[j] >= 0 && kind_fixes_target(m->kind[k])) {
+    for (uint32_t s = 0; s < S; s++) out[s * stride] = sp->tval[sp->tidx[j]];
     return;
   }
   const float *x = sp->raw_twin + (size_t)j * S;
@@ -550,10 +609,10 @@ void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uin
 
 uint32_t tc_scm_twin_cols(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
                           float *cols) {
-  uint32_t c = 0, t = m->target[k];
-  int is_do = m->kind[k] == TWINCACHE_DO;
+  uint32_t c = 0;
+  int fixed = kind_fixes_target(m->kind[k]);
   for (uint32_t j = 0; j < m->n; j++) { /* increasing node order */
-    if (!sp->desc[j] || (j == t && is_do)) continue;
+    if (!sp->desc[j] || (sp->tidx[j] >= 0 && fixed)) continue;
     twin_column(sp, m, k, S, j, cols + (size_t)c * S, 1);
     c++;
   }

@@ -68,6 +68,16 @@ typedef struct tc_scm {
   const float *value;      /* (K) do value (standardised space when standardize) or shift */
   const uint8_t *desc;     /* (K, n) 1 where node j is target k or its descendant, or NULL:
                             * computed from adj */
+  const float *soft;       /* (K, soft_ld) row k: SOFT world k's parameter block
+                            * (twincache_graph.soft), or NULL when no world is SOFT */
+  uint32_t soft_ld;        /* twincache_soft_stride(n, hidden, mechanism) */
+  /* multi-target worlds (twincache_graph's fields): world k intervenes on
+   * target[k] and more_target[k*(TWINCACHE_MAX_TARGETS-1) + i], i <
+   * n_targets[k]-1, each with its value, all of kind[k]; desc (when given)
+   * is then the union of their sets. n_targets NULL: one target each. */
+  const uint8_t *n_targets;
+  const uint16_t *more_target;
+  const float *more_value;
 } tc_scm;
 
 /* Scratch of one sampling thread, sized for up to max_nodes nodes and

@@ -25,6 +25,10 @@ struct tc_scm_store {
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
   uint8_t *desc;       /* (K, n) */
+  float *soft;         /* (K, P) soft worlds' parameter blocks, P = twincache_soft_stride */
+  uint8_t *n_targets;  /* (K) */
+  uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
+  float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) */
 };
 
 void tc_scm_store_free(tc_scm_store *st) {
@@ -46,6 +50,10 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->kind);
   free(st->value);
   free(st->desc);
+  free(st->soft);
+  free(st->n_targets);
+  free(st->more_target);
+  free(st->more_value);
   free(st);
 }
 
@@ -77,7 +85,12 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
   st->desc = malloc(k * n);
-  if (!st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+  size_t soft_p = (size_t)max_hidden * n + 2u * max_hidden > n ? (size_t)max_hidden * n + 2u * max_hidden : n;
+  st->soft = malloc(k * soft_p * sizeof(float));
+  st->n_targets = malloc(k);
+  st->more_target = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(uint16_t));
+  st->more_value = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(float));
+  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
       !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->hmat || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
@@ -137,10 +150,22 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
       st->desc[(size_t)k * n + j] = (uint8_t)((v->desc[(size_t)k * R + j / 8] >> (j % 8)) & 1u);
   if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
   memcpy(st->noise_scale, v->noise_scale, n * sizeof(float));
+  const uint32_t soft_p = twincache_soft_stride(n, H, v->mechanism);
+  const uint8_t *soft = v->soft;
   for (uint32_t k = 0; k < v->n_inter; k++) {
     st->target[k] = v->target[k];
     st->kind[k] = v->kind[k];
     st->value[k] = v->value[k];
+    st->n_targets[k] = v->n_targets[k];
+    for (uint32_t i = 0; i + 1u < v->n_targets[k]; i++) {
+      size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i;
+      st->more_target[at] = v->more_target[at];
+      st->more_value[at] = v->more_value[at];
+    }
+    if (v->kind[k] == TWINCACHE_INTER_SOFT) { /* the frame's blocks, in world order */
+      memcpy(st->soft + (size_t)k * soft_p, soft, soft_p * sizeof(float));
+      soft += 4u * soft_p;
+    }
   }
   for (uint32_t j = 0; j < n; j++)
     st->node_mech[j] = v->mechanism == TWINCACHE_MECH_MIXED ? v->node_mech[j] : v->mechanism;
@@ -169,5 +194,10 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->kind = st->kind;
   m->value = st->value;
   m->desc = st->desc;
+  m->soft = st->soft;
+  m->n_targets = st->n_targets;
+  m->more_target = st->more_target;
+  m->more_value = st->more_value;
+  m->soft_ld = soft_p;
   return TWINCACHE_OK;
 }

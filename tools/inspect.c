@@ -223,6 +223,23 @@ static const char *choice_name(int choice, unsigned code) {
 const char *tc_mechanism_name(unsigned m) { return choice_name(TWINCACHE_CHOICE_MECHANISM, m); }
 const char *tc_noise_name(unsigned n) { return choice_name(TWINCACHE_CHOICE_NOISE, n); }
 const char *tc_kind_name(unsigned k) { return choice_name(TWINCACHE_CHOICE_INTER_KIND, k); }
+
+/* The nodes world k changes: its targets (several in a multi-target world)
+ * and their descendants, as 0/1 into changed (n); returns their count. */
+uint32_t tc_world_changed(const twincache_graph *g, uint32_t k, uint8_t *changed) {
+  uint32_t n = g->n_nodes, nt = g->n_targets ? g->n_targets[k] : 1, count = 0;
+  uint8_t one[TWINCACHE_MAX_NODES];
+  memset(changed, 0, n);
+  for (uint32_t i = 0; i < nt; i++) {
+    uint32_t t = i ? g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : g->target[k];
+    if (t >= n) continue;
+    twincache_graph_descendants(g->adj, n, g->ld_adj, t, one);
+    for (uint32_t j = 0; j < n; j++) changed[j] |= one[j];
+  }
+  for (uint32_t j = 0; j < n; j++) count += changed[j];
+  return count;
+}
+
 const char *tc_family_name(unsigned f) { return choice_name(TWINCACHE_CHOICE_FAMILY, f); }
 
 /* ---- sortability over a cache ------------------------------------------------------ */

@@ -92,6 +92,9 @@ uint64_t tc_graph_edges(const twincache_graph *g);
 const char *tc_mechanism_name(unsigned m);
 const char *tc_noise_name(unsigned n);
 const char *tc_kind_name(unsigned k);
+/* The nodes world k of g changes: its targets (several in a multi-target
+ * world) and their descendants, as 0/1 into changed (n); returns the count. */
+uint32_t tc_world_changed(const twincache_graph *g, uint32_t k, uint8_t *changed);
 const char *tc_family_name(unsigned f); /* "unknown" for frames before version 4 */
 
 /* Sortability over many graphs (twincache_graph_sortability per graph):

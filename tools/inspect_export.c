@@ -26,9 +26,9 @@
  *        at row i column j), DIR/counterfactuals.json: per do() world one
  *        environment with the base rows as conditioning_values and the twin
  *        rows as test_data (the twin worlds are counterfactuals of the base
- *        rows: the same exogenous noise). Shift worlds are left out: their
- *        target column has no single intervention value, which causica's
- *        loader requires.
+ *        rows: the same exogenous noise). Shift, noise and soft worlds are left
+ *        out: their target column has no single intervention value, which
+ *        causica's loader requires.
  * An existing file is an error unless --force. */
 #include "inspect.h"
 #include "tc_args.h"
@@ -56,7 +56,7 @@ static const char k_help[] =
     "                  (0 observational, k+1 for world k)\n"
     "                causica: causica's layout in directory DIR: variables.json,\n"
     "                  train.csv (base rows), adj_matrix.csv, counterfactuals.json\n"
-    "                  (each do() world against the base rows; shift worlds left out)\n"
+    "                  (each do() world against the base rows; other kinds left out)\n"
     "  --out P     file name prefix (csv, npy) or directory, created when\n"
     "              missing (dcdi, causica) (required, no default)\n"
     "  --dataset I dcdi only: the number in the file names, DCDI's i_dataset,\n"
@@ -196,9 +196,12 @@ static void write_dcdi(out_file *o, const twincache_graph *g) {
     fputc('\n', o[3].f); /* observational: no target */
     fputs("0\n", o[4].f);
   }
-  for (uint32_t k = 0; k < g->n_inter; k++)
+  for (uint32_t k = 0; k < g->n_inter; k++) /* DCDI's csv row: every target of the world */
     for (uint32_t s = 0; s < g->n_samples; s++) {
-      fprintf(o[3].f, "%u\n", (unsigned)g->target[k]);
+      fprintf(o[3].f, "%u", (unsigned)g->target[k]);
+      for (uint32_t i = 1; g->n_targets && i < g->n_targets[k]; i++)
+        fprintf(o[3].f, ",%u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+      fputc('\n', o[3].f);
       fprintf(o[4].f, "%u\n", k + 1);
     }
 }
@@ -237,8 +240,10 @@ static uint32_t write_causica(out_file *o, const twincache_graph *g) {
   fputs("]},\n \"environments\": [", o[3].f);
   for (uint32_t k = 0; k < g->n_inter; k++) {
     if (g->kind[k] != TWINCACHE_DO) continue;
-    fprintf(o[3].f, "%s\n  {\"intervention_idxs\": [%u], \"conditioning_idxs\": null, \"effect_idxs\": [],\n"
-            "   \"conditioning_values\": ", written ? "," : "", (unsigned)g->target[k]);
+    fprintf(o[3].f, "%s\n  {\"intervention_idxs\": [%u", written ? "," : "", (unsigned)g->target[k]);
+    for (uint32_t i = 1; g->n_targets && i < g->n_targets[k]; i++)
+      fprintf(o[3].f, ", %u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    fputs("], \"conditioning_idxs\": null, \"effect_idxs\": [],\n   \"conditioning_values\": ", o[3].f);
     json_rows(o[3].f, g->base, g->n_samples, n, g->ld);
     fputs(",\n   \"test_data\": ", o[3].f);
     json_rows(o[3].f, g->inter + (size_t)k * g->n_samples * g->ld, g->n_samples, n, g->ld);
@@ -340,7 +345,7 @@ int tc_cmd_export(int argc, char **argv) {
     else
       printf("wrote graph %llu to %s_*.%s (%d files)", (unsigned long long)index, prefix, k_formats[fmt], n_parts);
     if (fmt == FMT_CAUSICA)
-      printf("; %u of %u worlds as counterfactuals (shift worlds left out)", do_worlds, g->n_inter);
+      printf("; %u of %u worlds as counterfactuals (worlds of other kinds left out)", do_worlds, g->n_inter);
     printf("\n");
   }
 

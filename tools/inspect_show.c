@@ -89,10 +89,40 @@ static void show_json(const twincache_graph *g) {
     printf("null");
   printf(",\n  \"targets\": [");
   for (uint32_t k = 0; k < k_n; k++) printf("%s%u", k ? "," : "", (unsigned)g->target[k]);
+  /* every node each world intervenes on (several for multi-target worlds), and their values */
+  printf("],\n  \"target_sets\": [");
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t nt = g->n_targets ? g->n_targets[k] : 1;
+    printf("%s[%u", k ? "," : "", (unsigned)g->target[k]);
+    for (uint32_t i = 1; i < nt; i++) printf(",%u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    putchar(']');
+  }
+  printf("],\n  \"value_sets\": [");
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t nt = g->n_targets ? g->n_targets[k] : 1;
+    printf("%s[", k ? "," : "");
+    tc_json_float(stdout, g->value[k]);
+    for (uint32_t i = 1; i < nt; i++) {
+      putchar(',');
+      tc_json_float(stdout, g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    }
+    putchar(']');
+  }
   printf("],\n  \"kinds\": [");
   for (uint32_t k = 0; k < k_n; k++) printf("%s\"%s\"", k ? "," : "", tc_kind_name(g->kind[k]));
   printf("],\n  \"values\": ");
   json_floats(g->value, k_n);
+  /* soft worlds: the new parameter block (twincache_soft_stride floats), else null */
+  printf(",\n  \"soft\": [");
+  uint32_t soft_p = twincache_soft_stride(n, h, g->mechanism);
+  for (uint32_t k = 0; k < k_n; k++) {
+    printf("%s", k ? "," : "");
+    if (g->kind[k] == TWINCACHE_INTER_SOFT && g->soft)
+      json_floats(g->soft + (size_t)k * soft_p, soft_p);
+    else
+      printf("null");
+  }
+  printf("]");
   printf(",\n  \"base\": ");
   json_matrix(g->base, s_n, n, g->ld, "  ");
   printf(",\n  \"inter\": [");
@@ -104,6 +134,7 @@ static void show_json(const twincache_graph *g) {
 }
 
 /* ---- text ------------------------------------------------------------------------ */
+
 static void text_rows(const float *m, uint32_t rows_total, uint32_t rows, uint32_t n,
                       uint32_t ld, const uint8_t *changed) {
   if (rows > rows_total) rows = rows_total;
@@ -184,9 +215,27 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   uint8_t changed[TWINCACHE_MAX_NODES];
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    uint32_t n_changed = t < n ? twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed) : 0;
+    uint32_t n_changed = tc_world_changed(g, k, changed), nt = g->n_targets ? g->n_targets[k] : 1;
     printf("  %3u  x%-3u %-5s %10.4g  %u of %u\n", k, t, tc_kind_name(g->kind[k]),
            (double)g->value[k], n_changed, n);
+    for (uint32_t i = 1; i < nt; i++)
+      printf("            and x%u (value %.4g)\n",
+             (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1],
+             (double)g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+    if (g->kind[k] == TWINCACHE_INTER_SOFT && g->soft && t < n) { /* the new mechanism */
+      const float *blk = g->soft + (size_t)k * twincache_soft_stride(n, g->n_hidden, g->mechanism);
+      int mech_t = g->mechanism == TWINCACHE_MECH_MIXED && g->node_mech ? g->node_mech[t] : g->mechanism;
+      if (mech_t != TWINCACHE_MECH_LINEAR) {
+        printf("            new %s block of x%u (%u units: show --json)\n",
+               twincache_choice_names(TWINCACHE_CHOICE_MECHANISM)[mech_t], t, g->n_hidden);
+      } else {
+        printf("            new weights:");
+        uint32_t parents = 0;
+        for (uint32_t i = 0; i < n; i++)
+          if (g->adj[(size_t)i * g->ld_adj + t]) printf(" x%u->x%u %.4g", i, t, (double)blk[i]), parents++;
+        printf("%s\n", parents ? "" : " none (a root: a linear mechanism has no parameters there)");
+      }
+    }
   }
 
   if (rows == 0) return;
@@ -198,12 +247,11 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   text_rows(g->base, s_n, rows, n, g->ld, NULL);
   for (uint32_t k = 0; k < k_n; k++) {
     uint32_t t = g->target[k];
-    if (t < n)
-      twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed);
-    else
-      memset(changed, 0, n);
+    tc_world_changed(g, k, changed);
     printf("\ntwin world %u: %s(x%u %s %.4g) (first %u rows; * = changed column)\n", k,
-           tc_kind_name(g->kind[k]), t, g->kind[k] == TWINCACHE_DO ? "=" : "+=",
+           tc_kind_name(g->kind[k]), t,
+           g->kind[k] == TWINCACHE_DO ? "=" : g->kind[k] == TWINCACHE_INTER_NOISE ? "noise *="
+                                     : g->kind[k] == TWINCACHE_INTER_SOFT ? "new mechanism," : "+=",
            (double)g->value[k], rows < s_n ? rows : s_n);
     text_rows(g->inter + (size_t)k * s_n * g->ld, s_n, rows, n, g->ld, changed);
   }

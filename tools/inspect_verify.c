@@ -70,11 +70,15 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
     const float *w = g->inter + (size_t)k * s_n * g->ld; /* (S, ld) */
     uint32_t t = g->target[k];
     if (t >= n) return snprintf(buf, cap, "intervention %u targets node %u of %u", k, t, n), buf;
-    if (g->kind[k] > TWINCACHE_SHIFT)
+    if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
       return snprintf(buf, cap, "intervention %u has unknown kind %u", k, g->kind[k]), buf;
     if (!rows_finite(w, s_n, n, g->ld))
       return snprintf(buf, cap, "NaN or Inf in twin world %u", k), buf;
-    twincache_graph_descendants(g->adj, n, g->ld_adj, t, changed);
+    uint32_t nt = g->n_targets ? g->n_targets[k] : 1;
+    for (uint32_t i = 1; i < nt; i++)
+      if (g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] >= n)
+        return snprintf(buf, cap, "intervention %u targets a node beyond %u", k, n), buf;
+    tc_world_changed(g, k, changed); /* the union of its targets' sets */
     for (uint32_t s = 0; s < s_n; s++) {
       const float *row = w + (size_t)s * g->ld, *base = g->base + (size_t)s * g->ld;
       for (uint32_t j = 0; j < n; j++)
@@ -84,10 +88,14 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
                           "is not a descendant but differs from base (%.9g vs %.9g)",
                           k, t, s, j, (double)row[j], (double)base[j]),
                  buf;
-      if (g->kind[k] == TWINCACHE_DO && memcmp(&row[t], &g->value[k], sizeof(float)) != 0)
-        return snprintf(buf, cap, "world %u: do(x%u = %.9g) but row %u has %.9g", k, t,
-                        (double)g->value[k], s, (double)row[t]),
-               buf;
+      for (uint32_t i = 0; i < nt && g->kind[k] == TWINCACHE_DO; i++) { /* every do() target */
+        uint32_t u = i ? g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : t;
+        float v = i ? g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : g->value[k];
+        if (memcmp(&row[u], &v, sizeof(float)) != 0)
+          return snprintf(buf, cap, "world %u: do(x%u = %.9g) but row %u has %.9g", k, u, (double)v, s,
+                          (double)row[u]),
+                 buf;
+      }
     }
   }
   return NULL;

@@ -93,3 +93,86 @@ def test_checks_come_from_c(cache_path):
         assert word in str(e.value)
     with pytest.raises(twincache.InvalidArgument):
         twincache.Loader(cache_path, samples="sometimes")
+
+
+def test_withhold_targets(cache_path):
+    """withhold_targets=True: target and value all zero, every other field the
+    batch without it, stored and fresh; compact and non-bool refused."""
+    for extra in (dict(), dict(samples="fresh", rows=6)):
+        kw = dict(batch_size=32, epochs=1, seed=3, threads=2, output="numpy", **extra)
+        with twincache.Loader(cache_path, **kw) as A, \
+                twincache.Loader(cache_path, withhold_targets=True, **kw) as B:
+            targets = 0
+            for a, b in zip(A.stream(), B.stream()):
+                targets += int(a.numpy["target"].sum())
+                assert not b.numpy["target"].any() and not b.numpy["value"].any()
+                for name in a.numpy:
+                    if name not in ("target", "value"):
+                        np.testing.assert_array_equal(a.numpy[name], b.numpy[name], err_msg=name)
+            assert targets > 0
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.Loader(cache_path, withhold_targets=True, layout="compact")
+    with pytest.raises(twincache.InvalidArgument):
+        twincache.Loader(cache_path, withhold_targets=1)
+
+
+def test_soft_fresh(tmp_root):
+    """Fresh worlds of soft interventions (an SCM-only linear cache): the
+    target's twin residual under the stored new weights (Graph.soft) is its
+    base residual (the new mechanism in effect, the same noise), and for a
+    target with parents its residual under its own weights is not."""
+    gen = os.environ.get("TWINCACHE_GEN")
+    if not gen:
+        pytest.skip("TWINCACHE_GEN not set")
+    path = os.path.join(tmp_root, "soft-scm-only")
+    subprocess.run([gen, "--out", path, "--graphs", "40", "--nodes", "4:8", "--samples", "0",
+                    "--intervention", "soft", "--targets", "3", "--edge-prob", "0.6", "--quiet"],
+                   check=True)
+    moved = 0
+    with twincache.Cache(path) as c, \
+            twincache.Loader(path, batch_size=8, samples="fresh", rows=16, output="numpy") as L:
+        for b in L:
+            for g in range(b.n_graphs):
+                gr = c[int(b.numpy["graph_id"][g])]
+                n = gr.n_nodes
+                assert gr.soft is not None and (gr.kind == 3).all()
+                base = b.numpy["base"][g][:, :n].astype(np.float64)
+                for k in range(gr.n_inter):
+                    t = int(gr.target[k])
+                    x = b.numpy["inter"][g][k][:, :n].astype(np.float64)
+                    pa = gr.adj[:, t] == 1
+                    r_base = base[:, t] - base[:, pa] @ gr.weight[pa, t]
+                    r_soft = x[:, t] - x[:, pa] @ gr.soft[k][pa]
+                    np.testing.assert_allclose(r_soft, r_base, rtol=0, atol=1e-4 * (1 + np.abs(x).max()))
+                    if pa.any():
+                        r_own = x[:, t] - x[:, pa] @ gr.weight[pa, t]
+                        moved += not np.allclose(r_own, r_base, atol=1e-3)
+    assert moved > 0
+
+
+def test_multi_target(tmp_root):
+    """Multi-target worlds: Graph.target_sets/value_sets from C, and the
+    batch's target/value rows hold every target of a world, stored and fresh;
+    the compact layout refuses them."""
+    gen = os.environ.get("TWINCACHE_GEN")
+    if not gen:
+        pytest.skip("TWINCACHE_GEN not set")
+    path = os.path.join(tmp_root, "multi")
+    subprocess.run([gen, "--out", path, "--graphs", "30", "--nodes", "4:8", "--samples", "4",
+                    "--targets", "3", "--targets-per-world", "2:3", "--quiet"], check=True)
+    with twincache.Cache(path) as c:
+        for extra in (dict(), dict(samples="fresh", rows=5)):
+            with twincache.Loader(path, batch_size=8, output="numpy", **extra) as L:
+                for b in L:
+                    for g in range(b.n_graphs):
+                        gr = c[int(b.numpy["graph_id"][g])]
+                        for k in range(gr.n_inter):
+                            ts, vs = gr.target_sets[k], gr.value_sets[k]
+                            assert 2 <= len(ts) <= 3 and len(set(ts.tolist())) == len(ts)
+                            row = b.numpy["target"][g][k]
+                            assert sorted(np.flatnonzero(row).tolist()) == sorted(ts.tolist())
+                            np.testing.assert_array_equal(b.numpy["value"][g][k][ts], vs)
+    with pytest.raises(twincache.InvalidArgument) as e:
+        with twincache.Loader(path, layout="compact", output="numpy") as L:
+            next(iter(L))
+    assert "dense layout" in str(e.value)

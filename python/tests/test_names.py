@@ -12,7 +12,7 @@ def test_names_are_cs():
     assert twincache.cache.MECHANISMS == ("linear", "mlp", "rff", "sigmoid", "poly", "mixed")
     assert twincache.cache.NOISES[:3] == ("gauss", "laplace", "uniform")
     assert "cauchy" in twincache.cache.NOISES and "gumbel" in twincache.cache.NOISES
-    assert twincache.cache.KINDS == ("do", "shift")
+    assert twincache.cache.KINDS == ("do", "shift", "noise", "soft")
     for choice in (C.CHOICE_FAMILY, C.CHOICE_MECHANISM, C.CHOICE_NOISE, C.CHOICE_INTER_KIND):
         assert len(C.choice_names(choice)) == C.choice_count(choice) > 0
     assert C.choice_name(C.CHOICE_NOISE, 99) is None

@@ -103,7 +103,9 @@ class Graph(ctypes.Structure):
                 ("norm_std", P(ctypes.c_float)), ("target", P(u16)), ("kind", P(u8)),
                 ("value", P(ctypes.c_float)), ("base", P(ctypes.c_float)),
                 ("inter", P(ctypes.c_float)), ("node_mech", P(u8)),
-                ("hetero_w", P(ctypes.c_float)), ("hetero_c", P(ctypes.c_float))]
+                ("hetero_w", P(ctypes.c_float)), ("hetero_c", P(ctypes.c_float)),
+                ("soft", P(ctypes.c_float)), ("n_targets", P(u8)), ("more_target", P(u16)),
+                ("more_value", P(ctypes.c_float))]
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
@@ -194,7 +196,8 @@ class LoaderOptions(ctypes.Structure):
                 ("alloc_user", ctypes.c_void_p), ("on_corrupt", CORRUPT_FN),
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
-                ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32)]
+                ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
+                ("withhold_targets", ctypes.c_int)]
 
 
 class LoaderState(ctypes.Structure):
@@ -230,6 +233,7 @@ _EXPECTED = (
     ("offsetof(twincache_batch, valid)", Batch.valid.offset),
     ("offsetof(twincache_loader_options, layout)", LoaderOptions.layout.offset),
     ("offsetof(twincache_loader_state, cache_tag)", LoaderState.cache_tag.offset),
+    ("offsetof(twincache_loader_options, withhold_targets)", LoaderOptions.withhold_targets.offset),
 )
 
 
@@ -274,6 +278,7 @@ cache_read_graph = _sig("twincache_cache_read_graph", cint, vp, vp, u64, P(Graph
 cache_read_frame = _sig("twincache_cache_read_frame", cint, vp, u64, P(vp), P(c_size_t))
 libc_free = ctypes.CDLL(None).free  # frees what read_frame malloc'd
 libc_free.restype, libc_free.argtypes = None, [vp]
+MAX_TARGETS = 16  # TWINCACHE_MAX_TARGETS: targets of one world (multi-target interventions)
 graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
 graph_free = _sig("twincache_graph_free", None, P(Graph))
 dctx_create = _sig("twincache_dctx_create", vp)

@@ -30,7 +30,14 @@ class Graph:
     """One decoded graph, arrays trimmed to its own sizes (n nodes, K
     interventions, S samples, H hidden) and owned by Python (copies).
     base (S,n) float32; inter (K,S,n) float32, row s of world k twins base
-    row s; target (K,) node index; kind (K,) 0=do 1=shift; value (K,) float32;
+    row s; target (K,) node index; kind (K,) 0=do 1=shift 2=noise 3=soft; value (K,) float32;
+    soft (K, P) float32 or None: row k is soft world k's new parameter block
+    (P = n for linear: the weight of edge i -> target at i; H*n+2H for the
+    other mechanisms: a node block as in mlp; in a mixed graph a linear
+    target's weights are its first n floats), rows of other worlds 0; None
+    when no world is soft;
+    target_sets / value_sets: per world, every node it intervenes on at once
+    (target[k] first; several for multi-target worlds) and their values;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
     noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None;
     family: the graph family's name ("unknown" in caches before format 4);
@@ -57,6 +64,9 @@ class Graph:
     norm_std: Optional[np.ndarray]
     family: str = "unknown"
     node_mechanisms: Optional[tuple] = None
+    soft: Optional[np.ndarray] = None
+    target_sets: Optional[list] = None
+    value_sets: Optional[list] = None
 
 
 def _array(ptr, count, dtype):
@@ -186,15 +196,27 @@ class Cache(Closable):
         mlp = (_array(g.mlp, n * stride, np.float32).reshape(n, stride)
                if g.mechanism != 0 and h else None)
         std = bool(g.flags & 1)
+        kind = _array(g.kind, k, np.uint8)
+        soft = None
+        if (kind == 3).any():
+            p = stride if g.mechanism != 0 else n  # twincache_soft_stride
+            soft = _array(g.soft, k * p, np.float32).reshape(k, p)
+            soft[kind != 3] = 0  # rows of other worlds are not decoded
+        m = C.MAX_TARGETS - 1
+        nt = _array(g.n_targets, k, np.uint8)
+        more_t = _array(g.more_target, k * m, np.uint16).reshape(k, m).astype(np.int64)
+        more_v = _array(g.more_value, k * m, np.float32).reshape(k, m)
+        tsets = [np.concatenate(([int(g.target[q])], more_t[q, :nt[q] - 1])) for q in range(k)]
+        vsets = [np.concatenate(([g.value[q]], more_v[q, :nt[q] - 1])).astype(np.float32) for q in range(k)]
         return Graph(
             index=g.index, n_nodes=n, n_samples=s, n_inter=k, n_hidden=h,
             mechanism=_name(MECHANISMS, g.mechanism), noise=_name(NOISES, g.noise), flags=g.flags,
             base=base, inter=inter, target=_array(g.target, k, np.uint16).astype(np.int64),
-            kind=_array(g.kind, k, np.uint8), value=_array(g.value, k, np.float32), adj=adj,
+            kind=kind, value=_array(g.value, k, np.float32), adj=adj,
             weight=weight, noise_scale=_array(g.noise_scale, n, np.float32), mlp=mlp,
             norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
             norm_std=_array(g.norm_std, n, np.float32) if std else None,
-            family=_name(FAMILIES, g.family),
+            family=_name(FAMILIES, g.family), soft=soft, target_sets=tsets, value_sets=vsets,
             node_mechanisms=(tuple(_name(MECHANISMS, int(c)) for c in _array(g.node_mech, n, np.uint8))
                              if MECHANISMS[g.mechanism:g.mechanism + 1] == ("mixed",) else None))
 

@@ -15,7 +15,7 @@ nodes, K interventions, S samples, W = (N + 63) // 64, C = n_cols:
     n_nodes   (G)     uint32   nodes of graph g (0 = padding graph)
     n_inter   (G)     uint32   interventions of graph g
     target    (G,K)   uint16   intervened node (0 beyond n_inter)
-    value     (G,K)   float32  do value or shift (0 beyond n_inter)
+    value     (G,K)   float32  do value, shift or noise factor (0 beyond n_inter)
     col_first (G,K)   uint32   first column of (g,k) in cols
     col_mask  (G,K,W) uint64   bit j set <=> column j of (g,k) is stored
     cols      (C,S)   float32  stored columns, in (g,k,j) order

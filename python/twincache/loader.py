@@ -49,7 +49,8 @@ class Loader(*_BASES, Closable):
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
-           layout="dense", samples="stored", rows=None, resample_every=1)
+           layout="dense", samples="stored", rows=None, resample_every=1,
+           withhold_targets=False)
 
     rank/world_size: None = torch.distributed when initialised, else the
     RANK/WORLD_SIZE environment variables, else 0/1. Rank r of W takes every
@@ -76,6 +77,9 @@ class Loader(*_BASES, Closable):
     stored S; the only way to read an SCM-only cache), the same draw for
     resample_every consecutive epochs; the same for any threads, ranks or
     resume (loader/twincache_loader.h).
+    withhold_targets: True for unknown-target training: the batch's target
+    and value are all zero while the cache still records them (kind and
+    int_mask stay); dense layout only.
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 
@@ -87,7 +91,7 @@ class Loader(*_BASES, Closable):
     def __init__(self, path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
-                 samples="stored", rows=None, resample_every=1):
+                 samples="stored", rows=None, resample_every=1, withhold_targets=False):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -121,6 +125,11 @@ class Loader(*_BASES, Closable):
         self.samples = _args.choice("samples", samples, ("stored", "fresh"))
         self.rows = _args.integer("rows", 0 if rows is None else rows)
         self.resample_every = _args.integer("resample_every", resample_every)
+        if not isinstance(withhold_targets, bool):
+            raise InvalidArgument(f"withhold_targets must be a bool, not {type(withhold_targets).__name__}")
+        self.withhold_targets = withhold_targets
+        if self.withhold_targets and self.batch_layout != "dense":
+            raise InvalidArgument("withhold_targets=True needs layout='dense'")
         if pin_memory is None:
             pin_memory = _cuda_usable()
         if pin_memory and not _cuda_usable():
@@ -153,6 +162,7 @@ class Loader(*_BASES, Closable):
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         o.layout = _LAYOUTS[self.batch_layout]
         o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
+        o.withhold_targets = int(self.withhold_targets)
         return o
 
     def _open(self, state):

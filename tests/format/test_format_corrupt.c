@@ -58,6 +58,99 @@ static void header_set(uint8_t *h, int off, int width, uint32_t v) {
   tc_store_u32(h + hb - 4, tc_fnv1a32(h, hb - 4));
 }
 
+/* Section 7a (soft parameter blocks): a non-zero weight on a non-parent of
+ * the target (here the target itself) is ECORRUPT in a decoded frame and
+ * EINVAL to the encoder; the unchanged payload decodes. Linear, not
+ * standardised, every world soft. */
+static void soft_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  tf_spec sp = {.seed = 25, .index = 9, .n = 6, .s = 5, .k = 3, .kinds = 5, .edge_p = 0.5};
+  tf_sample(ref_g, &sp);
+  size_t size;
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  uint8_t *pay = malloc(dsize), *out = malloc(size + 4096);
+  TC_REQUIRE(pay && out);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
+  uint32_t n = sp.n, rb = (n + 7) / 8, k_n = sp.k, edges = 0;
+  for (uint32_t i = 0; i < n * rb; i++) edges += (uint32_t)__builtin_popcount(pay[i]);
+  uint8_t *soft = pay + n * rb + 4 * edges + 4 * n + 8 * k_n + k_n * rb; /* world 0's block */
+  uint32_t t = ref_g->target[0];
+  size_t m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  TC_CHECK(tf_graph_same(ref_g, out_g));
+  uint8_t saved[4];
+  memcpy(saved, soft + 4 * t, 4);
+  tc_store_u32(soft + 4 * t, 0x3f800000u); /* 1.0f on the edge t -> t */
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  tc_store_u32(soft + 4 * t, 0x80000000u); /* -0.0 is not +0.0 either */
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  memcpy(soft + 4 * t, saved, 4);
+  ref_g->soft[t] = 1.0f; /* the encoder's rule: row 0, entry t */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->soft[t] = 0.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), 0);
+  free(pay);
+  free(out);
+}
+
+/* Section 6a (extra targets): a repeated or out-of-range extra target, a
+ * non-zero reserved byte, an a_k over 15 and a version-3 label are
+ * ECORRUPT; the unchanged payload decodes. Linear, not standardised. */
+static void multi_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  tf_spec sp = {.seed = 26, .index = 10, .n = 7, .s = 4, .k = 4, .kinds = 4, .edge_p = 0.5, .multi = 3};
+  tf_sample(ref_g, &sp);
+  size_t size;
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+  TC_CHECK(tf_graph_same(ref_g, out_g));
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  uint8_t *pay = malloc(dsize), *out = malloc(size + 4096);
+  TC_REQUIRE(pay && out);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
+  uint32_t n = sp.n, rb = (n + 7) / 8, k_n = sp.k, edges = 0;
+  for (uint32_t i = 0; i < n * rb; i++) edges += (uint32_t)__builtin_popcount(pay[i]);
+  uint8_t *rec = pay + n * rb + 4 * edges + 4 * n, *more = rec + 8 * k_n;
+  TC_REQUIRE(rec[8 * 1 + 3] == 1, "world 1 has one extra target"); /* 1 + 1 % 3 targets */
+  uint8_t saved[8];
+  memcpy(saved, more, 8);
+  const struct { int off; uint8_t v; } bad[] = {
+      {0, 0}, /* the extra target replaced by ... (set below) */
+      {2, 1}, {3, 1}, /* reserved bytes */
+  };
+  for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
+    if (c == 0) tc_store_u16(more, ref_g->target[1]); /* repeats the world's first target */
+    else more[bad[c].off] = bad[c].v;
+    size_t m = wrap(frame, pay, dsize, out, size + 4096);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    memcpy(more, saved, 8);
+  }
+  tc_store_u16(more, (uint16_t)n); /* out of range */
+  size_t m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  memcpy(more, saved, 8);
+  rec[8 * 1 + 3] = TWINCACHE_MAX_TARGETS; /* 16 extra targets: more than a world may have */
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  rec[8 * 1 + 3] = 1;
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  header_set(out, 4, 2, 3); /* labelled version 3: no extra targets then */
+  header_set(out, 27, 1, 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  /* the encoder: a repeated target, too many targets */
+  ref_g->more_target[1 * (TWINCACHE_MAX_TARGETS - 1)] = ref_g->target[1];
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->more_target[1 * (TWINCACHE_MAX_TARGETS - 1)] = (uint16_t)((ref_g->target[1] + 1) % n);
+  ref_g->n_targets[1] = TWINCACHE_MAX_TARGETS + 1;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->n_targets[1] = 2;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), 0);
+  free(pay);
+  free(out);
+}
+
 static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
   int bad = 0;
   accepted = 0;
@@ -229,7 +322,7 @@ static void payload_attacks(const uint8_t *frame, size_t size) {
   m = wrap(frame, pay, dsize, out, cap);
   TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
-  rec[2] = 2; /* kind */
+  rec[2] = TWINCACHE_INTER_KIND_COUNT; /* an unknown kind */
   m = wrap(frame, pay, dsize, out, cap);
   TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
   memcpy(rec, r0, 8);
@@ -447,6 +540,22 @@ int main(void) {
     header_set(h, 24, 1, TWINCACHE_NOISE_GUMBEL);
     TC_CHECK_RC(twincache_frame_peek(h, sizeof h, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
   }
+  { /* the noise and soft kinds are version 4's: the same frame labelled
+     * version 3 (byte 27 then reserved, 0) is corrupt, a shift frame so
+     * labelled is not */
+    for (int kinds = 1; kinds <= 5; kinds += 2) {
+      tf_spec sv = {.seed = 24, .index = 8, .n = 6, .s = 5, .k = 4, .kinds = kinds, .edge_p = 0.5};
+      tf_sample(ref_g, &sv);
+      TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+      TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+      TC_CHECK(tf_graph_same(ref_g, out_g));
+      header_set(frame, 4, 2, 3);
+      header_set(frame, 27, 1, 0);
+      TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), kinds != 1 ? TWINCACHE_ECORRUPT : 0);
+    }
+  }
+  soft_rules(frame, cap, cc);
+  multi_rules(frame, cap, cc);
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);
 

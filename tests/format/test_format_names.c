@@ -9,7 +9,7 @@
 
 int main(void) {
   const int counts[4] = {TWINCACHE_FAMILY_COUNT, TWINCACHE_MECH_COUNT, TWINCACHE_NOISE_COUNT,
-                         TWINCACHE_SHIFT + 1};
+                         TWINCACHE_INTER_KIND_COUNT};
   for (int ch = 0; ch < 4; ch++) {
     TC_CHECK(twincache_choice_count(ch) == counts[ch]);
     const char *const *all = twincache_choice_names(ch);
@@ -32,6 +32,7 @@ int main(void) {
   TC_CHECK(twincache_choice_code(TWINCACHE_CHOICE_MECHANISM, "mlp", (size_t)-1) == TWINCACHE_MECH_MLP);
   TC_CHECK(twincache_choice_code(TWINCACHE_CHOICE_NOISE, "laplace", (size_t)-1) == TWINCACHE_NOISE_LAPLACE);
   TC_CHECK(twincache_choice_code(TWINCACHE_CHOICE_INTER_KIND, "shift", (size_t)-1) == TWINCACHE_SHIFT);
+  TC_CHECK(twincache_choice_code(TWINCACHE_CHOICE_INTER_KIND, "noise", (size_t)-1) == TWINCACHE_INTER_NOISE);
   /* refusals leave one message naming the name */
   TC_CHECK_RC(twincache_choice_code(TWINCACHE_CHOICE_MECHANISM, "mlpx", (size_t)-1), TWINCACHE_EINVAL);
   TC_CHECK(strstr(twincache_last_error(), "mechanism 'mlpx'") != NULL);

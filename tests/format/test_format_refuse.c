@@ -83,7 +83,7 @@ int main(void) {
   g->target[0] = 6;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->target[0] = t0;
-  g->kind[1] = 2;
+  g->kind[1] = TWINCACHE_INTER_KIND_COUNT;
   TC_CHECK_RC(encode(g), TWINCACHE_EINVAL);
   g->kind[1] = 1;
   TC_CHECK_RC(encode(g), 0);

@@ -117,7 +117,7 @@ static void chunk_roundtrip(void) {
   twincache_chunk_builder_reset(b, 1000);
   for (int i = 0; i < C; i++) {
     tf_spec sp = {.seed = 9, .index = 1000 + i, .n = 2 + i, .s = 32, .k = 2 + i, .mlp = i == 3,
-                  .kinds = i % 3, .standardize = i % 2, .edge_p = 0.5};
+                  .kinds = i % 7, .standardize = i % 2, .edge_p = 0.5};
     src[i] = twincache_graph_alloc(10, 32, 10, 4);
     TC_REQUIRE(src[i]);
     tf_sample(src[i], &sp);
@@ -297,7 +297,7 @@ int main(void) {
   TC_REQUIRE(dc);
   uint64_t index = 0;
   for (int mlp = 0; mlp < 4; mlp++) /* linear, MLP, RFF, mixed */
-    for (int kinds = 0; kinds < 3; kinds++)
+    for (int kinds = 0; kinds < 7; kinds++)
       for (int stdz = 0; stdz < 2; stdz++) {
         /* K = all nodes, ld == N */
         tf_spec sp = {.seed = 42, .index = index++, .n = 8, .s = 64, .k = 8, .mlp = mlp,
@@ -308,6 +308,11 @@ int main(void) {
         sp.k = 3;
         sp.edge_p = 0.7;
         roundtrip(&sp, 13);
+        /* multi-target worlds (1..4 targets, soft ones single), every node a target */
+        sp.index = index++;
+        sp.k = 8;
+        sp.multi = 4;
+        roundtrip(&sp, 9);
         /* N = 1 and S = 1 */
         tf_spec one = {.seed = 1, .index = index++, .n = 1, .s = 1, .k = 1, .mlp = mlp,
                        .kinds = kinds, .standardize = stdz, .edge_p = 0.3};
@@ -323,6 +328,11 @@ int main(void) {
   /* larger shapes: N not a multiple of 8 across byte boundaries, big index */
   tf_spec big = {.seed = 7, .index = UINT64_MAX - 3, .n = 67, .s = 40, .k = 20, .kinds = 2, .edge_p = 0.1};
   roundtrip(&big, 70);
+  tf_spec big_multi = big; /* multi-target worlds across the 64-node word boundary */
+  big_multi.index = 12345;
+  big_multi.kinds = 4;
+  big_multi.multi = 16;
+  roundtrip(&big_multi, 70);
   tf_spec full = {.seed = 8, .index = 12, .n = 16, .s = 8, .k = 16, .kinds = 1, .edge_p = 1.0};
   roundtrip(&full, 16);
   tf_spec none = {.seed = 8, .index = 13, .n = 16, .s = 8, .k = 16, .kinds = 0, .edge_p = 0.0};
@@ -330,6 +340,13 @@ int main(void) {
   for (int mlp = 0; mlp < 4; mlp++) { /* heteroscedastic noise with every mechanism kind */
     tf_spec het = {.seed = 31, .index = 20 + (uint64_t)mlp, .n = 9, .s = 16, .k = 4, .mlp = mlp, .kinds = 2,
                    .standardize = mlp & 1, .edge_p = 0.5, .hetero = 1};
+    roundtrip(&het, 11);
+    het.index = 30 + (uint64_t)mlp; /* with every intervention kind (noise, soft) in turn */
+    het.kinds = 6;
+    roundtrip(&het, 11);
+    het.index = 40 + (uint64_t)mlp; /* and multi-target do/shift/noise worlds */
+    het.kinds = 4;
+    het.multi = 3;
     roundtrip(&het, 11);
   }
   tf_spec nok = {.seed = 8, .index = 14, .n = 9, .s = 20, .k = 0, .mlp = 1, .standardize = 1, .edge_p = 0.4};

@@ -24,16 +24,20 @@ typedef struct tf_spec {
   uint32_t k;        /* 0 < k <= n: interventions on the first k nodes of a random order */
   int mlp;           /* 1: MLP mechanism (hidden 4), 2: RFF (hidden 4), 3: MIXED (node j:
                       * linear, MLP, RFF for j % 3 = 0, 1, 2; hidden 4), 0: linear */
-  int kinds;         /* 0: all do, 1: all shift, 2: alternate */
+  int kinds;         /* 0: all do, 1: all shift, 2: alternate do/shift, 3: all noise, 4: do/shift/noise in
+                      * turn, 5: all soft, 6: do/shift/noise/soft in turn */
   int standardize;
   double edge_p;
+  uint32_t multi;    /* > 1: world k intervenes on 1 + k % multi nodes (not soft ones) */
   int hetero;        /* heteroscedastic noise (flag HETERO, section 4b) */
 } tf_spec;
 
 /* Evaluates one world in topological order (nodes are labelled by a random
- * order `ord`, edges go from earlier to later in it). */
-static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const float *e, int target,
-                     int kind, float value, float *x /* (S, ld) */) {
+ * order `ord`, edges go from earlier to later in it): node j is a target
+ * when tmask[j] (NULL: the base world), with value tval[j]; a SOFT target's
+ * mechanism takes its parameters from soft (twincache_soft_stride floats). */
+static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const float *e, int kind,
+                     const uint8_t *tmask, const float *tval, const float *soft, float *x /* (S, ld) */) {
   uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
   for (uint32_t s = 0; s < g->n_samples; s++) {
     float *row = x + (size_t)s * g->ld;
@@ -41,11 +45,14 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
       uint32_t j = ord[t];
       float m = 0.0f;
       int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
+      int is_t = tmask && tmask[j];
+      float value = is_t ? tval[j] : 0.0f;
+      int own = !(is_t && kind == TWINCACHE_INTER_SOFT);
       if (mech == TWINCACHE_MECH_LINEAR) {
         for (uint32_t i = 0; i < n; i++)
-          if (g->adj[i * g->ld_adj + j]) m += g->weight[i * g->ld_adj + j] * row[i];
+          if (g->adj[i * g->ld_adj + j]) m += (own ? g->weight[i * g->ld_adj + j] : soft[i]) * row[i];
       } else {
-        const float *blk = g->mlp + (size_t)j * stride;
+        const float *blk = own ? g->mlp + (size_t)j * stride : soft;
         for (uint32_t h = 0; h < H; h++) {
           float a = blk[H * n + h];
           for (uint32_t i = 0; i < n; i++) a += blk[h * n + i] * row[i];
@@ -59,8 +66,9 @@ static inline void tf_world(const twincache_graph *g, const uint32_t *ord, const
           if (g->adj[i * g->ld_adj + j]) a += g->hetero_w[i * g->ld_adj + j] * row[i];
         sig = 1.0f + tanhf(0.5f * a);
       }
-      float v = m + g->noise_scale[j] * e[(size_t)s * n + j] * sig;
-      if ((int)j == target) v = kind == TWINCACHE_DO ? value : v + value;
+      float ne = g->noise_scale[j] * e[(size_t)s * n + j], v = m + ne * sig;
+      if (is_t) /* a noise target: (value * noise term) * sigma, as scm/ computes it */
+        v = kind == TWINCACHE_DO ? value : kind == TWINCACHE_INTER_NOISE ? m + (value * ne) * sig : v + value;
       row[j] = v;
     }
   }
@@ -115,16 +123,49 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
   TC_REQUIRE(e);
   for (size_t q = 0; q < (size_t)n * S; q++) e[q] = (float)tc_rng_normal(&r);
   for (size_t q = 0; q < (size_t)S * g->ld; q++) g->base[q] = NAN;
-  tf_world(g, ord, e, -1, 0, 0.0f, g->base);
+  tf_world(g, ord, e, 0, NULL, NULL, NULL, g->base);
   for (uint32_t k = 0; k < K; k++) {
     /* one per node when K = N, else a spread of roots and sinks */
     g->target[k] = (uint16_t)(K == n ? k : ord[(k * 7 + 3) % n]);
-    g->kind[k] = (uint8_t)(sp->kinds == 2 ? k % 2 : (uint32_t)sp->kinds);
+    static const uint8_t kinds_of[] = {0, 1, 0, TWINCACHE_INTER_NOISE, 0, TWINCACHE_INTER_SOFT};
+    g->kind[k] = (uint8_t)(sp->kinds == 2 ? k % 2 : sp->kinds == 4 ? k % 3 : sp->kinds == 6 ? k % 4
+                                                                             : kinds_of[sp->kinds]);
     double v = tc_rng_range(&r, 1.0, 3.0); /* the generator's default: ±[1, 3] */
     g->value[k] = (float)(tc_rng_below(&r, 2) ? v : -v);
+    float *soft = NULL;
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) { /* new parameters on the target's parents only */
+      uint32_t t = g->target[k], H = g->n_hidden, P = twincache_soft_stride(n, H, g->mechanism);
+      soft = g->soft + (size_t)k * P;
+      g->value[k] = 0.0f;
+      for (uint32_t q = 0; q < P; q++) {
+        float w = (float)tc_rng_range(&r, -2.0, 2.0);
+        uint32_t i = q % n; /* linear: entry i; MLP: W1 column i while q < H*n */
+        if ((H == 0 || q < H * n) && !g->adj[i * g->ld_adj + t]) w = 0.0f;
+        soft[q] = w;
+      }
+    }
+    uint8_t tmask[TWINCACHE_MAX_NODES] = {0};
+    float tval[TWINCACHE_MAX_NODES];
+    tmask[g->target[k]] = 1;
+    tval[g->target[k]] = g->value[k];
+    g->n_targets[k] = 1;
+    if (sp->multi > 1 && g->kind[k] != TWINCACHE_INTER_SOFT) { /* extra targets: the next nodes */
+      uint32_t c = 1 + k % sp->multi;
+      if (c > n) c = n;
+      for (uint32_t i = 1; i < c; i++) {
+        uint32_t u = (g->target[k] + i) % n;
+        double x = tc_rng_range(&r, 1.0, 3.0);
+        size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1;
+        g->more_target[at] = (uint16_t)u;
+        g->more_value[at] = (float)(tc_rng_below(&r, 2) ? x : -x);
+        tmask[u] = 1;
+        tval[u] = g->more_value[at];
+      }
+      g->n_targets[k] = (uint8_t)c;
+    }
     float *blk = g->inter + (size_t)k * S * g->ld;
     for (size_t q = 0; q < (size_t)S * g->ld; q++) blk[q] = NAN;
-    tf_world(g, ord, e, g->target[k], g->kind[k], g->value[k], blk);
+    tf_world(g, ord, e, g->kind[k], tmask, tval, soft, blk);
   }
   if (sp->standardize) {
     for (uint32_t j = 0; j < n; j++) {
@@ -148,6 +189,11 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
       if (g->kind[k] == TWINCACHE_DO) {
         uint32_t t = g->target[k];
         g->value[k] = (g->value[k] - g->norm_mean[t]) / g->norm_std[t];
+        for (uint32_t i = 1; i < g->n_targets[k]; i++) {
+          size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1;
+          uint32_t u = g->more_target[at];
+          g->more_value[at] = (g->more_value[at] - g->norm_mean[u]) / g->norm_std[u];
+        }
       }
   }
   free(e);
@@ -184,6 +230,17 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
            memcmp(a->norm_std, b->norm_std, 4 * (size_t)n) != 0;
   for (uint32_t k = 0; k < K; k++)
     bad += a->target[k] != b->target[k] || a->kind[k] != b->kind[k] || !tf_f32_eq(a->value[k], b->value[k]);
+  for (uint32_t k = 0; k < K; k++) { /* multi-target worlds */
+    bad += !b->n_targets || a->n_targets[k] != b->n_targets[k];
+    for (uint32_t i = 1; b->n_targets && i < a->n_targets[k]; i++) {
+      size_t at = (size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1;
+      bad += a->more_target[at] != b->more_target[at] || !tf_f32_eq(a->more_value[at], b->more_value[at]);
+    }
+  }
+  uint32_t P = twincache_soft_stride(n, a->n_hidden, a->mechanism);
+  for (uint32_t k = 0; k < K; k++) /* a soft world's parameters */
+    if (a->kind[k] == TWINCACHE_INTER_SOFT)
+      bad += !b->soft || memcmp(a->soft + (size_t)k * P, b->soft + (size_t)k * P, 4 * (size_t)P) != 0;
   for (uint32_t w = 0; w <= K; w++) {
     const float *pa = w == 0 ? a->base : a->inter + (size_t)(w - 1) * S * a->ld;
     const float *pb = w == 0 ? b->base : b->inter + (size_t)(w - 1) * S * b->ld;

@@ -81,6 +81,9 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--edge-prob", "1.5", NULL}; expect(2, "--edge-prob", x); }
   { const char *x[] = {"--out", a, "--noise", "student", NULL}; expect(2, "--noise", x); }
   { const char *x[] = {"--out", a, "--mechanism", "gp", NULL}; expect(2, "--mechanism", x); }
+  { const char *x[] = {"--out", a, "--intervention", "hard", NULL}; expect(2, "--intervention", x); }
+  { const char *x[] = {"--out", a, "--intervention", "noise", "--value-dist", "uniform", "--values", "-1:1", NULL};
+    expect(2, "factor: LO >= 0", x); }
   { const char *x[] = {"--out", a, "--targets", "none", NULL}; expect(2, "--targets", x); }
   { const char *x[] = {"--out", a, "--zstd-level", "99", NULL}; expect(2, "--zstd-level", x); }
   { const char *x[] = {"--out", a, "--threads", "0", NULL}; expect(2, "--threads", x); }

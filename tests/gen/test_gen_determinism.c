@@ -102,6 +102,27 @@ int main(int argc, char **argv) {
   build("w_t2", "2", "120", ws);
   same("w_t1", "w_t2");
 
+  /* the noise intervention (its own value draw: a factor, no sign) */
+  const char *noise[] = {"--chunk-graphs", "8", "--intervention", "noise", "--values", "0:2",
+                         "--targets", "2", "--mechanism", "mlp", "--mlp-hidden", "3", NULL};
+  build("n_t1", "1", "120", noise);
+  build("n_t2", "2", "120", noise);
+  same("n_t1", "n_t2");
+
+  /* the soft intervention (its parameters drawn from the inter stream) */
+  const char *soft[] = {"--chunk-graphs", "8", "--intervention", "soft", "--targets", "3", "--mechanism",
+                        "mlp", "--mlp-hidden", "3", NULL};
+  build("s_t1", "1", "120", soft);
+  build("s_t2", "2", "120", soft);
+  same("s_t1", "s_t2");
+
+  /* multi-target worlds (their extra targets and values from the inter stream) */
+  const char *multi[] = {"--chunk-graphs", "8", "--targets", "3", "--targets-per-world", "1:4",
+                         "--intervention", "shift", NULL};
+  build("mt_t1", "1", "120", multi);
+  build("mt_t2", "2", "120", multi);
+  same("mt_t1", "mt_t2");
+
   /* the automatic chunk size (~1 MiB records) */
   const char *none[] = {NULL};
   build("auto_t1", "1", "500", none);

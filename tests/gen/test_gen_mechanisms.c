@@ -31,17 +31,19 @@ static double unit_f(int mechanism, double a) {
   }
 }
 
-/* f_j(row) of node j's mechanism, in double */
-static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
+/* f_j(row) of node j's mechanism, in double, with its own parameters or
+ * (soft not NULL) a soft world's (FORMAT.md 3.2 section 7a) */
+static double block_f_with(const twincache_graph *g, uint32_t j, const float *row, const float *soft) {
   uint32_t n = g->n_nodes, H = g->n_hidden, stride = H * n + 2 * H;
   int mech = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[j] : g->mechanism;
   double f = 0.0;
   if (mech == TWINCACHE_MECH_LINEAR) {
     for (uint32_t i = 0; i < n; i++)
-      if (g->adj[(size_t)i * g->ld_adj + j]) f += (double)g->weight[(size_t)i * g->ld_adj + j] * row[i];
+      if (g->adj[(size_t)i * g->ld_adj + j])
+        f += (double)(soft ? soft[i] : g->weight[(size_t)i * g->ld_adj + j]) * row[i];
     return f;
   }
-  const float *blk = g->mlp + (size_t)j * stride;
+  const float *blk = soft ? soft : g->mlp + (size_t)j * stride;
   for (uint32_t h = 0; h < H; h++) {
     double a = blk[(size_t)H * n + h];
     for (uint32_t i = 0; i < n; i++)
@@ -50,6 +52,8 @@ static double block_f(const twincache_graph *g, uint32_t j, const float *row) {
   }
   return f;
 }
+
+static double block_f(const twincache_graph *g, uint32_t j, const float *row) { return block_f_with(g, j, row, NULL); }
 
 /* The heteroscedastic factor of node j's noise: 1 + tanh((c_j + sum_i v_ij x_i)/2), or 1 */
 static double hetero_f(const twincache_graph *g, uint32_t j, const float *row) {
@@ -69,6 +73,7 @@ typedef struct {
   uint64_t graphs, checked;
   uint64_t nodes_of[TWINCACHE_MECH_COUNT]; /* nodes per mechanism */
   double worst;
+  uint64_t soft_checked, multi; /* residuals of soft targets; multi-target worlds */
 } eq_ctx;
 
 static void check_equation(const twincache_graph *g, const twincache_dims *dims, void *user) {
@@ -122,20 +127,41 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
       for (; u < H; u++) TC_REQUIRE(blk[(size_t)H * n + H + u] == 0.0f && blk[(size_t)H * n + u] == 0.0f);
     }
   }
-  uint8_t desc[TWINCACHE_MAX_NODES];
+  uint8_t desc[TWINCACHE_MAX_NODES], more[TWINCACHE_MAX_NODES];
+  float tval[TWINCACHE_MAX_NODES];
+  int8_t is_t[TWINCACHE_MAX_NODES];
+  const uint32_t P = twincache_soft_stride(n, H, g->mechanism);
   for (uint32_t k = 0; k < g->n_inter; k++) {
-    uint32_t t = g->target[k];
+    uint32_t t = g->target[k], nt = g->n_targets ? g->n_targets[k] : 1;
+    const int kind = g->kind[k];
     twincache_graph_descendants(g->adj, n, g->ld_adj, t, desc);
+    memset(is_t, 0, n);
+    is_t[t] = 1;
+    tval[t] = g->value[k];
+    for (uint32_t i = 1; i < nt; i++) { /* a multi-target world: the union of the targets' sets */
+      uint32_t u = g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1];
+      is_t[u] = 1;
+      tval[u] = g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1];
+      twincache_graph_descendants(g->adj, n, g->ld_adj, u, more);
+      for (uint32_t j = 0; j < n; j++) desc[j] |= more[j];
+    }
+    if (nt > 1) cx->multi++;
     for (uint32_t s = 0; s < S; s++) {
       const float *b = g->base + (size_t)s * g->ld, *x = g->inter + ((size_t)k * S + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
-        if (!desc[j] || (j == t && g->kind[k] == TWINCACHE_DO)) continue;
-        /* x = f + e sigma (+ value on a shift target): r_x sigma_b = r_b sigma_x */
+        if (!desc[j] || (is_t[j] && kind == TWINCACHE_DO)) continue;
+        /* x = f + e sigma (+ value on a shift target): r_x sigma_b = r_b sigma_x;
+         * a noise target: r_x sigma_b = value r_b sigma_x; a soft target: f
+         * from its stored new parameters */
+        const float *soft = is_t[j] && kind == TWINCACHE_INTER_SOFT ? g->soft + (size_t)k * P : NULL;
         double xb = iscm ? (double)b[j] * g->norm_std[j] + g->norm_mean[j] : b[j];
         double xx = iscm ? (double)x[j] * g->norm_std[j] + g->norm_mean[j] : x[j];
-        double rb = xb - block_f(g, j, b), rx = xx - block_f(g, j, x) - (j == t ? g->value[k] : 0.0);
+        double rb = xb - block_f(g, j, b);
+        double rx = xx - block_f_with(g, j, x, soft) - (is_t[j] && kind == TWINCACHE_SHIFT ? tval[j] : 0.0);
+        double fac = is_t[j] && kind == TWINCACHE_INTER_NOISE ? tval[j] : 1.0;
         double hb = hetero_f(g, j, b), hx = hetero_f(g, j, x);
-        double err = fabs(rx * hb - rb * hx) / (1.0 + fabs(xx) + fabs(xb));
+        double err = fabs(rx * hb - fac * rb * hx) / (1.0 + fabs(xx) + fabs(xb));
+        if (soft) cx->soft_checked++;
         if (err > cx->worst) cx->worst = err;
         TC_REQUIRE(err < 2e-4, "graph %llu inter %u row %u node %u: residual %.9g in the twin, %.9g in base",
                    (unsigned long long)g->index, k, s, j, rx, rb);
@@ -260,6 +286,37 @@ int main(int argc, char **argv) {
   const char *iscm_rff[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--intervention", "shift",
                             "--iscm", "--mechanism", "rff", NULL};
   equation_case(gen, dir, TWINCACHE_MECH_RFF, 0, iscm_rff);
+  /* the intervention kinds of issue 19 on every mechanism: a soft target's
+   * residual under its stored new block (drawn by the node's own mechanism)
+   * equals the base residual; a noise target's is value times it; with
+   * heteroscedastic noise, an iSCM and multi-target worlds */
+  static const char *const soft_mechs[] = {"rff", "sigmoid", "poly", "linear:1,mlp:1,rff:1,sigmoid:1,poly:1"};
+  static const int soft_codes[] = {TWINCACHE_MECH_RFF, TWINCACHE_MECH_SIGMOID, TWINCACHE_MECH_POLY,
+                                   TWINCACHE_MECH_MIXED};
+  for (int c = 0; c < 4; c++) {
+    const char *soft_eq[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "soft",
+                             "--mechanism", soft_mechs[c], NULL};
+    eq_ctx e = equation_case(gen, dir, soft_codes[c], 0, soft_eq);
+    TC_CHECK(e.soft_checked > 100, "%s: %llu soft residuals", soft_mechs[c], (unsigned long long)e.soft_checked);
+  }
+  const char *soft_het[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "soft",
+                            "--hetero", "1", "--mechanism", "linear:1,rff:1,poly:1", NULL};
+  TC_CHECK(equation_case(gen, dir, TWINCACHE_MECH_MIXED, 1, soft_het).soft_checked > 100);
+  const char *soft_iscm[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--intervention", "soft",
+                             "--iscm", "--mechanism", "sigmoid", NULL};
+  TC_CHECK(equation_case(gen, dir, TWINCACHE_MECH_SIGMOID, 0, soft_iscm).soft_checked > 100);
+  const char *noise_het[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "noise",
+                             "--values", "0:2", "--hetero", "1.5", "--mechanism", "mlp:1,sigmoid:1,linear:1", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_MIXED, 1, noise_het);
+  const char *noise_iscm[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--intervention", "noise",
+                              "--values", "0.2:2", "--iscm", "--mechanism", "poly", NULL};
+  equation_case(gen, dir, TWINCACHE_MECH_POLY, 0, noise_iscm);
+  const char *multi_het[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "noise",
+                             "--targets-per-world", "1:3", "--hetero", "1", "--mechanism", "rff:1,linear:1", NULL};
+  TC_CHECK(equation_case(gen, dir, TWINCACHE_MECH_MIXED, 1, multi_het).multi > 50);
+  const char *multi_iscm[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--intervention", "shift",
+                              "--targets-per-world", "2:3", "--iscm", "--mechanism", "mlp", NULL};
+  TC_CHECK(equation_case(gen, dir, TWINCACHE_MECH_MLP, 0, multi_iscm).multi > 50);
   const char *iscm_lin[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--iscm", "--hetero", "1",
                             "--targets", "3", "--intervention", "shift", NULL};
   equation_case(gen, dir, TWINCACHE_MECH_LINEAR, 1, iscm_lin);

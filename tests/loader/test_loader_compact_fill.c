@@ -208,8 +208,9 @@ int main(void) {
       {.seed = 3, .n = 7, .s = 9, .k = 3, .kinds = 2, .mlp = 1, .standardize = 1, .edge_p = 0.4},
       {.seed = 4, .n = 1, .s = 9, .k = 1, .kinds = 0, .edge_p = 0.5},
       {.seed = 5, .n = 9, .s = 9, .k = 0, .kinds = 0, .edge_p = 0.5},
+      {.seed = 10, .n = 8, .s = 9, .k = 8, .kinds = 4, .mlp = 1, .edge_p = 0.4}, /* do/shift/noise */
   };
-  fill_batches(5, 10, 10, 9, small, sizeof small / sizeof small[0]);
+  fill_batches(6, 10, 10, 9, small, sizeof small / sizeof small[0]);
   const tf_spec large[] = {
       {.seed = 6, .n = 70, .s = 3, .k = 70, .kinds = 0, .edge_p = 0.06},
       {.seed = 7, .n = 64, .s = 3, .k = 20, .kinds = 2, .edge_p = 0.08},

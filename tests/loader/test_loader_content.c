@@ -2,14 +2,16 @@
  * reader decodes for the same graphs: samples, twin rows, targets, values,
  * kinds, adjacency, masks, ids; every padding byte zero. Slots are reused
  * over several epochs so that a small graph follows a larger one in the same
- * place (stale rows must be cleared).
+ * place (stale rows must be cleared). On a cache of multi-target worlds the
+ * target row has a one (and the value row the value) at every target, and
+ * the compact layout is refused with EINVAL naming the dense layout.
  * usage: test_loader_content CACHE_DIR */
 #include "tl_common.h"
 
 static twincache_cache *cache;
 static twincache_dctx *dctx;
 static twincache_graph *gr;
-static uint64_t graphs_checked, padded_checked;
+static uint64_t graphs_checked, padded_checked, multi_worlds;
 
 static int all_zero(const void *p, size_t bytes) {
   const uint8_t *b = p;
@@ -52,10 +54,17 @@ static void check_graph(const twincache_batch *b, uint32_t g) {
   for (size_t q = 0; q < K; q++) {
     ok &= int_mask[q] == (q < k);
     ok &= kind[q] == (q < k ? gr->kind[q] : 0);
+    if (q < k) multi_worlds += gr->n_targets[q] > 1;
     for (size_t j = 0; j < N; j++) {
       int hit = q < k && j == gr->target[q];
+      const float *want = &gr->value[q];
+      for (uint32_t i = 1; q < k && i < gr->n_targets[q]; i++) /* a multi-target world */
+        if (j == gr->more_target[q * (TWINCACHE_MAX_TARGETS - 1) + i - 1]) {
+          hit = 1;
+          want = &gr->more_value[q * (TWINCACHE_MAX_TARGETS - 1) + i - 1];
+        }
       ok &= target[q * N + j] == hit;
-      ok &= hit ? !memcmp(&value[q * N + j], &gr->value[q], 4) : value[q * N + j] == 0.0f;
+      ok &= hit ? !memcmp(&value[q * N + j], want, 4) : value[q * N + j] == 0.0f;
     }
   }
   for (size_t i = 0; i < N; i++) {
@@ -111,6 +120,19 @@ int main(int argc, char **argv) {
   }
   TC_CHECK(graphs_checked == count * (3 + 2 + 1));
   TC_CHECK(padded_checked > 0 || count % 7 == 0);
+  if (multi_worlds > 0) { /* the compact layout holds one target per world */
+    twincache_loader_options o;
+    twincache_loader *l = NULL;
+    twincache_loader_options_init(&o);
+    o.layout = TWINCACHE_LAYOUT_COMPACT;
+    o.batch_size = (uint32_t)count;
+    TC_CHECK_RC(twincache_loader_open(argv[1], &o, NULL, &l), TWINCACHE_OK);
+    twincache_batch *b;
+    if (l) TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EINVAL);
+    TC_CHECK(strstr(twincache_last_error(), "dense layout") != NULL, "message: %s", twincache_last_error());
+    twincache_loader_close(l);
+    printf("%llu multi-target worlds checked; the compact layout refuses them\n", (unsigned long long)multi_worlds);
+  }
   twincache_graph_free(gr);
   twincache_dctx_free(dctx);
   twincache_cache_close(cache);

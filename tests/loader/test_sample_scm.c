@@ -7,8 +7,14 @@
  * bytes. Runs in CI (no GPU); test_sample_cuda holds the device to the
  * emulation.
  *
- * usage: test_sample_scm CACHE...  (every mechanism, noise and intervention
- * kind: the fresh-test caches) */
+ * Caches after --refused hold soft interventions, whose parameters an SCM
+ * batch has no room for: there the emulation must refuse every batch with
+ * a soft world (TWINCACHE_KERNELS_EINVAL, nothing written), and the
+ * kernel's per-thread code, run anyway, must fill such a world with NaN.
+ *
+ * usage: test_sample_scm CACHE... [--refused CACHE...]  (every mechanism,
+ * noise and intervention kind: the fresh-test caches) */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +22,10 @@
 
 #include "tc_scm.h"
 #include "tl_common.h"
+#include "tc_sample_body.h"
 #include "twincache_kernels.h"
+
+static int g_refused; /* the caches now named hold soft interventions */
 
 typedef struct packed { /* an SCM batch's arrays, G x (N, K, H) */
   uint32_t *n_nodes, *n_inter, *order;
@@ -131,14 +140,40 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
     }
     int iscm = 0;
     for (uint32_t g = 0; g < b->n_graphs; g++) iscm |= (p.flags[g] & 2u) != 0;
-    int rc = twincache_sample_cpu(&sb, noise, mean, sd, base, inter);
     if (iscm) { /* the kernel refuses an internally standardised SCM, it does not guess */
-      TC_CHECK(rc == TWINCACHE_KERNELS_EINVAL, "%s: an iSCM batch was not refused", path);
+      TC_CHECK(twincache_sample_cpu(&sb, noise, mean, sd, base, inter) == TWINCACHE_KERNELS_EINVAL,
+               "%s: an iSCM batch was not refused", path);
       refused++;
       twincache_loader_release(l, b);
       continue;
     }
-    TC_CHECK(rc == 0);
+    if (g_refused) {
+      int soft = 0;
+      for (uint32_t g = 0; g < b->n_graphs; g++)
+        for (uint32_t k = 0; k < p.n_inter[g]; k++) soft += p.kind[(size_t)g * K + k] == TWINCACHE_INTER_SOFT;
+      inter[0] = 1.0f;
+      TC_CHECK_RC(twincache_sample_cpu(&sb, noise, mean, sd, base, inter), soft ? TWINCACHE_KERNELS_EINVAL : 0);
+      if (soft) {
+        TC_CHECK(inter[0] == 1.0f, "%s: a refused batch was written", path);
+        /* the per-thread code run anyway: every soft world all NaN */
+        for (uint32_t g = 0; g < b->n_graphs; g++)
+          for (uint32_t s = 0; s < S; s++) tc_sb_base_row(&sb, g, s, noise, base);
+        for (uint32_t g = 0; g < b->n_graphs; g++)
+          for (uint32_t j = 0; j < N; j++) tc_sb_stats(&sb, g, j, base, mean, sd);
+        for (uint32_t g = 0; g < b->n_graphs; g++)
+          for (uint32_t s = 0; s < S; s++) tc_sb_twin_row(&sb, g, s, noise, base, mean, sd, inter);
+        for (uint32_t g = 0; g < b->n_graphs; g++)
+          for (uint32_t k = 0; k < p.n_inter[g]; k++)
+            if (p.kind[(size_t)g * K + k] == TWINCACHE_INTER_SOFT)
+              for (size_t q = 0; q < (size_t)S * N; q++)
+                bad += !isnan(inter[((size_t)g * K + k) * S * N + q]);
+        graphs += b->n_graphs;
+        twincache_loader_release(l, b);
+        continue;
+      }
+    } else {
+      TC_CHECK_RC(twincache_sample_cpu(&sb, noise, mean, sd, base, inter), 0);
+    }
     for (uint32_t g = 0; g < b->n_graphs; g++) {
       bad += memcmp(base + (size_t)g * S * N, b->base + (size_t)g * S * N, (size_t)S * N * 4) != 0;
       bad += memcmp(inter + (size_t)g * K * S * N, b->inter + (size_t)g * K * S * N, (size_t)K * S * N * 4) != 0;
@@ -149,8 +184,8 @@ static void test_cache(const char *path, const double *zx, const double *zr) {
   TC_CHECK(graphs > 0 || refused > 0);
   TC_CHECK(bad == 0, "%s: %llu worlds of %llu graphs differ between the kernel's emulation and scm/", path,
            (unsigned long long)bad, (unsigned long long)graphs);
-  printf("%s: %llu graphs (2 epochs) bit-identical, %llu iSCM batches refused\n", path, (unsigned long long)graphs,
-         (unsigned long long)refused);
+  printf("%s: %llu graphs (2 epochs) %s, %llu iSCM batches refused\n", path, (unsigned long long)graphs,
+         g_refused ? "refused (soft), NaN from the per-thread code" : "bit-identical", (unsigned long long)refused);
   free(p.n_nodes), free(p.n_inter), free(p.order), free(p.flags), free(p.noise), free(p.mech), free(p.het_w), free(p.het_c), free(p.adj);
   free(p.kind), free(p.desc), free(p.key), free(p.weight), free(p.mlp), free(p.noise_scale);
   free(p.value), free(p.target), free(noise), free(mean), free(sd), free(base), free(inter);
@@ -167,6 +202,12 @@ int main(int argc, char **argv) {
   }
   double zx[257], zr[256];
   twincache_sample_tables(zx, zr);
-  for (int i = 1; i < argc; i++) test_cache(argv[i], zx, zr);
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--refused")) {
+      g_refused = 1;
+      continue;
+    }
+    test_cache(argv[i], zx, zr);
+  }
   return tc_test_finish("test_sample_scm");
 }

@@ -51,6 +51,9 @@ os.makedirs(scratch)
 caches = {
     "do": ["--intervention", "do"],
     "shift": ["--intervention", "shift", "--targets", "3", "--standardize"],
+    "noise": ["--intervention", "noise", "--targets", "2", "--values", "0.2:3"],
+    "soft": ["--intervention", "soft", "--targets", "2", "--mechanism", "mlp"],
+    "multi": ["--intervention", "do", "--targets", "3", "--targets-per-world", "2:3"],
 }
 for name, extra in caches.items():
     cache = os.path.join(scratch, name)
@@ -74,7 +77,8 @@ for name, extra in caches.items():
         check(same_bits(data, np.concatenate([base, inter.reshape(k_n * s_n, n)])), f"{tag}: data_interv2.npy")
         with open(os.path.join(d, "intervention2.csv")) as f:
             masks = [[int(x) for x in row] for row in csv.reader(f)]
-        want = [[]] * s_n + [[t] for t in truth["targets"] for _ in range(s_n)]
+        # a multi-target world's row lists every target, comma-separated
+        want = [[]] * s_n + [list(ts) for ts in truth["target_sets"] for _ in range(s_n)]
         check(masks == want, f"{tag}: intervention2.csv")
         regimes = np.genfromtxt(os.path.join(d, "regime2.csv"), delimiter=",").astype(int)
         check(list(regimes) == [0] * s_n + [k + 1 for k in range(k_n) for _ in range(s_n)],
@@ -105,11 +109,12 @@ for name, extra in caches.items():
         check(len(envs) == len(dos), f"{tag}: {len(envs)} environments for {len(dos)} do() worlds")
         for e, k in zip(envs, dos):
             t = truth["targets"][k]
-            check(e["intervention_idxs"] == [t], f"{tag}: world {k} target")
+            check(e["intervention_idxs"] == truth["target_sets"][k], f"{tag}: world {k} targets")
             check(same_bits(f32(e["conditioning_values"]), base), f"{tag}: world {k} factual rows")
             test = f32(e["test_data"])
             check(same_bits(test, inter[k]), f"{tag}: world {k} counterfactual rows")
-            check(np.all(test[:, t] == test[0, t]), f"{tag}: world {k} one intervention value")
+            for t in truth["target_sets"][k]:
+                check(np.all(test[:, t] == test[0, t]), f"{tag}: world {k} one value at target {t}")
 
 # refusals: an existing export without --force, --dataset off dcdi
 d = os.path.join(scratch, "dcdi-do-0")

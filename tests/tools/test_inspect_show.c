@@ -92,11 +92,22 @@ static void check_show_json(const tj_value *o, const twincache_graph *g) {
   for (uint32_t k = 0; k < k_n && tj_len(targets) == k_n && tj_len(kinds) == k_n; k++) {
     TC_CHECK(tj_num(tj_at(targets, k)) == g->target[k], "graph %llu: target %u",
           (unsigned long long)idx, k);
-    const char *want = g->kind[k] == TWINCACHE_DO ? "do" : "shift";
+    const char *want = twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, g->kind[k]);
     TC_CHECK(tj_at(kinds, k)->type == TJ_STRING && !strcmp(tj_at(kinds, k)->text, want),
           "graph %llu: kind %u", (unsigned long long)idx, k);
   }
   check_vector("values", tj_get(o, "values"), g->value, k_n, idx);
+  /* soft worlds: their parameter block; other worlds null */
+  const tj_value *soft = tj_get(o, "soft");
+  TC_CHECK(tj_len(soft) == k_n, "graph %llu: soft has %zu entries", (unsigned long long)idx, tj_len(soft));
+  for (uint32_t k = 0; k < k_n && tj_len(soft) == k_n; k++) {
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) {
+      uint32_t P = twincache_soft_stride(n, g->n_hidden, g->mechanism);
+      check_vector("soft", tj_at(soft, k), g->soft + (size_t)k * P, P, idx);
+    } else {
+      TC_CHECK(tj_at(soft, k)->type == TJ_NULL, "graph %llu: soft[%u] not null", (unsigned long long)idx, k);
+    }
+  }
   check_matrix("base", tj_get(o, "base"), g->base, s_n, n, g->ld, idx);
   const tj_value *inter = tj_get(o, "inter");
   TC_CHECK(tj_len(inter) == k_n, "graph %llu: inter has %zu worlds, want %u", (unsigned long long)idx,
@@ -147,6 +158,40 @@ int main(int argc, char **argv) {
     check_cache(inspect, cache2, scratch);
   else
     TC_CHECK(0, "could not create the MLP/standardised/shift cache");
+  /* the noise intervention: its name in the JSON and its rule in the text form */
+  const char *noise[] = {"--intervention", "noise", "--values", "0.5:2", "--targets", "2", NULL};
+  char cache3[4200];
+  snprintf(cache3, sizeof cache3, "%s/cache-noise", scratch);
+  if (tt_make_cache(gen, cache3, scratch, 20, noise) == 0) {
+    check_cache(inspect, cache3, scratch);
+    char *a[] = {argv[2], "show", cache3, "3", "--rows", "1", NULL};
+    tt_result r;
+    if (tt_run(a, scratch, &r) == 0) {
+      TC_CHECK(r.status == 0, "show text exited %d: %s", r.status, r.err);
+      TC_CHECK(strstr(r.out, "twin world 1: noise(x") != NULL && strstr(r.out, " noise *= ") != NULL,
+               "the noise kind in the text form: %s", r.out);
+      tt_result_clear(&r);
+    }
+  } else {
+    TC_CHECK(0, "could not create the noise-intervention cache");
+  }
+  /* the soft intervention: its parameters in the JSON, its new weights in the text */
+  const char *soft[] = {"--intervention", "soft", "--targets", "3", "--nodes", "5:8", "--edge-prob", "0.6", NULL};
+  char cache4[4200];
+  snprintf(cache4, sizeof cache4, "%s/cache-soft", scratch);
+  if (tt_make_cache(gen, cache4, scratch, 20, soft) == 0) {
+    check_cache(inspect, cache4, scratch);
+    char *a[] = {argv[2], "show", cache4, "4", "--rows", "1", NULL};
+    tt_result r;
+    if (tt_run(a, scratch, &r) == 0) {
+      TC_CHECK(r.status == 0, "show text exited %d: %s", r.status, r.err);
+      TC_CHECK(strstr(r.out, "new weights:") != NULL && strstr(r.out, "new mechanism") != NULL,
+               "the soft kind in the text form: %s", r.out);
+      tt_result_clear(&r);
+    }
+  } else {
+    TC_CHECK(0, "could not create the soft-intervention cache");
+  }
 
   /* text form: runs, names the graph, prints R rows per world */
   {

@@ -1,0 +1,36 @@
+/* tc_gen_inter.h — the intervention kinds of twincache-gen: ONE dispatch
+ * table (tc_gen_inter.c) with one file per kind behind it (inter_do.c,
+ * inter_shift.c, inter_noise.c, inter_soft.c). A kind here checks its options and draws
+ * the value of one intervention from the graph's inter stream; applying it
+ * to a world is the one SCM sampler's job (scm/scm.c: twin_target),
+ * which reads the stored kind and value. A new kind is its own file, one
+ * row here, one name in formats/names.c and its rule in scm/ and in the
+ * GPU's kernels/tc_sample_body.h. */
+#ifndef TC_GEN_INTER_H
+#define TC_GEN_INTER_H
+
+#include "tc_common.h"
+#include "tc_gen.h"
+#include "tc_gen_mech.h"
+
+typedef struct tc_gen_inter {
+  int code; /* enum twincache_inter_kind */
+  /* Checks the kind's options (--values, --value-dist); TWINCACHE_EINVAL
+   * with *flag set to the offending flag. NULL: none. */
+  int (*check)(const tc_gen_config *c, const char **flag);
+  /* The stored value of one intervention on node `target` of the graph
+   * whose parameters p holds, from ri in a fixed order (graph i stays a
+   * pure function of (seed, i, config)); a kind with parameters of its own
+   * (SOFT) also writes them to soft (twincache_soft_stride floats). */
+  float (*draw)(const tc_gen_config *c, const tc_gen_params *p, uint32_t target, float *soft, tc_rng *ri);
+} tc_gen_inter;
+
+/* The kind of a code, or NULL. */
+const tc_gen_inter *tc_gen_inter_get(int code);
+
+/* The value draw that do and shift share: uniform in --values [LO, HI),
+ * then, with --value-dist signed, a sign +-1 with probability 1/2. */
+float tc_gen_inter_signed_value(const tc_gen_config *c, const tc_gen_params *p, uint32_t target, float *soft,
+                                tc_rng *ri);
+
+#endif /* TC_GEN_INTER_H */
