@@ -7,7 +7,7 @@
 #include "twincache_kernels.h"
 
 void twincache_sample_tables(double zig_x[257], double zig_ratio[256]) {
-  /* scm/scm.c's zig_init, the same operations with the same libm */
+  /* scm/tc_scm_noise.c's tables_init, the same operations with the same libm */
   const double R = 3.6541528853610088, V = 0.00492867323399;
   double f = exp(-0.5 * R * R);
   zig_x[0] = V / f;

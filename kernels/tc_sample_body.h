@@ -133,7 +133,7 @@ TC_SB double tc_sb_zig(uint64_t bits, uint64_t *more, const double *zx, const do
   }
 }
 
-/* The standard draw of cell j of a row whose stream state is row (scm's cell_draw). */
+/* The standard draw of cell j of a row whose stream state is row (the fresh cell draws of scm/noise_*.c). */
 TC_SB double tc_sb_cell(uint64_t row, uint32_t j, int family, const double *zx, const double *zr) {
   uint64_t bits = tc_sb_mix64(row + (uint64_t)(j + 1) * TC_SB_GAMMA);
   if (family == 1) { /* Laplace */

@@ -1,6 +1,7 @@
 /* scm.c — the one SCM sampler: noise, base world in topological order, twin
  * worlds recomputing only the target and its descendants, standardisation.
- * See tc_scm.h for the contract.
+ * See tc_scm.h for the contract; the noise families sit behind one table
+ * (tc_scm_noise.h), one file each (noise_*.c).
  *
  * Worlds are computed column by column: node j's S values at once, from
  * its parents' columns, so the inner loops run over rows (contiguous, and
@@ -10,152 +11,11 @@
  * out = 0; out += w2[h] * tanhf(b1[h] + sum W1 x) for h ascending; x = out
  * + e; RFF the same with cos). */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tc_scm.h"
-
-/* ---- fast standard normal: Marsaglia-Tsang ziggurat, 256 layers ---------------
- * A transform of tc_rng draws (not another RNG): ~99% of draws cost one
- * tc_rng_u64 and a multiply, against log+sqrt+cos for Box-Muller. Layer
- * edges are computed once (Doornik's construction), so the output is a pure
- * function of the stream. */
-#define TC_ZIG_N 256
-#define TC_ZIG_R 3.6541528853610088
-#define TC_ZIG_V 0.00492867323399
-static double g_zig_x[TC_ZIG_N + 1], g_zig_ratio[TC_ZIG_N];
-static pthread_once_t g_zig_once = PTHREAD_ONCE_INIT;
-
-static void zig_init(void) {
-  double f = exp(-0.5 * TC_ZIG_R * TC_ZIG_R);
-  g_zig_x[0] = TC_ZIG_V / f;
-  g_zig_x[1] = TC_ZIG_R;
-  g_zig_x[TC_ZIG_N] = 0.0;
-  for (int i = 2; i < TC_ZIG_N; i++) {
-    g_zig_x[i] = sqrt(-2.0 * log(TC_ZIG_V / g_zig_x[i - 1] + f));
-    f = exp(-0.5 * g_zig_x[i] * g_zig_x[i]);
-  }
-  for (int i = 0; i < TC_ZIG_N; i++) g_zig_ratio[i] = g_zig_x[i + 1] / g_zig_x[i];
-}
-
-/* ---- log and exp of the fresh noise ----------------------------------------------
- * Fresh worlds must come out the same on a GPU (kernels/tc_sample_body.h
- * repeats this code), and libm's log/exp and CUDA's differ in the last bit
- * now and then. These use +, -, *, / and bit fields only (max error a few
- * ulp; no FMA contraction in ISO C). The generator's stream noise keeps
- * libm's, so its caches keep their bytes. */
-static double fresh_log(double x) { /* x normal, > 0: here (0, 1] */
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  int k = (int)((b >> 52) & 0x7ff) - 1023;
-  b = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
-  double m;
-  memcpy(&m, &b, sizeof m); /* x = m 2^k, m in [1, 2) */
-  if (m > 1.4142135623730951) {
-    m = 0.5 * m;
-    k++;
-  }
-  double f = m - 1.0, s = f / (2.0 + f), z = s * s; /* log m = 2 atanh s, |s| < 0.172 */
-  double p = 1.0 / 19.0;
-  p = p * z + 1.0 / 17.0;
-  p = p * z + 1.0 / 15.0;
-  p = p * z + 1.0 / 13.0;
-  p = p * z + 1.0 / 11.0;
-  p = p * z + 1.0 / 9.0;
-  p = p * z + 1.0 / 7.0;
-  p = p * z + 1.0 / 5.0;
-  p = p * z + 1.0 / 3.0;
-  double kd = (double)k;
-  return kd * 6.93147180369123816490e-01 + (kd * 1.90821492927058770002e-10 + (2.0 * s + 2.0 * s * (z * p)));
-}
-
-static double fresh_exp(double y) { /* y in [-700, 700] */
-  double kd = floor(y * 1.4426950408889634 + 0.5);
-  double r = (y - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
-  double p = 1.0 / 6227020800.0; /* Taylor to r^13, |r| <= 0.35 */
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  uint64_t bits = (uint64_t)((int64_t)kd + 1023) << 52;
-  double scale;
-  memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
-}
-
-static double normal_tail(tc_rng *r, int negative, int fresh) {
-  double x, y;
-  do {
-    double u1 = 1.0 - tc_rng_uniform(r), u2 = 1.0 - tc_rng_uniform(r); /* (0, 1] */
-    x = (fresh ? fresh_log(u1) : log(u1)) / TC_ZIG_R;
-    y = fresh ? fresh_log(u2) : log(u2);
-  } while (-2.0 * y < x * x);
-  return negative ? x - TC_ZIG_R : TC_ZIG_R - x;
-}
-
-/* The ziggurat from a first draw `bits`; later draws (rejections, the tail)
- * come from r; fresh: its log and exp are fresh_log/fresh_exp, else libm's.
- * zig_normal_from(tc_rng_u64(r), r, 0) is the generator's ziggurat. */
-static double zig_normal_from(uint64_t bits, tc_rng *r, int fresh) {
-  for (;; bits = tc_rng_u64(r)) {
-    unsigned i = (unsigned)(bits & 0xff);                           /* layer: low 8 bits */
-    double u = 2.0 * ((double)(bits >> 11) * (1.0 / 9007199254740992.0)) - 1.0; /* top 53 */
-    if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
-    if (i == 0) return normal_tail(r, u < 0.0, fresh);
-    double x = u * g_zig_x[i];
-    double a0 = -0.5 * (g_zig_x[i] * g_zig_x[i] - x * x);
-    double a1 = -0.5 * (g_zig_x[i + 1] * g_zig_x[i + 1] - x * x);
-    double f0 = fresh ? fresh_exp(a0) : exp(a0), f1 = fresh ? fresh_exp(a1) : exp(a1);
-    if (f1 + tc_rng_uniform(r) * (f0 - f1) < 1.0) return x;
-  }
-}
-
-/* Standard Cauchy by inversion: tan(pi (u - 1/2)), u in (0, 1) (u = 0 is
- * moved to 2^-54 so no draw is infinite). */
-static inline double cauchy(tc_rng *r) {
-  double u = tc_rng_uniform(r);
-  if (u <= 0.0) u = 0x1p-54;
-  return tan(3.14159265358979323846 * (u - 0.5));
-}
-
-/* Standard Gumbel (of maxima) by inversion: -log(-log u), u in (0, 1). */
-static inline double gumbel(tc_rng *r) {
-  double u = tc_rng_uniform(r);
-  if (u <= 0.0) u = 0x1p-54;
-  return -log(-log(u));
-}
-
-static inline double zig_normal(tc_rng *r) { return zig_normal_from(tc_rng_u64(r), r, 0); }
-
-/* tc_rng_uniform, tc_rng_laplace and the uniform family of one given draw */
-static inline double uniform_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
-static inline double laplace_of(uint64_t bits) {
-  double u = uniform_of(bits) - 0.5;
-  double a = 1.0 - 2.0 * fabs(u);
-  if (a <= 0.0) a = 1e-300;
-  return (u < 0 ? 1.0 : -1.0) * fresh_log(a);
-}
-
-/* Standard draw of a noise family (FORMAT.md 3.6). */
-static inline double draw_noise(tc_rng *r, int family) {
-  switch (family) {
-  case TWINCACHE_NOISE_LAPLACE: return tc_rng_laplace(r);
-  case TWINCACHE_NOISE_UNIFORM: return tc_rng_range(r, -1.0, 1.0);
-  case TWINCACHE_NOISE_CAUCHY: return cauchy(r);
-  case TWINCACHE_NOISE_GUMBEL: return gumbel(r);
-  default: return zig_normal(r);
-  }
-}
+#include "tc_scm_noise.h"
 
 static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
 
@@ -263,14 +123,6 @@ struct tc_scm_sampler {
   uint32_t n_changed;
 };
 
-/* mix(j + gamma) of tc_rng_init for the 256 node ids: a cell's stream key */
-static uint64_t g_node_stream[TWINCACHE_MAX_NODES];
-
-static void tables_init(void) {
-  zig_init();
-  for (uint32_t j = 0; j < TWINCACHE_MAX_NODES; j++) g_node_stream[j] = tc_mix64(j + 0x9e3779b97f4a7c15ull);
-}
-
 void tc_scm_sampler_free(tc_scm_sampler *sp) {
   if (!sp) return;
   free(sp->noise);
@@ -292,7 +144,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   if (max_nodes < 1 || max_nodes > TWINCACHE_MAX_NODES || max_samples < 1 ||
       max_samples > TWINCACHE_MAX_SAMPLES)
     return NULL;
-  pthread_once(&g_zig_once, tables_init);
+  tc_scm_noise_init(); /* the noise families' tables */
   tc_scm_sampler *sp = calloc(1, sizeof *sp);
   if (!sp) return NULL;
   size_t sn = (size_t)max_samples * max_nodes;
@@ -320,10 +172,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
 
 /* ---- noise ------------------------------------------------------------------ */
 void tc_scm_noise_stream(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, tc_rng *rn) {
-  const uint32_t n = m->n;
-  for (uint32_t s = 0; s < S; s++)
-    for (uint32_t j = 0; j < n; j++)
-      sp->noise[(size_t)j * S + s] = m->noise_scale[j] * (float)draw_noise(rn, m->noise);
+  tc_scm_noise_get(m->noise)->stream(sp->noise, m->noise_scale, m->n, S, rn);
 }
 
 uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
@@ -333,39 +182,8 @@ uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
   return tc_mix64(k ^ tc_mix64(group + 0xc2b2ae3d27d4eb4full));
 }
 
-/* The standard draw of cell j of a row whose stream state is row_key: its
- * first draw is draw j+1 of the row's stream; any later one (a ziggurat
- * rejection or tail, ~1% of normals) comes from the cell's own stream
- * tc_rng_init(row_key, j), made only then. */
-static inline double cell_draw(uint64_t row_key, uint32_t j, int family) {
-  uint64_t bits = tc_mix64(row_key + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
-  if (family == TWINCACHE_NOISE_LAPLACE) return laplace_of(bits);
-  if (family == TWINCACHE_NOISE_UNIFORM) return -1.0 + 2.0 * uniform_of(bits);
-  if (family == TWINCACHE_NOISE_GUMBEL) { /* -log(-log u), u in (0, 1) */
-    double u = uniform_of(bits);
-    if (u <= 0.0) u = 0x1p-54;
-    return -fresh_log(-fresh_log(u));
-  }
-  if (family == TWINCACHE_NOISE_CAUCHY) { /* the ratio of two standard normals: no tan needed */
-    tc_rng more = {tc_mix64(row_key ^ g_node_stream[j])};
-    double a = zig_normal_from(bits, &more, 1), b = zig_normal_from(tc_rng_u64(&more), &more, 1);
-    return a / (b != 0.0 ? b : 0x1p-60);
-  }
-  unsigned i = (unsigned)(bits & 0xff); /* the ziggurat's fast path, as zig_normal_from */
-  double u = 2.0 * uniform_of(bits) - 1.0;
-  if (fabs(u) < g_zig_ratio[i]) return u * g_zig_x[i];
-  tc_rng more = {tc_mix64(row_key ^ g_node_stream[j])}; /* = tc_rng_init(&more, row_key, j) */
-  return zig_normal_from(bits, &more, 1);
-}
-
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key) {
-  const uint32_t n = m->n;
-  for (uint32_t s = 0; s < S; s++) {
-    tc_rng row;
-    tc_rng_init(&row, key, s); /* row s: the key of its cells */
-    for (uint32_t j = 0; j < n; j++)
-      sp->noise[(size_t)j * S + s] = m->noise_scale[j] * (float)cell_draw(row.state, j, m->noise);
-  }
+  tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key);
 }
 
 /* ---- the noise term ---------------------------------------------------------------

@@ -1,0 +1,123 @@
+/* tc_scm_noise.h — the noise families of the SCM sampler (internal to scm/):
+ * ONE dispatch table (tc_scm_noise.c) with one file per family behind it
+ * (noise_gauss.c, noise_laplace.c, noise_uniform.c, noise_cauchy.c,
+ * noise_gumbel.c). A family gives its stream draw (the generator's, from a
+ * sequential tc_rng) and its fresh cell draw (from a cell's counters), and
+ * TC_SCM_NOISE_DEFINE makes the two fill loops around them, so the draw is
+ * inlined and a matrix costs one table look-up, not a call per cell. A new
+ * family is its own file, one row in tc_scm_noise.c, one name in
+ * formats/names.c and its twin in kernels/tc_sample_body.h (tc_sb_cell),
+ * which repeats the fresh draw bit for bit. */
+#ifndef TC_SCM_NOISE_H
+#define TC_SCM_NOISE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tc_common.h"
+#include "twincache_format.h"
+
+typedef struct tc_scm_noise {
+  int code; /* enum twincache_noise */
+  /* noise (n, S), column-major: for s in [0, S), for j in [0, n):
+   * noise[j S + s] = scale[j] * (float)(the stream draw from rn). */
+  void (*stream)(float *noise, const float *scale, uint32_t n, uint32_t S, tc_rng *rn);
+  /* noise (n, S): cell (s, j) = scale[j] * (float)(the fresh cell draw of
+   * row s of key), the row's stream state tc_rng_init(key, s). */
+  void (*fresh)(float *noise, const float *scale, uint32_t n, uint32_t S, uint64_t key);
+} tc_scm_noise;
+
+/* The family of a code; a code outside the table draws gauss (the
+ * frames and the generator's options refuse such codes first). */
+const tc_scm_noise *tc_scm_noise_get(int code);
+
+/* Builds the shared tables below once (thread-safe; before any draw). */
+void tc_scm_noise_init(void);
+
+/* ---- the transforms the families share (tc_scm_noise.c) ------------------- */
+/* The ziggurat's layer edges (257) and ratios (256); a cell's stream key of
+ * each node id: mix(j + gamma), as tc_rng_init(&r, row_key, j) makes it. */
+extern double tc_scm_zig_x[257], tc_scm_zig_ratio[256];
+extern uint64_t tc_scm_node_stream[TWINCACHE_MAX_NODES];
+
+/* The ziggurat's slow path from a first draw `bits` whose fast path failed
+ * (the same loop from the start: the fast test fails again); later draws
+ * come from r; fresh: scm's log and exp, else libm's. */
+double tc_scm_zig_normal_slow(uint64_t bits, tc_rng *r, int fresh);
+
+/* tc_rng_uniform of one given draw: [0, 1). */
+static inline double tc_scm_uniform_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
+
+/* Standard normal: the Marsaglia-Tsang ziggurat (256 layers) from a first
+ * draw `bits`; ~99% return here, the rest go on in tc_scm_zig_normal_slow. */
+static inline double tc_scm_zig_normal(uint64_t bits, tc_rng *r, int fresh) {
+  unsigned i = (unsigned)(bits & 0xff);         /* layer: low 8 bits */
+  double u = 2.0 * tc_scm_uniform_of(bits) - 1.0; /* top 53 */
+  if (fabs(u) < tc_scm_zig_ratio[i]) return u * tc_scm_zig_x[i];
+  return tc_scm_zig_normal_slow(bits, r, fresh);
+}
+
+/* The cell's own stream for draws past its first: tc_rng_init(row_key, j). */
+static inline tc_rng tc_scm_cell_stream(uint64_t row_key, uint32_t j) {
+  tc_rng more = {tc_mix64(row_key ^ tc_scm_node_stream[j])};
+  return more;
+}
+
+/* ---- log of the fresh noise ------------------------------------------------
+ * Fresh worlds must come out the same on a GPU (kernels/tc_sample_body.h
+ * repeats this code), and libm's log/exp and CUDA's differ in the last bit
+ * now and then. This uses +, -, *, / and bit fields only (max error a few
+ * ulp; no FMA contraction in ISO C). The generator's stream noise keeps
+ * libm's, so its caches keep their bytes. */
+static inline double tc_scm_fresh_log(double x) { /* x normal, > 0: here (0, 1] */
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  int k = (int)((b >> 52) & 0x7ff) - 1023;
+  b = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+  double m;
+  memcpy(&m, &b, sizeof m); /* x = m 2^k, m in [1, 2) */
+  if (m > 1.4142135623730951) {
+    m = 0.5 * m;
+    k++;
+  }
+  double f = m - 1.0, s = f / (2.0 + f), z = s * s; /* log m = 2 atanh s, |s| < 0.172 */
+  double p = 1.0 / 19.0;
+  p = p * z + 1.0 / 17.0;
+  p = p * z + 1.0 / 15.0;
+  p = p * z + 1.0 / 13.0;
+  p = p * z + 1.0 / 11.0;
+  p = p * z + 1.0 / 9.0;
+  p = p * z + 1.0 / 7.0;
+  p = p * z + 1.0 / 5.0;
+  p = p * z + 1.0 / 3.0;
+  double kd = (double)k;
+  return kd * 6.93147180369123816490e-01 + (kd * 1.90821492927058770002e-10 + (2.0 * s + 2.0 * s * (z * p)));
+}
+
+/* ---- one family's file -------------------------------------------------------
+ * TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw) defines the row
+ * tc_scm_noise_<name> from the family's two draws:
+ *   double stream_draw(tc_rng *rn)                                one stream draw
+ *   double cell_draw(uint64_t bits, uint64_t row_key, uint32_t j) cell j of the row
+ *     whose stream state is row_key; bits = its first draw, draw j+1 of the row's
+ *     stream; any further draw from tc_scm_cell_stream(row_key, j), made only then.
+ * The loops are written once, here; each family's copy inlines its draws. */
+#define TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw)                                             \
+  static void name##_stream_fill(float *noise, const float *scale, uint32_t n, uint32_t S, tc_rng *rn) {    \
+    for (uint32_t s = 0; s < S; s++)                                                                         \
+      for (uint32_t j = 0; j < n; j++) noise[(size_t)j * S + s] = scale[j] * (float)stream_draw(rn);         \
+  }                                                                                                          \
+  static void name##_fresh_fill(float *noise, const float *scale, uint32_t n, uint32_t S, uint64_t key) {   \
+    for (uint32_t s = 0; s < S; s++) {                                                                       \
+      tc_rng row;                                                                                            \
+      tc_rng_init(&row, key, s); /* row s: the key of its cells */                                           \
+      for (uint32_t j = 0; j < n; j++) {                                                                     \
+        uint64_t bits = tc_mix64(row.state + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);                    \
+        noise[(size_t)j * S + s] = scale[j] * (float)cell_draw(bits, row.state, j);                          \
+      }                                                                                                      \
+    }                                                                                                        \
+  }                                                                                                          \
+  const tc_scm_noise tc_scm_noise_##name = {CODE, name##_stream_fill, name##_fresh_fill}
+
+#endif /* TC_SCM_NOISE_H */
