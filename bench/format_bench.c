@@ -9,7 +9,8 @@
 #include <zstd.h>
 
 #include "tc_args.h"
-#include "tf_common.h"
+#include "tc_bench_graphs.h"
+#include "tc_common.h"
 
 int main(int argc, char **argv) {
   uint32_t graphs = 2000, level_u = 1; /* usage: bench_format [GRAPHS] [LEVEL] */
@@ -19,19 +20,19 @@ int main(int argc, char **argv) {
     return tc_args_report_value(stderr, "bench_format", "LEVEL", argv[2], "an integer in [1, 19]");
   int level = (int)level_u;
   uint64_t raw = 0;
-  twincache_graph **g = tf_default_graphs(graphs, &raw);
+  twincache_graph **g = bench_default_graphs(graphs, &raw);
   twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
-  TC_REQUIRE(out);
+  BENCH_REQUIRE(out);
   /* plain zstd over the raw tensors (base then inter), for reference */
   uint64_t plain = 0;
   {
     size_t cap = ZSTD_compressBound(4 * 64 * 10 * 11);
     uint8_t *dst = malloc(cap);
-    TC_REQUIRE(dst);
+    BENCH_REQUIRE(dst);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t rb = 4ull * 64 * g[i]->n_nodes;
       uint8_t *src = malloc(rb * (1 + g[i]->n_inter));
-      TC_REQUIRE(src);
+      BENCH_REQUIRE(src);
       memcpy(src, g[i]->base, rb);
       memcpy(src + rb, g[i]->inter, rb * g[i]->n_inter);
       plain += ZSTD_compress(dst, cap, src, rb * (1 + g[i]->n_inter), level);
@@ -50,12 +51,12 @@ int main(int argc, char **argv) {
     ZSTD_DCtx *zd = ZSTD_createDCtx();
     uint8_t *frames = malloc((size_t)graphs * bound), *scratch = malloc(1 << 20);
     size_t *off = calloc(graphs + 1, sizeof *off);
-    TC_REQUIRE(cc && dc && zd && frames && scratch && off);
-    TC_REQUIRE(twincache_cctx_set_encoding(cc, TWINCACHE_ENCODING_SMALL) == 0);
+    BENCH_REQUIRE(cc && dc && zd && frames && scratch && off);
+    BENCH_REQUIRE(twincache_cctx_set_encoding(cc, TWINCACHE_ENCODING_SMALL) == 0);
     twincache_cctx_set_shuffle(cc, shuffle);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t w;
-      TC_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+      BENCH_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
       off[i + 1] = off[i] + w;
     }
     /* decode, best of 5 passes each */
@@ -63,12 +64,12 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < 5; rep++) {
       uint64_t t0 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++)
-        TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+        BENCH_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
       uint64_t t1 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         const uint8_t *f = frames + off[i];
         size_t r = ZSTD_decompressDCtx(zd, scratch, 1 << 20, f + tc_load_u16(f + 6), tc_load_u32(f + 32));
-        TC_REQUIRE(!ZSTD_isError(r));
+        BENCH_REQUIRE(!ZSTD_isError(r));
       }
       uint64_t t2 = tc_now_ns();
       if ((t1 - t0) / 1e9 < best_dec) best_dec = (t1 - t0) / 1e9;
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
     twincache_dctx_free(dc);
   }
   printf("(MB/s are raw float32 bytes rebuilt per second; vs zstd = decode speed / ZSTD_decompress speed)\n");
-  tf_default_graphs_free(g, graphs);
+  bench_graphs_free(g, graphs);
   twincache_graph_free(out);
   return 0;
 }

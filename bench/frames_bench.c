@@ -10,7 +10,8 @@
 #include <zstd.h>
 
 #include "tc_args.h"
-#include "tf_common.h"
+#include "tc_bench_graphs.h"
+#include "tc_common.h"
 
 #define REPS 5
 
@@ -28,11 +29,11 @@ static double secs(uint64_t t0, uint64_t t1) { return (t1 - t0) / 1e9; }
 
 static ZSTD_CCtx *cctx_for(const variant *v, int entropy) {
   ZSTD_CCtx *z = ZSTD_createCCtx();
-  TC_REQUIRE(z);
-  TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, v->level)));
-  TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, v->checksum)));
+  BENCH_REQUIRE(z);
+  BENCH_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, v->level)));
+  BENCH_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, v->checksum)));
   if (v->literals_off && !entropy)
-    TC_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_disable)));
+    BENCH_REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_literalCompressionMode, ZSTD_ps_disable)));
   return z;
 }
 
@@ -41,9 +42,9 @@ int main(int argc, char **argv) {
   if (argc > 1 && tc_parse_u32_in(argv[1], 1, 10000000, &graphs) != 0)
     return tc_args_report_value(stderr, "bench_frames", "GRAPHS", argv[1], "an integer in [1, 10000000]");
   uint64_t raw = 0;
-  twincache_graph **g = tf_default_graphs(graphs, &raw);
+  twincache_graph **g = bench_default_graphs(graphs, &raw);
   twincache_graph *out = twincache_graph_alloc(10, 64, 10, 0);
-  TC_REQUIRE(out);
+  BENCH_REQUIRE(out);
   /* the payloads, from frames of the small encoding (level 1, entropy on) */
   size_t bound = twincache_frame_bound(10, 64, 10, 0);
   uint8_t *frame = malloc(bound);
@@ -51,14 +52,14 @@ int main(int argc, char **argv) {
   uint8_t *payload = malloc((size_t)graphs * bound), *shuf = malloc((size_t)graphs * bound);
   uint8_t *copy = malloc((size_t)graphs * bound);
   twincache_cctx *small = twincache_cctx_create(1);
-  TC_REQUIRE(frame && poff && sboff && payload && shuf && copy && small);
-  TC_REQUIRE(twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
+  BENCH_REQUIRE(frame && poff && sboff && payload && shuf && copy && small);
+  BENCH_REQUIRE(twincache_cctx_set_encoding(small, TWINCACHE_ENCODING_SMALL) == 0);
   for (uint32_t i = 0; i < graphs; i++) {
     size_t w;
-    TC_REQUIRE(twincache_frame_encode(small, g[i], frame, bound, &w) == 0);
+    BENCH_REQUIRE(twincache_frame_encode(small, g[i], frame, bound, &w) == 0);
     size_t hb = tc_load_u16(frame + 6); /* the frame header's own size */
     size_t d = ZSTD_decompress(payload + poff[i], bound, frame + hb, w - hb);
-    TC_REQUIRE(!ZSTD_isError(d));
+    BENCH_REQUIRE(!ZSTD_isError(d));
     poff[i + 1] = poff[i] + d;
     /* where the samples start: the payload minus the sample floats */
     uint32_t n = g[i]->n_nodes, s = g[i]->n_samples, samples = 0;
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
     uint64_t t1 = tc_now_ns();
     if (secs(t0, t1) < best_mc) best_mc = secs(t0, t1);
   }
-  TC_REQUIRE(memcmp(copy, payload, dec_bytes) == 0);
+  BENCH_REQUIRE(memcmp(copy, payload, dec_bytes) == 0);
   printf("bench_frames: %u graphs, raw float32 %.1f B/graph, payload (decoded) %.1f B/graph, libzstd %s\n",
          graphs, (double)raw / graphs, (double)dec_bytes / graphs, ZSTD_versionString());
   printf("memcpy of the decoded bytes: %.2f GB/s (%.0fk graphs/s)\n\n", dec_bytes / 1e9 / best_mc,
@@ -108,7 +109,7 @@ int main(int argc, char **argv) {
   uint8_t *z = malloc((size_t)graphs * zcap);
   size_t *zoff = calloc(2 * (size_t)graphs + 1, sizeof *zoff);
   ZSTD_DCtx *zd = ZSTD_createDCtx();
-  TC_REQUIRE(z && zoff && zd);
+  BENCH_REQUIRE(z && zoff && zd);
   for (size_t vi = 0; vi < sizeof vs / sizeof vs[0]; vi++) {
     const variant *v = &vs[vi];
     ZSTD_CCtx *zc = cctx_for(v, 0), *ze = cctx_for(v, 1);
@@ -123,16 +124,16 @@ int main(int argc, char **argv) {
         if (v->planes == 2) { /* [fixed sections + planes 0..2] then [plane 3] */
           size_t hi = (len - sboff[i]) / 4, lo_len = len - hi;
           r = ZSTD_compress2(zc, z + at, zcap, p, lo_len);
-          TC_REQUIRE(!ZSTD_isError(r));
+          BENCH_REQUIRE(!ZSTD_isError(r));
           zoff[2 * i + 1] = at += r;
           r = ZSTD_compress2(ze, z + at, zcap, p + lo_len, hi);
         } else {
           r = ZSTD_compress2(zc, z + at, zcap, p, len);
-          TC_REQUIRE(!ZSTD_isError(r));
+          BENCH_REQUIRE(!ZSTD_isError(r));
           zoff[2 * i + 1] = at += r;
           r = 0;
         }
-        TC_REQUIRE(!ZSTD_isError(r));
+        BENCH_REQUIRE(!ZSTD_isError(r));
         zoff[2 * i + 2] = at += r;
       }
       uint64_t t1 = tc_now_ns();
@@ -140,18 +141,18 @@ int main(int argc, char **argv) {
         uint8_t *dst = copy + poff[i];
         size_t len = poff[i + 1] - poff[i];
         size_t r = ZSTD_decompressDCtx(zd, dst, len, z + zoff[2 * i], zoff[2 * i + 1] - zoff[2 * i]);
-        TC_REQUIRE(!ZSTD_isError(r));
+        BENCH_REQUIRE(!ZSTD_isError(r));
         if (zoff[2 * i + 2] > zoff[2 * i + 1]) {
           size_t r2 = ZSTD_decompressDCtx(zd, dst + r, len - r, z + zoff[2 * i + 1],
                                           zoff[2 * i + 2] - zoff[2 * i + 1]);
-          TC_REQUIRE(!ZSTD_isError(r2));
+          BENCH_REQUIRE(!ZSTD_isError(r2));
         }
       }
       uint64_t t2 = tc_now_ns();
       if (secs(t0, t1) < best_enc) best_enc = secs(t0, t1);
       if (secs(t1, t2) < best_dec) best_dec = secs(t1, t2);
     }
-    TC_REQUIRE(memcmp(copy, src, dec_bytes) == 0);
+    BENCH_REQUIRE(memcmp(copy, src, dec_bytes) == 0);
     double bytes = (double)(zoff[2 * (size_t)graphs] + 40ull * graphs) / graphs; /* + frame header */
     if (vi == 0) v1_bytes = bytes;
     printf("%-34s %9.1f %7.4f %9.1f %10.2f %11.0f %9.2f %8.3fx\n", v->name, bytes,
@@ -172,32 +173,32 @@ int main(int argc, char **argv) {
   };
   printf("%-22s %9s %7s %9s %9s %10s %9s %9s\n", "twincache frames", "B/graph", "x raw", "enc kg/s",
          "dec kg/s", "dec GB/s", "zstd kg/s", "vs zstd");
-  uint8_t *frames = malloc((size_t)graphs * bound);
+  uint8_t *frames = malloc((size_t)graphs * bound), *check = malloc(bound);
   size_t *off = calloc(graphs + 1, sizeof *off);
   twincache_dctx *dc = twincache_dctx_create();
-  TC_REQUIRE(frames && off && dc);
+  BENCH_REQUIRE(frames && check && off && dc);
   for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
     twincache_cctx *cc = twincache_cctx_create(1);
-    TC_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
+    BENCH_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
                twincache_cctx_set_shuffle(cc, ws[wi].shuffle) == 0);
     double best_enc = 1e30, best_dec = 1e30, best_z = 1e30;
     for (int rep = 0; rep < REPS; rep++) {
       uint64_t t0 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         size_t w;
-        TC_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+        BENCH_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
         off[i + 1] = off[i] + w;
       }
       uint64_t t1 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         out->ld = out->ld_adj = g[i]->n_nodes; /* dense rows of the graph's own width */
-        TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+        BENCH_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
       }
       uint64_t t2 = tc_now_ns();
       for (uint32_t i = 0; i < graphs; i++) {
         const uint8_t *f = frames + off[i];
         size_t r = ZSTD_decompressDCtx(zd, copy, bound, f + tc_load_u16(f + 6), tc_load_u32(f + 32));
-        TC_REQUIRE(!ZSTD_isError(r));
+        BENCH_REQUIRE(!ZSTD_isError(r));
       }
       uint64_t t3 = tc_now_ns();
       if (secs(t0, t1) < best_enc) best_enc = secs(t0, t1);
@@ -206,8 +207,11 @@ int main(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < graphs; i += 97) {
       out->ld = out->ld_adj = 10;
-      TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
-      TC_REQUIRE(tf_graph_same(g[i], out));
+      BENCH_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], out) == 0);
+      /* lossless: the decoded graph encodes to the same frame again */
+      size_t again;
+      BENCH_REQUIRE(twincache_frame_encode(cc, out, check, bound, &again) == 0);
+      BENCH_REQUIRE(again == off[i + 1] - off[i] && memcmp(check, frames + off[i], again) == 0);
     }
     printf("%-22s %9.1f %7.4f %9.1f %9.1f %10.2f %9.1f %9.2f\n", ws[wi].name,
            (double)off[graphs] / graphs, (double)off[graphs] / raw, graphs / best_enc / 1e3,
@@ -225,7 +229,7 @@ int main(int argc, char **argv) {
   size_t per_graph = (size_t)SS * SN * (1 + SK); /* floats */
   float *slab = malloc(sizeof(float) * per_graph * SLAB_G * SLAB_SLOTS);
   float *slab_src = malloc(sizeof(float) * per_graph * SLAB_G);
-  TC_REQUIRE(slab && slab_src);
+  BENCH_REQUIRE(slab && slab_src);
   memset(slab, 0, sizeof(float) * per_graph * SLAB_G * SLAB_SLOTS);
   memset(slab_src, 1, sizeof(float) * per_graph * SLAB_G);
   double best_slab_mc = 1e30;
@@ -242,11 +246,11 @@ int main(int argc, char **argv) {
   printf("%-22s %10s %10s %9s\n", "twincache frames", "kgraphs/s", "slab GB/s", "vs memcpy");
   for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
     twincache_cctx *cc = twincache_cctx_create(1);
-    TC_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
+    BENCH_REQUIRE(cc && twincache_cctx_set_encoding(cc, ws[wi].enc) == 0 &&
                twincache_cctx_set_shuffle(cc, ws[wi].shuffle) == 0);
     for (uint32_t i = 0; i < graphs; i++) {
       size_t w;
-      TC_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
+      BENCH_REQUIRE(twincache_frame_encode(cc, g[i], frames + off[i], bound, &w) == 0);
       off[i + 1] = off[i] + w;
     }
     twincache_graph sg = *out;
@@ -257,7 +261,7 @@ int main(int argc, char **argv) {
       for (uint32_t i = 0; i < graphs; i++) {
         sg.base = slab + per_graph * (i % (SLAB_G * SLAB_SLOTS));
         sg.inter = sg.base + (size_t)SS * SN;
-        TC_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], &sg) == 0);
+        BENCH_REQUIRE(twincache_frame_decode(dc, frames + off[i], off[i + 1] - off[i], &sg) == 0);
       }
       uint64_t t1 = tc_now_ns();
       if (secs(t0, t1) < best) best = secs(t0, t1);
@@ -269,8 +273,8 @@ int main(int argc, char **argv) {
   printf("(the loader's dense slab also clears the twin worlds beyond K of the graph; not done here)\n");
   free(slab);
   free(slab_src);
-  tf_default_graphs_free(g, graphs);
-  free(frames);
+  bench_graphs_free(g, graphs);
+  free(frames), free(check);
   free(off);
   free(z);
   free(zoff);
