@@ -157,38 +157,63 @@ int tc_gen_has_family(const tc_gen_config *c, int f) {
   return 0;
 }
 
-int tc_gen_parse_graph(tc_gen_config *c, const char *spec) {
-  uint8_t fam[TWINCACHE_FAMILY_COUNT];
-  double wt[TWINCACHE_FAMILY_COUNT];
+/* A weighted list "NAME" or "NAME:W,NAME:W,..." of codes of one choice
+ * (--graph, --mechanism): at most cap distinct names that ok() accepts, each
+ * weight a finite number > 0. Fills code[], wt[] (1.0 for a lone name) and
+ * *n; the messages name the flag and `what` a component is. */
+typedef struct {
+  const char *flag, *unknown, *twice, *placeholder; /* "--graph", "family", "family '", "FAMILY" */
+  int choice;
+  int (*ok)(int code);
+} mixture_spec;
+
+static int parse_mixture(const mixture_spec *m, const char *spec, uint8_t *code, double *wt,
+                         uint32_t cap, uint32_t *n_out) {
   uint32_t n = 0;
   const char *p = spec;
-  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "--graph: empty value");
+  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "%s: empty value", m->flag);
   for (;;) {
     size_t len = strcspn(p, ":,");
-    int code = twincache_choice_code(TWINCACHE_CHOICE_FAMILY, p, len);
-    if (code < 0 || !tc_gen_family_get(code))
-      return tc_error_set(TWINCACHE_EINVAL, "--graph: unknown family '%.*s'", (int)(len > 32 ? 32 : len), p);
-    if (n == TWINCACHE_FAMILY_COUNT) return tc_error_set(TWINCACHE_EINVAL, "--graph: too many components");
+    int k = twincache_choice_code(m->choice, p, len);
+    if (k < 0 || !m->ok(k))
+      return tc_error_set(TWINCACHE_EINVAL, "%s: unknown %s '%.*s'", m->flag, m->unknown,
+                          (int)(len > 32 ? 32 : len), p);
+    if (n == cap) return tc_error_set(TWINCACHE_EINVAL, "%s: too many components", m->flag);
     for (uint32_t q = 0; q < n; q++)
-      if (fam[q] == code) return tc_error_set(TWINCACHE_EINVAL, "--graph: family '%.*s' twice", (int)len, p);
-    fam[n] = (uint8_t)code;
+      if (code[q] == k) return tc_error_set(TWINCACHE_EINVAL, "%s: %s%.*s' twice", m->flag, m->twice, (int)len, p);
+    code[n] = (uint8_t)k;
     wt[n] = 1.0;
     p += len;
     if (*p == ':') {
       char *end;
       wt[n] = strtod(p + 1, &end);
       if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
-        return tc_error_set(TWINCACHE_EINVAL, "--graph: bad weight after '%.*s:' (a number > 0)", (int)len,
-                            p - len);
+        return tc_error_set(TWINCACHE_EINVAL, "%s: bad weight after '%.*s:' (a number > 0)", m->flag,
+                            (int)len, p - len);
       p = end;
     } else if (*p == ',' || n > 0) {
-      return tc_error_set(TWINCACHE_EINVAL, "--graph: a mixture needs FAMILY:WEIGHT for every component");
+      return tc_error_set(TWINCACHE_EINVAL, "%s: a mixture needs %s:WEIGHT for every component", m->flag,
+                          m->placeholder);
     }
     n++;
     if (*p == 0) break;
     p++; /* ',' */
-    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "--graph: trailing ','");
+    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "%s: trailing ','", m->flag);
   }
+  *n_out = n;
+  return TWINCACHE_OK;
+}
+
+static int family_ok(int code) { return tc_gen_family_get(code) != NULL; }
+static int mechanism_ok(int code) { return code != TWINCACHE_MECH_MIXED; }
+
+int tc_gen_parse_graph(tc_gen_config *c, const char *spec) {
+  static const mixture_spec m = {"--graph", "family", "family '", "FAMILY", TWINCACHE_CHOICE_FAMILY, family_ok};
+  uint8_t fam[TWINCACHE_FAMILY_COUNT];
+  double wt[TWINCACHE_FAMILY_COUNT];
+  uint32_t n = 0;
+  int rc = parse_mixture(&m, spec, fam, wt, TWINCACHE_FAMILY_COUNT, &n);
+  if (rc) return rc;
   for (uint32_t q = 0; n > 1 && q < n; q++)
     if (fam[q] == TWINCACHE_FAMILY_FILE)
       return tc_error_set(TWINCACHE_EINVAL, "--graph: 'file' fixes the graph and cannot be mixed");
@@ -198,40 +223,14 @@ int tc_gen_parse_graph(tc_gen_config *c, const char *spec) {
   return TWINCACHE_OK;
 }
 
-/* The --graph value as the config stores it: "er", or "er:0.5 sf:0.29999999999999999"
- * (weights %.17g, space-separated: no comma inside a config value). */
 int tc_gen_parse_mechanism(tc_gen_config *c, const char *spec) {
+  static const mixture_spec m = {"--mechanism", "mechanism", "'", "NAME", TWINCACHE_CHOICE_MECHANISM,
+                                 mechanism_ok};
   uint8_t code[TWINCACHE_MECH_MIXED];
   double wt[TWINCACHE_MECH_MIXED];
   uint32_t n = 0;
-  const char *p = spec;
-  if (!spec || !*spec) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: empty value");
-  for (;;) {
-    size_t len = strcspn(p, ":,");
-    int m = twincache_choice_code(TWINCACHE_CHOICE_MECHANISM, p, len);
-    if (m < 0 || m == TWINCACHE_MECH_MIXED)
-      return tc_error_set(TWINCACHE_EINVAL, "--mechanism: unknown mechanism '%.*s'", (int)(len > 32 ? 32 : len), p);
-    if (n == TWINCACHE_MECH_MIXED) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: too many components");
-    for (uint32_t q = 0; q < n; q++)
-      if (code[q] == m) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: '%.*s' twice", (int)len, p);
-    code[n] = (uint8_t)m;
-    wt[n] = 1.0;
-    p += len;
-    if (*p == ':') {
-      char *end;
-      wt[n] = strtod(p + 1, &end);
-      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
-        return tc_error_set(TWINCACHE_EINVAL, "--mechanism: bad weight after '%.*s:' (a number > 0)", (int)len,
-                            p - len);
-      p = end;
-    } else if (*p == ',' || n > 0) {
-      return tc_error_set(TWINCACHE_EINVAL, "--mechanism: a mixture needs NAME:WEIGHT for every component");
-    }
-    n++;
-    if (*p == 0) break;
-    p++; /* ',' */
-    if (!*p) return tc_error_set(TWINCACHE_EINVAL, "--mechanism: trailing ','");
-  }
+  int rc = parse_mixture(&m, spec, code, wt, TWINCACHE_MECH_MIXED, &n);
+  if (rc) return rc;
   if (n == 1) {
     c->mechanism = code[0];
     c->n_mechs = 0;
@@ -252,6 +251,8 @@ int tc_gen_uses_mechanism(const tc_gen_config *c, int m) {
   return 0;
 }
 
+/* The --graph value as the config stores it: "er", or "er:0.5 sf:0.29999999999999999"
+ * (weights %.17g, space-separated: no comma inside a config value). */
 static void graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
   size_t used = 0;
   buf[0] = 0;
