@@ -571,6 +571,20 @@ static float get_f32(const uint8_t *p) {
   return v;
 }
 
+/* One f32 per edge, edges in row-major order (payload sections 2 and 4b),
+ * into the (n, ld) matrix dst: 0 where there is no edge. */
+static void edge_floats_scatter(float *dst, uint32_t ld, const uint8_t *p, const tc_dag *w, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < ld; j++) {
+      float v = 0.0f;
+      if (j < n && tc_bit_get(w->child[i], j)) {
+        v = get_f32(p);
+        p += 4;
+      }
+      dst[(size_t)i * ld + j] = v;
+    }
+}
+
 twincache_dctx *twincache_dctx_create(void) {
   twincache_dctx *d = calloc(1, sizeof *d);
   if (!d) return NULL;
@@ -777,32 +791,12 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
       for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < g->ld_adj; j++)
           g->adj[(size_t)i * g->ld_adj + j] = (uint8_t)(j < n && tc_bit_get(w->child[i], j));
-    if (g->weight) {
-      const uint8_t *p = x->weight;
-      for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < g->ld_adj; j++) {
-          float v = 0.0f;
-          if (j < n && tc_bit_get(w->child[i], j)) {
-            v = get_f32(p);
-            p += 4;
-          }
-          g->weight[(size_t)i * g->ld_adj + j] = v;
-        }
-    }
+    if (g->weight) edge_floats_scatter(g->weight, g->ld_adj, x->weight, w, n);
   }
   if (g->mlp && x->mlp) memcpy(g->mlp, x->mlp, 4 * (size_t)n * ((size_t)h->h * n + 2 * (size_t)h->h));
   if (g->node_mech && x->node_mech) memcpy(g->node_mech, x->node_mech, n);
   if (x->het_w && g->hetero_w && g->hetero_c) { /* section 4b: edges row-major, as section 2 */
-    const uint8_t *p = x->het_w;
-    for (uint32_t i = 0; i < n; i++)
-      for (uint32_t j = 0; j < g->ld_adj; j++) {
-        float v = 0.0f;
-        if (j < n && tc_bit_get(w->child[i], j)) {
-          v = get_f32(p);
-          p += 4;
-        }
-        g->hetero_w[(size_t)i * g->ld_adj + j] = v;
-      }
+    edge_floats_scatter(g->hetero_w, g->ld_adj, x->het_w, w, n);
     memcpy(g->hetero_c, x->het_c, 4 * (size_t)n);
   }
   if (g->noise_scale) memcpy(g->noise_scale, x->noise, 4 * (size_t)n);
