@@ -1,6 +1,7 @@
 // bench_kernels_cuda — where a training step's GPU time goes: each kernel of
 // the step (features, MLP forward/backward, BCE, AdamW) timed alone with
-// events on a synthetic batch, median of R runs, next to the whole step run
+// events on a batch of twincache-gen's default workload (tc_bench_batch.h:
+// N/2..N nodes, a do() on every node), median of R runs, next to the whole step run
 // back to back and replayed as one CUDA graph. A program, not a test; exits
 // 77 without a usable GPU.
 //
@@ -12,7 +13,7 @@
 #include "tc_args.h"
 #include "tc_model.h"
 #include "tc_bench_cuda.h"
-#include "tc_synth.h"
+#include "tc_bench_batch.h"
 #include "twincache_kernels_cuda.h"
 
 enum { ST_EFFECTS, ST_CORR, ST_INVERSE, ST_PAIRS, ST_FWD, ST_BCE, ST_BWD, ST_ADAMW, ST_COUNT };
@@ -160,14 +161,23 @@ int main(int argc, char **argv) {
     printf("bench_kernels_cuda: no usable CUDA device, skipped\n");
     return 77;
   }
-  tc_synth y;
-  if (tc_synth_make(&y, G, N, S, N / 2 > 2 ? N / 2 : 2, 0.3, 0, 7) != 0) return 1;
+  twincache_batch_layout layout;
+  void *host = tc_bench_default_batch((uint32_t)G, (uint32_t)N, (uint32_t)S, 7, &layout);
+  if (!host) {
+    fprintf(stderr, "bench_kernels_cuda: %s\n", twincache_last_error());
+    return 1;
+  }
+  if (layout.nodes != (uint32_t)N || layout.inter != (uint32_t)N || layout.samples != (uint32_t)S) {
+    fprintf(stderr, "bench_kernels_cuda: the loader's batch is N=%u K=%u S=%u, not %d %d %d\n",
+            layout.nodes, layout.inter, layout.samples, N, N, S);
+    return 1;
+  }
   dev d = {0};
   d.G = G, d.K = N, d.S = S, d.N = N, d.P = G * N * N;
   void *slab = NULL;
-  cudaCheckOrExit(cudaMalloc(&slab, y.layout.bytes));
-  cudaCheckOrExit(cudaMemcpy(slab, y.slab, y.layout.bytes, cudaMemcpyHostToDevice));
-  tc_batch_view_init(&d.b, &y.layout, slab);
+  cudaCheckOrExit(cudaMalloc(&slab, layout.bytes));
+  cudaCheckOrExit(cudaMemcpy(slab, host, layout.bytes, cudaMemcpyHostToDevice));
+  tc_batch_view_init(&d.b, &layout, slab);
   tc_model *m = tc_model_create(1);
   if (!m) return 1;
   for (int k = 0; k < TC_MODEL_TENSORS; k++) d.off[k] = m->off[k], d.len[k] = m->len[k];
@@ -203,6 +213,6 @@ int main(int argc, char **argv) {
          G / (graph * 1e-3));
   free(scratch);
   tc_model_free(m);
-  tc_synth_free(&y);
+  free(host);
   return 0;
 }
