@@ -203,9 +203,10 @@ static void usage(FILE *f) {
           "\n");
   tc_args_help(f, o, n, 26);
   fprintf(f,
-          "exit status: 0 done (or nothing to do), 1 runtime error (cache of another\n"
-          "config, damaged, disk full, I/O), 2 usage error (one line naming the flag; nothing\n"
-          "is created), 130 interrupted (rerun the same command to resume).\n");
+          "exit status: 0 done (or nothing to do), 1 runtime error (damaged cache, disk\n"
+          "full, I/O), 2 usage error (one line naming the flag; nothing is created), 3 the\n"
+          "cache was built with other options (the line names them; nothing is changed),\n"
+          "130 interrupted (rerun the same command to resume).\n");
 }
 
 /* The \r progress line on stderr (a terminal), redrawn at every report. */
@@ -325,7 +326,7 @@ static int run(tc_gen_config *cfg) {
   int rc = tc_gen_run(&c, &g_stop, &r);
   if (rc) {
     fprintf(stderr, "twincache-gen: %s\n", twincache_last_error());
-    return 1;
+    return rc == TWINCACHE_EMISMATCH ? 3 : 1; /* 3: callers tell "other options" apart by it */
   }
   if (r.interrupted) {
     fprintf(stderr,

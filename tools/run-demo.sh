@@ -40,7 +40,18 @@ if [ -d "$CACHE" ] && info=$("$bin/tools/twincache-inspect" info "$CACHE" --json
   fi
 fi
 echo "== generate $GRAPHS graphs into $CACHE/ (rerunning resumes or finds it complete)"
-"$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED"
+status=0
+"$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED" || status=$?
+if [ "$status" = 3 ]; then
+  # exit 3: built with other options (an older build's defaults): keep it aside
+  aside="$CACHE.old"
+  [ -e "$aside" ] && aside="$CACHE.old.$$"
+  echo "run-demo: $CACHE/ was built with other options: moved to $aside/, generating anew"
+  mv "$CACHE" "$aside"
+  "$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED"
+elif [ "$status" != 0 ]; then
+  exit "$status"
+fi
 
 echo "== what is in the cache"
 "$bin/tools/twincache-inspect" info "$CACHE"

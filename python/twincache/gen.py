@@ -57,8 +57,9 @@ def _flag_value(v):
 
 def generate(out, progress=True, **flags):
     """Runs twincache-gen --out OUT with `flags`; returns the output path.
-    Raises InvalidArgument for a flag the program rejects (exit 2) and Error
-    for any other failure, with the program's last stderr line."""
+    Raises InvalidArgument for a flag the program rejects (exit 2), Mismatch
+    when OUT holds a cache built with other options (exit 3) and Error for any
+    other failure, with the program's last stderr line."""
     if not isinstance(out, (str, os.PathLike)):
         raise InvalidArgument(f"out must be a path, not {type(out).__name__}")
     cmd = [find_program("twincache-gen"), "--out", os.fspath(out)]
@@ -87,6 +88,6 @@ def generate(out, progress=True, **flags):
     msg = last if last.startswith("twincache-gen:") else f"twincache-gen: {last}"
     if rc == 2:
         raise InvalidArgument(msg, rc)
-    if "built with another config" in last:  # exit 1 of a cache of other options
+    if rc == 3:  # the cache was built with other options
         raise Mismatch(msg, _capi.EMISMATCH)
     raise Error(f"{msg} (exit status {rc})", rc)
