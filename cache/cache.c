@@ -133,9 +133,10 @@ static tc_shared_env *tc_envs; /* under tc_envs_mu */
  * gets MDB_MAP_RESIZED, which a multi-threaded reader cannot fix in place.
  * A read-only mapping beyond the end of the file costs address space only. */
 static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
-  /* The large reservation first; where it is refused (ulimit -v, valgrind:
-   * ENOMEM), the file's size with headroom. A writer growing the file past
-   * that then makes later read handles fail with TWINCACHE_ELMDB (reopen). */
+  /* The large reservation first; where it is refused (ulimit -v: ENOMEM;
+   * valgrind: EINVAL), the file's size with headroom. A writer growing the
+   * file past that then makes later read handles fail with TWINCACHE_ELMDB
+   * (reopen). An EINVAL of another cause comes back from the second try. */
   const uint64_t maps[2] = {
       file_bytes < (TC_READER_MAP_BYTES >> 2) ? TC_READER_MAP_BYTES : 4 * file_bytes,
       2 * file_bytes + ((uint64_t)64 << 20)};
@@ -163,7 +164,7 @@ static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
       mdb_env_close(env);
       if (rc != EACCES && rc != EROFS) break; /* without locks only on a read-only fs */
     }
-    if (rc != ENOMEM || maps[1] >= maps[0]) break;
+    if ((rc != ENOMEM && rc != EINVAL) || maps[1] >= maps[0]) break;
   }
   /* ENOENT here: data.mdb vanished, or lock.mdb cannot be made: not a cache */
   int st = tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE);
