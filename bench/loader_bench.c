@@ -25,11 +25,12 @@
  * else runs, graphs per CPU-second much less. The load average is printed.
  *
  * usage: twincache-loader-bench --cache DIR [--threads T] [--batch G]
- *                               [--epochs E] [--repeat R] [--layout dense|compact] [--warm]
+ *                               [--epochs E] [--repeat R] [--layout dense|compact|scm] [--warm]
  *                               [--fresh-rows S] [--json]
  *
  * Bytes moved per graph: the slab bytes a consumer copies per graph (dense:
- * the whole slab; compact: the used prefix of each compact slab). */
+ * the whole slab; compact: the used prefix of each compact slab; scm: the
+ * whole SCM slab, which a GPU sampler turns into the dense worlds). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ typedef struct bench_args {
   uint32_t fresh_rows; /* 0: stored worlds; else fresh worlds of this many rows */
 } bench_args;
 
-static const char *const k_layouts[] = {"dense", "compact", NULL};
+static const char *const k_layouts[] = {"dense", "compact", "scm", NULL};
 
 typedef struct loader_run {
   uint32_t threads;
@@ -86,8 +87,8 @@ static size_t bench_opts(bench_args *a, tc_opt *o) {
        .help = "epochs read per run (default {})"},
       {.name = "--repeat", .meta = "R", .kind = TC_OPT_U32, .dst = &a->repeat, .lo = 1, .hi = 100,
        .help = "runs per thread count, the fastest is kept (default {})"},
-      {.name = "--layout", .meta = "dense|compact", .kind = TC_OPT_CHOICE, .dst = &a->layout,
-       .choices = k_layouts, .help = "batch layout the loader fills (default {})"},
+      {.name = "--layout", .meta = "dense|compact|scm", .kind = TC_OPT_CHOICE, .dst = &a->layout,
+       .choices = k_layouts, .help = "batch layout the loader fills (default {}; scm: the SCMs, with --fresh-rows)"},
       {.name = "--fresh-rows", .meta = "S", .kind = TC_OPT_U32, .dst = &a->fresh_rows, .lo = 0,
        .hi = TWINCACHE_MAX_SAMPLES,
        .help = "fresh worlds of S rows sampled from the stored SCMs (0 = the stored worlds) (default {})"},
@@ -375,7 +376,10 @@ int main(int argc, char **argv) {
   const loader_run *last = &r[runs - 1];
   /* bytes a consumer moves per graph: dense slabs whole, compact used prefixes */
   double bytes_per_graph = (double)last->bytes / (double)last->graphs;
-  double dense_per_graph = (double)last->batches * (double)layout.bytes / (double)last->graphs;
+  twincache_batch_layout dense = layout; /* the dense slab of the same batch (scm's bytes are its own) */
+  if (a.layout == TWINCACHE_LAYOUT_SCM)
+    twincache_batch_layout_init(&dense, layout.graphs, layout.nodes, layout.inter, layout.samples);
+  double dense_per_graph = (double)last->batches * (double)dense.bytes / (double)last->graphs;
   /* one thread writing only the batch bytes of each graph at memcpy speed */
   double memcpy_bound_graphs_per_s = memcpy_gb_per_s * 1e9 / bytes_per_graph;
   if (a.json) {

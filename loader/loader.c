@@ -34,6 +34,7 @@
 #include "tc_compact.h"
 #include "tc_error.h"
 #include "tc_fresh.h"
+#include "tc_scm_batch.h"
 #include "tc_loader_internal.h"
 #include "twincache_loader.h"
 
@@ -79,6 +80,7 @@ typedef struct tc_worker {
   tc_chunk_cache cc;    /* chunk views of the live txn */
   twincache_graph g;    /* views into the slot being filled */
   tc_fresh *fresh;      /* fresh mode's SCM and sampler, else NULL */
+  tc_scm_packer *packer; /* the SCM layout's scratch, else NULL */
   uint16_t *target;     /* (K) scratch: decoded targets */
   uint8_t *n_targets;   /* (K) scratch: targets per world (multi-target) */
   uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
@@ -90,7 +92,8 @@ typedef struct tc_worker {
 struct twincache_loader {
   twincache_loader_options opt;
   twincache_cache *cache;
-  twincache_batch_layout layout;
+  twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
+  twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   uint64_t begin, n;          /* graph range [begin, begin + n) */
   uint64_t positions;         /* of the epoch order used: n, or padded/cut for equal ranks */
   int equal;                  /* equal_ranks in effect (world_size > 1) */
@@ -178,9 +181,14 @@ static uint64_t position_index(const twincache_loader *l, uint64_t key, uint64_t
 
 /* ---- filling one batch ---------------------------------------------------- */
 /* Zeroes graph position g of a slot entirely (a position no graph fills). */
-static void zero_graph(const twincache_batch_layout *L, tc_slot *s, uint32_t g) {
+static void zero_graph(const twincache_loader *l, tc_slot *s, uint32_t g) {
+  const twincache_batch_layout *L = &l->layout;
   size_t N = L->nodes, K = L->inter, S = L->samples;
   twincache_batch *b = &s->views;
+  if (l->opt.layout == TWINCACHE_LAYOUT_SCM) {
+    tc_scm_pack_zero(&l->scm_layout, b->slab, g);
+    return;
+  }
   if (b->compact) {
     tc_compact_zero_graph(b->compact, g);
     return;
@@ -211,8 +219,12 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
 
   int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
-  uint64_t key = w->fresh ? tc_fresh_key(l->cache_tag, index, epoch / l->opt.resample_every) : 0;
+  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH
+                     ? tc_fresh_key(l->cache_tag, index, epoch / l->opt.resample_every) : 0;
   uint32_t stored_s = twincache_cache_dims(l->cache)->samples;
+  if (w->packer)
+    return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_s, &l->scm_layout,
+                             b->slab, g);
   if (b->compact && w->fresh)
     return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_s, b->compact, g);
   if (b->compact) return tc_compact_decode_graph(w->dctx, frame, size, index, &w->g, b->compact, g);
@@ -331,7 +343,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       pos = borrow++ % n;
     }
   }
-  for (uint32_t g = cnt; g < G; g++) zero_graph(&l->layout, s, g);
+  for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);
   s->views.n_graphs = cnt;
   s->views.epoch = epoch;
   s->views.seq = seq;
@@ -429,9 +441,13 @@ static int validate(const twincache_loader_options *o) {
                         o->corrupt_policy);
   if (!o->alloc != !o->free)
     return tc_error_set(TWINCACHE_EINVAL, "options alloc and free must be set together");
-  if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
-    return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0) or COMPACT (1) (got %d)",
+  if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT &&
+      o->layout != TWINCACHE_LAYOUT_SCM)
+    return tc_error_set(TWINCACHE_EINVAL, "option layout must be DENSE (0), COMPACT (1) or SCM (2) (got %d)",
                         o->layout);
+  if (o->layout == TWINCACHE_LAYOUT_SCM && o->samples != TWINCACHE_SAMPLES_FRESH)
+    return tc_error_set(TWINCACHE_EINVAL, "option layout SCM hands out SCMs for a sampler to draw fresh worlds "
+                        "from: it needs samples = FRESH and rows = S");
   if (o->withhold_targets != 0 && o->withhold_targets != 1)
     return tc_error_set(TWINCACHE_EINVAL, "option withhold_targets must be 0 or 1 (got %d)", o->withhold_targets);
   if (o->withhold_targets && o->layout != TWINCACHE_LAYOUT_DENSE)
@@ -483,6 +499,16 @@ static int open_stream(twincache_loader *l, const char *path) {
   if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, rows) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
     return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
+  if (o->layout == TWINCACHE_LAYOUT_SCM) {
+    if (twincache_scm_layout_init(&l->scm_layout, o->batch_size, d->max_nodes, d->max_inter, d->hidden,
+                                  rows) != TWINCACHE_OK)
+      return tc_error_wrap(TWINCACHE_EINVAL, "option layout SCM");
+    twincache_batch_layout dims = {0}; /* no dense arrays: sizes and the slab's bytes only */
+    dims.graphs = l->layout.graphs, dims.nodes = l->layout.nodes;
+    dims.inter = l->layout.inter, dims.samples = l->layout.samples;
+    dims.bytes = l->scm_layout.bytes;
+    l->layout = dims;
+  }
   l->equal = o->equal_ranks && W > 1;
   if (l->equal) { /* G*W <= 2^16 * 2^32: no overflow */
     l->bpe = o->drop_last ? l->n / (G * W) : (l->n + G * W - 1) / (G * W);
@@ -534,10 +560,16 @@ static int check_resume(const twincache_loader *l, const twincache_loader_state 
 
 /* Zeroes a dense slot's new slab b->slab (later fills clear only what they
  * made stale) and points b's arrays into it. */
-static void point_views(twincache_batch *b, const twincache_batch_layout *L) {
+static void point_views(const twincache_loader *l, twincache_batch *b) {
+  const twincache_batch_layout *L = &l->layout;
   memset(b->slab, 0, L->bytes);
   uint8_t *base = b->slab;
   b->layout = *L;
+  if (l->opt.layout == TWINCACHE_LAYOUT_SCM) { /* the arrays: twincache_loader_scm_layout */
+    b->graph_id = (uint64_t *)(base + l->scm_layout.graph_id);
+    b->valid = base + l->scm_layout.valid;
+    return;
+  }
   b->base = (float *)(base + L->base);
   b->inter = (float *)(base + L->inter_off);
   b->target = base + L->target;
@@ -577,7 +609,7 @@ static int alloc_slots(twincache_loader *l) {
     if ((uintptr_t)b->slab % 64 != 0)
       return tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned (%p)",
                           b->slab);
-    point_views(b, L);
+    point_views(l, b);
     b->internal_ = s;
     s->handed[0] = s->handed[1] = *b;
   }
@@ -603,8 +635,11 @@ static int create_workers(twincache_loader *l) {
     w->n_targets = calloc(d->max_inter + 1, 1);
     w->more_target = calloc((size_t)(d->max_inter + 1) * (TWINCACHE_MAX_TARGETS - 1), sizeof *w->more_target);
     w->more_value = calloc((size_t)(d->max_inter + 1) * (TWINCACHE_MAX_TARGETS - 1), sizeof *w->more_value);
-    if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows)))
+    if (l->opt.layout == TWINCACHE_LAYOUT_SCM) {
+      if (!(w->packer = tc_scm_packer_create(d))) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
+    } else if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows))) {
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
+    }
     if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries || !w->n_targets ||
         !w->more_target || !w->more_value)
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
@@ -722,6 +757,7 @@ void twincache_loader_close(twincache_loader *l) {
     tc_cache_txn_free(w->txn);
     twincache_dctx_free(w->dctx);
     tc_fresh_free(w->fresh);
+    tc_scm_packer_free(w->packer);
     free(w->cc.entries);
     free(w->target);
     free(w->n_targets);
@@ -916,7 +952,7 @@ int twincache_loader_detach(twincache_loader *l, twincache_batch *batch) {
       rc = tc_error_set(TWINCACHE_EINVAL, "option alloc (hook) returned memory that is not 64-byte aligned");
       goto unlock;
     }
-    point_views(&fresh, &l->layout);
+    point_views(l, &fresh);
   }
   s->views = fresh;
   memset(s->hi_inter, 0, l->layout.graphs * sizeof *s->hi_inter); /* the new slab is all zero */
@@ -1012,6 +1048,10 @@ const twincache_dims *twincache_loader_dims(const twincache_loader *l) {
 }
 const twincache_batch_layout *twincache_loader_layout(const twincache_loader *l) {
   return &l->layout;
+}
+
+const twincache_scm_layout *twincache_loader_scm_layout(const twincache_loader *l) {
+  return l && l->opt.layout == TWINCACHE_LAYOUT_SCM ? &l->scm_layout : NULL;
 }
 
 void twincache_loader_get_stats(const twincache_loader *l, twincache_loader_stats *s) {

@@ -134,7 +134,7 @@ typedef struct twincache_loader_options {
    * twincache_loader_open. No effect when world_size is 1. 0: the plain
    * round-robin, where the first ranks may get one batch more. */
   int equal_ranks;
-  int layout; /* TWINCACHE_LAYOUT_DENSE (default) | TWINCACHE_LAYOUT_COMPACT */
+  int layout; /* TWINCACHE_LAYOUT_DENSE (default) | _COMPACT | _SCM (with samples = FRESH) */
   /* Where the worlds come from (enum twincache_samples):
    * STORED (default): the samples the cache stores (refused on an SCM-only
    *   cache, whose frames store none);
@@ -363,8 +363,9 @@ void twincache_loader_close(twincache_loader *l);
  * first used_bytes of its slab: that prefix is what a copy must move.
  * G, N, K, S as in twincache_batch_layout; W = (N + 63) / 64. */
 enum twincache_layout {
-  TWINCACHE_LAYOUT_DENSE = 0,  /* twincache_batch arrays, as described above */
-  TWINCACHE_LAYOUT_COMPACT = 1 /* twincache_batch.compact */
+  TWINCACHE_LAYOUT_DENSE = 0,   /* twincache_batch arrays, as described above */
+  TWINCACHE_LAYOUT_COMPACT = 1, /* twincache_batch.compact */
+  TWINCACHE_LAYOUT_SCM = 2      /* the SCMs for a sampler: see "the SCM batch" below */
 };
 
 typedef struct twincache_compact_layout {
@@ -415,6 +416,58 @@ typedef struct twincache_compact_batch {
   uint64_t *col_mask;
   float *cols;
 } twincache_compact_batch;
+
+/* ===== the SCM batch ========================================================
+ * A third layout (options.layout = TWINCACHE_LAYOUT_SCM, with samples =
+ * FRESH) for consumers that sample the worlds themselves, on the GPU: the
+ * batch carries each graph's SCM as padded arrays and the counter key of
+ * its fresh noise, not its worlds (about 1.2 KB per graph of the default
+ * workload where the dense worlds of S = 64 take ~29 KB). Its arrays are
+ * those of kernels/'s twincache_scm_batch, in that order, so a device copy
+ * of the slab plus these offsets is the sampler's input (twincache_sample_cuda
+ * and its host emulation twincache_sample_cpu); the worlds it computes are
+ * the loader's fresh dense batch of the same stream position, bit for bit
+ * (tests/loader/test_sample_scm.c). Graph g's entries:
+ * - key: tc_scm_fresh_key(cache tag, graph index, epoch / resample_every);
+ * - a graph whose SCM these arrays cannot hold is refused with
+ *   TWINCACHE_EINVAL naming it (a soft world's redrawn mechanism, a world
+ *   with several targets); an internally standardised graph (iSCM) is
+ *   packed with flags bit 1, which today's GPU sampler refuses.
+ * The batch: twincache_batch.slab holds the arrays, graph_id and valid
+ * point into it, the other typed views are NULL; twincache_loader_layout's
+ * bytes is this layout's. Padding graphs are all zero (n_nodes 0). */
+typedef struct twincache_scm_layout {
+  uint32_t graphs, nodes, inter, hidden, rows; /* G, N, K, H (the cache's; 0 = linear), S = options.rows */
+  size_t n_nodes;     /* uint32 (G) n, 1..N; 0 = padding graph */
+  size_t n_inter;     /* uint32 (G) k, 0..K */
+  size_t flags;       /* uint8  (G) bit 0 standardised, bit 1 iSCM */
+  size_t noise;       /* uint8  (G) enum twincache_noise */
+  size_t key;         /* uint64 (G) the fresh noise's counter key */
+  size_t order;       /* uint32 (G,N) a topological order of nodes 0..n-1 */
+  size_t adj;         /* uint8  (G,N,N) adj[i][j] = 1 <=> edge i -> j */
+  size_t weight;      /* float  (G,N,N) linear weight of edge i -> j */
+  size_t mlp;         /* float  (G, N*(H*N+2H)) node j's block at j*(H*n+2H): W1 (H,n), b1 (H),
+                       * w2 (H), as in the frame (H = 0: no bytes) */
+  size_t noise_scale; /* float  (G,N) */
+  size_t target;      /* uint16 (G,K) the world's one target */
+  size_t kind;        /* uint8  (G,K) enum twincache_inter_kind (do, shift or noise) */
+  size_t value;       /* float  (G,K) */
+  size_t desc;        /* uint8  (G,K,N) 1: node j is target k or its descendant */
+  size_t mech;        /* uint8  (G,N) enum twincache_mechanism of node j */
+  size_t het_w;       /* float  (G,N,N) heteroscedastic v of edge i -> j (0: none) */
+  size_t het_c;       /* float  (G,N) c_j (0: none; e (1 + tanh 0) = e) */
+  size_t graph_id;    /* uint64 (G) as the dense graph_id */
+  size_t valid;       /* uint8  (G) as the dense valid */
+  size_t bytes;       /* whole slab, a multiple of 64 */
+} twincache_scm_layout;
+
+/* Fills *l for the given sizes (every offset 64-byte aligned). Returns 0, or
+ * TWINCACHE_EINVAL (and *l zeroed) when a size is out of the format's
+ * limits or the slab's size does not fit in size_t. Thread-safe. */
+int twincache_scm_layout_init(twincache_scm_layout *l, uint32_t graphs, uint32_t nodes, uint32_t inter,
+                              uint32_t hidden, uint32_t rows);
+/* The SCM layout of a loader opened with TWINCACHE_LAYOUT_SCM, else NULL. */
+const twincache_scm_layout *twincache_loader_scm_layout(const twincache_loader *l);
 
 #ifdef __cplusplus
 }
