@@ -14,9 +14,13 @@
 
 #define TC_CK_MAGIC "TCTRAIN"
 #define TC_CK_STATE 48                                       /* loader state offset */
-#define TC_CK_HEADER (TC_CK_STATE + TWINCACHE_LOADER_STATE_BYTES) /* 112 */
+#define TC_CK_FRESH (TC_CK_STATE + TWINCACHE_LOADER_STATE_BYTES) /* 112: version 3's worlds */
 
-static size_t tc_ck_bytes(size_t n_params) { return TC_CK_HEADER + 3 * 4 * n_params + 4; }
+/* Bytes before the parameters: 112 in version 2, 120 in version 3. */
+static size_t tc_ck_header(uint32_t version) { return version >= 3 ? TC_CK_FRESH + 8 : TC_CK_FRESH; }
+static size_t tc_ck_bytes(size_t n_params, uint32_t version) {
+  return tc_ck_header(version) + 3 * 4 * n_params + 4;
+}
 
 /* Flushes the directory holding path, so the rename itself survives a
  * crash. Best effort: some file systems refuse fsync on a directory, and
@@ -40,7 +44,7 @@ static void sync_parent_dir(const char *path) {
 
 int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_info *info) {
   int rc = TWINCACHE_ENOMEM, tmp_made = 0;
-  size_t n = tc_ck_bytes(m->n_params);
+  size_t n = tc_ck_bytes(m->n_params, TC_CHECKPOINT_VERSION);
   uint8_t *buf = malloc(n);
   char *tmp = malloc(strlen(path) + 5);
   FILE *f = NULL;
@@ -53,11 +57,13 @@ int tc_checkpoint_save(const char *path, const tc_model *m, const tc_checkpoint_
   tc_store_u32(buf + 8, TC_CHECKPOINT_VERSION);
   tc_store_u32(buf + 12, TC_MODEL_F);
   tc_store_u32(buf + 16, TC_MODEL_H);
+  tc_store_u32(buf + 20, info->fresh_rows);
   tc_store_u64(buf + 24, m->n_params);
   tc_store_u64(buf + 32, info->step);
   tc_store_u64(buf + 40, info->seed);
   twincache_loader_state_encode(&info->stream, buf + TC_CK_STATE);
-  uint8_t *p = buf + TC_CK_HEADER;
+  tc_store_u32(buf + TC_CK_FRESH, info->resample_every); /* + 4: reserved, 0 */
+  uint8_t *p = buf + tc_ck_header(TC_CHECKPOINT_VERSION);
   const float *arr[3] = {m->params, m->m, m->v};
   for (int a = 0; a < 3; a++)
     for (size_t i = 0; i < m->n_params; i++, p += 4) {
@@ -107,7 +113,7 @@ int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info) 
     rc = tc_error_os(errno, TWINCACHE_ENOTFOUND, "cannot open checkpoint %s", path);
     goto cleanup;
   }
-  size_t want = tc_ck_bytes(m->n_params);
+  size_t want = tc_ck_bytes(m->n_params, TC_CHECKPOINT_VERSION); /* the larger */
   buf = malloc(want + 1);
   if (!buf) {
     rc = tc_error_set(TWINCACHE_ENOMEM, "out of memory reading checkpoint %s", path);
@@ -123,15 +129,17 @@ int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info) 
     goto cleanup;
   }
   uint32_t version = tc_load_u32(buf + 8);
-  if (version != TC_CHECKPOINT_VERSION) {
-    rc = tc_error_set(TWINCACHE_EVERSION, "checkpoint %s has version %" PRIu32 ", this build reads version %d%s",
-                      path, version, TC_CHECKPOINT_VERSION,
+  if (version != TC_CHECKPOINT_VERSION && version != 2) {
+    rc = tc_error_set(TWINCACHE_EVERSION, "checkpoint %s has version %" PRIu32 ", this build reads versions 2 "
+                      "and %d%s", path, version, TC_CHECKPOINT_VERSION,
                       version == 1 ? " (version 1 lacks the loader's full state: restart the run, or "
                                      "finish it with the build that wrote it)"
                                    : "");
     goto cleanup;
   }
-  if (got < TC_CK_HEADER) {
+  const size_t header = tc_ck_header(version);
+  want = tc_ck_bytes(m->n_params, version);
+  if (got < header) {
     rc = tc_error_set(TWINCACHE_ETRUNCATED, "checkpoint %s is truncated (%zu bytes, expected %zu)", path, got,
                       want);
     goto cleanup;
@@ -159,12 +167,21 @@ int tc_checkpoint_load(const char *path, tc_model *m, tc_checkpoint_info *info) 
   }
   if (twincache_loader_state_decode(buf + TC_CK_STATE, &info->stream) != TWINCACHE_OK) {
     rc = tc_error_set(TWINCACHE_ECORRUPT, "checkpoint %s holds no valid loader state (magic, version or "
-                      "reserved byte of its bytes %d..%d wrong)", path, TC_CK_STATE, TC_CK_HEADER - 1);
+                      "reserved byte of its bytes %d..%d wrong)", path, TC_CK_STATE, TC_CK_FRESH - 1);
     goto cleanup;
   }
   info->step = tc_load_u64(buf + 32);
   info->seed = tc_load_u64(buf + 40);
-  const uint8_t *p = buf + TC_CK_HEADER;
+  /* version 2: stored worlds (its reserved u32 at 20 is 0) */
+  info->fresh_rows = tc_load_u32(buf + 20);
+  info->resample_every = version >= 3 ? tc_load_u32(buf + TC_CK_FRESH) : 1;
+  if (info->fresh_rows > TWINCACHE_MAX_SAMPLES || info->resample_every == 0 ||
+      (version >= 3 && tc_load_u32(buf + TC_CK_FRESH + 4) != 0) || (!info->fresh_rows && info->resample_every != 1)) {
+    rc = tc_error_set(TWINCACHE_ECORRUPT, "checkpoint %s: fresh rows %" PRIu32 ", resample every %" PRIu32
+                      " (or its reserved bytes) are not valid", path, info->fresh_rows, info->resample_every);
+    goto cleanup;
+  }
+  const uint8_t *p = buf + header;
   float *arr[3] = {m->params, m->m, m->v};
   for (int a = 0; a < 3; a++)
     for (size_t i = 0; i < m->n_params; i++, p += 4) {

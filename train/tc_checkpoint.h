@@ -2,11 +2,11 @@
  * moments, the step count and the training loader's whole state, in one
  * versioned, checksummed file written atomically.
  *
- * Layout, version 2 (little-endian; offsets in bytes):
+ * Layout, version 3 (little-endian; offsets in bytes):
  *     0  magic "TCTRAIN\0" (8)
- *     8  u32 version (2)
+ *     8  u32 version (3)
  *    12  u32 F, 16 u32 H (the model's shape, MODEL.md)
- *    20  u32 reserved (0)
+ *    20  u32 fresh rows: --fresh-rows of the run (0: the stored worlds)
  *    24  u64 n_params
  *    32  u64 step: optimiser steps done
  *    40  u64 seed: --seed of the run (model initialisation)
@@ -14,10 +14,15 @@
  *        twincache_loader_state_encode writes them: stream position
  *        (next_seq), shuffle seed, batch size, index range, rank/world,
  *        shuffle/drop_last/equal_ranks and the cache's tag
- *   112  params, m, v (n_params f32 each)
+ *   112  u32 resample every: --resample-every (1 with stored worlds)
+ *   116  u32 reserved (0)
+ *   120  params, m, v (n_params f32 each)
  *   end  u32 FNV-1a of every byte before it
- * Version 1 held only the loader's seed and next_seq in a 64-byte header;
- * it is refused with a message naming the file and both versions. */
+ * The loader's state has no room for how the worlds are drawn (fresh rows,
+ * resample every), so the checkpoint keeps them: they fix the stream too.
+ * Version 2 (read: stored worlds) had 20 reserved (0) and the parameters at
+ * 112. Version 1 held only the loader's seed and next_seq in a 64-byte
+ * header; it is refused with a message naming the file and the versions. */
 #ifndef TC_CHECKPOINT_H
 #define TC_CHECKPOINT_H
 
@@ -27,12 +32,14 @@
 #include "tc_model.h"
 #include "twincache_loader.h"
 
-#define TC_CHECKPOINT_VERSION 2
+#define TC_CHECKPOINT_VERSION 3
 
 typedef struct tc_checkpoint_info {
   uint64_t step;                 /* optimiser steps done */
   uint64_t seed;                 /* --seed of the run */
   twincache_loader_state stream; /* the train loader after `step` batches */
+  uint32_t fresh_rows;           /* 0: stored worlds; else rows of the fresh worlds */
+  uint32_t resample_every;       /* >= 1; 1 with stored worlds */
 } tc_checkpoint_info;
 
 /* Writes m and info to path through path.tmp (flushed to disk, then renamed

@@ -25,6 +25,7 @@ typedef struct opts {
   const char *cache, *val_cache, *checkpoint, *resume, *log, *batch_log;
   double val_split;
   uint32_t batch, threads, cpu_threads;
+  uint32_t fresh_rows, resample_every; /* 0: stored worlds; else fresh worlds of S rows, R epochs each */
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
@@ -56,6 +57,8 @@ typedef struct run {
   double sort_var, sort_r2; /* mean sortability of the first training graphs (NaN: none) */
   uint32_t sort_graphs;     /* graphs it was measured on */
   uint64_t val_count; /* --val-cache: its graphs, all validated on; else 0 */
+  int val_fresh;      /* validate on fresh worlds (epoch 0's draw): the validation cache's
+                       * stored S is not the training batches' (or it stores none) */
   uint64_t loader_seed;
   /* the train loader's state: on --resume the checkpoint's until the loader
    * opens, then the loader's own at open (next_seq = seq0); a checkpoint

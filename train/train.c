@@ -80,11 +80,14 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
   const twincache_dims *v = twincache_cache_dims(vc);
   r->val_count = twincache_cache_count(vc);
   int rc = 0;
-  if (v->max_nodes != dims->max_nodes || v->max_inter != dims->max_inter || v->samples != dims->samples) {
+  r->val_fresh = o->fresh_rows && v->samples != o->fresh_rows;
+  if (v->max_nodes != dims->max_nodes || v->max_inter != dims->max_inter ||
+      (!o->fresh_rows && v->samples != dims->samples)) {
     fprintf(stderr, PROG ": --val-cache: %s has N=%u K=%u S=%u but the training cache %s has N=%u K=%u "
             "S=%u; a validation cache needs the same largest node count, interventions per graph and "
-            "samples (twincache-gen --nodes, --targets, --samples)\n", o->val_cache, v->max_nodes,
-            v->max_inter, v->samples, o->cache, dims->max_nodes, dims->max_inter, dims->samples);
+            "samples (twincache-gen --nodes, --targets, --samples; with --fresh-rows any S)\n",
+            o->val_cache, v->max_nodes, v->max_inter, v->samples, o->cache, dims->max_nodes,
+            dims->max_inter, dims->samples);
     rc = 1;
   } else if (r->val_count == 0) {
     fprintf(stderr, PROG ": --val-cache: cache %s holds no graphs yet\n", o->val_cache);
@@ -105,6 +108,13 @@ static int split_cache(run *r) {
   }
   r->count = twincache_cache_count(cache);
   twincache_dims dims = *twincache_cache_dims(cache);
+  if (dims.samples == 0 && !o->fresh_rows) {
+    fprintf(stderr, PROG ": cache %s stores SCMs only (no samples): train on fresh worlds with "
+            "--fresh-rows S\n", o->cache);
+    twincache_cache_close(cache);
+    return 1;
+  }
+  r->val_fresh = o->fresh_rows && dims.samples != o->fresh_rows; /* the held-out tail's */
   r->train_end = (uint64_t)floor((1.0 - o->val_split) * (double)r->count);
   if (!o->quiet) measure_sortability(r, cache);
   twincache_cache_close(cache);
@@ -192,6 +202,13 @@ static int resume_from(run *r) {
             s->batch_size, o->batch);
     return 1;
   }
+  if (info.fresh_rows != o->fresh_rows || info.resample_every != o->resample_every) {
+    fprintf(stderr, PROG ": --fresh-rows/--resample-every: checkpoint %s was written with --fresh-rows %"
+            PRIu32 " --resample-every %" PRIu32 " (0 rows: the stored worlds), this run has %" PRIu32 " and %"
+            PRIu32 "; they cannot change on --resume (see --help)\n", o->resume, info.fresh_rows,
+            info.resample_every, o->fresh_rows, o->resample_every);
+    return 1;
+  }
   if (info.seed != o->seed) { /* the loader's seed is checked at open */
     fprintf(stderr, PROG ": --seed: checkpoint %s was written with --seed %" PRIu64 ", this run "
             "has %" PRIu64 "; --seed cannot change on --resume (see --help)\n", o->resume,
@@ -236,6 +253,8 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_options_init(&lo);
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
+  if (o->fresh_rows)
+    lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
   if (r->cuda) lo.layout = TWINCACHE_LAYOUT_COMPACT; /* expanded on the GPU */
   int st = twincache_loader_open(o->cache, &lo, o->resume ? &r->stream : NULL, tl);
@@ -311,12 +330,19 @@ static void print_plan(const run *r) {
           "), N=%u K=%u S=%u, batch %u, %zu-byte slabs, %" PRIu64 " steps\n",
           o->cache, r->count, r->train_end, r->count - r->train_end, r->layout.nodes,
           r->layout.inter, r->layout.samples, o->batch, r->layout.bytes, o->steps);
-  fprintf(r->text, "data: varsortability %.3f, R2-sortability %.3f (first %u training graphs; 0.5 = "
-          "chance, near 1: sorting nodes by it nearly gives the causal order)\n",
-          r->sort_var, r->sort_r2, r->sort_graphs);
+  if (r->sort_graphs)
+    fprintf(r->text, "data: varsortability %.3f, R2-sortability %.3f (first %u training graphs; 0.5 = "
+            "chance, near 1: sorting nodes by it nearly gives the causal order)\n",
+            r->sort_var, r->sort_r2, r->sort_graphs);
+  else
+    fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
   if (o->val_cache)
     fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,
             r->val_count);
+  if (o->fresh_rows)
+    fprintf(r->text, "worlds: fresh, %u rows each, drawn anew every %u epoch(s) of the stored SCMs; "
+            "validation on %s\n", o->fresh_rows, o->resample_every,
+            r->val_fresh ? "fresh worlds (epoch 0's draw, the same at every evaluation)" : "the stored worlds");
 }
 
 int main(int argc, char **argv) {

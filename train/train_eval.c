@@ -27,6 +27,7 @@ int train_evaluate(run *r, val_result *out) {
   lo.batch_size = r->o.batch, lo.epochs = 1, lo.shuffle = 0, lo.seed = r->loader_seed;
   lo.threads = r->o.threads, lo.index_begin = r->train_end, lo.index_end = r->count;
   if (r->o.val_cache) lo.index_begin = 0, lo.index_end = r->val_count;
+  if (r->val_fresh) lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = r->o.fresh_rows; /* epoch 0's draw */
   if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
   int st = twincache_loader_open(cache, &lo, NULL, &vl);
   if (st != 0) {

@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 25 };
+enum { N_TRAIN_OPTS = 27 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -27,6 +27,14 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "(e.g. another graph family: out of distribution); all of\n"
                "--cache is then trained on. Its N, K and S (--nodes,\n"
                "--targets, --samples) must equal --cache's"},
+      {.name = "--fresh-rows", .meta = "S", .kind = TC_OPT_U32, .dst = &p->fresh_rows,
+       .hi = TWINCACHE_MAX_SAMPLES,
+       .help = "train on fresh worlds of the stored SCMs, S rows per world,\n"
+               "new every epoch (0 = the stored worlds, default). Validation\n"
+               "reads the stored worlds when they have S rows, else the\n"
+               "fresh worlds of epoch 0 (the only way for an SCM-only cache)"},
+      {.name = "--resample-every", .meta = "R", .kind = TC_OPT_U32, .dst = &p->resample_every, .lo = 1,
+       .hi = UINT32_MAX, .help = "with --fresh-rows: R consecutive epochs share one draw\n(default {})"},
       {.name = "--batch", .meta = "G", .kind = TC_OPT_U32, .dst = &p->batch, .lo = 1, .hi = 4096,
        .help = "graphs per batch, 1..4096 (default {})"},
       {.name = "--steps", .meta = "N", .kind = TC_OPT_U64, .dst = &p->steps, .lo = 1, .hi = UINT32_MAX,
@@ -84,7 +92,7 @@ static size_t train_opts(opts *p, tc_opt *o) {
 
 static void defaults(opts *o) {
   memset(o, 0, sizeof *o);
-  o->val_split = 0.1, o->batch = 32, o->threads = 2, o->steps = 1000, o->warmup = 50;
+  o->val_split = 0.1, o->batch = 32, o->threads = 2, o->steps = 1000, o->warmup = 50, o->resample_every = 1;
   o->seed = 1, o->lr = 3e-3, o->weight_decay = 1e-4, o->pos_weight = 1.0, o->device = DEV_AUTO;
 }
 
@@ -97,16 +105,17 @@ static void usage(FILE *f) {
              "Trains the twin-world edge model (train/MODEL.md) on a twincache cache.\n");
   tc_args_help(f, t, n, 25);
   fprintf(f,
-          "on --resume: the checkpoint (version 2) holds the model, the AdamW moments, the\n"
-          "  step and the train loader's 64-byte state (position in the stream, shuffle seed,\n"
-          "  batch size, index range, rank/world, the cache's identity), so the resumed run\n"
+          "on --resume: the checkpoint (version 3) holds the model, the AdamW moments, the\n"
+          "  step, the train loader's 64-byte state (position in the stream, shuffle seed,\n"
+          "  batch size, index range, rank/world, the cache's identity) and how its worlds are\n"
+          "  drawn (--fresh-rows, --resample-every), so the resumed run\n"
           "  trains on exactly the batches the uninterrupted run would have. --steps, --lr,\n"
           "  --warmup, --weight-decay, --pos-weight, --eval-every, --checkpoint,\n"
           "  --checkpoint-every, --stop-after, --log, --batch-log, --device, --threads,\n"
           "  --cpu-threads and the output flags may differ from the checkpoint's run (the\n"
-          "  values in effect are printed in one line); --batch, --seed, --val-split and the\n"
-          "  cache may not (refused with exit 1, naming the flag or the loader-state field):\n"
-          "  they fix the batch stream. A damaged, truncated or older-version checkpoint is\n"
+          "  values in effect are printed in one line); --batch, --seed, --val-split,\n"
+          "  --fresh-rows, --resample-every and the cache may not (refused with exit 1,\n"
+          "  naming the flag or the loader-state field): they fix the batch stream. A damaged, truncated or older-version checkpoint is\n"
           "  refused with exit 1 and one line naming the file and the fault. Checkpoints are\n"
           "  written to FILE.tmp, flushed, then renamed over FILE: a crash leaves the old one.\n"
           "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
@@ -134,6 +143,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
         return 2;
       }
     o->val_split = 0;
+  }
+  if (o->resample_every != 1 && !o->fresh_rows) {
+    fprintf(stderr, PROG ": --resample-every: needs --fresh-rows (stored worlds are the same every "
+            "epoch) (see --help)\n");
+    return 2;
   }
   if (o->cpu_threads == 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);

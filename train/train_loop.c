@@ -14,7 +14,8 @@ static int save_checkpoint(run *r, uint64_t steps_done) {
   if (r->cuda && tc_cuda_download(r->dev, r->model) != 0) return train_device_failed();
   /* the loader's own state may run ahead (CUDA stages the next batch):
    * the checkpoint's position is one batch per step done */
-  tc_checkpoint_info info = {.step = steps_done, .seed = r->o.seed, .stream = r->stream};
+  tc_checkpoint_info info = {.step = steps_done, .seed = r->o.seed, .stream = r->stream,
+                             .fresh_rows = r->o.fresh_rows, .resample_every = r->o.resample_every};
   info.stream.next_seq = r->seq0 + (steps_done - r->step0);
   if (tc_checkpoint_save(r->o.checkpoint, r->model, &info) != 0) {
     fprintf(stderr, PROG ": %s\n", twincache_last_error());

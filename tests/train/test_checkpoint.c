@@ -1,8 +1,10 @@
 /* test_checkpoint: save/load round trip is bit-exact (model, moments, the
- * whole loader state) and leaves no temporary file; a flipped byte, a
- * truncated file, a foreign file, a version-1 file, a checksummed file
- * whose loader state does not decode and a missing file are each refused
- * with a message naming the file. */
+ * whole loader state, fresh rows and resample every) and leaves no
+ * temporary file; a version-2 file (no fresh-world fields, parameters at
+ * 112) still loads as stored worlds; a flipped byte, a truncated file, a
+ * foreign file, a version-1 file, a checksummed file whose loader state
+ * does not decode, one whose world fields contradict each other and a
+ * missing file are each refused with a message naming the file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,15 +38,18 @@ int main(int argc, char **argv) {
       .stream = {.seed = 9, .next_seq = 456, .magic = TWINCACHE_LOADER_STATE_MAGIC,
                  .version = TWINCACHE_LOADER_STATE_VERSION, .cache_tag = 0x0123456789abcdefull,
                  .index_begin = 0, .index_end = 900, .batch_size = 32, .world_size = 1,
-                 .shuffle = 1}};
+                 .shuffle = 1},
+      .fresh_rows = 200,
+      .resample_every = 3};
   tc_checkpoint_info out;
   TC_CHECK(tc_checkpoint_save(path, a, &in) == 0, "%s", twincache_last_error());
   TC_CHECK(tc_checkpoint_load(path, b, &out) == 0, "%s", twincache_last_error());
   TC_CHECK(!memcmp(a->params, b->params, 4 * a->n_params) && !memcmp(a->m, b->m, 4 * a->n_params) &&
             !memcmp(a->v, b->v, 4 * a->n_params),
         "round trip is bit-exact");
-  TC_CHECK(out.step == 123 && out.seed == 9 && !memcmp(&out.stream, &in.stream, sizeof in.stream),
-           "info round trip (the whole loader state)");
+  TC_CHECK(out.step == 123 && out.seed == 9 && !memcmp(&out.stream, &in.stream, sizeof in.stream) &&
+               out.fresh_rows == 200 && out.resample_every == 3,
+           "info round trip (the whole loader state, the worlds)");
   /* corrupt copies */
   long n = file_size(path);
   unsigned char *bytes = malloc((size_t)n);
@@ -84,6 +89,36 @@ int main(int argc, char **argv) {
                  strstr(err, fields[c].want),
              "%s: %s", fields[c].what, err);
     printf("%s -> %s\n", fields[c].what, err);
+  }
+  /* version 2: the same file without bytes 112..119, version 2, byte 20 zero */
+  {
+    unsigned char *v2 = malloc((size_t)n);
+    TC_REQUIRE(v2);
+    memcpy(v2, bytes, 112);
+    memcpy(v2 + 112, bytes + 120, (size_t)n - 120);
+    tc_store_u32(v2 + 8, 2);
+    tc_store_u32(v2 + 20, 0);
+    tc_store_u32(v2 + n - 8 - 4, tc_fnv1a32(v2, (size_t)n - 8 - 4));
+    f = fopen(bad, "wb");
+    TC_REQUIRE(f && fwrite(v2, 1, (size_t)n - 8, f) == (size_t)n - 8);
+    fclose(f);
+    memset(&out, 0xff, sizeof out);
+    TC_CHECK(tc_checkpoint_load(bad, b, &out) == 0, "version 2: %s", twincache_last_error());
+    TC_CHECK(out.fresh_rows == 0 && out.resample_every == 1 && out.step == 123 &&
+                 !memcmp(a->params, b->params, 4 * a->n_params) && !memcmp(a->v, b->v, 4 * a->n_params),
+             "version 2 reads as stored worlds with the same parameters");
+    /* stored worlds (0 rows) resampled every 5 epochs: contradictory */
+    memcpy(v2, bytes, (size_t)n);
+    tc_store_u32(v2 + 20, 0);
+    tc_store_u32(v2 + 112, 5);
+    tc_store_u32(v2 + n - 4, tc_fnv1a32(v2, (size_t)n - 4));
+    f = fopen(bad, "wb");
+    TC_REQUIRE(f && fwrite(v2, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    TC_CHECK(tc_checkpoint_load(bad, b, &out) == TWINCACHE_ECORRUPT && strstr(twincache_last_error(), bad) &&
+                 strstr(twincache_last_error(), "resample every 5"),
+             "contradictory world fields: %s", twincache_last_error());
+    free(v2);
   }
   {
     char tmp[1100];
