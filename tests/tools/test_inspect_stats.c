@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
   }
   /* the mechanism fit */
   const char *lin[] = {"--samples", "64", "--nodes", "5:10", NULL};
-  const char *mlp1[] = {"--samples", "64", "--nodes", "5:10", "--mechanism", "mlp", "--mlp-scale", "1", NULL};
+  const char *mlp1[] = {"--samples", "64", "--nodes", "5:10", "--mechanism", "mlp", "--mlp-scale", "1",
+                        "--mlp-bias", "0.5", "--mlp-bump", "0", "--mlp-gain", "1", NULL}; /* the first MLP */
   const char *mlpd[] = {"--samples", "64", "--nodes", "5:10", "--mechanism", "mlp", NULL};
   double s_lin = linear_share(gen, "lin", lin), s_mlp1 = linear_share(gen, "mlp1", mlp1),
          s_mlp = linear_share(gen, "mlp", mlpd);
