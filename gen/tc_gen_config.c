@@ -305,7 +305,7 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   /* Flat object, fixed key order, numbers with %.17g: the same options give
    * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
-  char graph[256], extra[512], tpw[64] = "";
+  char graph[256], extra[1024], tpw[64] = ""; /* extra: <= ~560 bytes with every optional key at %.17g */
   if (c->targets_per_world_max > 1) /* absent at 1:1, so older caches keep their config text */
     snprintf(tpw, sizeof tpw, ",\"targets_per_world\":\"%u:%u\"", c->targets_per_world_min,
              c->targets_per_world_max);
