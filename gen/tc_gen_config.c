@@ -255,8 +255,9 @@ int tc_gen_uses_mechanism(const tc_gen_config *c, int m) {
 }
 
 /* The --graph value as the config stores it: "er", or "er:0.5 sf:0.29999999999999999"
- * (weights %.17g, space-separated: no comma inside a config value). */
-static void graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
+ * (weights %.17g, space-separated: no comma inside a config value).
+ * Returns 0, or -1 when it does not fit in cap. */
+static int graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
   size_t used = 0;
   buf[0] = 0;
   for (uint32_t k = 0; k < c->n_families; k++) {
@@ -264,21 +265,27 @@ static void graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
                 ? snprintf(buf + used, cap - used, "%s", choice(TWINCACHE_CHOICE_FAMILY, c->families[k]))
                 : snprintf(buf + used, cap - used, "%s%s:%.17g", k ? " " : "",
                            choice(TWINCACHE_CHOICE_FAMILY, c->families[k]), c->family_weights[k]);
-    if (w < 0 || (size_t)w >= cap - used) return;
+    if (w < 0 || (size_t)w >= cap - used) return -1;
     used += (size_t)w;
   }
+  return 0;
 }
 
 /* Keys of the families a config uses, after the common ones: new families
  * add their keys here only when used, so the identity of a cache that does
- * not use them stays what it was. */
-static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
+ * not use them stays what it was. Returns 0, or -1 when they do not fit in
+ * cap (a key dropped would change the cache's identity unseen). */
+static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
   size_t used = 0;
+  int overflow = 0;
   buf[0] = 0;
 #define ADD(...)                                                        \
   do {                                                                  \
     int w_ = snprintf(buf + used, cap - used, __VA_ARGS__);             \
-    if (w_ > 0 && (size_t)w_ < cap - used) used += (size_t)w_;          \
+    if (w_ >= 0 && (size_t)w_ < cap - used)                             \
+      used += (size_t)w_;                                               \
+    else                                                                \
+      overflow = 1;                                                     \
   } while (0)
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_SBM))
     ADD(",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks, c->sbm_p_in,
@@ -300,6 +307,7 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
     ADD(",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
         (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);
 #undef ADD
+  return overflow ? -1 : 0;
 }
 
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
@@ -309,8 +317,7 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   if (c->targets_per_world_max > 1) /* absent at 1:1, so older caches keep their config text */
     snprintf(tpw, sizeof tpw, ",\"targets_per_world\":\"%u:%u\"", c->targets_per_world_min,
              c->targets_per_world_max);
-  graph_spec(c, graph, sizeof graph);
-  family_json(c, extra, sizeof extra);
+  if (graph_spec(c, graph, sizeof graph) != 0 || family_json(c, extra, sizeof extra) != 0) return 0;
   int n = snprintf(
       buf, cap,
       "{\"format_version\":%d,\"generator\":\"twincache-gen\",\"graph\":\"%s\","
