@@ -360,9 +360,12 @@ static int open_cache(tc_engine *e, const char *config_json) {
   if (len != strlen(config_json) || memcmp(stored, config_json, len)) {
     char diff[400];
     tc_gen_config_diff(stored, len, config_json, diff, sizeof diff);
+    /* an MLP cache drawn before --mlp-bias/--mlp-gain/--mlp-bump had none of their keys */
+    int old_mlp_draw = strstr(diff, "mlp_bias: not in cache") != NULL;
     return tc_error_set(TWINCACHE_EMISMATCH,
-                        "%s was built with another config (%s); use another --out or the cache's options", dir,
-                        diff);
+                        "%s was built with another config (%s); use another --out or the cache's options%s", dir,
+                        diff, old_mlp_draw ? " (an MLP cache of the first draw: --mlp-bias 0.5 --mlp-gain 1 "
+                                             "--mlp-bump 0)" : "");
   }
   e->committed = tc_cache_writer_committed(e->w);
   e->stats = *tc_cache_writer_stats(e->w);
