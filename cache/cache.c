@@ -163,7 +163,7 @@ static int env_open(const char *path, uint64_t file_bytes, MDB_env **out) {
       mdb_env_close(env);
       if (rc != EACCES && rc != EROFS) break; /* without locks only on a read-only fs */
     }
-    if (rc != ENOMEM || maps[1] >= maps[0]) break;
+    if ((rc != ENOMEM && rc != EINVAL) || maps[1] >= maps[0]) break;
   }
   /* ENOENT here: data.mdb vanished, or lock.mdb cannot be made: not a cache */
   int st = tc_status_from_mdb(rc, TWINCACHE_ENOTCACHE);
