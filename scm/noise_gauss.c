@@ -7,9 +7,9 @@
 static inline double gauss_stream(tc_rng *r) { return tc_scm_zig_normal(tc_rng_u64(r), r, 0); }
 
 static inline double gauss_cell(uint64_t bits, uint64_t row_key, uint32_t j) {
-  unsigned i = (unsigned)(bits & 0xff); /* the ziggurat's fast path, as tc_scm_zig_normal */
-  double u = 2.0 * tc_scm_uniform_of(bits) - 1.0;
-  if (fabs(u) < tc_scm_zig_ratio[i]) return u * tc_scm_zig_x[i];
+  const tc_scm_zig_layer *z = &tc_scm_zig_fast[bits & 0xff]; /* the fast path, as tc_scm_zig_normal */
+  double u = tc_scm_signed_of(bits);
+  if (fabs(u) < z->ratio) return u * z->x;
   tc_rng more = tc_scm_cell_stream(row_key, j); /* made only when needed */
   return tc_scm_zig_normal_slow(bits, &more, 1);
 }

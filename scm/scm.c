@@ -108,6 +108,7 @@ struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
   float *noise;         /* (n, S) scaled exogenous noise, column-major, shared by every world */
+  uint64_t *row_key;    /* (S) fresh noise: the rows' stream states */
   float *raw_base;      /* (n, S) unstandardised base world, column-major */
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
   const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
@@ -126,6 +127,7 @@ struct tc_scm_sampler {
 void tc_scm_sampler_free(tc_scm_sampler *sp) {
   if (!sp) return;
   free(sp->noise);
+  free(sp->row_key);
   free(sp->raw_base);
   free(sp->raw_twin);
   free(sp->col);
@@ -151,6 +153,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->nmax = max_nodes;
   sp->smax = max_samples;
   sp->noise = malloc(sn * sizeof(float));
+  sp->row_key = malloc(max_samples * sizeof(uint64_t));
   sp->raw_base = malloc(sn * sizeof(float));
   sp->raw_twin = malloc(sn * sizeof(float));
   sp->col = malloc(max_nodes * sizeof *sp->col);
@@ -162,7 +165,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->tidx = malloc(max_nodes * sizeof(int16_t));
   sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
+  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
       !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
@@ -183,7 +186,7 @@ uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
 }
 
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key) {
-  tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key);
+  tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key, sp->row_key);
 }
 
 /* ---- the noise term ---------------------------------------------------------------
@@ -225,12 +228,26 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
   const int mech = node_mechanism(m, j);
   if (mech == TWINCACHE_MECH_LINEAR) {
-    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
+    /* acc = 0, acc += w x per parent, + e, in passes that keep that order:
+     * the first parent's pass starts from 0 (0 + w x: the sum's first add,
+     * kept for the sign of a zero), and with homoscedastic noise the last
+     * parent's pass adds e too */
+    const int fuse = !m->het_c && q1 > q0;
+    if (q0 == q1)
+      for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
       const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
-      for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+      const int last = fuse && q + 1 == q1;
+      if (q == q0 && last)
+        for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
+      else if (q == q0)
+        for (uint32_t s = 0; s < S; s++) x[s] = 0.0f + w * xp[s];
+      else if (last)
+        for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
+      else
+        for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
     }
-    add_noise(sp, m, j, e, x, S);
+    if (!fuse) add_noise(sp, m, j, e, x, S);
     return;
   }
   const uint32_t h_n = m->hidden, n = m->n;

@@ -33,6 +33,7 @@ const tc_scm_noise *tc_scm_noise_get(int code) {
 #define TC_ZIG_R 3.6541528853610088
 #define TC_ZIG_V 0.00492867323399
 double tc_scm_zig_x[TC_ZIG_N + 1], tc_scm_zig_ratio[TC_ZIG_N];
+tc_scm_zig_layer tc_scm_zig_fast[TC_ZIG_N];
 uint64_t tc_scm_node_stream[TWINCACHE_MAX_NODES];
 static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
 
@@ -45,7 +46,11 @@ static void tables_init(void) {
     tc_scm_zig_x[i] = sqrt(-2.0 * log(TC_ZIG_V / tc_scm_zig_x[i - 1] + f));
     f = exp(-0.5 * tc_scm_zig_x[i] * tc_scm_zig_x[i]);
   }
-  for (int i = 0; i < TC_ZIG_N; i++) tc_scm_zig_ratio[i] = tc_scm_zig_x[i + 1] / tc_scm_zig_x[i];
+  for (int i = 0; i < TC_ZIG_N; i++) {
+    tc_scm_zig_ratio[i] = tc_scm_zig_x[i + 1] / tc_scm_zig_x[i];
+    tc_scm_zig_fast[i].ratio = tc_scm_zig_ratio[i];
+    tc_scm_zig_fast[i].x = tc_scm_zig_x[i];
+  }
   for (uint32_t j = 0; j < TWINCACHE_MAX_NODES; j++) tc_scm_node_stream[j] = tc_mix64(j + 0x9e3779b97f4a7c15ull);
 }
 
