@@ -19,6 +19,25 @@
 
 static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
 
+/* ---- columns into rows ------------------------------------------------------------
+ * A world is computed column by column and written as rows: column x (S)
+ * goes to out[s * stride], s in [0, S). Unrolled by 4: a store and a load
+ * per value, the loop's bookkeeping shared by four. */
+static void column_put(float *restrict out, size_t stride, const float *restrict x, uint32_t S) {
+#pragma GCC unroll 4
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
+}
+/* the same, standardised by (mean, sd) */
+static void column_put_std(float *restrict out, size_t stride, const float *restrict x, uint32_t S, float mean,
+                           float sd) {
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = standardize(x[s], mean, sd);
+}
+/* the constant v */
+static void column_fill(float *restrict out, size_t stride, float v, uint32_t S) {
+#pragma GCC unroll 4
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = v;
+}
+
 /* ---- the MLP's tanh -------------------------------------------------------------
  * tanh of float32 from +, -, *, / and an exponent built from bits only, so
  * every machine that rounds IEEE binary32 and does not contract a*b+c into
@@ -351,8 +370,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
     sample_base_iscm(sp, m, S);
     if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
     if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    for (uint32_t j = 0; j < n; j++) column_put(base + j, ld, xb + (size_t)j * S, S);
     return;
   }
   for (uint32_t r = 0; r < n; r++) {
@@ -360,16 +378,14 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
     eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
   }
   if (!m->standardize) {
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    for (uint32_t j = 0; j < n; j++) column_put(base + j, ld, xb + (size_t)j * S, S);
     return;
   }
   for (uint32_t j = 0; j < n; j++) column_stats(sp, j, xb + (size_t)j * S, S);
   if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
   if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
-  for (uint32_t s = 0; s < S; s++)
-    for (uint32_t j = 0; j < n; j++)
-      base[(size_t)s * ld + j] = standardize(xb[(size_t)j * S + s], sp->norm_mean[j], sp->norm_std[j]);
+  for (uint32_t j = 0; j < n; j++)
+    column_put_std(base + j, ld, xb + (size_t)j * S, S, sp->norm_mean[j], sp->norm_std[j]);
 }
 
 uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
@@ -417,16 +433,14 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
   if (sp->tidx[j] >= 0 && kind_fixes_target(m->kind[k])) {
-    for (uint32_t s = 0; s < S; s++) out[s * stride] = sp->tval[sp->tidx[j]];
+    column_fill(out, stride, sp->tval[sp->tidx[j]], S);
     return;
   }
   const float *x = sp->raw_twin + (size_t)j * S;
-  if (!m->standardize || m->iscm) { /* iSCM: standardised already */
-    for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
-    return;
-  }
-  const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
-  for (uint32_t s = 0; s < S; s++) out[s * stride] = standardize(x[s], mean, sd);
+  if (!m->standardize || m->iscm) /* iSCM: standardised already */
+    column_put(out, stride, x, S);
+  else
+    column_put_std(out, stride, x, S, sp->norm_mean[j], sp->norm_std[j]);
 }
 
 void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
