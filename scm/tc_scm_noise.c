@@ -3,6 +3,8 @@
  * cells' stream keys. */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tc_scm_noise.h"
 
@@ -52,9 +54,29 @@ static void tables_init(void) {
     tc_scm_zig_fast[i].x = tc_scm_zig_x[i];
   }
   for (uint32_t j = 0; j < TWINCACHE_MAX_NODES; j++) tc_scm_node_stream[j] = tc_mix64(j + 0x9e3779b97f4a7c15ull);
+#ifdef TC_SCM_HAVE_AVX512
+  /* TWINCACHE_SIMD=0 in the environment keeps the scalar fills (the same
+   * bits, slower: for comparing the two) */
+  const char *simd = getenv("TWINCACHE_SIMD");
+  __builtin_cpu_init();
+  tc_scm_noise_simd = !(simd && strcmp(simd, "0") == 0) && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512dq");
+#endif
 }
 
+int tc_scm_noise_simd;
+
 void tc_scm_noise_init(void) { pthread_once(&g_tables_once, tables_init); }
+
+void tc_scm_noise_set_simd(int on) {
+  tc_scm_noise_init();
+#ifdef TC_SCM_HAVE_AVX512
+  tc_scm_noise_simd = on && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+  (void)on;
+  tc_scm_noise_simd = 0;
+#endif
+}
 
 /* exp of the fresh noise, from basic operations only (see tc_scm_fresh_log). */
 static double fresh_exp(double y) { /* y in [-700, 700] */

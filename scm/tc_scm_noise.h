@@ -117,7 +117,9 @@ static inline void tc_scm_row_keys(uint64_t *restrict row_key, uint32_t S, uint6
 
 /* ---- one family's file -------------------------------------------------------
  * TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw) defines the row
- * tc_scm_noise_<name> from the family's two draws:
+ * tc_scm_noise_<name> from the family's two draws (TC_SCM_NOISE_FILLS only
+ * the two loops, name_stream_fill and name_fresh_fill, for a family that
+ * makes its own row):
  *   double stream_draw(tc_rng *rn)                                one stream draw
  *   double cell_draw(uint64_t bits, uint64_t row_key, uint32_t j) cell j of the row
  *     whose stream state is row_key; bits = its first draw, draw j+1 of the row's
@@ -125,7 +127,7 @@ static inline void tc_scm_row_keys(uint64_t *restrict row_key, uint32_t S, uint6
  * The loops are written once, here; each family's copy inlines its draws.
  * The fresh loop runs down each column (the rows' stream states first), so
  * its stores are contiguous; a cell's value does not depend on the order. */
-#define TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw)                                             \
+#define TC_SCM_NOISE_FILLS(name, stream_draw, cell_draw)                                                    \
   static void name##_stream_fill(float *noise, const float *scale, uint32_t n, uint32_t S, tc_rng *rn) {    \
     for (uint32_t s = 0; s < S; s++)                                                                         \
       for (uint32_t j = 0; j < n; j++) noise[(size_t)j * S + s] = scale[j] * (float)stream_draw(rn);         \
@@ -140,7 +142,25 @@ static inline void tc_scm_row_keys(uint64_t *restrict row_key, uint32_t S, uint6
       for (uint32_t s = 0; s < S; s++)                                                                       \
         col[s] = sc * (float)cell_draw(tc_mix64(row_key[s] + step), row_key[s], j);                          \
     }                                                                                                        \
-  }                                                                                                          \
+  }
+#define TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw)                                             \
+  TC_SCM_NOISE_FILLS(name, stream_draw, cell_draw)                                                           \
   const tc_scm_noise tc_scm_noise_##name = {CODE, name##_stream_fill, name##_fresh_fill}
+
+/* ---- SIMD -------------------------------------------------------------------
+ * A family may add a vectorised fresh fill for CPUs that have the
+ * instructions (runtime dispatch: the library runs on any x86-64). It must
+ * give the scalar fill's bits: integer steps and IEEE operations that round
+ * alike, the rare cells past a fast path through the scalar cell draw;
+ * tests/scm/test_scm_noise_simd checks the two against each other.
+ * tc_scm_noise_simd is 1 when the CPU has AVX-512 F and DQ (set by
+ * tc_scm_noise_init) and the environment has no TWINCACHE_SIMD=0;
+ * tc_scm_noise_set_simd(0) makes every fill scalar (tests; call it before any
+ * sampling thread starts). */
+extern int tc_scm_noise_simd;
+void tc_scm_noise_set_simd(int on);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TC_SCM_HAVE_AVX512 1
+#endif
 
 #endif /* TC_SCM_NOISE_H */
