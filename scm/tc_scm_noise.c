@@ -78,9 +78,15 @@ void tc_scm_noise_set_simd(int on) {
 #endif
 }
 
-/* exp of the fresh noise, from basic operations only (see tc_scm_fresh_log). */
-static double fresh_exp(double y) { /* y in [-700, 700] */
-  double kd = floor(y * 1.4426950408889634 + 0.5);
+/* exp of the fresh noise, from basic operations only (see tc_scm_fresh_log).
+ * floor(t) is taken as the truncation, one less when that is above t: the
+ * same integer (|t| < 2^63, and t is never -0), without a call to libm's
+ * floor (baseline x86-64 has no roundsd). Inline: the ziggurat's wedge test
+ * evaluates two of them, whose chains then overlap. */
+static inline double fresh_exp(double y) { /* y in [-700, 700] */
+  double t = y * 1.4426950408889634 + 0.5;
+  double kd = (double)(int64_t)t;
+  kd = kd > t ? kd - 1.0 : kd;
   double r = (y - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
   double p = 1.0 / 6227020800.0; /* Taylor to r^13, |r| <= 0.35 */
   p = p * r + 1.0 / 479001600.0;

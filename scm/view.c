@@ -9,7 +9,7 @@
 struct tc_scm_store {
   uint32_t cap_nodes, cap_inter, cap_hidden;
   uint8_t *adj;        /* (n, n) */
-  float *wmat;         /* (n, n) linear weight of edge i -> j */
+  uint32_t *eidx;      /* (n, n) number of edge i -> j, edges row-major */
   uint32_t *order;     /* (n) */
   uint32_t *indeg;     /* (n) scratch of the topological sort */
   uint32_t *pa_start;  /* (n+1) */
@@ -18,7 +18,6 @@ struct tc_scm_store {
   float *mlp;          /* (n, H*n + 2H) */
   float *noise_scale;  /* (n) */
   uint8_t *node_mech;  /* (n) */
-  float *hmat;         /* (n, n) heteroscedastic v of edge i -> j */
   float *het_w;        /* (n*n) aligned with pa_idx */
   float *het_c;        /* (n) */
   uint16_t *target;    /* (K) */
@@ -34,7 +33,7 @@ struct tc_scm_store {
 void tc_scm_store_free(tc_scm_store *st) {
   if (!st) return;
   free(st->adj);
-  free(st->wmat);
+  free(st->eidx);
   free(st->order);
   free(st->indeg);
   free(st->pa_start);
@@ -43,7 +42,6 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->mlp);
   free(st->noise_scale);
   free(st->node_mech);
-  free(st->hmat);
   free(st->het_w);
   free(st->het_c);
   free(st->target);
@@ -69,7 +67,7 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->cap_inter = max_inter;
   st->cap_hidden = max_hidden;
   st->adj = malloc(nn);
-  st->wmat = malloc(nn * sizeof(float));
+  st->eidx = malloc(nn * sizeof(uint32_t));
   st->order = malloc(n * sizeof(uint32_t));
   st->indeg = malloc(n * sizeof(uint32_t));
   st->pa_start = malloc((n + 1) * sizeof(uint32_t));
@@ -78,7 +76,6 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->mlp = malloc(mlp * sizeof(float));
   st->noise_scale = malloc(n * sizeof(float));
   st->node_mech = malloc(n);
-  st->hmat = malloc(nn * sizeof(float));
   st->het_w = malloc(nn * sizeof(float));
   st->het_c = malloc(n * sizeof(float));
   st->target = malloc(k * sizeof(uint16_t));
@@ -90,8 +87,8 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->n_targets = malloc(k);
   st->more_target = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(uint16_t));
   st->more_value = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(float));
-  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
-      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->hmat || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
+  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->eidx || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
   }
@@ -108,40 +105,46 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   const uint32_t n = v->n_nodes, R = v->set_bytes, H = v->n_hidden;
   if (n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden)
     return TWINCACHE_ETOOBIG;
-  /* adjacency (n, n) and the weight of each edge, edges row-major */
+  /* adjacency (n, n) and each cell's edge number (edges row-major: the
+   * number the next edge would get where there is none), without branches */
   uint32_t e = 0;
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t j = 0; j < n; j++) {
       uint8_t bit = (uint8_t)((v->adj[(size_t)i * R + j / 8] >> (j % 8)) & 1u);
       st->adj[(size_t)i * n + j] = bit;
-      st->wmat[(size_t)i * n + j] = bit ? load_f32(v->weight + 4u * e) : 0.0f;
-      st->hmat[(size_t)i * n + j] = bit && v->hetero_w ? load_f32(v->hetero_w + 4u * e) : 0.0f;
+      st->eidx[(size_t)i * n + j] = e;
       e += bit;
     }
-  /* parents of j, ascending (the generator's order: its float sums follow it) */
+  /* parents of j, ascending (the generator's order: its float sums follow
+   * it), with their weights; every cell stores, an edge advances q */
   uint32_t q = 0;
   for (uint32_t j = 0; j < n; j++) {
     st->pa_start[j] = q;
-    st->indeg[j] = 0;
-    for (uint32_t i = 0; i < n; i++)
-      if (st->adj[(size_t)i * n + j]) {
-        st->pa_idx[q] = i;
-        st->pa_w[q] = st->wmat[(size_t)i * n + j];
-        st->het_w[q] = st->hmat[(size_t)i * n + j];
-        st->indeg[j]++;
-        q++;
-      }
+    uint32_t q0 = q;
+    for (uint32_t i = 0; i < n; i++) {
+      uint8_t bit = st->adj[(size_t)i * n + j];
+      uint32_t at = bit ? st->eidx[(size_t)i * n + j] : 0; /* a real edge's number, or 0 */
+      st->pa_idx[q] = i;
+      st->pa_w[q] = e ? load_f32(v->weight + 4u * at) : 0.0f;
+      st->het_w[q] = e && v->hetero_w ? load_f32(v->hetero_w + 4u * at) : 0.0f;
+      q += bit;
+    }
+    st->indeg[j] = q - q0;
   }
   st->pa_start[n] = q;
-  /* a topological order (Kahn: order[] doubles as the queue); the frame
-   * decoder has checked that adj is a DAG, so every node is placed */
+  /* a topological order (Kahn: order[] doubles as the queue; a placed
+   * node's children are the set bits of its row); the frame decoder has
+   * checked that adj is a DAG, so every node is placed */
   uint32_t placed = 0, head = 0;
   for (uint32_t j = 0; j < n; j++)
     if (st->indeg[j] == 0) st->order[placed++] = j;
   while (head < placed) {
-    uint32_t i = st->order[head++];
-    for (uint32_t j = 0; j < n; j++)
-      if (st->adj[(size_t)i * n + j] && --st->indeg[j] == 0) st->order[placed++] = j;
+    const uint8_t *row = v->adj + (size_t)st->order[head++] * R;
+    for (uint32_t b = 0; b < R; b++)
+      for (unsigned bits = row[b]; bits; bits &= bits - 1) {
+        uint32_t j = b * 8 + (uint32_t)__builtin_ctz(bits);
+        if (j < n && --st->indeg[j] == 0) st->order[placed++] = j;
+      }
   }
   if (placed != n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
   /* the changed sets (target and descendants) as the frame stores them */
