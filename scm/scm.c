@@ -409,8 +409,10 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   }
   if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
   uint32_t nc = 0;
-  for (uint32_t r = 0; r < n; r++)
-    if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
+  for (uint32_t r = 0; r < n; r++) { /* every node stores, a changed one advances nc */
+    sp->changed[nc] = m->order[r];
+    nc += sp->desc[m->order[r]] != 0;
+  }
   sp->n_changed = nc;
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];

@@ -8,8 +8,8 @@
 
 struct tc_scm_store {
   uint32_t cap_nodes, cap_inter, cap_hidden;
-  uint8_t *adj;        /* (n, n) */
-  uint32_t *eidx;      /* (n, n) number of edge i -> j, edges row-major */
+  uint8_t *adj;        /* (n, n), and 8 bytes of slack */
+  uint32_t *fill;      /* (n) scratch: the next free place of each node's parent list */
   uint32_t *order;     /* (n) */
   uint32_t *indeg;     /* (n) scratch of the topological sort */
   uint32_t *pa_start;  /* (n+1) */
@@ -33,7 +33,7 @@ struct tc_scm_store {
 void tc_scm_store_free(tc_scm_store *st) {
   if (!st) return;
   free(st->adj);
-  free(st->eidx);
+  free(st->fill);
   free(st->order);
   free(st->indeg);
   free(st->pa_start);
@@ -66,8 +66,8 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->cap_nodes = max_nodes;
   st->cap_inter = max_inter;
   st->cap_hidden = max_hidden;
-  st->adj = malloc(nn);
-  st->eidx = malloc(nn * sizeof(uint32_t));
+  st->adj = malloc(nn + 8); /* + a row's last 8-byte write */
+  st->fill = malloc(n * sizeof(uint32_t));
   st->order = malloc(n * sizeof(uint32_t));
   st->indeg = malloc(n * sizeof(uint32_t));
   st->pa_start = malloc((n + 1) * sizeof(uint32_t));
@@ -87,7 +87,7 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->n_targets = malloc(k);
   st->more_target = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(uint16_t));
   st->more_value = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(float));
-  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->eidx || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->fill || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
       !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
@@ -105,33 +105,46 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   const uint32_t n = v->n_nodes, R = v->set_bytes, H = v->n_hidden;
   if (n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden)
     return TWINCACHE_ETOOBIG;
-  /* adjacency (n, n) and each cell's edge number (edges row-major: the
-   * number the next edge would get where there is none), without branches */
-  uint32_t e = 0;
+  /* adjacency (n, n): each byte of a bit row spread to 8 bytes of 0/1 (a
+   * row's last write runs past its n bytes into the next row, written
+   * after it, or into the slack at the end) */
   for (uint32_t i = 0; i < n; i++)
-    for (uint32_t j = 0; j < n; j++) {
-      uint8_t bit = (uint8_t)((v->adj[(size_t)i * R + j / 8] >> (j % 8)) & 1u);
-      st->adj[(size_t)i * n + j] = bit;
-      st->eidx[(size_t)i * n + j] = e;
-      e += bit;
+    for (uint32_t b = 0; b < R; b++) {
+      uint64_t x = ((v->adj[(size_t)i * R + b] * 0x0101010101010101ull) & 0x8040201008040201ull) +
+                   0x7f7f7f7f7f7f7f7full; /* byte k: bit k of the row byte, at bit 7 */
+      x = (x >> 7) & 0x0101010101010101ull;
+      for (unsigned k = 0; k < 8; k++) st->adj[(size_t)i * n + 8 * b + k] = (uint8_t)(x >> (8 * k));
     }
   /* parents of j, ascending (the generator's order: its float sums follow
-   * it), with their weights; every cell stores, an edge advances q */
+   * it), with their weights: count each node's parents, then walk the
+   * edges row-major (the frame's edge order) appending i to its child's
+   * list; a node's set bits are its children */
+  for (uint32_t j = 0; j < n; j++) st->indeg[j] = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t b = 0; b < R; b++)
+      for (unsigned bits = v->adj[(size_t)i * R + b]; bits; bits &= bits - 1) {
+        uint32_t j = b * 8 + (uint32_t)__builtin_ctz(bits);
+        if (j < n) st->indeg[j]++;
+      }
   uint32_t q = 0;
   for (uint32_t j = 0; j < n; j++) {
     st->pa_start[j] = q;
-    uint32_t q0 = q;
-    for (uint32_t i = 0; i < n; i++) {
-      uint8_t bit = st->adj[(size_t)i * n + j];
-      uint32_t at = bit ? st->eidx[(size_t)i * n + j] : 0; /* a real edge's number, or 0 */
-      st->pa_idx[q] = i;
-      st->pa_w[q] = e ? load_f32(v->weight + 4u * at) : 0.0f;
-      st->het_w[q] = e && v->hetero_w ? load_f32(v->hetero_w + 4u * at) : 0.0f;
-      q += bit;
-    }
-    st->indeg[j] = q - q0;
+    st->fill[j] = q;
+    q += st->indeg[j];
   }
   st->pa_start[n] = q;
+  uint32_t e = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t b = 0; b < R; b++)
+      for (unsigned bits = v->adj[(size_t)i * R + b]; bits; bits &= bits - 1) {
+        uint32_t j = b * 8 + (uint32_t)__builtin_ctz(bits);
+        if (j >= n) continue;
+        uint32_t at = st->fill[j]++;
+        st->pa_idx[at] = i;
+        st->pa_w[at] = load_f32(v->weight + 4u * e);
+        st->het_w[at] = v->hetero_w ? load_f32(v->hetero_w + 4u * e) : 0.0f;
+        e++;
+      }
   /* a topological order (Kahn: order[] doubles as the queue; a placed
    * node's children are the set bits of its row); the frame decoder has
    * checked that adj is a DAG, so every node is placed */
