@@ -242,6 +242,7 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
 /* eval_column with node j's own parameters (soft NULL) or a SOFT world's
  * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
  * the same float operations in the same order either way. */
+TC_SCM_SIMD_CLONES
 static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
                         float *restrict x, uint32_t S, const float *soft) {
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];

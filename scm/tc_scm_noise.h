@@ -161,6 +161,12 @@ extern int tc_scm_noise_simd;
 void tc_scm_noise_set_simd(int on);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TC_SCM_HAVE_AVX512 1
+/* a function compiled twice, for AVX-512 and for the baseline, the loader
+ * picking by CPU (ifunc): for column loops of element-wise float operations,
+ * whose bits do not depend on the vector width (no FMA contraction in ISO C) */
+#define TC_SCM_SIMD_CLONES __attribute__((target_clones("avx512f", "default")))
+#else
+#define TC_SCM_SIMD_CLONES
 #endif
 
 #endif /* TC_SCM_NOISE_H */
