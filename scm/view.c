@@ -23,7 +23,7 @@ struct tc_scm_store {
   uint16_t *target;    /* (K) */
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
-  uint8_t *desc;       /* (K, n) */
+  uint8_t *desc;       /* (K, n), and 8 bytes of slack */
   float *soft;         /* (K, P) soft worlds' parameter blocks, P = twincache_soft_stride */
   uint8_t *n_targets;  /* (K) */
   uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
@@ -66,7 +66,7 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->cap_nodes = max_nodes;
   st->cap_inter = max_inter;
   st->cap_hidden = max_hidden;
-  st->adj = malloc(nn + 8); /* + a row's last 8-byte write */
+  st->adj = malloc(nn + 8); /* + bits_to_bytes' spill */
   st->fill = malloc(n * sizeof(uint32_t));
   st->order = malloc(n * sizeof(uint32_t));
   st->indeg = malloc(n * sizeof(uint32_t));
@@ -81,7 +81,7 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->target = malloc(k * sizeof(uint16_t));
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
-  st->desc = malloc(k * n);
+  st->desc = malloc(k * n + 8); /* + bits_to_bytes' spill */
   size_t soft_p = (size_t)max_hidden * n + 2u * max_hidden > n ? (size_t)max_hidden * n + 2u * max_hidden : n;
   st->soft = malloc(k * soft_p * sizeof(float));
   st->n_targets = malloc(k);
@@ -101,20 +101,28 @@ static float load_f32(const uint8_t *p) {
   return f;
 }
 
+/* A node set's n bits (bit j of byte j/8) as n bytes of 0 or 1 in dst:
+ * each source byte is spread to 8 bytes at once, so up to 7 bytes past
+ * dst + n are written too (the arrays keep 8 bytes of slack; rows are
+ * written in order, each over the previous one's spill). */
+static void bits_to_bytes(uint8_t *dst, const uint8_t *src, uint32_t n) {
+  for (uint32_t b = 0; b < (n + 7) / 8; b++) {
+    uint64_t x = ((src[b] * 0x0101010101010101ull) & 0x8040201008040201ull) + 0x7f7f7f7f7f7f7f7full;
+    x = (x >> 7) & 0x0101010101010101ull; /* byte k: bit k of src[b] */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst + 8 * b, &x, 8);
+#else
+    for (unsigned k = 0; k < 8; k++) dst[8 * b + k] = (uint8_t)(x >> (8 * k));
+#endif
+  }
+}
+
 int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m) {
   const uint32_t n = v->n_nodes, R = v->set_bytes, H = v->n_hidden;
   if (n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden)
     return TWINCACHE_ETOOBIG;
-  /* adjacency (n, n): each byte of a bit row spread to 8 bytes of 0/1 (a
-   * row's last write runs past its n bytes into the next row, written
-   * after it, or into the slack at the end) */
-  for (uint32_t i = 0; i < n; i++)
-    for (uint32_t b = 0; b < R; b++) {
-      uint64_t x = ((v->adj[(size_t)i * R + b] * 0x0101010101010101ull) & 0x8040201008040201ull) +
-                   0x7f7f7f7f7f7f7f7full; /* byte k: bit k of the row byte, at bit 7 */
-      x = (x >> 7) & 0x0101010101010101ull;
-      for (unsigned k = 0; k < 8; k++) st->adj[(size_t)i * n + 8 * b + k] = (uint8_t)(x >> (8 * k));
-    }
+  /* adjacency (n, n), a byte per node pair */
+  for (uint32_t i = 0; i < n; i++) bits_to_bytes(st->adj + (size_t)i * n, v->adj + (size_t)i * R, n);
   /* parents of j, ascending (the generator's order: its float sums follow
    * it), with their weights: count each node's parents, then walk the
    * edges row-major (the frame's edge order) appending i to its child's
@@ -161,9 +169,7 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   }
   if (placed != n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
   /* the changed sets (target and descendants) as the frame stores them */
-  for (uint32_t k = 0; k < v->n_inter; k++)
-    for (uint32_t j = 0; j < n; j++)
-      st->desc[(size_t)k * n + j] = (uint8_t)((v->desc[(size_t)k * R + j / 8] >> (j % 8)) & 1u);
+  for (uint32_t k = 0; k < v->n_inter; k++) bits_to_bytes(st->desc + (size_t)k * n, v->desc + (size_t)k * R, n);
   if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
   memcpy(st->noise_scale, v->noise_scale, n * sizeof(float));
   const uint32_t soft_p = twincache_soft_stride(n, H, v->mechanism);
