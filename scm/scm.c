@@ -239,33 +239,39 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   eval_params(sp, m, j, e, x, S, NULL);
 }
 
+/* One parent's pass of a weighted sum over S rows: x += w xp, the first
+ * pass from 0 (0 + w xp: the sum's first add, kept for the sign of a zero),
+ * the last adding e after it ((x + w xp) + e; e NULL: not the last). The
+ * mechanisms' sums run through it, so it is compiled for AVX-512 too. */
+TC_SCM_SIMD_CLONES
+static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
+                          uint32_t S) {
+  if (first && e)
+    for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
+  else if (first)
+    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f + w * xp[s];
+  else if (e)
+    for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
+  else
+    for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+}
+
 /* eval_column with node j's own parameters (soft NULL) or a SOFT world's
  * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
  * the same float operations in the same order either way. */
-TC_SCM_SIMD_CLONES
 static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
                         float *restrict x, uint32_t S, const float *soft) {
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
   const int mech = node_mechanism(m, j);
   if (mech == TWINCACHE_MECH_LINEAR) {
-    /* acc = 0, acc += w x per parent, + e, in passes that keep that order:
-     * the first parent's pass starts from 0 (0 + w x: the sum's first add,
-     * kept for the sign of a zero), and with homoscedastic noise the last
-     * parent's pass adds e too */
+    /* acc = 0, acc += w x per parent, + e: with homoscedastic noise the
+     * last parent's pass adds e too */
     const int fuse = !m->het_c && q1 > q0;
     if (q0 == q1)
       for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
-      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
-      const int last = fuse && q + 1 == q1;
-      if (q == q0 && last)
-        for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
-      else if (q == q0)
-        for (uint32_t s = 0; s < S; s++) x[s] = 0.0f + w * xp[s];
-      else if (last)
-        for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
-      else
-        for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q];
+      weighted_pass(x, sp->col[m->pa_idx[q]], w, fuse && q + 1 == q1 ? e : NULL, q == q0, S);
     }
     if (!fuse) add_noise(sp, m, j, e, x, S);
     return;
@@ -278,10 +284,7 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   for (uint32_t h = 0; h < h_n; h++) {
     const float *w1 = blk + (size_t)h * n;
     for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
-    for (uint32_t q = q0; q < q1; q++) {
-      const float w = w1[m->pa_idx[q]], *restrict xp = sp->col[m->pa_idx[q]];
-      for (uint32_t s = 0; s < S; s++) a[s] += w * xp[s];
-    }
+    for (uint32_t q = q0; q < q1; q++) weighted_pass(a, sp->col[m->pa_idx[q]], w1[m->pa_idx[q]], NULL, 0, S);
     if (mech == TWINCACHE_MECH_RFF)
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
     else if (mech == TWINCACHE_MECH_SIGMOID)
