@@ -20,10 +20,8 @@ TC_SCM_NOISE_FILLS(gauss, gauss_stream, gauss_cell)
 #ifdef TC_SCM_HAVE_AVX512
 #include <immintrin.h>
 
-#define TC_AVX512 __attribute__((target("avx512f,avx512dq")))
-
 /* tc_mix64 of 8 lanes (vpmullq is AVX-512 DQ). */
-TC_AVX512 static inline __m512i mix64_x8(__m512i z) {
+TC_SCM_AVX512 static inline __m512i mix64_x8(__m512i z) {
   z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
   z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), _mm512_set1_epi64((long long)0x94d049bb133111ebull));
   return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
@@ -35,7 +33,7 @@ TC_AVX512 static inline __m512i mix64_x8(__m512i z) {
  * float rounding and scale; a lane that fails the fast test is redone by
  * gauss_cell, which is the scalar cell itself. Rows past the last multiple
  * of 8 go through gauss_cell too. */
-TC_AVX512 static void gauss_fresh_fill_avx512(float *restrict noise, const float *restrict scale, uint32_t n,
+TC_SCM_AVX512 static void gauss_fresh_fill_avx512(float *restrict noise, const float *restrict scale, uint32_t n,
                                               uint32_t S, uint64_t key, uint64_t *restrict row_key) {
   const uint32_t S8 = S & ~7u;
   const __m512i gamma = _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull);
@@ -91,7 +89,7 @@ TC_AVX512 static void gauss_fresh_fill_avx512(float *restrict noise, const float
 static void gauss_fresh(float *restrict noise, const float *restrict scale, uint32_t n, uint32_t S, uint64_t key,
                         uint64_t *restrict row_key) {
 #ifdef TC_SCM_HAVE_AVX512
-  if (tc_scm_noise_simd) {
+  if (tc_scm_simd) {
     gauss_fresh_fill_avx512(noise, scale, n, S, key, row_key);
     return;
   }

@@ -242,10 +242,11 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
 /* One parent's pass of a weighted sum over S rows: x += w xp, the first
  * pass from 0 (0 + w xp: the sum's first add, kept for the sign of a zero),
  * the last adding e after it ((x + w xp) + e; e NULL: not the last). The
- * mechanisms' sums run through it, so it is compiled for AVX-512 too. */
-TC_SCM_SIMD_CLONES
-static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
-                          uint32_t S) {
+ * mechanisms' sums run through it, compiled for the baseline and, where
+ * the CPU has it, AVX-512 (the same body inlined into both). */
+static inline __attribute__((always_inline)) void weighted_pass_body(float *restrict x, const float *restrict xp,
+                                                                     float w, const float *restrict e, int first,
+                                                                     uint32_t S) {
   if (first && e)
     for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
   else if (first)
@@ -254,6 +255,22 @@ static void weighted_pass(float *restrict x, const float *restrict xp, float w, 
     for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
   else
     for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+}
+#ifdef TC_SCM_HAVE_AVX512
+TC_SCM_AVX512 static void weighted_pass_avx512(float *restrict x, const float *restrict xp, float w,
+                                               const float *restrict e, int first, uint32_t S) {
+  weighted_pass_body(x, xp, w, e, first, S);
+}
+#endif
+static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
+                          uint32_t S) {
+#ifdef TC_SCM_HAVE_AVX512
+  if (tc_scm_simd) {
+    weighted_pass_avx512(x, xp, w, e, first, S);
+    return;
+  }
+#endif
+  weighted_pass_body(x, xp, w, e, first, S);
 }
 
 /* eval_column with node j's own parameters (soft NULL) or a SOFT world's

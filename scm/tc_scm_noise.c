@@ -59,22 +59,22 @@ static void tables_init(void) {
    * bits, slower: for comparing the two) */
   const char *simd = getenv("TWINCACHE_SIMD");
   __builtin_cpu_init();
-  tc_scm_noise_simd = !(simd && strcmp(simd, "0") == 0) && __builtin_cpu_supports("avx512f") &&
+  tc_scm_simd = !(simd && strcmp(simd, "0") == 0) && __builtin_cpu_supports("avx512f") &&
                       __builtin_cpu_supports("avx512dq");
 #endif
 }
 
-int tc_scm_noise_simd;
+int tc_scm_simd;
 
 void tc_scm_noise_init(void) { pthread_once(&g_tables_once, tables_init); }
 
-void tc_scm_noise_set_simd(int on) {
+void tc_scm_set_simd(int on) {
   tc_scm_noise_init();
 #ifdef TC_SCM_HAVE_AVX512
-  tc_scm_noise_simd = on && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  tc_scm_simd = on && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 #else
   (void)on;
-  tc_scm_noise_simd = 0;
+  tc_scm_simd = 0;
 #endif
 }
 

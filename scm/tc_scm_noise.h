@@ -148,25 +148,23 @@ static inline void tc_scm_row_keys(uint64_t *restrict row_key, uint32_t S, uint6
   const tc_scm_noise tc_scm_noise_##name = {CODE, name##_stream_fill, name##_fresh_fill}
 
 /* ---- SIMD -------------------------------------------------------------------
- * A family may add a vectorised fresh fill for CPUs that have the
- * instructions (runtime dispatch: the library runs on any x86-64). It must
- * give the scalar fill's bits: integer steps and IEEE operations that round
- * alike, the rare cells past a fast path through the scalar cell draw;
- * tests/scm/test_scm_noise_simd checks the two against each other.
- * tc_scm_noise_simd is 1 when the CPU has AVX-512 F and DQ (set by
+ * scm/ has AVX-512 twins of a few loops (the gauss fresh fill, the
+ * mechanisms' weighted sums) for CPUs that have the instructions: chosen at
+ * run time by a flag, so the library runs on any x86-64 (no ifunc: its
+ * resolvers run before a sanitizer's runtime is up). A twin must give the
+ * scalar loop's bits: integer steps, and IEEE operations element by element
+ * in the same order (ISO C: no FMA contraction); the rare cells past a fast
+ * path go through the scalar code. tests/scm/test_scm_noise_simd checks them
+ * against the scalar loops.
+ * tc_scm_simd is 1 when the CPU has AVX-512 F and DQ (set by
  * tc_scm_noise_init) and the environment has no TWINCACHE_SIMD=0;
- * tc_scm_noise_set_simd(0) makes every fill scalar (tests; call it before any
+ * tc_scm_set_simd(0) makes every loop scalar (tests; call it before any
  * sampling thread starts). */
-extern int tc_scm_noise_simd;
-void tc_scm_noise_set_simd(int on);
+extern int tc_scm_simd;
+void tc_scm_set_simd(int on);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TC_SCM_HAVE_AVX512 1
-/* a function compiled twice, for AVX-512 and for the baseline, the loader
- * picking by CPU (ifunc): for column loops of element-wise float operations,
- * whose bits do not depend on the vector width (no FMA contraction in ISO C) */
-#define TC_SCM_SIMD_CLONES __attribute__((target_clones("avx512f", "default")))
-#else
-#define TC_SCM_SIMD_CLONES
+#define TC_SCM_AVX512 __attribute__((target("avx512f,avx512dq")))
 #endif
 
 #endif /* TC_SCM_NOISE_H */
