@@ -19,6 +19,25 @@
 
 static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
 
+/* ---- columns into rows ------------------------------------------------------------
+ * A world is computed column by column and written as rows: column x (S)
+ * goes to out[s * stride], s in [0, S). Unrolled by 4: a store and a load
+ * per value, the loop's bookkeeping shared by four. */
+static void column_put(float *restrict out, size_t stride, const float *restrict x, uint32_t S) {
+#pragma GCC unroll 4
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
+}
+/* the same, standardised by (mean, sd) */
+static void column_put_std(float *restrict out, size_t stride, const float *restrict x, uint32_t S, float mean,
+                           float sd) {
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = standardize(x[s], mean, sd);
+}
+/* the constant v */
+static void column_fill(float *restrict out, size_t stride, float v, uint32_t S) {
+#pragma GCC unroll 4
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = v;
+}
+
 /* ---- the MLP's tanh -------------------------------------------------------------
  * tanh of float32 from +, -, *, / and an exponent built from bits only, so
  * every machine that rounds IEEE binary32 and does not contract a*b+c into
@@ -108,6 +127,7 @@ struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
   float *noise;         /* (n, S) scaled exogenous noise, column-major, shared by every world */
+  uint64_t *row_key;    /* (S) fresh noise: the rows' stream states */
   float *raw_base;      /* (n, S) unstandardised base world, column-major */
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
   const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
@@ -126,6 +146,7 @@ struct tc_scm_sampler {
 void tc_scm_sampler_free(tc_scm_sampler *sp) {
   if (!sp) return;
   free(sp->noise);
+  free(sp->row_key);
   free(sp->raw_base);
   free(sp->raw_twin);
   free(sp->col);
@@ -151,6 +172,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->nmax = max_nodes;
   sp->smax = max_samples;
   sp->noise = malloc(sn * sizeof(float));
+  sp->row_key = malloc(max_samples * sizeof(uint64_t));
   sp->raw_base = malloc(sn * sizeof(float));
   sp->raw_twin = malloc(sn * sizeof(float));
   sp->col = malloc(max_nodes * sizeof *sp->col);
@@ -162,7 +184,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->tidx = malloc(max_nodes * sizeof(int16_t));
   sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
+  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
       !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
@@ -183,7 +205,7 @@ uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
 }
 
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key) {
-  tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key);
+  tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key, sp->row_key);
 }
 
 /* ---- the noise term ---------------------------------------------------------------
@@ -217,6 +239,40 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   eval_params(sp, m, j, e, x, S, NULL);
 }
 
+/* One parent's pass of a weighted sum over S rows: x += w xp, the first
+ * pass from 0 (0 + w xp: the sum's first add, kept for the sign of a zero),
+ * the last adding e after it ((x + w xp) + e; e NULL: not the last). The
+ * mechanisms' sums run through it, compiled for the baseline and, where
+ * the CPU has it, AVX-512 (the same body inlined into both). */
+static inline __attribute__((always_inline)) void weighted_pass_body(float *restrict x, const float *restrict xp,
+                                                                     float w, const float *restrict e, int first,
+                                                                     uint32_t S) {
+  if (first && e)
+    for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
+  else if (first)
+    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f + w * xp[s];
+  else if (e)
+    for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
+  else
+    for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+}
+#ifdef TC_SCM_HAVE_AVX512
+TC_SCM_AVX512 static void weighted_pass_avx512(float *restrict x, const float *restrict xp, float w,
+                                               const float *restrict e, int first, uint32_t S) {
+  weighted_pass_body(x, xp, w, e, first, S);
+}
+#endif
+static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
+                          uint32_t S) {
+#ifdef TC_SCM_HAVE_AVX512
+  if (tc_scm_simd) {
+    weighted_pass_avx512(x, xp, w, e, first, S);
+    return;
+  }
+#endif
+  weighted_pass_body(x, xp, w, e, first, S);
+}
+
 /* eval_column with node j's own parameters (soft NULL) or a SOFT world's
  * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
  * the same float operations in the same order either way. */
@@ -225,12 +281,16 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
   const int mech = node_mechanism(m, j);
   if (mech == TWINCACHE_MECH_LINEAR) {
-    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
+    /* acc = 0, acc += w x per parent, + e: with homoscedastic noise the
+     * last parent's pass adds e too */
+    const int fuse = !m->het_c && q1 > q0;
+    if (q0 == q1)
+      for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t q = q0; q < q1; q++) {
-      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q], *restrict xp = sp->col[m->pa_idx[q]];
-      for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
+      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q];
+      weighted_pass(x, sp->col[m->pa_idx[q]], w, fuse && q + 1 == q1 ? e : NULL, q == q0, S);
     }
-    add_noise(sp, m, j, e, x, S);
+    if (!fuse) add_noise(sp, m, j, e, x, S);
     return;
   }
   const uint32_t h_n = m->hidden, n = m->n;
@@ -241,10 +301,7 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
   for (uint32_t h = 0; h < h_n; h++) {
     const float *w1 = blk + (size_t)h * n;
     for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
-    for (uint32_t q = q0; q < q1; q++) {
-      const float w = w1[m->pa_idx[q]], *restrict xp = sp->col[m->pa_idx[q]];
-      for (uint32_t s = 0; s < S; s++) a[s] += w * xp[s];
-    }
+    for (uint32_t q = q0; q < q1; q++) weighted_pass(a, sp->col[m->pa_idx[q]], w1[m->pa_idx[q]], NULL, 0, S);
     if (mech == TWINCACHE_MECH_RFF)
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
     else if (mech == TWINCACHE_MECH_SIGMOID)
@@ -334,8 +391,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
     sample_base_iscm(sp, m, S);
     if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
     if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    for (uint32_t j = 0; j < n; j++) column_put(base + j, ld, xb + (size_t)j * S, S);
     return;
   }
   for (uint32_t r = 0; r < n; r++) {
@@ -343,16 +399,14 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
     eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
   }
   if (!m->standardize) {
-    for (uint32_t s = 0; s < S; s++)
-      for (uint32_t j = 0; j < n; j++) base[(size_t)s * ld + j] = xb[(size_t)j * S + s];
+    for (uint32_t j = 0; j < n; j++) column_put(base + j, ld, xb + (size_t)j * S, S);
     return;
   }
   for (uint32_t j = 0; j < n; j++) column_stats(sp, j, xb + (size_t)j * S, S);
   if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
   if (norm_std) memcpy(norm_std, sp->norm_std, n * sizeof(float));
-  for (uint32_t s = 0; s < S; s++)
-    for (uint32_t j = 0; j < n; j++)
-      base[(size_t)s * ld + j] = standardize(xb[(size_t)j * S + s], sp->norm_mean[j], sp->norm_std[j]);
+  for (uint32_t j = 0; j < n; j++)
+    column_put_std(base + j, ld, xb + (size_t)j * S, S, sp->norm_mean[j], sp->norm_std[j]);
 }
 
 uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
@@ -376,8 +430,10 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
   }
   if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
   uint32_t nc = 0;
-  for (uint32_t r = 0; r < n; r++)
-    if (sp->desc[m->order[r]]) sp->changed[nc++] = m->order[r];
+  for (uint32_t r = 0; r < n; r++) { /* every node stores, a changed one advances nc */
+    sp->changed[nc] = m->order[r];
+    nc += sp->desc[m->order[r]] != 0;
+  }
   sp->n_changed = nc;
   for (uint32_t ci = 0; ci < nc; ci++) { /* topological order: parents first */
     uint32_t j = sp->changed[ci];
@@ -400,16 +456,14 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
   if (sp->tidx[j] >= 0 && kind_fixes_target(m->kind[k])) {
-    for (uint32_t s = 0; s < S; s++) out[s * stride] = sp->tval[sp->tidx[j]];
+    column_fill(out, stride, sp->tval[sp->tidx[j]], S);
     return;
   }
   const float *x = sp->raw_twin + (size_t)j * S;
-  if (!m->standardize || m->iscm) { /* iSCM: standardised already */
-    for (uint32_t s = 0; s < S; s++) out[s * stride] = x[s];
-    return;
-  }
-  const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
-  for (uint32_t s = 0; s < S; s++) out[s * stride] = standardize(x[s], mean, sd);
+  if (!m->standardize || m->iscm) /* iSCM: standardised already */
+    column_put(out, stride, x, S);
+  else
+    column_put_std(out, stride, x, S, sp->norm_mean[j], sp->norm_std[j]);
 }
 
 void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,

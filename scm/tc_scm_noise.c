@@ -3,6 +3,8 @@
  * cells' stream keys. */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tc_scm_noise.h"
 
@@ -33,6 +35,7 @@ const tc_scm_noise *tc_scm_noise_get(int code) {
 #define TC_ZIG_R 3.6541528853610088
 #define TC_ZIG_V 0.00492867323399
 double tc_scm_zig_x[TC_ZIG_N + 1], tc_scm_zig_ratio[TC_ZIG_N];
+tc_scm_zig_layer tc_scm_zig_fast[TC_ZIG_N];
 uint64_t tc_scm_node_stream[TWINCACHE_MAX_NODES];
 static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
 
@@ -45,15 +48,45 @@ static void tables_init(void) {
     tc_scm_zig_x[i] = sqrt(-2.0 * log(TC_ZIG_V / tc_scm_zig_x[i - 1] + f));
     f = exp(-0.5 * tc_scm_zig_x[i] * tc_scm_zig_x[i]);
   }
-  for (int i = 0; i < TC_ZIG_N; i++) tc_scm_zig_ratio[i] = tc_scm_zig_x[i + 1] / tc_scm_zig_x[i];
+  for (int i = 0; i < TC_ZIG_N; i++) {
+    tc_scm_zig_ratio[i] = tc_scm_zig_x[i + 1] / tc_scm_zig_x[i];
+    tc_scm_zig_fast[i].ratio = tc_scm_zig_ratio[i];
+    tc_scm_zig_fast[i].x = tc_scm_zig_x[i];
+  }
   for (uint32_t j = 0; j < TWINCACHE_MAX_NODES; j++) tc_scm_node_stream[j] = tc_mix64(j + 0x9e3779b97f4a7c15ull);
+#ifdef TC_SCM_HAVE_AVX512
+  /* TWINCACHE_SIMD=0 in the environment keeps the scalar fills (the same
+   * bits, slower: for comparing the two) */
+  const char *simd = getenv("TWINCACHE_SIMD");
+  __builtin_cpu_init();
+  tc_scm_simd = !(simd && strcmp(simd, "0") == 0) && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512dq");
+#endif
 }
+
+int tc_scm_simd;
 
 void tc_scm_noise_init(void) { pthread_once(&g_tables_once, tables_init); }
 
-/* exp of the fresh noise, from basic operations only (see tc_scm_fresh_log). */
-static double fresh_exp(double y) { /* y in [-700, 700] */
-  double kd = floor(y * 1.4426950408889634 + 0.5);
+void tc_scm_set_simd(int on) {
+  tc_scm_noise_init();
+#ifdef TC_SCM_HAVE_AVX512
+  tc_scm_simd = on && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+  (void)on;
+  tc_scm_simd = 0;
+#endif
+}
+
+/* exp of the fresh noise, from basic operations only (see tc_scm_fresh_log).
+ * floor(t) is taken as the truncation, one less when that is above t: the
+ * same integer (|t| < 2^63, and t is never -0), without a call to libm's
+ * floor (baseline x86-64 has no roundsd). Inline: the ziggurat's wedge test
+ * evaluates two of them, whose chains then overlap. */
+static inline double fresh_exp(double y) { /* y in [-700, 700] */
+  double t = y * 1.4426950408889634 + 0.5;
+  double kd = (double)(int64_t)t;
+  kd = kd > t ? kd - 1.0 : kd;
   double r = (y - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
   double p = 1.0 / 6227020800.0; /* Taylor to r^13, |r| <= 0.35 */
   p = p * r + 1.0 / 479001600.0;

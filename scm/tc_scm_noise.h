@@ -24,8 +24,9 @@ typedef struct tc_scm_noise {
    * noise[j S + s] = scale[j] * (float)(the stream draw from rn). */
   void (*stream)(float *noise, const float *scale, uint32_t n, uint32_t S, tc_rng *rn);
   /* noise (n, S): cell (s, j) = scale[j] * (float)(the fresh cell draw of
-   * row s of key), the row's stream state tc_rng_init(key, s). */
-  void (*fresh)(float *noise, const float *scale, uint32_t n, uint32_t S, uint64_t key);
+   * row s of key), the row's stream state tc_rng_init(key, s); row_key (S)
+   * is scratch (it gets the row states). */
+  void (*fresh)(float *noise, const float *scale, uint32_t n, uint32_t S, uint64_t key, uint64_t *row_key);
 } tc_scm_noise;
 
 /* The family of a code; a code outside the table draws gauss (the
@@ -39,6 +40,12 @@ void tc_scm_noise_init(void);
 /* The ziggurat's layer edges (257) and ratios (256); a cell's stream key of
  * each node id: mix(j + gamma), as tc_rng_init(&r, row_key, j) makes it. */
 extern double tc_scm_zig_x[257], tc_scm_zig_ratio[256];
+/* The fast path's two numbers of layer i side by side (one cache line holds
+ * four layers, one base address serves both): ratio[i] and x[i]. */
+typedef struct tc_scm_zig_layer {
+  double ratio, x;
+} tc_scm_zig_layer;
+extern tc_scm_zig_layer tc_scm_zig_fast[256];
 extern uint64_t tc_scm_node_stream[TWINCACHE_MAX_NODES];
 
 /* The ziggurat's slow path from a first draw `bits` whose fast path failed
@@ -48,13 +55,16 @@ double tc_scm_zig_normal_slow(uint64_t bits, tc_rng *r, int fresh);
 
 /* tc_rng_uniform of one given draw: [0, 1). */
 static inline double tc_scm_uniform_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
+/* 2 tc_scm_uniform_of(bits) - 1, in [-1, 1), with one multiply: scaling by
+ * 2^-53 and then by 2 are both exact, so this is the same double. */
+static inline double tc_scm_signed_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 4503599627370496.0) - 1.0; }
 
 /* Standard normal: the Marsaglia-Tsang ziggurat (256 layers) from a first
  * draw `bits`; ~99% return here, the rest go on in tc_scm_zig_normal_slow. */
 static inline double tc_scm_zig_normal(uint64_t bits, tc_rng *r, int fresh) {
-  unsigned i = (unsigned)(bits & 0xff);         /* layer: low 8 bits */
-  double u = 2.0 * tc_scm_uniform_of(bits) - 1.0; /* top 53 */
-  if (fabs(u) < tc_scm_zig_ratio[i]) return u * tc_scm_zig_x[i];
+  const tc_scm_zig_layer *z = &tc_scm_zig_fast[bits & 0xff]; /* layer: low 8 bits */
+  double u = tc_scm_signed_of(bits);                          /* top 53 */
+  if (fabs(u) < z->ratio) return u * z->x;
   return tc_scm_zig_normal_slow(bits, r, fresh);
 }
 
@@ -95,29 +105,66 @@ static inline double tc_scm_fresh_log(double x) { /* x normal, > 0: here (0, 1] 
   return kd * 6.93147180369123816490e-01 + (kd * 1.90821492927058770002e-10 + (2.0 * s + 2.0 * s * (z * p)));
 }
 
+/* The stream state of every row s in [0, S) of key: tc_rng_init(key, s),
+ * into row_key (S). */
+static inline void tc_scm_row_keys(uint64_t *restrict row_key, uint32_t S, uint64_t key) {
+  for (uint32_t s = 0; s < S; s++) {
+    tc_rng row;
+    tc_rng_init(&row, key, s);
+    row_key[s] = row.state;
+  }
+}
+
 /* ---- one family's file -------------------------------------------------------
  * TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw) defines the row
- * tc_scm_noise_<name> from the family's two draws:
+ * tc_scm_noise_<name> from the family's two draws (TC_SCM_NOISE_FILLS only
+ * the two loops, name_stream_fill and name_fresh_fill, for a family that
+ * makes its own row):
  *   double stream_draw(tc_rng *rn)                                one stream draw
  *   double cell_draw(uint64_t bits, uint64_t row_key, uint32_t j) cell j of the row
  *     whose stream state is row_key; bits = its first draw, draw j+1 of the row's
  *     stream; any further draw from tc_scm_cell_stream(row_key, j), made only then.
- * The loops are written once, here; each family's copy inlines its draws. */
-#define TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw)                                             \
+ * The loops are written once, here; each family's copy inlines its draws.
+ * The fresh loop runs down each column (the rows' stream states first), so
+ * its stores are contiguous; a cell's value does not depend on the order. */
+#define TC_SCM_NOISE_FILLS(name, stream_draw, cell_draw)                                                    \
   static void name##_stream_fill(float *noise, const float *scale, uint32_t n, uint32_t S, tc_rng *rn) {    \
     for (uint32_t s = 0; s < S; s++)                                                                         \
       for (uint32_t j = 0; j < n; j++) noise[(size_t)j * S + s] = scale[j] * (float)stream_draw(rn);         \
   }                                                                                                          \
-  static void name##_fresh_fill(float *noise, const float *scale, uint32_t n, uint32_t S, uint64_t key) {   \
-    for (uint32_t s = 0; s < S; s++) {                                                                       \
-      tc_rng row;                                                                                            \
-      tc_rng_init(&row, key, s); /* row s: the key of its cells */                                           \
-      for (uint32_t j = 0; j < n; j++) {                                                                     \
-        uint64_t bits = tc_mix64(row.state + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);                    \
-        noise[(size_t)j * S + s] = scale[j] * (float)cell_draw(bits, row.state, j);                          \
-      }                                                                                                      \
+  static void name##_fresh_fill(float *restrict noise, const float *restrict scale, uint32_t n, uint32_t S,  \
+                                uint64_t key, uint64_t *restrict row_key) {                                  \
+    tc_scm_row_keys(row_key, S, key);                                                                        \
+    for (uint32_t j = 0; j < n; j++) { /* column j, contiguous: cell (s, j) for every row s */              \
+      const uint64_t step = (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull; /* draw j+1 of a row's stream */      \
+      const float sc = scale[j];                                                                             \
+      float *restrict col = noise + (size_t)j * S;                                                           \
+      for (uint32_t s = 0; s < S; s++)                                                                       \
+        col[s] = sc * (float)cell_draw(tc_mix64(row_key[s] + step), row_key[s], j);                          \
     }                                                                                                        \
-  }                                                                                                          \
+  }
+#define TC_SCM_NOISE_DEFINE(name, CODE, stream_draw, cell_draw)                                             \
+  TC_SCM_NOISE_FILLS(name, stream_draw, cell_draw)                                                           \
   const tc_scm_noise tc_scm_noise_##name = {CODE, name##_stream_fill, name##_fresh_fill}
+
+/* ---- SIMD -------------------------------------------------------------------
+ * scm/ has AVX-512 twins of a few loops (the gauss fresh fill, the
+ * mechanisms' weighted sums) for CPUs that have the instructions: chosen at
+ * run time by a flag, so the library runs on any x86-64 (no ifunc: its
+ * resolvers run before a sanitizer's runtime is up). A twin must give the
+ * scalar loop's bits: integer steps, and IEEE operations element by element
+ * in the same order (ISO C: no FMA contraction); the rare cells past a fast
+ * path go through the scalar code. tests/scm/test_scm_noise_simd checks them
+ * against the scalar loops.
+ * tc_scm_simd is 1 when the CPU has AVX-512 F and DQ (set by
+ * tc_scm_noise_init) and the environment has no TWINCACHE_SIMD=0;
+ * tc_scm_set_simd(0) makes every loop scalar (tests; call it before any
+ * sampling thread starts). */
+extern int tc_scm_simd;
+void tc_scm_set_simd(int on);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TC_SCM_HAVE_AVX512 1
+#define TC_SCM_AVX512 __attribute__((target("avx512f,avx512dq")))
+#endif
 
 #endif /* TC_SCM_NOISE_H */

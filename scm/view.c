@@ -8,8 +8,8 @@
 
 struct tc_scm_store {
   uint32_t cap_nodes, cap_inter, cap_hidden;
-  uint8_t *adj;        /* (n, n) */
-  float *wmat;         /* (n, n) linear weight of edge i -> j */
+  uint8_t *adj;        /* (n, n), and 8 bytes of slack */
+  uint32_t *fill;      /* (n) scratch: the next free place of each node's parent list */
   uint32_t *order;     /* (n) */
   uint32_t *indeg;     /* (n) scratch of the topological sort */
   uint32_t *pa_start;  /* (n+1) */
@@ -18,13 +18,12 @@ struct tc_scm_store {
   float *mlp;          /* (n, H*n + 2H) */
   float *noise_scale;  /* (n) */
   uint8_t *node_mech;  /* (n) */
-  float *hmat;         /* (n, n) heteroscedastic v of edge i -> j */
   float *het_w;        /* (n*n) aligned with pa_idx */
   float *het_c;        /* (n) */
   uint16_t *target;    /* (K) */
   uint8_t *kind;       /* (K) */
   float *value;        /* (K) */
-  uint8_t *desc;       /* (K, n) */
+  uint8_t *desc;       /* (K, n), and 8 bytes of slack */
   float *soft;         /* (K, P) soft worlds' parameter blocks, P = twincache_soft_stride */
   uint8_t *n_targets;  /* (K) */
   uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
@@ -34,7 +33,7 @@ struct tc_scm_store {
 void tc_scm_store_free(tc_scm_store *st) {
   if (!st) return;
   free(st->adj);
-  free(st->wmat);
+  free(st->fill);
   free(st->order);
   free(st->indeg);
   free(st->pa_start);
@@ -43,7 +42,6 @@ void tc_scm_store_free(tc_scm_store *st) {
   free(st->mlp);
   free(st->noise_scale);
   free(st->node_mech);
-  free(st->hmat);
   free(st->het_w);
   free(st->het_c);
   free(st->target);
@@ -68,8 +66,8 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->cap_nodes = max_nodes;
   st->cap_inter = max_inter;
   st->cap_hidden = max_hidden;
-  st->adj = malloc(nn);
-  st->wmat = malloc(nn * sizeof(float));
+  st->adj = malloc(nn + 8); /* + bits_to_bytes' spill */
+  st->fill = malloc(n * sizeof(uint32_t));
   st->order = malloc(n * sizeof(uint32_t));
   st->indeg = malloc(n * sizeof(uint32_t));
   st->pa_start = malloc((n + 1) * sizeof(uint32_t));
@@ -78,20 +76,19 @@ tc_scm_store *tc_scm_store_create(uint32_t max_nodes, uint32_t max_inter, uint32
   st->mlp = malloc(mlp * sizeof(float));
   st->noise_scale = malloc(n * sizeof(float));
   st->node_mech = malloc(n);
-  st->hmat = malloc(nn * sizeof(float));
   st->het_w = malloc(nn * sizeof(float));
   st->het_c = malloc(n * sizeof(float));
   st->target = malloc(k * sizeof(uint16_t));
   st->kind = malloc(k);
   st->value = malloc(k * sizeof(float));
-  st->desc = malloc(k * n);
+  st->desc = malloc(k * n + 8); /* + bits_to_bytes' spill */
   size_t soft_p = (size_t)max_hidden * n + 2u * max_hidden > n ? (size_t)max_hidden * n + 2u * max_hidden : n;
   st->soft = malloc(k * soft_p * sizeof(float));
   st->n_targets = malloc(k);
   st->more_target = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(uint16_t));
   st->more_value = malloc(k * (TWINCACHE_MAX_TARGETS - 1) * sizeof(float));
-  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->wmat || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
-      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->hmat || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
+  if (!st->n_targets || !st->more_target || !st->more_value || !st->soft || !st->adj || !st->fill || !st->order || !st->indeg || !st->pa_start || !st->pa_idx ||
+      !st->pa_w || !st->mlp || !st->noise_scale || !st->node_mech || !st->het_w || !st->het_c || !st->target || !st->kind || !st->value || !st->desc) {
     tc_scm_store_free(st);
     return NULL;
   }
@@ -104,50 +101,75 @@ static float load_f32(const uint8_t *p) {
   return f;
 }
 
+/* A node set's n bits (bit j of byte j/8) as n bytes of 0 or 1 in dst:
+ * each source byte is spread to 8 bytes at once, so up to 7 bytes past
+ * dst + n are written too (the arrays keep 8 bytes of slack; rows are
+ * written in order, each over the previous one's spill). */
+static void bits_to_bytes(uint8_t *dst, const uint8_t *src, uint32_t n) {
+  for (uint32_t b = 0; b < (n + 7) / 8; b++) {
+    uint64_t x = ((src[b] * 0x0101010101010101ull) & 0x8040201008040201ull) + 0x7f7f7f7f7f7f7f7full;
+    x = (x >> 7) & 0x0101010101010101ull; /* byte k: bit k of src[b] */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst + 8 * b, &x, 8);
+#else
+    for (unsigned k = 0; k < 8; k++) dst[8 * b + k] = (uint8_t)(x >> (8 * k));
+#endif
+  }
+}
+
 int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m) {
   const uint32_t n = v->n_nodes, R = v->set_bytes, H = v->n_hidden;
   if (n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden)
     return TWINCACHE_ETOOBIG;
-  /* adjacency (n, n) and the weight of each edge, edges row-major */
-  uint32_t e = 0;
+  /* adjacency (n, n), a byte per node pair */
+  for (uint32_t i = 0; i < n; i++) bits_to_bytes(st->adj + (size_t)i * n, v->adj + (size_t)i * R, n);
+  /* parents of j, ascending (the generator's order: its float sums follow
+   * it), with their weights: count each node's parents, then walk the
+   * edges row-major (the frame's edge order) appending i to its child's
+   * list; a node's set bits are its children */
+  for (uint32_t j = 0; j < n; j++) st->indeg[j] = 0;
   for (uint32_t i = 0; i < n; i++)
-    for (uint32_t j = 0; j < n; j++) {
-      uint8_t bit = (uint8_t)((v->adj[(size_t)i * R + j / 8] >> (j % 8)) & 1u);
-      st->adj[(size_t)i * n + j] = bit;
-      st->wmat[(size_t)i * n + j] = bit ? load_f32(v->weight + 4u * e) : 0.0f;
-      st->hmat[(size_t)i * n + j] = bit && v->hetero_w ? load_f32(v->hetero_w + 4u * e) : 0.0f;
-      e += bit;
-    }
-  /* parents of j, ascending (the generator's order: its float sums follow it) */
+    for (uint32_t b = 0; b < R; b++)
+      for (unsigned bits = v->adj[(size_t)i * R + b]; bits; bits &= bits - 1) {
+        uint32_t j = b * 8 + (uint32_t)__builtin_ctz(bits);
+        if (j < n) st->indeg[j]++;
+      }
   uint32_t q = 0;
   for (uint32_t j = 0; j < n; j++) {
     st->pa_start[j] = q;
-    st->indeg[j] = 0;
-    for (uint32_t i = 0; i < n; i++)
-      if (st->adj[(size_t)i * n + j]) {
-        st->pa_idx[q] = i;
-        st->pa_w[q] = st->wmat[(size_t)i * n + j];
-        st->het_w[q] = st->hmat[(size_t)i * n + j];
-        st->indeg[j]++;
-        q++;
-      }
+    st->fill[j] = q;
+    q += st->indeg[j];
   }
   st->pa_start[n] = q;
-  /* a topological order (Kahn: order[] doubles as the queue); the frame
-   * decoder has checked that adj is a DAG, so every node is placed */
+  uint32_t e = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t b = 0; b < R; b++)
+      for (unsigned bits = v->adj[(size_t)i * R + b]; bits; bits &= bits - 1) {
+        uint32_t j = b * 8 + (uint32_t)__builtin_ctz(bits);
+        if (j >= n) continue;
+        uint32_t at = st->fill[j]++;
+        st->pa_idx[at] = i;
+        st->pa_w[at] = load_f32(v->weight + 4u * e);
+        st->het_w[at] = v->hetero_w ? load_f32(v->hetero_w + 4u * e) : 0.0f;
+        e++;
+      }
+  /* a topological order (Kahn: order[] doubles as the queue; a placed
+   * node's children are the set bits of its row); the frame decoder has
+   * checked that adj is a DAG, so every node is placed */
   uint32_t placed = 0, head = 0;
   for (uint32_t j = 0; j < n; j++)
     if (st->indeg[j] == 0) st->order[placed++] = j;
   while (head < placed) {
-    uint32_t i = st->order[head++];
-    for (uint32_t j = 0; j < n; j++)
-      if (st->adj[(size_t)i * n + j] && --st->indeg[j] == 0) st->order[placed++] = j;
+    const uint8_t *row = v->adj + (size_t)st->order[head++] * R;
+    for (uint32_t b = 0; b < R; b++)
+      for (unsigned bits = row[b]; bits; bits &= bits - 1) {
+        uint32_t j = b * 8 + (uint32_t)__builtin_ctz(bits);
+        if (j < n && --st->indeg[j] == 0) st->order[placed++] = j;
+      }
   }
   if (placed != n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
   /* the changed sets (target and descendants) as the frame stores them */
-  for (uint32_t k = 0; k < v->n_inter; k++)
-    for (uint32_t j = 0; j < n; j++)
-      st->desc[(size_t)k * n + j] = (uint8_t)((v->desc[(size_t)k * R + j / 8] >> (j % 8)) & 1u);
+  for (uint32_t k = 0; k < v->n_inter; k++) bits_to_bytes(st->desc + (size_t)k * n, v->desc + (size_t)k * R, n);
   if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
   memcpy(st->noise_scale, v->noise_scale, n * sizeof(float));
   const uint32_t soft_p = twincache_soft_stride(n, H, v->mechanism);
