@@ -84,30 +84,54 @@ def main():
 
 
 def dense_table(a, bench, threads_list):
+    """Per thread count: the C loop, the numpy loop and the torch loop take
+    turns (--repeat rounds), so load that comes and goes hits them alike;
+    the best round of each is kept. Both sides run the same consumer: take
+    the batch, read its size and its base array (no data), release it."""
     print(f"{'threads':>7} {'C graphs/s':>11} {'numpy g/s':>10} {'ratio':>6} {'torch g/s':>10} "
-          f"{'ratio':>6} {'C us/batch':>10} {'py +us/batch np':>15} {'torch':>6} "
-          f"{'cpu us np':>9} {'torch':>6}")
+          f"{'ratio':>6} {'C us/batch':>10} {'consumer CPU us/batch: C':>25} {'numpy':>6} "
+          f"{'torch':>6} {'binding us np':>13} {'torch':>6}")
+    notes = []
     for threads in threads_list:
-        c_gps = c_loader(bench, a, threads, "dense")
-        res, cpu = {}, {}
-        for output in ("numpy", "torch"):
-            runs = [python_run(a.cache, threads, a.batch, a.epochs, output)
-                    for _ in range(a.repeat)]
-            g, n, t, _, _, _ = best(runs)
-            res[output] = (g / t, n, t)
-            # the consumer thread's own CPU time per batch (the binding plus
-            # the C next/release calls; waiting costs none): robust to load
-            cpu[output] = 1e6 * min(r[5] / max(r[1], 1) for r in runs)
-        # per batch: the C loop's time, and what the Python loop takes beyond it
-        graphs_per_batch = res["numpy"][0] * res["numpy"][2] / max(res["numpy"][1], 1)
-        c_us = 1e6 * graphs_per_batch / c_gps
-        over = {k: 1e6 * v[2] / max(v[1], 1) - c_us for k, v in res.items()}
-        print(f"{threads:>7} {c_gps:>11.0f} {res['numpy'][0]:>10.0f} {res['numpy'][0] / c_gps:>6.2f} "
-              f"{res['torch'][0]:>10.0f} {res['torch'][0] / c_gps:>6.2f} {c_us:>10.1f} "
-              f"{over['numpy']:>15.1f} {over['torch']:>6.1f} {cpu['numpy']:>9.1f} {cpu['torch']:>6.1f}")
-    print(f"binding cost per batch (wrap one C batch, no waiting): numpy "
-          f"{wrap_cost_us(a.cache, a.batch, 'numpy'):.1f} us, torch "
-          f"{wrap_cost_us(a.cache, a.batch, 'torch'):.1f} us")
+        runs = {"C": [], "numpy": [], "torch": []}
+        for _ in range(a.repeat):
+            c = c_loader_run(bench, a, threads, "dense")
+            runs["C"].append((c["graphs_per_s"], c["consumer_cpu_us_per_batch"], c["batches"]))
+            for output in ("numpy", "torch"):
+                g, n, t, _, _, h = python_run(a.cache, threads, a.batch, a.epochs, output)
+                runs[output].append((g / t, 1e6 * h / max(n, 1), n))
+        best_rate = {k: max(r[0] for r in v) for k, v in runs.items()}
+        # the consumer thread's own CPU per batch, least of the rounds: the
+        # C side's next/release with their futex calls, and on the Python
+        # side those plus the binding (waiting costs none)
+        cpu = {k: min(r[1] for r in v) for k, v in runs.items()}
+        c_us = 1e6 * a.batch / best_rate["C"]
+        print(f"{threads:>7} {best_rate['C']:>11.0f} {best_rate['numpy']:>10.0f} "
+              f"{best_rate['numpy'] / best_rate['C']:>6.2f} {best_rate['torch']:>10.0f} "
+              f"{best_rate['torch'] / best_rate['C']:>6.2f} {c_us:>10.1f} {cpu['C']:>25.2f} "
+              f"{cpu['numpy']:>6.2f} {cpu['torch']:>6.2f} {cpu['numpy'] - cpu['C']:>13.2f} "
+              f"{cpu['torch'] - cpu['C']:>6.2f}")
+        rounds = " ".join(f"{rn[0] / rc[0]:.2f}/{rt[0] / rc[0]:.2f}"
+                          for rc, rn, rt in zip(runs["C"], runs["numpy"], runs["torch"]))
+        # what the binding takes of the two cores: its CPU per batch beyond
+        # C's, at the Python loop's batch rate
+        share = {k: (cpu[k] - cpu["C"]) * 1e-6 * best_rate[k] / a.batch for k in ("numpy", "torch")}
+        notes.append(f"  {threads} thread(s): per-round ratios numpy/torch {rounds}; the binding's "
+                     f"extra CPU is {100 * share['numpy']:.1f}% (numpy) / "
+                     f"{100 * share['torch']:.1f}% (torch) of one core")
+    print("\n".join(notes))
+    print(f"binding cost per batch (wrap one C batch and read base, no waiting): numpy "
+          f"{wrap_cost_us(a.cache, a.batch, 'numpy'):.2f} us, torch "
+          f"{wrap_cost_us(a.cache, a.batch, 'torch'):.2f} us")
+
+
+def c_loader_run(bench, a, threads, layout):
+    out = subprocess.run([bench, "--cache", a.cache, "--threads", str(threads), "--batch",
+                          str(a.batch), "--epochs", str(a.epochs), "--repeat", "1",
+                          "--layout", layout, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)["runs"][0]
+    return r
 
 
 def c_loader(bench, a, threads, layout, repeat=None):
