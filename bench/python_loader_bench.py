@@ -215,19 +215,21 @@ def expand_cost_ms(cache, batch, repeat, n=20):
 def wrap_cost_us(cache, batch, output, n=2000, repeat=5):
     """What the binding adds per batch, without the wait for C: wrapping one
     returned C batch into a Batch (hold, lazy views) and reading its base
-    array, n times; best of `repeat` (after one warm-up round)."""
+    array, n times; best of `repeat` (after one warm-up round). The slot is
+    released once, at the end (the wraps' holds are marked done)."""
     L = twincache.Loader(cache, batch_size=batch, threads=1, output=output)
-    rc, out = L._core.next()
+    core = L._core
+    rc, addr = core.next()
     runs = []
     for _ in range(repeat + 1):
         t0 = time.perf_counter()
         for _ in range(n):
-            b = L._wrap(L._core, out)
+            b = L._wrap(core, addr)
             x = b.base  # the field a loop reads
-            b._hold.released = True  # the slot is released once, below
+            b._hold.released = True
             del b, x
         runs.append((time.perf_counter() - t0) / n)
-    L._core.release(L._core.hold(out, 0, 0, None))
+    core.release([addr, None, True, -1])
     L.close()
     return 1e6 * min(runs[1:])
 
