@@ -275,25 +275,24 @@ class Loader(*_BASES, Closable):
         return self._wrap(core, addr)
 
     def _wrap(self, core, addr):
-        """The Batch of the C batch at `addr`, holding its slot."""
-        b = core.struct(addr)
+        """The Batch of the C batch at `addr`, holding its slot: its arrays
+        are views of one Slab array, which carries the Hold."""
+        b = core.structs.get(addr) or core.struct(addr)
         views = self._views
         if views.expander is None:
             slab = b.slab
-            hold = core.hold(addr, b.seq, slab)
             keep, raw = core.slabs[slab]
-            mem = raw.view(Slab)  # the batch's arrays are views of it: it holds the slot
-            mem.hold = hold
+            mem = raw.view(Slab)
+            hold = mem.hold = core.hold(addr, b.seq, slab)
             batch = views.host(mem, hold, b, slab, keep)
         else:
             cb = core.compact_struct(b.compact)
             if not core.compact_checked:
                 core.check_compact(b, cb)
             slab = cb.slab
-            hold = core.hold(addr, b.seq, slab)
             keep, raw = core.slabs[slab]
             mem = raw.view(Slab)
-            mem.hold = hold
+            hold = mem.hold = core.hold(addr, b.seq, slab)
             batch = views.host_compact(mem, hold, b, slab, keep, int(cb.n_cols),
                                        int(cb.used_bytes))
         if self._stage is not None:
