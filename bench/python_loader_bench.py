@@ -2,14 +2,18 @@
 """python_loader_bench.py — the Python loop over twincache.Loader against the C
 loader (twincache-loader-bench) on the same cache, threads and batch size.
 
-For each thread count it prints graphs/s of: the C loop (best of --repeat),
-the Python loop with numpy views, the Python loop with torch views; the ratio
-Python/C (target >= 0.90) and the Python overhead per batch in microseconds
-((t_python - t_C) / batches); the consumer thread's own CPU time per batch
-(time.thread_time: the binding plus the C next/release calls, waiting costs
-none, so other jobs' load does not inflate it); and the binding's wrap cost
-alone. The loops read one field (base) and no data: they measure what the
-binding adds per batch (the slot hold, the view read, the ctypes calls).
+For each thread count the C loop (twincache-loader-bench --repeat 1), the
+Python loop with numpy views and the Python loop with torch views take
+turns, --repeat rounds, so load that comes and goes hits them alike; the
+table keeps the best round of each. Both consumers do the same work per
+batch: take it, read its size and its base array (no data), release it.
+Printed: graphs/s and the Python/C ratios (target >= 0.90); the consumer
+thread's own CPU per batch on each side (clock_gettime(CLOCK_THREAD_CPUTIME_ID)
+in C, time.thread_time in Python: next/release with their futex calls, plus
+the binding on the Python side; a blocked wait costs none, so load barely
+moves it) and their difference, the binding's own cost; the per-round
+ratios; the share of one core the binding takes at the Python loop's
+batch rate; and the wrap cost alone (no waiting).
 
 The compact layout (layout="compact", in --layouts): the C loop filling
 compact slabs, the Python loop over compact torch views, and the Python loop
@@ -73,8 +77,15 @@ def main():
     if not set(layouts) <= {"dense", "compact"}:
         ap.error(f"--layouts takes dense and/or compact, got {a.layouts!r}")
     bench = find_program("twincache-loader-bench")
+    import numpy
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = "none"
     print(f"cache {a.cache}  batch {a.batch}  epochs {a.epochs}  best of {a.repeat}  "
-          f"python {sys.version.split()[0]}  load avg {os.getloadavg()[0]:.2f}")
+          f"python {sys.version.split()[0]}  numpy {numpy.__version__}  torch {torch_version}  "
+          f"cores {os.cpu_count()}  load avg {os.getloadavg()[0]:.2f}")
     threads_list = [int(t) for t in a.threads.split(",")]
     if "dense" in layouts:
         dense_table(a, bench, threads_list)
