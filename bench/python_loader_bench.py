@@ -122,12 +122,15 @@ def dense_table(a, bench, threads_list):
               f"{best_rate['torch'] / best_rate['C']:>6.2f} {c_us:>10.1f} {cpu['C']:>25.2f} "
               f"{cpu['numpy']:>6.2f} {cpu['torch']:>6.2f} {cpu['numpy'] - cpu['C']:>13.2f} "
               f"{cpu['torch'] - cpu['C']:>6.2f}")
-        rounds = " ".join(f"{rn[0] / rc[0]:.2f}/{rt[0] / rc[0]:.2f}"
-                          for rc, rn, rt in zip(runs["C"], runs["numpy"], runs["torch"]))
+        pairs = [(rn[0] / rc[0], rt[0] / rc[0])
+                 for rc, rn, rt in zip(runs["C"], runs["numpy"], runs["torch"])]
+        rounds = " ".join(f"{x:.2f}/{y:.2f}" for x, y in pairs)
+        med = [sorted(p[i] for p in pairs)[len(pairs) // 2] for i in (0, 1)]
         # what the binding takes of the two cores: its CPU per batch beyond
         # C's, at the Python loop's batch rate
         share = {k: (cpu[k] - cpu["C"]) * 1e-6 * best_rate[k] / a.batch for k in ("numpy", "torch")}
-        notes.append(f"  {threads} thread(s): per-round ratios numpy/torch {rounds}; the binding's "
+        notes.append(f"  {threads} thread(s): per-round ratios numpy/torch {rounds} (median "
+                     f"{med[0]:.2f}/{med[1]:.2f}); the binding's "
                      f"extra CPU is {100 * share['numpy']:.1f}% (numpy) / "
                      f"{100 * share['torch']:.1f}% (torch) of one core")
     print("\n".join(notes))
