@@ -2,14 +2,18 @@
 """python_loader_bench.py — the Python loop over twincache.Loader against the C
 loader (twincache-loader-bench) on the same cache, threads and batch size.
 
-For each thread count it prints graphs/s of: the C loop (best of --repeat),
-the Python loop with numpy views, the Python loop with torch views; the ratio
-Python/C (target >= 0.90) and the Python overhead per batch in microseconds
-((t_python - t_C) / batches); the consumer thread's own CPU time per batch
-(time.thread_time: the binding plus the C next/release calls, waiting costs
-none, so other jobs' load does not inflate it); and the binding's wrap cost
-alone. The loops read one field (base) and no data: they measure what the
-binding adds per batch (the slot hold, the view read, the ctypes calls).
+For each thread count the C loop (twincache-loader-bench --repeat 1), the
+Python loop with numpy views and the Python loop with torch views take
+turns, --repeat rounds, so load that comes and goes hits them alike; the
+table keeps the best round of each. Both consumers do the same work per
+batch: take it, read its size and its base array (no data), release it.
+Printed: graphs/s and the Python/C ratios (target >= 0.90); the consumer
+thread's own CPU per batch on each side (clock_gettime(CLOCK_THREAD_CPUTIME_ID)
+in C, time.thread_time in Python: next/release with their futex calls, plus
+the binding on the Python side; a blocked wait costs none, so load barely
+moves it) and their difference, the binding's own cost; the per-round
+ratios; the share of one core the binding takes at the Python loop's
+batch rate; and the wrap cost alone (no waiting).
 
 The compact layout (layout="compact", in --layouts): the C loop filling
 compact slabs, the Python loop over compact torch views, and the Python loop
@@ -73,8 +77,15 @@ def main():
     if not set(layouts) <= {"dense", "compact"}:
         ap.error(f"--layouts takes dense and/or compact, got {a.layouts!r}")
     bench = find_program("twincache-loader-bench")
+    import numpy
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = "none"
     print(f"cache {a.cache}  batch {a.batch}  epochs {a.epochs}  best of {a.repeat}  "
-          f"python {sys.version.split()[0]}  load avg {os.getloadavg()[0]:.2f}")
+          f"python {sys.version.split()[0]}  numpy {numpy.__version__}  torch {torch_version}  "
+          f"cores {os.cpu_count()}  load avg {os.getloadavg()[0]:.2f}")
     threads_list = [int(t) for t in a.threads.split(",")]
     if "dense" in layouts:
         dense_table(a, bench, threads_list)
@@ -84,30 +95,57 @@ def main():
 
 
 def dense_table(a, bench, threads_list):
+    """Per thread count: the C loop, the numpy loop and the torch loop take
+    turns (--repeat rounds), so load that comes and goes hits them alike;
+    the best round of each is kept. Both sides run the same consumer: take
+    the batch, read its size and its base array (no data), release it."""
     print(f"{'threads':>7} {'C graphs/s':>11} {'numpy g/s':>10} {'ratio':>6} {'torch g/s':>10} "
-          f"{'ratio':>6} {'C us/batch':>10} {'py +us/batch np':>15} {'torch':>6} "
-          f"{'cpu us np':>9} {'torch':>6}")
+          f"{'ratio':>6} {'C us/batch':>10} {'consumer CPU us/batch: C':>25} {'numpy':>6} "
+          f"{'torch':>6} {'binding us np':>13} {'torch':>6}")
+    notes = []
     for threads in threads_list:
-        c_gps = c_loader(bench, a, threads, "dense")
-        res, cpu = {}, {}
-        for output in ("numpy", "torch"):
-            runs = [python_run(a.cache, threads, a.batch, a.epochs, output)
-                    for _ in range(a.repeat)]
-            g, n, t, _, _, _ = best(runs)
-            res[output] = (g / t, n, t)
-            # the consumer thread's own CPU time per batch (the binding plus
-            # the C next/release calls; waiting costs none): robust to load
-            cpu[output] = 1e6 * min(r[5] / max(r[1], 1) for r in runs)
-        # per batch: the C loop's time, and what the Python loop takes beyond it
-        graphs_per_batch = res["numpy"][0] * res["numpy"][2] / max(res["numpy"][1], 1)
-        c_us = 1e6 * graphs_per_batch / c_gps
-        over = {k: 1e6 * v[2] / max(v[1], 1) - c_us for k, v in res.items()}
-        print(f"{threads:>7} {c_gps:>11.0f} {res['numpy'][0]:>10.0f} {res['numpy'][0] / c_gps:>6.2f} "
-              f"{res['torch'][0]:>10.0f} {res['torch'][0] / c_gps:>6.2f} {c_us:>10.1f} "
-              f"{over['numpy']:>15.1f} {over['torch']:>6.1f} {cpu['numpy']:>9.1f} {cpu['torch']:>6.1f}")
-    print(f"binding cost per batch (wrap one C batch, no waiting): numpy "
-          f"{wrap_cost_us(a.cache, a.batch, 'numpy'):.1f} us, torch "
-          f"{wrap_cost_us(a.cache, a.batch, 'torch'):.1f} us")
+        runs = {"C": [], "numpy": [], "torch": []}
+        for _ in range(a.repeat):
+            c = c_loader_run(bench, a, threads, "dense")
+            runs["C"].append((c["graphs_per_s"], c["consumer_cpu_us_per_batch"], c["batches"]))
+            for output in ("numpy", "torch"):
+                g, n, t, _, _, h = python_run(a.cache, threads, a.batch, a.epochs, output)
+                runs[output].append((g / t, 1e6 * h / max(n, 1), n))
+        best_rate = {k: max(r[0] for r in v) for k, v in runs.items()}
+        # the consumer thread's own CPU per batch, least of the rounds: the
+        # C side's next/release with their futex calls, and on the Python
+        # side those plus the binding (waiting costs none)
+        cpu = {k: min(r[1] for r in v) for k, v in runs.items()}
+        c_us = 1e6 * a.batch / best_rate["C"]
+        print(f"{threads:>7} {best_rate['C']:>11.0f} {best_rate['numpy']:>10.0f} "
+              f"{best_rate['numpy'] / best_rate['C']:>6.2f} {best_rate['torch']:>10.0f} "
+              f"{best_rate['torch'] / best_rate['C']:>6.2f} {c_us:>10.1f} {cpu['C']:>25.2f} "
+              f"{cpu['numpy']:>6.2f} {cpu['torch']:>6.2f} {cpu['numpy'] - cpu['C']:>13.2f} "
+              f"{cpu['torch'] - cpu['C']:>6.2f}")
+        pairs = [(rn[0] / rc[0], rt[0] / rc[0])
+                 for rc, rn, rt in zip(runs["C"], runs["numpy"], runs["torch"])]
+        rounds = " ".join(f"{x:.2f}/{y:.2f}" for x, y in pairs)
+        med = [sorted(p[i] for p in pairs)[len(pairs) // 2] for i in (0, 1)]
+        # what the binding takes of the two cores: its CPU per batch beyond
+        # C's, at the Python loop's batch rate
+        share = {k: (cpu[k] - cpu["C"]) * 1e-6 * best_rate[k] / a.batch for k in ("numpy", "torch")}
+        notes.append(f"  {threads} thread(s): per-round ratios numpy/torch {rounds} (median "
+                     f"{med[0]:.2f}/{med[1]:.2f}); the binding's "
+                     f"extra CPU is {100 * share['numpy']:.1f}% (numpy) / "
+                     f"{100 * share['torch']:.1f}% (torch) of one core")
+    print("\n".join(notes))
+    print(f"binding's own work per batch (C calls stubbed, best of 15 x 20000): numpy "
+          f"{wrap_cost_us(a.cache, a.batch, 'numpy'):.2f} us, torch "
+          f"{wrap_cost_us(a.cache, a.batch, 'torch'):.2f} us")
+
+
+def c_loader_run(bench, a, threads, layout):
+    out = subprocess.run([bench, "--cache", a.cache, "--threads", str(threads), "--batch",
+                          str(a.batch), "--epochs", str(a.epochs), "--repeat", "1",
+                          "--layout", layout, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    r = json.loads(out)["runs"][0]
+    return r
 
 
 def c_loader(bench, a, threads, layout, repeat=None):
@@ -188,24 +226,33 @@ def expand_cost_ms(cache, batch, repeat, n=20):
     return 1e3 * min(ts), 1e3 * min(tm)
 
 
-def wrap_cost_us(cache, batch, output, n=2000, repeat=5):
-    """What the binding adds per batch, without the wait for C: wrapping one
-    returned C batch into a Batch (hold, lazy views) and reading its base
-    array, n times; best of `repeat` (after one warm-up round)."""
+def wrap_cost_us(cache, batch, output, n=20000, repeat=15):
+    """The binding's own work per batch, without C: `b = L.next_batch(); x =
+    b.base; del b, x` n times with the two C calls (next, release) replaced
+    by stubs that hand out the same batch again, so what is timed is the
+    Python side alone (checks, hold, Batch, the base view, the release
+    path); best of `repeat` by the thread's CPU time, garbage collector on."""
+    from twincache import _capi
     L = twincache.Loader(cache, batch_size=batch, threads=1, output=output)
-    rc, out = L._core.next()
-    runs = []
-    for _ in range(repeat + 1):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            b = L._wrap(L._core, out)
-            x = b.base  # the field a loop reads
-            b._hold.released = True  # the slot is released once, below
-            del b, x
-        runs.append((time.perf_counter() - t0) / n)
-    L._core.release(L._core.hold(out, 0, 0, None))
+    core = L._core
+    rc, addr = core.next()
+    real_next, real_release = core.next, _capi.loader_release
+    core.next = lambda: (rc, addr)
+    _capi.loader_release = lambda handle, a: 0
+    try:
+        runs = []
+        for _ in range(repeat):
+            t0 = time.thread_time_ns()
+            for _ in range(n):
+                b = L.next_batch()
+                x = b.base
+                del b, x
+            runs.append((time.thread_time_ns() - t0) / n)
+    finally:
+        core.next, _capi.loader_release = real_next, real_release
+    core.release([addr, None, False, -1])
     L.close()
-    return 1e6 * min(runs[1:])
+    return 1e-3 * min(runs)
 
 
 if __name__ == "__main__":

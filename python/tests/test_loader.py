@@ -45,6 +45,34 @@ def test_zero_copy(cache_path):
         assert b.base.is_pinned() == torch.cuda.is_available()
 
 
+@pytest.mark.parametrize("output", ["numpy", "torch"])
+def test_fields_made_on_first_read(cache_path, output):
+    """A batch lists every field but makes a view only when it is read (the
+    numpy views of a torch batch too); unknown names fail as a dict and an
+    object would; every batch of the ring reads its own slot's bytes."""
+    names = ["base", "inter", "target", "value", "kind", "adj", "node_mask", "int_mask",
+             "graph_id", "valid"]
+    with twincache.Loader(cache_path, batch_size=16, threads=1, slots=2, shuffle=False,
+                          output=output) as L:
+        seen = []
+        for b in L:
+            assert b.keys() == names and set(b.numpy) == set(names)
+            assert not dict.__contains__(b._fields, "inter")  # not read: not made
+            x = b.base
+            assert dict.__contains__(b._fields, "base") and not dict.__contains__(b._fields, "adj")
+            assert b.numpy["base"].ctypes.data == b.slab_address + b.offsets["base"]
+            with pytest.raises(KeyError):
+                b["nope"]
+            with pytest.raises(AttributeError):
+                b.cols  # a compact field on a dense batch
+            seen.append((b.seq, b.slab_address, np.array(b.numpy["graph_id"][:b.n_graphs])))
+            del b, x
+    assert [s for s, _, _ in seen] == list(range(len(L)))
+    assert len({a for _, a, _ in seen}) == 2  # two slots, each struct and slab reused
+    ids = np.concatenate([g for _, _, g in seen])
+    assert sorted(ids.tolist()) == sorted(set(ids.tolist()))  # no batch read another's slot
+
+
 def test_contents_equal_cache(cache_path):
     with twincache.Cache(cache_path) as c, \
             twincache.Loader(cache_path, batch_size=32, threads=2, output="numpy") as L:

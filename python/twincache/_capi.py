@@ -295,7 +295,6 @@ loader_bpe = _sig("twincache_loader_batches_per_epoch", u64, vp)
 loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
 last_error = _sig("twincache_last_error", cstr)
-loader_detach = _sig("twincache_loader_detach", cint, vp, P(Batch))
 
 # The names of the choices a frame records come from C's one table
 # (formats/names.c, twincache_choice_*); Python keeps no copy of it.
@@ -308,37 +307,19 @@ def choice_names(choice):
     """The names of one choice's codes, indexed by code (read from C)."""
     return tuple(choice_name(choice, c).decode() for c in range(choice_count(choice)))
 
-# ---- the loader contract of TEAM.md decision 5, before and after the merge ---------
-# After the merge: next_timeout (EAGAIN when not ready in time) and release
-# returning int (ESTALE for a stale/double release). Before it: blocking next()
-# and void release. Nothing else in the package depends on which one is here.
-HAS_NEXT_TIMEOUT = hasattr(lib, "twincache_loader_next_timeout")
-if HAS_NEXT_TIMEOUT:
-    _next_timeout = _sig("twincache_loader_next_timeout", cint, vp, P(P(Batch)), ctypes.c_int64)
-    loader_release = _sig("twincache_loader_release", cint, vp, P(Batch))
-else:
-    _next = _sig("twincache_loader_next", cint, vp, P(P(Batch)))
-    _release_void = _sig("twincache_loader_release", None, vp, P(Batch))
-
-    def loader_release(handle, batch):
-        _release_void(handle, batch)
-        return OK
-
-# Which status of next() means "the slot the next batch needs is held by the
-# caller": EDEADLK after the merge, EINVAL (documented for next()) before it.
-HELD_STATUS = EDEADLK if HAS_NEXT_TIMEOUT else EINVAL
+# ---- the per-batch calls -------------------------------------------------------------
+# A batch crosses the boundary as its address (an int): next_timeout writes
+# it into one c_void_p the caller keeps, and release/detach take it back. The
+# struct of a slot never moves (twincache_loader.h: a slot's two structs
+# alternate), so the binding reads it through one ctypes mirror per address
+# and makes no pointer object per batch.
+loader_next_timeout = _sig("twincache_loader_next_timeout", cint, vp, P(vp), ctypes.c_int64)
+loader_release = _sig("twincache_loader_release", cint, vp, vp)
+loader_detach = _sig("twincache_loader_detach", cint, vp, vp)
+# next() finds the slot the next batch needs held by the caller: EDEADLK at
+# once (the binding opens the loader with release_on_any_thread = 0).
+HELD_STATUS = EDEADLK
 POLL_NS = 100_000_000  # a blocked next() returns to Python this often (Ctrl-C works)
-
-
-def loader_next(handle, out):
-    """One next() call: returns the status; loops on EAGAIN so Python signal
-    handlers (KeyboardInterrupt) run between polls where the API allows it."""
-    if not HAS_NEXT_TIMEOUT:
-        return _next(handle, out)
-    while True:
-        rc = _next_timeout(handle, out, POLL_NS)
-        if rc != EAGAIN:
-            return rc
 
 
 # ---- the compact structs' mirror check ------------------------------------------------

@@ -66,13 +66,17 @@ class Slab(np.ndarray):
 
 class Hold:
     """One batch's claim on its slot (see the module text). rec is the
-    Core's record of it: [C batch pointer, slab address, done], done once
-    released or detached."""
+    Core's record of it: [C batch address, slab address, done, seq], done
+    once released or detached."""
 
-    __slots__ = ("core", "seq", "epoch", "rec", "__weakref__")
+    __slots__ = ("core", "rec", "__weakref__")
 
-    def __init__(self, core, seq, epoch, rec):
-        self.core, self.seq, self.epoch, self.rec = core, seq, epoch, rec
+    def __init__(self, core, rec):
+        self.core, self.rec = core, rec
+
+    @property
+    def seq(self):
+        return self.rec[3]
 
     @property
     def released(self):
@@ -83,15 +87,19 @@ class Hold:
         self.rec[2] = v
 
     def release(self):
-        if not self.rec[2]:
-            self.rec[2] = True
-            self.core.release(self)
+        rec = self.rec
+        if not rec[2]:
+            rec[2] = True
+            self.core.release(rec)
 
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:  # interpreter shutdown
-            pass
+    def __del__(self):  # release() inlined: this runs once per batch
+        rec = self.rec
+        if not rec[2]:
+            rec[2] = True
+            try:
+                self.core.release(rec)
+            except Exception:  # interpreter shutdown
+                pass
 
 
 class Core:
@@ -106,9 +114,12 @@ class Core:
         self.handle = ctypes.c_void_p()
         self.slabs = {}  # aligned address -> (keep object, numpy uint8 view of the slab)
         self.pin = pin
-        self.fence = cuda_fence if pin else (lambda: None)
-        self.fenced = []  # (event, Hold): released, slot given back once the event completed
-        self.live = {}  # seq -> [ptr, slab, done] of every batch handed out and not yet released
+        self.fence = cuda_fence if pin else None
+        self.fenced = []  # (event, rec): released, slot given back once the event completed
+        self.live = {}  # seq -> rec [address, slab, done, seq] of every batch handed out, not released
+        self.structs = {}  # C batch address -> its ctypes mirror (a slot's structs never move)
+        self._out = ctypes.c_void_p()  # where next() writes the batch's address
+        self._out_ref = ctypes.byref(self._out)
         # the callbacks must outlive the C loader: they are attributes of this core
         self._alloc_cb = C.ALLOC_FN(self._alloc)
         self._free_cb = C.FREE_FN(self._free)
@@ -146,6 +157,13 @@ class Core:
     def _on_corrupt(self, index, status, user):
         self.corrupt.append((index, status))  # list.append is atomic under the GIL
 
+    def compact_struct(self, addr):
+        """The C compact batch at `addr` (a detach gives a slot a new one)."""
+        cb = self.structs.get(addr)
+        if cb is None:
+            cb = self.structs[addr] = C.CompactBatch.from_address(addr)
+        return cb
+
     def check_compact(self, b, cb):
         """Once per loader: the CompactBatch mirror's pointers agree with its
         slab and layout, and the batch's typed views point into that slab
@@ -165,25 +183,34 @@ class Core:
     def forked(self):
         return _forks[0] != self.born
 
-    def hold(self, ptr, seq, epoch, slab):
-        rec = [ptr, slab, False]
+    def struct(self, addr):
+        """The C batch at `addr` (a mirror made once per address)."""
+        b = self.structs.get(addr)
+        if b is None:
+            b = self.structs[addr] = C.Batch.from_address(addr)
+        return b
+
+    def hold(self, addr, seq, slab):
+        rec = [addr, slab, False, seq]
         self.live[seq] = rec
-        return Hold(self, seq, epoch, rec)
+        return Hold(self, rec)
 
-    def release(self, hold):
-        """The slot of `hold` back to C, now or once its fence completed."""
-        self.live.pop(hold.seq, None)
+    def release(self, rec):
+        """The slot of a batch (its record) back to C, now or once its fence
+        completed."""
+        self.live.pop(rec[3], None)
         with self.lock:
-            if not self.handle or self.forked():
+            if not self.handle or _forks[0] != self.born:
                 return
-            ev = self.fence()
-            if ev is not None and not ev.query():
-                self.fenced.append((ev, hold))
-                return
-            self._give_back(hold)
+            if self.fence is not None:
+                ev = self.fence()
+                if ev is not None and not ev.query():
+                    self.fenced.append((ev, rec))
+                    return
+            self._give_back(rec)
 
-    def _give_back(self, hold):
-        rc = C.loader_release(self.handle, hold.rec[0])
+    def _give_back(self, rec):
+        rc = C.loader_release(self.handle, rec[0])
         if rc < 0 and rc != C.ESTALE:  # ESTALE: detached meanwhile, nothing to give
             raise error_from_status(rc, "release")
 
@@ -193,14 +220,14 @@ class Core:
             return
         with self.lock:
             keep = []
-            for ev, hold in self.fenced:
+            for ev, rec in self.fenced:
                 if wait:
                     ev.synchronize()
                 elif not ev.query():
-                    keep.append((ev, hold))
+                    keep.append((ev, rec))
                     continue
                 if self.handle:
-                    self._give_back(hold)
+                    self._give_back(rec)
             self.fenced = keep
 
     def make_room(self):
@@ -231,18 +258,22 @@ class Core:
         return False
 
     def next(self):
-        """(status, batch pointer) of one C next(): fenced releases are reaped
-        first; a held slot is made free (make_room) and the call retried."""
-        if self.forked():
+        """(status, address of the C batch) of one C next(): fenced releases
+        are reaped first; a held slot is made free (make_room) and the call
+        retried; a wait is cut every POLL_NS so Python's signal handlers
+        (Ctrl-C) run."""
+        if _forks[0] != self.born:
             raise InvalidArgument("twincache.Loader was opened in another process (its threads "
                                   "do not survive fork): open it in this process, or use "
                                   "DataLoader(loader, batch_size=None, num_workers=0)")
-        self.reap()
-        out = ctypes.POINTER(C.Batch)()
+        if self.fenced:
+            self.reap()
+        nxt, h, ref = C.loader_next_timeout, self.handle, self._out_ref
         while True:
-            rc = C.loader_next(self.handle, ctypes.byref(out))
-            if rc != C.HELD_STATUS or not self.make_room():
-                return rc, out
+            rc = nxt(h, ref, C.POLL_NS)
+            if rc == C.EAGAIN or (rc == C.HELD_STATUS and self.make_room()):
+                continue
+            return rc, self._out.value
 
     def close(self):
         with self.lock:
@@ -254,6 +285,7 @@ class Core:
             for ev, _ in self.fenced:  # copies still reading a slab the close frees
                 ev.synchronize()
             self.fenced = []
+            self.structs = {}  # mirrors of C memory the close frees
             C.loader_close(h)  # releases arriving meanwhile (free hooks, GC) see no handle
 
     def check_open(self):

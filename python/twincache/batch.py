@@ -15,44 +15,42 @@ except ImportError:
 
 class Fields(dict):
     """name -> array of one batch, each view made on first access (a loop that
-    reads 3 of the 10 arrays pays for 3). Iteration, keys() and items() list
+    reads 3 of the 10 arrays pays for 3). makers: name -> function(slab) that
+    makes the view, in slab order (Views). Iteration, keys() and items() list
     every field."""
 
-    __slots__ = ("_names", "_make", "_arg")
+    __slots__ = ("_makers", "_arg")
 
-    def __init__(self, names, make, arg):
-        super().__init__()
-        self._names, self._make, self._arg = names, make, arg
+    def __init__(self, makers, arg):
+        self._makers, self._arg = makers, arg
 
     def __missing__(self, name):
-        if name not in self._names:
-            raise KeyError(name)
-        v = self[name] = self._make(self._arg, name)
+        v = self[name] = self._makers[name](self._arg)  # KeyError for a name that is no field
         return v
 
     def __contains__(self, name):
-        return name in self._names
+        return name in self._makers
 
     def get(self, name, default=None):
-        return self[name] if name in self._names else default
+        return self[name] if name in self._makers else default
 
     def __iter__(self):
-        return iter(self._names)
+        return iter(self._makers)
 
     def __len__(self):
-        return len(self._names)
+        return len(self._makers)
 
     def keys(self):
-        return list(self._names)
+        return list(self._makers)
 
     def items(self):
-        return [(n, self[n]) for n in self._names]
+        return [(n, self[n]) for n in self._makers]
 
     def values(self):
-        return [self[n] for n in self._names]
+        return [self[n] for n in self._makers]
 
     def __repr__(self):
-        return "{" + ", ".join(f"{n!r}: ..." for n in self._names) + "}"
+        return "{" + ", ".join(f"{n!r}: ..." for n in self._makers) + "}"
 
 
 def _field(name):
@@ -115,11 +113,20 @@ class Batch:
 
     def __init__(self, fields, numpy_views, seq, epoch, n_graphs, hold, slab_address, offsets):
         self._fields = fields
-        self.numpy = numpy_views
+        self._numpy = numpy_views  # None: made on first use (torch host batches)
         self.seq, self.epoch, self.n_graphs = seq, epoch, n_graphs
         self._hold = hold
         self.slab_address = slab_address  # host slab (device batches: the device buffer)
         self.offsets = offsets            # name -> byte offset in the slab
+
+    @property
+    def numpy(self):
+        """name -> the zero-copy numpy view of the host slab ({} on device batches)."""
+        v = self._numpy
+        if v is None:
+            f = self._fields
+            v = self._numpy = Fields(self._np_makers, f._arg)
+        return v
 
     def _check_current(self):
         st = self._stage
@@ -235,6 +242,27 @@ def _shape(code, lay):
     return tuple(int(dims[c]) for c in code)
 
 
+def _np_maker(shape, dtype, offset):
+    nd = np.ndarray
+
+    def make(mem):
+        return nd(shape, dtype, mem, offset)
+    return make
+
+
+def _torch_maker(shape, dtype, offset):
+    """torch has no uint64: graph_id is an int64 view."""
+    if torch is None:
+        return None
+    nd, from_numpy = np.ndarray, torch.from_numpy
+    if dtype == np.uint64:
+        dtype = np.dtype(np.int64)
+
+    def make(mem):
+        return from_numpy(nd(shape, dtype, mem, offset))
+    return make
+
+
 class Views:
     """Per loader, once: how a slab becomes a Batch's arrays — (name, offset,
     shape, numpy dtype, torch dtype, bytes) of every dense array."""
@@ -251,30 +279,24 @@ class Views:
                 tdt = {"float32": torch.float32, "uint8": torch.uint8, "uint64": torch.int64}[dtype]
             specs.append((name, int(getattr(lay, field)), shape, dt, tdt, nbytes))
         self.specs = specs
-        self.names = tuple(sp[0] for sp in specs)
-        self.by_name = {sp[0]: sp for sp in specs}
         self.offsets = {sp[0]: sp[1] for sp in specs}
-        self.i64 = {sp[0] for sp in specs if sp[3] == np.uint64}
         self.nbytes = int(lay.bytes)
         self.output = output
         self.expander = expander
-
-    def _np_view(self, mem, name):
-        _, off, shape, dt, _, _ = self.by_name[name]
-        return np.ndarray(shape, dt, mem, off)
-
-    def _torch_view(self, mem, name):
-        _, off, shape, dt, tdt, _ = self.by_name[name]
-        if tdt is torch.int64:  # torch has no uint64: graph_id is an int64 view
-            dt = np.int64
-        return torch.from_numpy(np.ndarray(shape, dt, mem, off))
+        # name -> function(slab) making that array's view, in slab order
+        self.np_makers = {sp[0]: _np_maker(sp[2], sp[3], sp[1]) for sp in specs}
+        self.torch_makers = {sp[0]: _torch_maker(sp[2], sp[3], sp[1]) for sp in specs}
 
     def host(self, mem, hold, b, slab, keep):
         """A dense host Batch on `mem` (the slab's uint8 Slab array, which
         carries the hold); its views are made when first read."""
-        views = Fields(self.names, self._np_view, mem)
-        fields = Fields(self.names, self._torch_view, mem) if self.output == "torch" else views
-        batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, slab, self.offsets)
+        if self.output == "torch":
+            batch = Batch(Fields(self.torch_makers, mem), None, b.seq, b.epoch, b.n_graphs, hold,
+                          slab, self.offsets)
+            batch._np_makers = self.np_makers
+        else:
+            views = Fields(self.np_makers, mem)
+            batch = Batch(views, views, b.seq, b.epoch, b.n_graphs, hold, slab, self.offsets)
         batch._slab_keep = (keep, mem)
         return batch
 

@@ -264,36 +264,37 @@ class Loader(*_BASES, Closable):
     def _host_batch(self):
         """The next host batch from C, or None at the end of the stream."""
         core = self._core
-        rc, out = core.next()
-        if rc == C.HELD_STATUS:
-            raise TooManyHeld(f"twincache.Loader: batch {self._next_seq} needs a slot that is "
-                              "still held and could not be freed", rc)
-        if rc == C.END:
-            return None
-        check(rc, f"{self.path}: next batch")
-        return self._wrap(core, out)
+        rc, addr = core.next()
+        if rc:
+            if rc == C.END:
+                return None
+            if rc == C.HELD_STATUS:
+                raise TooManyHeld(f"twincache.Loader: batch {self._next_seq} needs a slot that is "
+                                  "still held and could not be freed", rc)
+            check(rc, f"{self.path}: next batch")
+        return self._wrap(core, addr)
 
-    def _wrap(self, core, out):
-        b = out.contents
+    def _wrap(self, core, addr):
+        """The Batch of the C batch at `addr`, holding its slot: its arrays
+        are views of one Slab array, which carries the Hold."""
+        b = core.structs.get(addr) or core.struct(addr)
         views = self._views
-        if views.expander is not None:
-            cb = ctypes.cast(b.compact, ctypes.POINTER(C.CompactBatch)).contents
+        if views.expander is None:
+            slab = b.slab
+            keep, raw = core.slabs[slab]
+            mem = raw.view(Slab)
+            hold = mem.hold = core.hold(addr, b.seq, slab)
+            batch = views.host(mem, hold, b, slab, keep)
+        else:
+            cb = core.compact_struct(b.compact)
             if not core.compact_checked:
                 core.check_compact(b, cb)
             slab = cb.slab
-            hold = core.hold(out, b.seq, b.epoch, slab)
             keep, raw = core.slabs[slab]
             mem = raw.view(Slab)
-            mem.hold = hold
+            hold = mem.hold = core.hold(addr, b.seq, slab)
             batch = views.host_compact(mem, hold, b, slab, keep, int(cb.n_cols),
                                        int(cb.used_bytes))
-        else:
-            slab = b.slab
-            hold = core.hold(out, b.seq, b.epoch, slab)
-            keep, raw = core.slabs[slab]
-            mem = raw.view(Slab)  # the batch's arrays are views of it: it holds the slot
-            mem.hold = hold
-            batch = views.host(mem, hold, b, slab, keep)
         if self._stage is not None:
             batch._source_tensor()
         return batch
@@ -301,7 +302,9 @@ class Loader(*_BASES, Closable):
     def next_batch(self):
         """The next batch of the stream, or None when the epochs are done.
         Raises the C status as an exception (Corrupt under corrupt='fail')."""
-        self._check_open()
+        core = self._core
+        if core is None or not core.handle or self._born != fork_generation():
+            self._check_open()  # raises
         if self._stage is None:
             b = self._host_batch()
             if b is not None:
