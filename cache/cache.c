@@ -378,12 +378,12 @@ static void chunk_prefault(const twincache_cache *c, uint64_t chunk, const MDB_v
 }
 
 /* Finds graph `index` in txn (see tc_cache_find_frame). */
-static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
-                      const void **frame, size_t *size) {
+static int find_view(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
+                     twincache_chunk_view *local, const twincache_chunk_view **out, uint32_t *out_slot) {
   if (index >= c->count) return TWINCACHE_ENOTFOUND;
   uint64_t chunk = index / c->dims.chunk_graphs;
   uint32_t slot = (uint32_t)(index % c->dims.chunk_graphs);
-  twincache_chunk_view local, *v = &local;
+  twincache_chunk_view *v = local;
   tc_chunk_entry *e = cc ? &cc->entries[chunk & (TC_CHUNK_CACHE_ENTRIES - 1)] : NULL;
   if (e && e->gen == cc->gen && e->chunk == chunk) {
     v = &e->view;
@@ -419,16 +419,29 @@ static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc
     if (e) {
       e->chunk = chunk;
       e->gen = cc->gen;
-      e->view = local;
+      e->view = *local;
       v = &e->view;
     }
   }
   if (slot >= v->count)
     return tc_error_set(TWINCACHE_ECORRUPT, "chunk %llu: holds %u graphs, not slot %u",
                         (unsigned long long)chunk, (unsigned)v->count, (unsigned)slot);
-  int rc = twincache_chunk_frame(v, slot, frame, size);
+  *out = v;
+  *out_slot = slot;
+  return TWINCACHE_OK;
+}
+
+static int find_frame(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
+                      const void **frame, size_t *size) {
+  twincache_chunk_view local;
+  const twincache_chunk_view *v;
+  uint32_t slot;
+  int rc = find_view(c, txn, cc, index, &local, &v, &slot);
+  if (rc != TWINCACHE_OK) return rc;
+  rc = twincache_chunk_frame(v, slot, frame, size);
   if (rc != TWINCACHE_OK)
-    return tc_error_wrap(rc, "chunk %llu, slot %u", (unsigned long long)chunk, (unsigned)slot);
+    return tc_error_wrap(rc, "chunk %llu, slot %u", (unsigned long long)(index / c->dims.chunk_graphs),
+                         (unsigned)slot);
   return TWINCACHE_OK;
 }
 
@@ -503,6 +516,22 @@ int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cach
                         uint64_t index, const void **frame, size_t *size) {
   if (!c || !t || !t->live) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_find_frame: no live read handle");
   return find_frame(c, t->txn, cc, index, frame, size);
+}
+
+void tc_cache_prefetch_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc, uint64_t index,
+                             size_t max_bytes) {
+  twincache_chunk_view local;
+  const twincache_chunk_view *v;
+  uint32_t slot;
+  if (!c || !t || !t->live || find_view(c, t->txn, cc, index, &local, &v, &slot) != TWINCACHE_OK)
+    return; /* the demand read reports it */
+  /* the frame's place from the offset table alone: its bytes are not read
+   * (twincache_chunk_frame checks them when the graph is decoded) */
+  const uint8_t *o = (const uint8_t *)(const void *)v->offsets;
+  uint32_t a = tc_load_u32(o + 4 * (size_t)slot), z = tc_load_u32(o + 4 * (size_t)slot + 4);
+  if (z < a || z > v->frames_bytes) return;
+  size_t n = z - a < max_bytes ? z - a : max_bytes;
+  for (size_t off = 0; off < n; off += 64) __builtin_prefetch(v->frames + a + off);
 }
 
 /* ---- per-thread read handles ------------------------------------------- */

@@ -49,4 +49,12 @@ const char *tc_cache_path(const twincache_cache *c);
 int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc,
                         uint64_t index, const void **frame, size_t *size);
 
+/* Starts fetching the first max_bytes of graph index's frame into the
+ * cache, reading only its chunk's offset table (not the frame: a decode
+ * thread calls this for the next graph before decoding the current one, and
+ * a demand read of the frame would stall it). Errors are left to
+ * tc_cache_find_frame. */
+void tc_cache_prefetch_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc, uint64_t index,
+                             size_t max_bytes);
+
 #endif /* TC_CACHE_INTERNAL_H */

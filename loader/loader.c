@@ -293,12 +293,7 @@ static void txn_end(tc_worker *w) {
 /* Prefetches the first bytes of graph `index`'s frame; errors surface when
  * the graph itself is decoded. */
 static void prefetch_graph(tc_worker *w, uint64_t index) {
-  const void *frame;
-  size_t size;
-  if (tc_cache_find_frame(w->l->cache, w->txn, &w->cc, index, &frame, &size) != TWINCACHE_OK) return;
-  const char *p = frame;
-  if (size > TC_PREFETCH_BYTES) size = TC_PREFETCH_BYTES;
-  for (size_t off = 0; off < size; off += 64) __builtin_prefetch(p + off);
+  tc_cache_prefetch_frame(w->l->cache, w->txn, &w->cc, index, TC_PREFETCH_BYTES);
 }
 
 /* Fills slot s with batch `seq`; *corrupt counts the records skipped,
