@@ -10,6 +10,7 @@
 
 #include "tc_error.h"
 #include "tc_fresh.h"
+#include "tc_scm_batch.h" /* tc_scm_load_frame: the frame checks both share */
 
 struct tc_fresh {
   uint32_t rows;          /* S of the batch */
@@ -46,17 +47,8 @@ uint64_t tc_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
 static int load(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, uint64_t index,
                 uint64_t key, const twincache_graph *caps, uint32_t stored_samples, uint32_t N,
                 uint32_t K, twincache_frame_view *v, tc_scm *m, float *base, uint32_t ld) {
-  uint32_t n, s_n, k_n, h_n;
-  int rc = twincache_frame_peek(frame, size, NULL, &n, &s_n, &k_n, &h_n);
+  int rc = tc_scm_load_frame(f->store, d, frame, size, index, caps, stored_samples, N, K, v, m);
   if (rc != TWINCACHE_OK) return rc;
-  if (n > caps->cap_nodes || k_n > caps->cap_inter || h_n > caps->cap_hidden) return TWINCACHE_ETOOBIG;
-  if ((rc = twincache_frame_decode_view(d, frame, size, v)) != TWINCACHE_OK) return rc;
-  if (v->index != index || v->n_samples != stored_samples || v->n_nodes == 0 || v->n_nodes > N ||
-      v->n_inter > K)
-    return TWINCACHE_ECORRUPT;
-  for (uint32_t k = 0; k < v->n_inter; k++)
-    if (v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
-  if ((rc = tc_scm_from_view(f->store, v, m)) != TWINCACHE_OK) return rc;
   tc_scm_noise_fresh(f->sampler, m, f->rows, key);
   tc_scm_sample_base(f->sampler, m, f->rows, base, ld, NULL, NULL);
   return TWINCACHE_OK;
