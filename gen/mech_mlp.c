@@ -1,11 +1,17 @@
 /* mech_mlp.c — the MLP mechanism: x_j = sum_h w2[h] tanh(W1[h] . x + b1[h])
  * + noise, H = --mlp-hidden units, no output bias (FORMAT.md 3.6). Per node
- * j (ascending): W1 ~ N(0, A^2/|pa|) on parent columns (h, then parent
- * ascending), b1 ~ N(0, (A/2)^2), w2 ~ N(0, 1/H), with A = --mlp-scale: each
- * mechanism's output stays O(1) whatever the in-degree, and A moves the
- * tanh units from their linear middle (A small) into saturation with kinks
- * spread over the parents' range (A large). Linear weights stay 0 (the
- * frame's 4*E zero bytes). */
+ * j (ascending), with A = --mlp-scale, B = --mlp-bias, G = --mlp-gain and
+ * W = --mlp-bump: W1 ~ N(0, A^2/|pa|) on parent columns (h, then parent
+ * ascending), b1 ~ N(0, (B*A)^2), w2 ~ N(0, G^2/H). A moves the units from
+ * tanh's linear middle into saturation; B spreads their kinks over ~B parent
+ * standard deviations; G sets the mechanism's size against the noise. With
+ * W > 0 the units come in pairs (h, h+1), h even: unit h+1 copies unit h's
+ * input row, has b1[h+1] = b1[h] - W*A and w2[h+1] = -w2[h] and draws no
+ * random number, so the pair is a bump ~W parent standard deviations wide
+ * that a line through the parents cannot follow (an odd H's last unit
+ * stands alone). W = 0 with B = 1/2, G = 1 is the draw from before
+ * these options, bit for bit. Linear weights stay 0 (the frame's 4*E zero
+ * bytes). */
 #include <math.h>
 
 #include "tc_gen_mech.h"
@@ -17,6 +23,9 @@ static int mlp_check(const tc_gen_config *c, const char **flag) {
     return *flag = "--weights", TWINCACHE_EINVAL; /* unused here, but part of the config */
   if (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN) return *flag = "--mlp-hidden", TWINCACHE_EINVAL;
   if (!(c->mlp_scale > 0.0 && c->mlp_scale <= 1000.0)) return *flag = "--mlp-scale", TWINCACHE_EINVAL;
+  if (!(c->mlp_bias >= 0.0 && c->mlp_bias <= 1000.0)) return *flag = "--mlp-bias", TWINCACHE_EINVAL;
+  if (!(c->mlp_bump >= 0.0 && c->mlp_bump <= 1000.0)) return *flag = "--mlp-bump", TWINCACHE_EINVAL;
+  if (!(c->mlp_gain > 0.0 && c->mlp_gain <= 1000.0)) return *flag = "--mlp-gain", TWINCACHE_EINVAL;
   return TWINCACHE_OK;
 }
 
@@ -24,13 +33,21 @@ static void mlp_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, 
   uint32_t n = p->n, H = p->hidden, units = c->mlp_hidden;
   float *blk = p->g->mlp + (size_t)j * (H * n + 2 * H);
   uint32_t npa = p->pa_start[j + 1] - p->pa_start[j];
-  double s1 = c->mlp_scale / sqrt(npa ? (double)npa : 1.0), s2 = 1.0 / sqrt((double)units);
-  double sb = 0.5 * c->mlp_scale;
+  double s1 = c->mlp_scale / sqrt(npa ? (double)npa : 1.0), s2 = c->mlp_gain / sqrt((double)units);
+  double sb = c->mlp_bias * c->mlp_scale;
+  double wb = c->mlp_bump * c->mlp_scale;
+  /* with bumps, unit h+1 (h even) copies unit h's input row, sits wb further
+   * along it and takes the opposite output weight: w2 (tanh(z+b) - tanh(z+b-wb)) */
+#define PAIRED(h_) (wb > 0.0 && ((h_) & 1u) && (h_) < (units & ~1u))
   for (uint32_t h = 0; h < units; h++)
     for (uint32_t k = p->pa_start[j]; k < p->pa_start[j + 1]; k++)
-      blk[(size_t)h * n + p->pa_idx[k]] = (float)(s1 * tc_rng_normal(rw));
-  for (uint32_t h = 0; h < units; h++) blk[(size_t)H * n + h] = (float)(sb * tc_rng_normal(rw));
-  for (uint32_t h = 0; h < units; h++) blk[(size_t)H * n + H + h] = (float)(s2 * tc_rng_normal(rw));
+      blk[(size_t)h * n + p->pa_idx[k]] =
+          PAIRED(h) ? blk[(size_t)(h - 1) * n + p->pa_idx[k]] : (float)(s1 * tc_rng_normal(rw));
+  for (uint32_t h = 0; h < units; h++)
+    blk[(size_t)H * n + h] = PAIRED(h) ? (float)(blk[(size_t)H * n + h - 1] - wb) : (float)(sb * tc_rng_normal(rw));
+  for (uint32_t h = 0; h < units; h++)
+    blk[(size_t)H * n + H + h] = PAIRED(h) ? -blk[(size_t)H * n + H + h - 1] : (float)(s2 * tc_rng_normal(rw));
+#undef PAIRED
 }
 
 const tc_gen_mech tc_gen_mech_mlp = {TWINCACHE_MECH_MLP, mlp_hidden, mlp_check, mlp_draw_node};

@@ -29,6 +29,13 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
 #define TC_GEN_MIN_MAP_BYTES UINT64_C(65536)
 #define TC_GEN_MAX_MAP_BYTES (UINT64_C(1) << 46)
 
+/* The MLP's bias spread, output gain and bump width as drawn before those
+ * options existed: a config with all three is written without their keys, so
+ * such a cache keeps its identity (and its bytes, with --mlp-scale 4). */
+#define TC_GEN_MLP_BIAS_V1 0.5
+#define TC_GEN_MLP_GAIN_V1 1.0
+#define TC_GEN_MLP_BUMP_V1 0.0
+
 enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
 
 struct tc_gen_progress;
@@ -60,7 +67,10 @@ typedef struct tc_gen_config {
   double mech_weights[TWINCACHE_MECH_MIXED]; /* MIXED: > 0; node j draws mechs[k] with w_k / sum w */
   double weight_min, weight_max; /* linear: |w| uniform in [min, max), random sign */
   uint32_t mlp_hidden;      /* H */
-  double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|), b1 ~ N(0, (A/2)^2); nonlinearity strength */
+  double mlp_scale;         /* A: W1 ~ N(0, A^2/|pa|); nonlinearity strength */
+  double mlp_bias;          /* B: b1 ~ N(0, (B*A)^2), the kinks' spread in parent units (0.5 before) */
+  double mlp_bump;          /* W > 0: units in pairs, bumps W parent units wide (0: independent units, 0 before) */
+  double mlp_gain;          /* G: w2 ~ N(0, G^2/H), the mechanism's scale against the noise (1 before) */
   uint32_t rff_features;    /* RFF: M features per node (the frames' H) */
   double rff_lengthscale;   /* RFF: l, the RBF kernel's length scale: W1 ~ N(0, 1/l^2) */
   int noise;                /* enum twincache_noise */

@@ -36,6 +36,9 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->weight_max = 2.0;
   c->mlp_hidden = 8;
   c->mlp_scale = 4.0;
+  c->mlp_bias = 2.0; /* the MLP default of issue 18: linear share ~0.3 (FORMAT.md 3.6) */
+  c->mlp_gain = 3.0;
+  c->mlp_bump = 0.5;
   c->rff_features = 16;
   c->rff_lengthscale = 1.0;
   c->noise = TWINCACHE_NOISE_GAUSS;
@@ -287,6 +290,10 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
           c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
   if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
   if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
+  if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_MLP) &&
+      (c->mlp_bias != TC_GEN_MLP_BIAS_V1 || c->mlp_gain != TC_GEN_MLP_GAIN_V1 || c->mlp_bump != TC_GEN_MLP_BUMP_V1))
+    /* only off the first draw's values: a cache drawn as before keeps its identity */
+    ADD(",\"mlp_bias\":%.17g,\"mlp_gain\":%.17g,\"mlp_bump\":%.17g", c->mlp_bias, c->mlp_gain, c->mlp_bump);
   if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
     ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
   if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)
@@ -298,7 +305,7 @@ static void family_json(const tc_gen_config *c, char *buf, size_t cap) {
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   /* Flat object, fixed key order, numbers with %.17g: the same options give
    * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
-  char graph[256], extra[512], tpw[64] = "";
+  char graph[256], extra[1024], tpw[64] = ""; /* extra: <= ~560 bytes with every optional key at %.17g */
   if (c->targets_per_world_max > 1) /* absent at 1:1, so older caches keep their config text */
     snprintf(tpw, sizeof tpw, ",\"targets_per_world\":\"%u:%u\"", c->targets_per_world_min,
              c->targets_per_world_max);

@@ -124,8 +124,18 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
        .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"},
       {.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
-       .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|), biases\n"
-                                   "~N(0,(A/2)^2); small A is nearly linear (default {})"},
+       .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|); small A\n"
+                                   "is nearly linear (default {})"},
+      {.name = "--mlp-bias", .meta = "B", .kind = TC_OPT_F64, .dst = &c->mlp_bias, .fhi = 1000,
+       .help = "MLP kink spread: biases ~N(0,(B*A)^2), so unit h's kink\n"
+               "lies ~N(0,B^2) parent std devs from the centre (default {})"},
+      {.name = "--mlp-bump", .meta = "W", .kind = TC_OPT_F64, .dst = &c->mlp_bump, .fhi = 1000,
+       .help = "MLP bumps: W > 0 pairs the units into bumps W parent std\n"
+               "devs wide (same input row, kink W*A further, opposite\n"
+               "output weight); 0 = independent units (default {})"},
+      {.name = "--mlp-gain", .meta = "G", .kind = TC_OPT_F64, .dst = &c->mlp_gain, .fhi = 1000,
+       .open = TC_OPEN_LO, .help = "MLP output weights ~N(0,G^2/H): the mechanism's size\n"
+                                   "against the noise (default {})"},
       {.name = "--rff-features", .meta = "M", .kind = TC_OPT_U32, .dst = &c->rff_features, .lo = 1,
        .hi = TWINCACHE_MAX_HIDDEN, .help = "RFF: random Fourier features per node (default {})"},
       {.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,

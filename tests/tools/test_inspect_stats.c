@@ -2,8 +2,10 @@
  * the family counts; var- and R2-sortability equal to the library's
  * twincache_graph_sortability averaged over the graphs (the truth); the
  * mechanism fit: a linear cache's linear share is ~1, a --mlp-scale 1 MLP
- * cache's stays near 1 (tanh units in their linear middle), the default
- * MLP's is clearly below.
+ * cache of the first draw's stays near 1 (tanh units in their linear
+ * middle), the default MLP's (bumps) is at most 0.5: measured 0.29-0.32
+ * over seeds 1-10 (300 graphs, 5-10 nodes, S = 64; standard deviation
+ * 0.01), 0.74 with the first draw at --mlp-scale 4.
  * usage: test_inspect_stats GEN INSPECT SCRATCH */
 #include <math.h>
 #include <stdint.h>
@@ -91,13 +93,14 @@ int main(int argc, char **argv) {
   }
   /* the mechanism fit */
   const char *lin[] = {"--samples", "64", "--nodes", "5:10", NULL};
-  const char *mlp1[] = {"--samples", "64", "--nodes", "5:10", "--mechanism", "mlp", "--mlp-scale", "1", NULL};
+  const char *mlp1[] = {"--samples", "64", "--nodes", "5:10", "--mechanism", "mlp", "--mlp-scale", "1",
+                        "--mlp-bias", "0.5", "--mlp-bump", "0", "--mlp-gain", "1", NULL}; /* the first MLP */
   const char *mlpd[] = {"--samples", "64", "--nodes", "5:10", "--mechanism", "mlp", NULL};
   double s_lin = linear_share(gen, "lin", lin), s_mlp1 = linear_share(gen, "mlp1", mlp1),
          s_mlp = linear_share(gen, "mlp", mlpd);
   TC_CHECK(s_lin > 0.97 && s_lin < 1.1);   /* in-sample least squares can exceed the truth */
   TC_CHECK(s_mlp1 > 0.9);
-  TC_CHECK(s_mlp < 0.85 && s_mlp < s_mlp1 - 0.1);
+  TC_CHECK(s_mlp < 0.5 && s_mlp < s_mlp1 - 0.4);
   tt_remove_tree(g_scratch);
   return tc_test_finish("test_inspect_stats");
 }
