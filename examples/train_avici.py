@@ -51,7 +51,8 @@ from twin_model import IN_FEATURES, PAIR_NAMES, TwinModel, twin_stats  # noqa: E
 
 
 # ---- the model's inputs ---------------------------------------------------------------
-def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=True, drop=()):
+def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=True, drop=(),
+                 pair_rows=0):
     """Batch fields -> (inp, graph_mask (G)); inp: node_mask (G,N) and, with
     feats, the encoder's tokens feats (G,R,N,4) and row_mask (G,R),
     R = rows + K*twin_rows; with stats, twin_stats' pair (G,N,N,P) and node
@@ -72,14 +73,26 @@ def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=T
     inp = {"node_mask": node_mask}
     if stats:
         inp["pair"], inp["node"] = twin_stats(base, inter, target, node_mask, int_mask, drop=drop)
-    if not feats:
-        return inp, graph_mask
     # per-node standardisation from the base world's samples (all S of them)
     mean = base.mean(dim=1, keepdim=True)  # (G,1,N)
     std = base.std(dim=1, keepdim=True)
     std = torch.where(std > 1e-6, std, torch.ones_like(std))
+    if pair_rows:  # the pair-row encoder's rows: the same samples in every world
+        pr_idx = row_idx[:pair_rows] if row_idx is not None else torch.arange(min(pair_rows, S), device=dev)
+        zb = ((base[:, pr_idx] - mean) / std).clamp(-10, 10) * node_mask[:, None]  # (G,r,N)
+        dz = ((inter[:, :, pr_idx] - base[:, None, pr_idx]) / std[:, None]).clamp(-10, 10) \
+            * node_mask[:, None, None]  # (G,K,r,N)
+        r = zb.shape[1]
+        zw = zb[:, None].expand(G, K + 1, r, N)
+        dw = torch.cat([torch.zeros_like(zb)[:, None], dz], dim=1)
+        tw = torch.cat([torch.zeros_like(target[:, :1]), target], dim=1).float()[:, :, None, :].expand(G, K + 1, r, N)
+        inp["rows"] = torch.stack([zw, dw, tw], dim=-1)  # (G,K+1,r,N,3)
+        inp["row_w"] = torch.cat([torch.ones_like(int_mask[:, :1]), int_mask], dim=1).float()  # (G,K+1)
+    if not feats:
+        return inp, graph_mask
     if row_idx is None:
         row_idx = torch.arange(min(rows, S), device=dev)
+    row_idx = row_idx[:rows]
     tw_idx = row_idx[:twin_rows] if twin_rows else row_idx
     zb = ((base[:, row_idx] - mean) / std).clamp(-10, 10)  # (G,rows,N)
     zi = ((inter[:, :, tw_idx] - mean[:, None]) / std[:, None]).clamp(-10, 10)  # (G,K,r,N)
@@ -170,7 +183,7 @@ def evaluate(model, cache, index_range, batch, rows, twin_rows, dev, amp, thread
                           index_range=index_range, output="torch", rank=0, world_size=1) as ev:
         for b in ev:
             inp, gm = model_inputs(b, rows, dev, twin_rows=twin_rows, feats=model.layers > 0,
-                                   stats=model.stats, drop=drop)
+                                   stats=model.stats, drop=drop, pair_rows=model.pair_rows)
             with amp():
                 lg = model(inp)
             pm = pair_mask(inp["node_mask"], gm)
@@ -203,6 +216,10 @@ def main():
                     help="the twin-world statistics as edge inputs (off: the encoder's u.v score only)")
     ap.add_argument("--drop-stats", default="",
                     help="comma-separated statistics to zero (ablations): " + ",".join(PAIR_NAMES))
+    ap.add_argument("--pair-rows", type=int, default=0,
+                    help="a learned dependence measure: an MLP over each pair's values in this many "
+                         "sample rows of every world, mean-pooled (0 = off; with --stats on)")
+    ap.add_argument("--pair-width", type=int, default=16, help="the pair-row MLP's width")
     ap.add_argument("--edge-layers", type=int, default=2,
                     help="axial attention layers over the pairs (row i, column j), with --stats on")
     ap.add_argument("--heads", type=int, default=4)
@@ -265,7 +282,8 @@ def main():
             ap.error(f"--drop-stats: unknown statistic '{x}' (one of {','.join(PAIR_NAMES)})")
     if a.layers <= 0 and a.stats == "off":
         ap.error("--layers 0 needs --stats on (the model needs an input)")
-    net = TwinModel(a.d, a.layers, a.heads, a.stats == "on", a.edge_layers).to(dev)
+    net = TwinModel(a.d, a.layers, a.heads, a.stats == "on", a.edge_layers,
+                    a.pair_rows, a.pair_width).to(dev)
     model = nn.parallel.DistributedDataParallel(net, device_ids=[local] if cuda else None) \
         if distributed else net
     decay = [p for n, p in net.named_parameters() if p.dim() >= 2]
@@ -354,9 +372,9 @@ def main():
             S = b["base"].shape[1]
         rows = min(a.rows, S)
         # a fresh random subset of the samples each step (the same rows in every world)
-        row_idx = torch.randperm(S, generator=gen)[:rows].to(dev)
+        row_idx = torch.randperm(S, generator=gen)[:max(rows, a.pair_rows)].to(dev)
         inp, gm = model_inputs(b, rows, dev, row_idx, a.twin_rows, feats=net.layers > 0,
-                               stats=net.stats, drop=drop)
+                               stats=net.stats, drop=drop, pair_rows=net.pair_rows)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         with amp():

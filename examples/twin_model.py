@@ -167,10 +167,15 @@ class TwinModel(nn.Module):
     (i -> all j) and their column (all i -> j) — what explaining away needs;
     the logit is a linear read-out of e_ij, plus the encoder's u.v score."""
 
-    def __init__(self, d=64, layers=2, heads=4, stats=True, edge_layers=2):
+    def __init__(self, d=64, layers=2, heads=4, stats=True, edge_layers=2, pair_rows=0, pair_width=16):
         super().__init__()
         assert layers > 0 or stats, "a model needs the encoder or the statistics"
-        self.layers, self.stats = layers, stats
+        assert stats or not pair_rows, "the pair-row encoder feeds the statistics' edge head"
+        self.layers, self.stats, self.pair_rows = layers, stats, pair_rows
+        if pair_rows:  # a learned dependence measure: an MLP over each pair's rows, mean-pooled
+            self.pr_a, self.pr_b = nn.Linear(3, pair_width), nn.Linear(3, pair_width, bias=False)
+            self.pr_2 = nn.Linear(pair_width, pair_width)
+            self.pr_out = nn.Linear(2 * pair_width, d)
         if layers:
             self.embed = nn.Linear(IN_FEATURES, d)
             self.row_blocks = nn.ModuleList(AxisBlock(d, heads) for _ in range(layers))
@@ -206,6 +211,21 @@ class TwinModel(nn.Module):
         h = h.masked_fill(~row_mask[:, :, None, None], float("-inf")).amax(dim=1)  # (G,N,d)
         return self.norm(h)
 
+    def pair_row_embed(self, x, w):
+        """x (G,W,R,N,3): per world (base, then the K twins) and row, each node's
+        [z, twin - base, target] (z the base value standardised); w (G,W) world
+        weights (0: padded) -> (G,N,N,d). For the pair (i, j) every row gives
+        gelu(A x_i + B x_j) (the first layer, split by node so the N^2 pairs cost
+        one broadcast add), one more layer, then the mean over the rows of each
+        world and the mean and max over the worlds."""
+        G, W, R, N, _ = x.shape
+        h = F.gelu(self.pr_a(x)[:, :, :, :, None, :] + self.pr_b(x)[:, :, :, None, :, :])  # (G,W,R,N,N,H)
+        h = F.gelu(self.pr_2(h)).mean(dim=2)  # (G,W,N,N,H)
+        wm = w[:, :, None, None, None]
+        mean = (h * wm).sum(dim=1) / wm.sum(dim=1).clamp_min(1)
+        mx = h.masked_fill(wm == 0, float("-inf")).amax(dim=1)
+        return self.pr_out(torch.cat([mean, mx], dim=-1)).float()
+
     def forward(self, inp):
         """inp: model_inputs' dict -> logits (G,N,N)."""
         node_mask = inp["node_mask"]
@@ -222,6 +242,8 @@ class TwinModel(nn.Module):
                            node[:, :, None, :].expand(G, N, N, node.shape[-1]),
                            node[:, None, :, :].expand(G, N, N, node.shape[-1])], dim=-1)
             e = self.pair_in(x).float()  # (G,N,N,d)
+            if self.pair_rows:
+                e = e + self.pair_row_embed(inp["rows"], inp["row_w"])
             if u is not None:
                 e = e + u[:, :, None, :] + v[:, None, :, :]
             d = e.shape[-1]
