@@ -220,7 +220,7 @@ def main():
                     help="a learned dependence measure: an MLP over each pair's values in this many "
                          "sample rows of every world, mean-pooled (0 = off; with --stats on)")
     ap.add_argument("--pair-width", type=int, default=16, help="the pair-row MLP's width")
-    ap.add_argument("--edge-layers", type=int, default=2,
+    ap.add_argument("--edge-layers", type=int, default=1,
                     help="axial attention layers over the pairs (row i, column j), with --stats on")
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--threads", type=int, default=1, help="twincache decode threads")

@@ -167,7 +167,7 @@ class TwinModel(nn.Module):
     (i -> all j) and their column (all i -> j) — what explaining away needs;
     the logit is a linear read-out of e_ij, plus the encoder's u.v score."""
 
-    def __init__(self, d=64, layers=2, heads=4, stats=True, edge_layers=2, pair_rows=0, pair_width=16):
+    def __init__(self, d=64, layers=2, heads=4, stats=True, edge_layers=1, pair_rows=0, pair_width=16):
         super().__init__()
         assert layers > 0 or stats, "a model needs the encoder or the statistics"
         assert stats or not pair_rows, "the pair-row encoder feeds the statistics' edge head"
