@@ -16,9 +16,14 @@ exactly on the intervened node's descendants — what twin worlds are for), and
 Model (AVICI's shape): the tokens are embedded to d; `--layers` layers
 alternate self-attention over the rows (all worlds' samples of one node) and
 over the nodes (one row); rows are max-pooled; edge logit(i -> j) =
-<u_i, v_j>/sqrt(d) + b. Loss: BCE over real node pairs (i != j). AdamW with
-warm-up and cosine decay, gradient clipping; bf16 autocast on the GPU (and on
-the CPU with --amp bf16).
+<u_i, v_j>/sqrt(d) + b. With --stats on (the default) an edge head reads,
+beside that score, summary statistics of all S samples of every world
+(correlations, partial correlations, kernel dependence, and what the twin
+deltas say: who moved when whom was intervened): an MLP per ordered pair and
+--edge-layers axial attention layers over the pairs; --layers 0 drops the
+sample encoder (the model in twin_model.py; examples/README.md, run D). Loss:
+BCE over real node pairs (i != j). AdamW with warm-up and cosine decay,
+gradient clipping; bf16 autocast on the GPU (and on the CPU with --amp bf16).
 
   /usr/bin/python3 examples/train_avici.py --data twincache --cache CACHE --steps 2000 \\
       --eval-graphs 1000 --checkpoint run.pt          # --resume continues run.pt
