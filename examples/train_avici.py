@@ -214,7 +214,8 @@ def main():
     ap.add_argument("--rows", type=int, default=16, help="sample rows of the base world given to the model")
     ap.add_argument("--twin-rows", type=int, default=0,
                     help="rows of each twin world (the first of the base rows' samples; 0 = --rows)")
-    ap.add_argument("--d", type=int, default=64, help="model width")
+    ap.add_argument("--d", "--width", dest="d", type=int, default=64,
+                    help="model width (--width under torchrun, whose parser takes --d for its own)")
     ap.add_argument("--layers", type=int, default=2,
                     help="encoder: alternating row/node attention layers over the samples (0 = none)")
     ap.add_argument("--stats", choices=["on", "off"], default="on",
@@ -287,6 +288,8 @@ def main():
             ap.error(f"--drop-stats: unknown statistic '{x}' (one of {','.join(PAIR_NAMES)})")
     if a.layers <= 0 and a.stats == "off":
         ap.error("--layers 0 needs --stats on (the model needs an input)")
+    if a.pair_rows and a.stats == "off":
+        ap.error("--pair-rows needs --stats on (it feeds the statistics' edge head)")
     net = TwinModel(a.d, a.layers, a.heads, a.stats == "on", a.edge_layers,
                     a.pair_rows, a.pair_width).to(dev)
     model = nn.parallel.DistributedDataParallel(net, device_ids=[local] if cuda else None) \
