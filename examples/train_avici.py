@@ -16,9 +16,14 @@ exactly on the intervened node's descendants — what twin worlds are for), and
 Model (AVICI's shape): the tokens are embedded to d; `--layers` layers
 alternate self-attention over the rows (all worlds' samples of one node) and
 over the nodes (one row); rows are max-pooled; edge logit(i -> j) =
-<u_i, v_j>/sqrt(d) + b. Loss: BCE over real node pairs (i != j). AdamW with
-warm-up and cosine decay, gradient clipping; bf16 autocast on the GPU (and on
-the CPU with --amp bf16).
+<u_i, v_j>/sqrt(d) + b. With --stats on (the default) an edge head reads,
+beside that score, summary statistics of all S samples of every world
+(correlations, partial correlations, kernel dependence, and what the twin
+deltas say: who moved when whom was intervened): an MLP per ordered pair and
+--edge-layers axial attention layers over the pairs; --layers 0 drops the
+sample encoder (the model in twin_model.py; examples/README.md, run D). Loss:
+BCE over real node pairs (i != j). AdamW with warm-up and cosine decay,
+gradient clipping; bf16 autocast on the GPU (and on the CPU with --amp bf16).
 
   /usr/bin/python3 examples/train_avici.py --data twincache --cache CACHE --steps 2000 \\
       --eval-graphs 1000 --checkpoint run.pt          # --resume continues run.pt
@@ -46,75 +51,17 @@ try:  # the installed package (pip install .); else this checkout's source tree
 except ImportError:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0
-IN_FEATURES = 4  # value, intervened here, twin - base, twin-world row
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # twin_model beside this file
+from twin_model import IN_FEATURES, PAIR_NAMES, TwinModel, twin_stats  # noqa: E402  (this folder)
 
 
-# ---- the model ------------------------------------------------------------------------
-class AxisBlock(nn.Module):
-    """Pre-norm multi-head self-attention over the middle axis of (B, L, d),
-    then an MLP. keep (B, L) bool: the keys that take part (every sequence
-    must keep at least one), or None: all."""
-
-    def __init__(self, d, heads):
-        super().__init__()
-        assert d % heads == 0, "d must be a multiple of heads"
-        self.heads = heads
-        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
-
-    def forward(self, h, keep):
-        B, L, d = h.shape
-        H = self.heads
-        q, k, v = self.qkv(self.n1(h)).view(B, L, 3, H, d // H).permute(2, 0, 3, 1, 4)  # (B,H,L,dh)
-        if HAS_SDPA:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if keep is None
-                                               else keep[:, None, None, :])
-        else:  # torch 1.x: the same computation, unfused
-            a = torch.matmul(q * (d // H) ** -0.5, k.transpose(-1, -2))
-            if keep is not None:
-                a = a.masked_fill(~keep[:, None, None, :], float("-inf"))
-            y = torch.matmul(a.softmax(dim=-1), v)
-        h = h + self.out(y.transpose(1, 2).reshape(B, L, d))
-        return h + self.mlp(self.n2(h))
-
-
-class Avici(nn.Module):
-    def __init__(self, d=64, layers=2, heads=4):
-        super().__init__()
-        self.embed = nn.Linear(IN_FEATURES, d)
-        self.row_blocks = nn.ModuleList(AxisBlock(d, heads) for _ in range(layers))
-        self.node_blocks = nn.ModuleList(AxisBlock(d, heads) for _ in range(layers))
-        self.norm = nn.LayerNorm(d)
-        self.u, self.v = nn.Linear(d, d), nn.Linear(d, d)
-        self.bias = nn.Parameter(torch.tensor(-1.5))  # about the prior edge rate
-
-    def forward(self, feats, node_mask, row_mask):
-        """feats (G,R,N,4); node_mask (G,N) bool; row_mask (G,R) bool -> logits (G,N,N)."""
-        G, R, N, _ = feats.shape
-        h = self.embed(feats).float()  # (G,R,N,d); the residual stream stays fp32 under autocast
-        d = h.shape[-1]
-        # keys: rows of real worlds; nodes of the graph (a graph with none — a
-        # padding graph of a partial batch — keeps all, so softmax stays finite)
-        row_keep = row_mask[:, None, :].expand(G, N, R).reshape(G * N, R)
-        nkeep = node_mask | ~node_mask.any(dim=1, keepdim=True)
-        node_keep = nkeep[:, None, :].expand(G, R, N).reshape(G * R, N)
-        if bool(row_keep.all()):  # (every graph has all its twin worlds)
-            row_keep = None
-        if bool(node_keep.all()):
-            node_keep = None
-        for rb, nb in zip(self.row_blocks, self.node_blocks):
-            h = rb(h.transpose(1, 2).reshape(G * N, R, d), row_keep).view(G, N, R, d).transpose(1, 2)
-            h = nb(h.reshape(G * R, N, d), node_keep).view(G, R, N, d)
-        h = h.masked_fill(~row_mask[:, :, None, None], float("-inf")).amax(dim=1)  # (G,N,d)
-        h = self.norm(h)
-        return torch.einsum("gid,gjd->gij", self.u(h), self.v(h)) / d ** 0.5 + self.bias
-
-
-def model_inputs(b, rows, dev, row_idx=None, twin_rows=None):
-    """Batch fields -> (feats (G,R,N,4), node_mask (G,N), row_mask (G,R), graph_mask (G)),
-    R = rows + K*twin_rows. b: a mapping with base (G,S,N), inter (G,K,S,N),
+# ---- the model's inputs ---------------------------------------------------------------
+def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=True, drop=(),
+                 pair_rows=0):
+    """Batch fields -> (inp, graph_mask (G)); inp: node_mask (G,N) and, with
+    feats, the encoder's tokens feats (G,R,N,4) and row_mask (G,R),
+    R = rows + K*twin_rows; with stats, twin_stats' pair (G,N,N,P) and node
+    (G,N,Q) over all S samples of every world. b: a mapping with base (G,S,N), inter (G,K,S,N),
     target (G,K,N), int_mask (G,K), node_mask (G,N), valid (G) tensors.
     row_idx: which `rows` of the S samples the base world gives (None = the
     first `rows`); each twin world gives the first `twin_rows` of those
@@ -128,12 +75,29 @@ def model_inputs(b, rows, dev, row_idx=None, twin_rows=None):
     graph_mask = b["valid"].to(dev, non_blocking=True).bool()
     G, S, N = base.shape
     K = inter.shape[1]
+    inp = {"node_mask": node_mask}
+    if stats:
+        inp["pair"], inp["node"] = twin_stats(base, inter, target, node_mask, int_mask, drop=drop)
     # per-node standardisation from the base world's samples (all S of them)
     mean = base.mean(dim=1, keepdim=True)  # (G,1,N)
     std = base.std(dim=1, keepdim=True)
     std = torch.where(std > 1e-6, std, torch.ones_like(std))
+    if pair_rows:  # the pair-row encoder's rows: the same samples in every world
+        pr_idx = row_idx[:pair_rows] if row_idx is not None else torch.arange(min(pair_rows, S), device=dev)
+        zb = ((base[:, pr_idx] - mean) / std).clamp(-10, 10) * node_mask[:, None]  # (G,r,N)
+        dz = ((inter[:, :, pr_idx] - base[:, None, pr_idx]) / std[:, None]).clamp(-10, 10) \
+            * node_mask[:, None, None]  # (G,K,r,N)
+        r = zb.shape[1]
+        zw = zb[:, None].expand(G, K + 1, r, N)
+        dw = torch.cat([torch.zeros_like(zb)[:, None], dz], dim=1)
+        tw = torch.cat([torch.zeros_like(target[:, :1]), target], dim=1).float()[:, :, None, :].expand(G, K + 1, r, N)
+        inp["rows"] = torch.stack([zw, dw, tw], dim=-1)  # (G,K+1,r,N,3)
+        inp["row_w"] = torch.cat([torch.ones_like(int_mask[:, :1]), int_mask], dim=1).float()  # (G,K+1)
+    if not feats:
+        return inp, graph_mask
     if row_idx is None:
         row_idx = torch.arange(min(rows, S), device=dev)
+    row_idx = row_idx[:rows]
     tw_idx = row_idx[:twin_rows] if twin_rows else row_idx
     zb = ((base[:, row_idx] - mean) / std).clamp(-10, 10)  # (G,rows,N)
     zi = ((inter[:, :, tw_idx] - mean[:, None]) / std[:, None]).clamp(-10, 10)  # (G,K,r,N)
@@ -147,7 +111,8 @@ def model_inputs(b, rows, dev, row_idx=None, twin_rows=None):
     feats = feats * node_mask[:, None, :, None]  # padded nodes: zeros
     row_mask = torch.cat([torch.ones(G, zb.shape[1], dtype=torch.bool, device=dev),
                           int_mask[:, :, None].expand(G, K, r).reshape(G, K * r)], dim=1)
-    return feats, node_mask, row_mask, graph_mask
+    inp["feats"], inp["row_mask"] = feats, row_mask
+    return inp, graph_mask
 
 
 def pair_mask(node_mask, graph_mask):
@@ -213,7 +178,7 @@ class OnTheFly(torch.utils.data.IterableDataset):
 
 # ---- evaluation -------------------------------------------------------------------------
 @torch.no_grad()
-def evaluate(model, cache, index_range, batch, rows, twin_rows, dev, amp, threads):
+def evaluate(model, cache, index_range, batch, rows, twin_rows, dev, amp, threads, drop=()):
     """(AUPRC, edge base rate, graphs) over the graphs [begin, end) of the cache."""
     import twincache
     was = model.training
@@ -222,10 +187,11 @@ def evaluate(model, cache, index_range, batch, rows, twin_rows, dev, amp, thread
     with twincache.Loader(cache, batch_size=batch, shuffle=False, threads=threads,
                           index_range=index_range, output="torch", rank=0, world_size=1) as ev:
         for b in ev:
-            feats, nm, rm, gm = model_inputs(b, rows, dev, twin_rows=twin_rows)
+            inp, gm = model_inputs(b, rows, dev, twin_rows=twin_rows, feats=model.layers > 0,
+                                   stats=model.stats, drop=drop, pair_rows=model.pair_rows)
             with amp():
-                lg = model(feats, nm, rm)
-            pm = pair_mask(nm, gm)
+                lg = model(inp)
+            pm = pair_mask(inp["node_mask"], gm)
             scores.append(lg.float()[pm].cpu().numpy())
             labels.append(b["adj"].to(dev)[pm].cpu().numpy())
     model.train(was)
@@ -248,8 +214,20 @@ def main():
     ap.add_argument("--rows", type=int, default=16, help="sample rows of the base world given to the model")
     ap.add_argument("--twin-rows", type=int, default=0,
                     help="rows of each twin world (the first of the base rows' samples; 0 = --rows)")
-    ap.add_argument("--d", type=int, default=64, help="model width")
-    ap.add_argument("--layers", type=int, default=2, help="alternating row/node layers")
+    ap.add_argument("--d", "--width", dest="d", type=int, default=64,
+                    help="model width (--width under torchrun, whose parser takes --d for its own)")
+    ap.add_argument("--layers", type=int, default=2,
+                    help="encoder: alternating row/node attention layers over the samples (0 = none)")
+    ap.add_argument("--stats", choices=["on", "off"], default="on",
+                    help="the twin-world statistics as edge inputs (off: the encoder's u.v score only)")
+    ap.add_argument("--drop-stats", default="",
+                    help="comma-separated statistics to zero (ablations): " + ",".join(PAIR_NAMES))
+    ap.add_argument("--pair-rows", type=int, default=0,
+                    help="a learned dependence measure: an MLP over each pair's values in this many "
+                         "sample rows of every world, mean-pooled (0 = off; with --stats on)")
+    ap.add_argument("--pair-width", type=int, default=16, help="the pair-row MLP's width")
+    ap.add_argument("--edge-layers", type=int, default=1,
+                    help="axial attention layers over the pairs (row i, column j), with --stats on")
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--threads", type=int, default=1, help="twincache decode threads")
     ap.add_argument("--torch-threads", type=int, default=0,
@@ -304,7 +282,16 @@ def main():
         return torch.autocast(device_type=dev.type, dtype=torch.bfloat16) if use_bf16 else nullcontext()
 
     torch.manual_seed(a.seed)
-    net = Avici(a.d, a.layers, a.heads).to(dev)
+    drop = tuple(x for x in a.drop_stats.split(",") if x)
+    for x in drop:
+        if x not in PAIR_NAMES:
+            ap.error(f"--drop-stats: unknown statistic '{x}' (one of {','.join(PAIR_NAMES)})")
+    if a.layers <= 0 and a.stats == "off":
+        ap.error("--layers 0 needs --stats on (the model needs an input)")
+    if a.pair_rows and a.stats == "off":
+        ap.error("--pair-rows needs --stats on (it feeds the statistics' edge head)")
+    net = TwinModel(a.d, a.layers, a.heads, a.stats == "on", a.edge_layers,
+                    a.pair_rows, a.pair_width).to(dev)
     model = nn.parallel.DistributedDataParallel(net, device_ids=[local] if cuda else None) \
         if distributed else net
     decay = [p for n, p in net.named_parameters() if p.dim() >= 2]
@@ -371,13 +358,13 @@ def main():
     def report_eval():
         if main_proc and a.data == "twincache" and a.eval_graphs:
             ap_, base_rate, ng = evaluate(net, a.cache, (train_end, n), a.batch, a.rows, a.twin_rows, dev, amp,
-                                          a.threads)
+                                          a.threads, drop)
             print(f"eval step {step}  graphs seen {graphs}  held-out AUPRC {ap_:.3f} on {ng} graphs "
                   f"(edge base rate {base_rate:.3f})  load {os.getloadavg()[0]:.2f}", flush=True)
             if a.val_cache:
                 m = len(twincache.Cache(a.val_cache))
                 ap_, base_rate, ng = evaluate(net, a.val_cache, (max(0, m - a.eval_graphs), m),
-                                              a.batch, a.rows, a.twin_rows, dev, amp, a.threads)
+                                              a.batch, a.rows, a.twin_rows, dev, amp, a.threads, drop)
                 print(f"eval step {step}  graphs seen {graphs}  val-cache AUPRC {ap_:.3f} on {ng} "
                       f"graphs of {a.val_cache} (edge base rate {base_rate:.3f})", flush=True)
 
@@ -393,13 +380,14 @@ def main():
             S = b["base"].shape[1]
         rows = min(a.rows, S)
         # a fresh random subset of the samples each step (the same rows in every world)
-        row_idx = torch.randperm(S, generator=gen)[:rows].to(dev)
-        feats, nm, rm, gm = model_inputs(b, rows, dev, row_idx, a.twin_rows)
+        row_idx = torch.randperm(S, generator=gen)[:max(rows, a.pair_rows)].to(dev)
+        inp, gm = model_inputs(b, rows, dev, row_idx, a.twin_rows, feats=net.layers > 0,
+                               stats=net.stats, drop=drop, pair_rows=net.pair_rows)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         with amp():
-            logits = model(feats, nm, rm)
-        pm = pair_mask(nm, gm)
+            logits = model(inp)
+        pm = pair_mask(inp["node_mask"], gm)
         loss = F.binary_cross_entropy_with_logits(logits.float()[pm],
                                                   b["adj"].to(dev, non_blocking=True).float()[pm])
         opt.zero_grad(set_to_none=True)
