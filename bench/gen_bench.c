@@ -2,29 +2,14 @@
  * and 2 threads, in a temporary cache that is removed afterwards.
  * Prints a table (or JSON with --json): graphs/s, MB/s, bytes per graph, the
  * ratio to raw float32 bytes, and where the time goes (per-thread counters). */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tc_args.h"
+#include "tc_bench_dir.h"
 #include "tc_gen.h"
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d) {
-    struct dirent *de;
-    char path[4608];
-    while ((de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-      unlink(path);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
 
 /* Every flag, once: parsing and --help. */
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
@@ -108,7 +93,7 @@ int main(int argc, char **argv) {
     tc_gen_parse_mechanism(&c, mechanism); /* checked while parsing */
     tc_gen_parse_graph(&c, graph); /* checked while parsing */
     int rc = tc_gen_run(&c, NULL, &res[run]);
-    remove_dir(dir);
+    bench_remove_cache_dir(dir);
     if (rc) {
       fprintf(stderr, "twincache-gen-bench: %s\n", twincache_last_error());
       return 1;

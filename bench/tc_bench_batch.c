@@ -1,29 +1,14 @@
 /* tc_bench_batch.c — see tc_bench_batch.h. */
 #include "tc_bench_batch.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tc_error.h"
+#include "tc_bench_dir.h"
 #include "tc_gen.h"
-
-static void remove_cache_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d) {
-    struct dirent *de;
-    char path[4608];
-    while ((de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-      unlink(path);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
 
 /* Reads the cache's graphs back as one batch of all G; copies its slab. */
 static void *read_one_batch(const char *dir, uint32_t G, twincache_batch_layout *layout) {
@@ -66,6 +51,6 @@ void *tc_bench_default_batch(uint32_t G, uint32_t N, uint32_t S, uint64_t seed,
   c.samples = S;
   tc_gen_result r;
   void *slab = tc_gen_run(&c, NULL, &r) == 0 ? read_one_batch(dir, G, layout) : NULL;
-  remove_cache_dir(dir);
+  bench_remove_cache_dir(dir);
   return slab;
 }

@@ -8,20 +8,14 @@ static uint32_t linear_hidden(const tc_gen_config *c) {
   return 0;
 }
 
-static int linear_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    return *flag = "--weights", TWINCACHE_EINVAL;
-  return TWINCACHE_OK;
-}
-
 static void linear_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {
   uint32_t n = p->n;
   for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
-    double mag = tc_rng_range(rw, c->weight_min, c->weight_max);
-    float wt = (float)((tc_rng_u64(rw) >> 63) ? -mag : mag);
+    float wt = (float)tc_gen_signed_range(rw, c->weight_min, c->weight_max);
     p->g->weight[(size_t)p->pa_idx[q] * n + j] = wt;
     p->pa_w[q] = wt;
   }
 }
 
-const tc_gen_mech tc_gen_mech_linear = {TWINCACHE_MECH_LINEAR, linear_hidden, linear_check, linear_draw_node};
+const tc_gen_mech tc_gen_mech_linear = {TWINCACHE_MECH_LINEAR, linear_hidden, tc_gen_mech_check_weights,
+                                        linear_draw_node};

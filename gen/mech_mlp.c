@@ -19,8 +19,7 @@
 static uint32_t mlp_hidden(const tc_gen_config *c) { return c->mlp_hidden; }
 
 static int mlp_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    return *flag = "--weights", TWINCACHE_EINVAL; /* unused here, but part of the config */
+  if (tc_gen_mech_check_weights(c, flag) != TWINCACHE_OK) return TWINCACHE_EINVAL; /* unused here, but part of the config */
   if (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN) return *flag = "--mlp-hidden", TWINCACHE_EINVAL;
   if (!(c->mlp_scale > 0.0 && c->mlp_scale <= 1000.0)) return *flag = "--mlp-scale", TWINCACHE_EINVAL;
   if (!(c->mlp_bias >= 0.0 && c->mlp_bias <= 1000.0)) return *flag = "--mlp-bias", TWINCACHE_EINVAL;

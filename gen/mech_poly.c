@@ -13,19 +13,8 @@
 
 #include "tc_gen_mech.h"
 
-static uint32_t poly_hidden(const tc_gen_config *c) { return c->nodes_max > 1 ? c->nodes_max - 1 : 1; }
-
 static int poly_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    return *flag = "--weights", TWINCACHE_EINVAL; /* unused here, but part of the config */
-  if (c->nodes_max > TWINCACHE_MAX_HIDDEN + 1)
-    return *flag = "--nodes (poly: one unit per parent, at most 65 nodes)", TWINCACHE_EINVAL;
-  return TWINCACHE_OK;
-}
-
-static double signed_range(tc_rng *r, double lo, double hi) {
-  double m = tc_rng_range(r, lo, hi);
-  return (tc_rng_u64(r) >> 63) ? -m : m;
+  return tc_gen_mech_check_unit_per_parent(c, flag, "--nodes (poly: one unit per parent, at most 65 nodes)");
 }
 
 static void poly_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {
@@ -36,12 +25,12 @@ static void poly_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j,
   double sa = 1.0 / sqrt(npa ? (double)npa : 1.0);
   for (uint32_t q = p->pa_start[j]; q < p->pa_start[j + 1]; q++) {
     uint32_t u = q - p->pa_start[j];
-    double s = signed_range(rw, 0.5, 1.5), b = tc_rng_range(rw, -1.0, 1.0);
-    double a = sa * signed_range(rw, 0.5, 1.5);
+    double s = tc_gen_signed_range(rw, 0.5, 1.5), b = tc_rng_range(rw, -1.0, 1.0);
+    double a = sa * tc_gen_signed_range(rw, 0.5, 1.5);
     blk[(size_t)u * n + p->pa_idx[q]] = (float)s;
     blk[(size_t)h_n * n + u] = (float)b;
     blk[(size_t)h_n * n + h_n + u] = (float)a;
   }
 }
 
-const tc_gen_mech tc_gen_mech_poly = {TWINCACHE_MECH_POLY, poly_hidden, poly_check, poly_draw_node};
+const tc_gen_mech tc_gen_mech_poly = {TWINCACHE_MECH_POLY, tc_gen_mech_unit_per_parent, poly_check, poly_draw_node};

@@ -16,8 +16,7 @@
 static uint32_t rff_hidden(const tc_gen_config *c) { return c->rff_features; }
 
 static int rff_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    return *flag = "--weights", TWINCACHE_EINVAL; /* unused here, but part of the config */
+  if (tc_gen_mech_check_weights(c, flag) != TWINCACHE_OK) return TWINCACHE_EINVAL; /* unused here, but part of the config */
   if (c->rff_features < 1 || c->rff_features > TWINCACHE_MAX_HIDDEN) return *flag = "--rff-features", TWINCACHE_EINVAL;
   if (!(c->rff_lengthscale >= 1e-3 && c->rff_lengthscale <= 1e3)) return *flag = "--rff-length", TWINCACHE_EINVAL;
   return TWINCACHE_OK;

@@ -18,3 +18,17 @@ const tc_gen_mech *tc_gen_mech_get(int code) {
   if (code < 0 || code >= (int)(sizeof k_mechs / sizeof k_mechs[0])) return NULL;
   return k_mechs[code];
 }
+
+int tc_gen_mech_check_weights(const tc_gen_config *c, const char **flag) {
+  if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
+    return *flag = "--weights", TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}
+
+uint32_t tc_gen_mech_unit_per_parent(const tc_gen_config *c) { return c->nodes_max > 1 ? c->nodes_max - 1 : 1; }
+
+int tc_gen_mech_check_unit_per_parent(const tc_gen_config *c, const char **flag, const char *why) {
+  if (tc_gen_mech_check_weights(c, flag) != TWINCACHE_OK) return TWINCACHE_EINVAL;
+  if (c->nodes_max > TWINCACHE_MAX_HIDDEN + 1) return *flag = why, TWINCACHE_EINVAL;
+  return TWINCACHE_OK;
+}

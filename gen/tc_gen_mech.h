@@ -40,4 +40,20 @@ typedef struct tc_gen_mech {
 /* The mechanism of a code, or NULL. */
 const tc_gen_mech *tc_gen_mech_get(int code);
 
+/* --weights LO:HI as every mechanism checks it (part of the config even where
+ * unused): 0 <= LO <= HI < 1e6. TWINCACHE_EINVAL with *flag set. */
+int tc_gen_mech_check_weights(const tc_gen_config *c, const char **flag);
+/* H of the mechanisms with one unit per parent (sigmoid, poly): nodes_max - 1
+ * (at least 1); their check: at most TWINCACHE_MAX_HIDDEN + 1 nodes, *flag
+ * naming `why` ("--nodes (sigmoid: ...)"). */
+uint32_t tc_gen_mech_unit_per_parent(const tc_gen_config *c);
+int tc_gen_mech_check_unit_per_parent(const tc_gen_config *c, const char **flag, const char *why);
+
+/* |w| uniform in [lo, hi), then a sign +-1 with probability 1/2 (two draws,
+ * in that order). */
+static inline double tc_gen_signed_range(tc_rng *r, double lo, double hi) {
+  double m = tc_rng_range(r, lo, hi);
+  return (tc_rng_u64(r) >> 63) ? -m : m;
+}
+
 #endif /* TC_GEN_MECH_H */
