@@ -18,8 +18,9 @@ alternate self-attention over the rows (all worlds' samples of one node) and
 over the nodes (one row); rows are max-pooled; edge logit(i -> j) =
 <u_i, v_j>/sqrt(d) + b. With --stats on (the default) an edge head reads,
 beside that score, summary statistics of all S samples of every world
-(correlations, partial correlations, kernel dependence, and what the twin
-deltas say: who moved when whom was intervened): an MLP per ordered pair and
+(correlations, partial correlations, kernel dependence, additive nonlinear
+fits, and what the twin deltas say: who moved when whom was intervened, and
+which nodes explain a moved node's noise-free change): an MLP per ordered pair and
 --edge-layers axial attention layers over the pairs; --layers 0 drops the
 sample encoder (the model in twin_model.py; examples/README.md, run D). Loss:
 BCE over real node pairs (i != j). AdamW with warm-up and cosine decay,
@@ -52,7 +53,7 @@ except ImportError:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # twin_model beside this file
-from twin_model import IN_FEATURES, PAIR_NAMES, TwinModel, twin_stats  # noqa: E402  (this folder)
+from twin_model import IN_FEATURES, PAIR_NAMES, PAIR_STATS, TwinModel, twin_stats  # noqa: E402  (this folder)
 
 
 # ---- the model's inputs ---------------------------------------------------------------
@@ -323,7 +324,13 @@ def main():
     step, graphs, train_s = 0, 0, 0.0
     if a.resume and os.path.exists(a.checkpoint):
         ck = torch.load(a.checkpoint, map_location=dev)
-        net.load_state_dict(ck["model"])
+        try:
+            net.load_state_dict(ck["model"])
+        except RuntimeError as e:  # another model shape: other flags, or an older statistics set
+            was = {k: ck.get("args", {}).get(k) for k in ("d", "layers", "heads", "edge_layers", "stats")}
+            sys.exit(f"train_avici.py: --checkpoint {a.checkpoint} holds another model than these flags "
+                     f"build ({PAIR_STATS} pair statistics here; it was saved with {was}): "
+                     f"{str(e).splitlines()[0]} ...; start a new checkpoint or resume with its flags")
         opt.load_state_dict(ck["opt"])
         step, graphs, train_s = ck["step"], ck["graphs"], ck["train_s"]
         if loader is not None:

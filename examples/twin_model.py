@@ -45,9 +45,12 @@ class AxisBlock(nn.Module):
 
 # ---- the twin-world statistics --------------------------------------------------------
 PAIR_NAMES = ("corr", "pcorr", "logstd", "xsq", "sqsq", "anc", "excl", "both", "eff", "dcorr", "dpc",
-              "cka", "pool_corr", "pool_pcorr")
+              "cka", "pool_corr", "pool_pcorr", "gam", "dgam")
 PAIR_STATS = len(PAIR_NAMES)  # per ordered pair (i, j); the head reads (i, j) and (j, i)
-NODE_STATS = 4
+NODE_STATS = 6
+BUMP_CENTRES = (-2.0, -1.0, 0.0, 1.0, 2.0)  # the additive fits' basis, in standard units
+BUMP_WIDTH = 0.75
+RIDGE_BASE, RIDGE_TWIN = 4.0, 1.0  # noisy base world: more shrinkage; twin differences are noise-free
 
 
 def _partial_corr(gram, eye, ridge):
@@ -56,6 +59,39 @@ def _partial_corr(gram, eye, ridge):
     prec = torch.linalg.inv(gram + ridge * eye)
     dg = prec.diagonal(dim1=-2, dim2=-1).clamp_min(1e-8).sqrt()
     return (-prec / (dg[..., :, None] * dg[..., None, :])) * (1 - eye)
+
+
+def _basis(z):
+    """z (..., S) standard units -> (..., S, m): z and Gaussian bumps at BUMP_CENTRES."""
+    c = torch.tensor(BUMP_CENTRES, dtype=z.dtype, device=z.device)
+    return torch.cat([z[..., None], torch.exp(-0.5 * ((z[..., None] - c) / BUMP_WIDTH).square())], dim=-1)
+
+
+def _additive_fit(F, y, ridge):
+    """A nonlinear conditional-dependence measure: for every node j the additive
+    ridge regression y_j ~ sum_{i != j} F_i b_ij, each node i entering through its
+    own basis F_i (S, m). F (B,N,S,m), zero for nodes that may not explain;
+    y (B,N,S) -> share (B,N,N): |F_i b_ij|^2 / |y_j|^2, i's part of j's fit (0 on
+    the diagonal), and r2 (B,N): the fit's R^2.
+    Solved in the dual, where every j shares one S x S matrix: with
+    M = Phi Phi' + ridge I (Phi (S, N m) all blocks), j's system drops its own
+    block, M - F_j F_j', whose inverse is M^-1 plus a rank-m Woodbury term.
+    float64 inside: the rank-m downdate cancels most of M when j dominates."""
+    B, N, S, m = F.shape
+    Fd, yd = F.double(), y.double()
+    M = torch.einsum("bnsm,bntm->bst", Fd, Fd) + ridge * torch.eye(S, dtype=Fd.dtype, device=F.device)
+    Minv = torch.linalg.inv(M)
+    U = torch.einsum("bst,bntm->bnsm", Minv, Fd)  # M^-1 F_j (B,N,S,m)
+    W = torch.eye(m, dtype=Fd.dtype, device=F.device) - torch.einsum("bnsm,bnsk->bnmk", Fd, U)
+    alpha = torch.einsum("bst,bnt->bns", Minv, yd) + torch.einsum(
+        "bnsm,bnm->bns", U, torch.linalg.solve(W, torch.einsum("bnsm,bns->bnm", U, yd)))  # (B,N_j,S)
+    c = torch.einsum("bism,bjs->bijm", Fd, alpha)  # b_ij = F_i' alpha_j (B,N_i,N_j,m)
+    gram = torch.einsum("bism,bisk->bimk", Fd, Fd)
+    yy = yd.square().sum(dim=-1).clamp_min(1e-9)
+    share = torch.einsum("bijm,bimk,bijk->bij", c, gram, c) / yy[:, None, :]
+    r2 = 1 - ridge ** 2 * alpha.square().sum(dim=-1) / yy  # the residual is ridge * alpha_j
+    off = 1 - torch.eye(N, dtype=Fd.dtype, device=F.device)
+    return (share * off).to(F.dtype), r2.to(F.dtype)
 
 
 @torch.no_grad()
@@ -84,7 +120,14 @@ def twin_stats(base, inter, target, node_mask, int_mask, ridge=0.1, drop=()):
     All worlds pooled (base and twin rows, standardised together: the twin
     rows are samples of the intervened distributions):
      12 corr                                13 partial corr (ridge precision)
-    Node: log std of the raw values, times intervened, times moved, 1 (real node).
+    Additive nonlinear fits (_additive_fit; each node through z and 5 bumps):
+     14 base world: i's share of the fit of z_j on every other node
+     15 twin worlds: i's share of the fit of d_j (j moved, not a target) on the
+        other nodes, the moved ones through basis(twin) - basis(base), the
+        others through basis(base): d_j is noise-free, so a parent's share is
+        large where the linear dpc misses the bumps; averaged over those worlds
+    Node: log std of the raw values, times intervened, times moved, 1 (real
+    node), R^2 of the base-world fit (14), mean R^2 of the twin fits (15).
     drop: names of PAIR_NAMES to zero (ablations; "logstd" zeroes the node's log std too).
     """
     G, S, N = base.shape
@@ -141,15 +184,37 @@ def twin_stats(base, inter, target, node_mask, int_mask, ridge=0.1, drop=()):
     pcorr_all = torch.einsum("gsi,gsj->gij", zp, zp) / wn
     ppc = _partial_corr(pcorr_all, eye, ridge)
 
-    pair = torch.stack([corr, pcorr, lsr, xsq, sqsq, anc, excl, both, eff, dcorr, dpc, cka, pcorr_all, ppc],
-                       dim=-1)
+    # additive fits: base world (centred basis), twin worlds (basis differences, 0 off the moved nodes)
+    zt = z.transpose(1, 2)  # (G,N,S)
+    fb = _basis(zt)
+    fb = (fb - fb.mean(dim=2, keepdim=True)) * nm[:, :, None, None]
+    gam, gam_r2 = _additive_fit(fb, zt, RIDGE_BASE)
+    zi = (inter - mean[:, None]) / std[:, None] * nm[:, None, None]  # (G,K,S,N)
+    zit = zi.transpose(2, 3)  # (G,K,N,S)
+    # moved nodes enter through basis(twin) - basis(base), the others through their base
+    # values (a parent that did not move still shapes its moving child's d through the
+    # mechanism's interactions); explained: d of the moved nodes but the targets
+    fd = (_basis(zit) - _basis(zt)[:, None]) * moved[..., None, None] \
+        + fb[:, None] * (still * im[:, :, None])[..., None, None]  # (G,K,N,S,m)
+    fit = moved * (1 - tgt)  # (G,K,N)
+    dgk, dr2k = _additive_fit(fd.reshape(G * K, N, S, -1), ((zit - zt[:, None]) * fit[..., None]).reshape(G * K, N, S),
+                              RIDGE_TWIN)
+    jk = fit[:, :, None, :] * nm[:, None, :, None]  # (G,K,N_i,N_j): worlds where j moved and is no target
+    dgam = (dgk.view(G, K, N, N) * jk).sum(dim=1) / jk.sum(dim=1).clamp_min(1)
+    dgam_r2 = (dr2k.view(G, K, N) * fit).sum(dim=1) / fit.sum(dim=1).clamp_min(1)
+
+    pair = torch.stack([corr, pcorr, lsr, xsq, sqsq, anc, excl, both, eff, dcorr, dpc, cka, pcorr_all, ppc,
+                        gam, dgam], dim=-1)
     pm = (nm[:, :, None] * nm[:, None, :] * (1 - eye))[..., None]
     pair = torch.nan_to_num(pair, 0.0, 0.0, 0.0).clamp(-20, 20) * pm
-    node = torch.stack([logstd, tgt.sum(dim=1), moved.sum(dim=1), nm], dim=-1)  # (G,N,Q)
+    node = torch.stack([logstd, tgt.sum(dim=1), moved.sum(dim=1), nm, gam_r2 * nm, dgam_r2 * nm], dim=-1)
+    node = torch.nan_to_num(node, 0.0, 0.0, 0.0).clamp(-20, 20)  # (G,N,Q)
     for name in drop:
         pair[..., PAIR_NAMES.index(name)] = 0
         if name == "logstd":
             node[..., 0] = 0
+        if name in ("gam", "dgam"):  # their fits' R^2
+            node[..., 4 if name == "gam" else 5] = 0
     return pair, node
 
 
