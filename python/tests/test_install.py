@@ -44,3 +44,35 @@ def test_numpy_only_import(cache_path):
     out = subprocess.run([sys.executable, "-c", code], env=package_env(), capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stderr
+
+
+class _FakeAbi:
+    """A stand-in for the library's twincache_abi_sizes: reports `facts`."""
+
+    def __init__(self, facts):
+        self.facts = facts
+
+    def __call__(self, buf, n):
+        for i in range(min(n, len(self.facts)) if buf is not None else 0):
+            buf[i] = self.facts[i]
+        return len(self.facts)
+
+
+class _FakeLib:
+    def __init__(self, facts):
+        self.twincache_abi_sizes = _FakeAbi(facts)
+
+
+def test_abi_check_names_another_version():
+    """A library of another version found first (an older install on
+    sys.path) is one clear ImportError, whether it reports fewer facts (it
+    once raised IndexError), more, or a different one."""
+    from twincache import _capi
+    want = [v for _, v in _capi._EXPECTED]
+    _capi._check_abi(_FakeLib(want), "/x/libtwincache.so")  # the same layout passes
+    for facts, named in ((want[:-2], "none"), (want + [8], f"{len(want) + 1} facts"),
+                         (want[:3] + [want[3] + 8] + want[4:], _capi._EXPECTED[3][0])):
+        with pytest.raises(ImportError) as e:
+            _capi._check_abi(_FakeLib(facts), "/x/libtwincache.so")
+        msg = str(e.value)
+        assert "/x/libtwincache.so" in msg and "another version" in msg and named in msg, msg

@@ -237,21 +237,25 @@ _EXPECTED = (
 )
 
 
-def _check_abi():
-    lib.twincache_abi_sizes.restype = u32
-    lib.twincache_abi_sizes.argtypes = [P(u64), u32]
-    n = lib.twincache_abi_sizes(None, 0)
+def _check_abi(clib, path):
+    """ImportError unless the library's layout facts are _EXPECTED's. A library
+    of another version (an older install found first) has fewer or more."""
+    clib.twincache_abi_sizes.restype = u32
+    clib.twincache_abi_sizes.argtypes = [P(u64), u32]
+    n = clib.twincache_abi_sizes(None, 0)
     facts = (u64 * n)()
-    lib.twincache_abi_sizes(facts, n)
-    bad = [f"{name}: C {facts[i]} != Python {want}" for i, (name, want) in enumerate(_EXPECTED)
-           if i >= n or facts[i] != want]
+    clib.twincache_abi_sizes(facts, n)
+    bad = [f"{name}: C {facts[i] if i < n else 'none'} != Python {want}"
+           for i, (name, want) in enumerate(_EXPECTED) if i >= n or facts[i] != want]
     if n != len(_EXPECTED) or bad:
-        raise ImportError(f"twincache: {library_path} does not match python/twincache/_capi.py "
+        raise ImportError(f"twincache: {path} does not match python/twincache/_capi.py "
                           f"({n} facts, {len(_EXPECTED)} expected): " + "; ".join(bad) +
-                          ". Update the ctypes mirrors in _capi.py together with the C header.")
+                          ". It is another version of the library (TWINCACHE_LIBRARY chooses "
+                          "one), or the ctypes mirrors in _capi.py need updating together with "
+                          "the C header.")
 
 
-_check_abi()
+_check_abi(lib, library_path)
 
 
 # ---- function signatures ---------------------------------------------------------
