@@ -24,12 +24,22 @@ compact batch's used prefix (mean over the epoch), and the expansion's time
 per batch on its own. The physical limit of the expansion is writing the
 dense slab: its memcpy time per batch is printed beside it.
 
+--instructions (instead of the tables): where wall time is too noisy, the
+same three loops under valgrind's callgrind, each run for 1 and for 1 +
+--epochs epochs so that start-up (Python, imports, the cache's open) cancels:
+instructions per batch of every thread together (decoding + the consumer),
+their difference (the binding's own instructions), and their ratio — the
+Python loop's rate against the C loop's when decoding keeps every core busy
+(at equal instructions per cycle), which is the batch-32, 2-thread case.
+
 usage: /usr/bin/python3 bench/python_loader_bench.py --cache DIR [--threads 1,2]
-       [--batch 256] [--epochs 3] [--repeat 5] [--layouts dense,compact]
+       [--batch 256] [--epochs 3] [--repeat 5] [--layouts dense,compact] [--instructions]
 """
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -72,7 +82,20 @@ def main():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--layouts", default="dense,compact")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per batch under callgrind (dense layout, the first "
+                         "of --threads) instead of timing")
+    ap.add_argument("--one-loop", choices=["numpy", "torch"], help=argparse.SUPPRESS)  # callgrind's child
     a = ap.parse_args()
+    if a.one_loop:  # one Python loop, its batch count on stdout (run under valgrind by --instructions)
+        g, n, *_ = python_run(a.cache, int(a.threads.split(",")[0]), a.batch, a.epochs, a.one_loop)
+        print(json.dumps({"batches": n, "graphs": g}))
+        return
+    if a.epochs < 1:
+        ap.error(f"--epochs must be at least 1, got {a.epochs}")
+    if a.instructions:
+        instruction_table(a, find_program("twincache-loader-bench"))
+        return
     layouts = a.layouts.split(",")
     if not set(layouts) <= {"dense", "compact"}:
         ap.error(f"--layouts takes dense and/or compact, got {a.layouts!r}")
@@ -137,6 +160,53 @@ def dense_table(a, bench, threads_list):
     print(f"binding's own work per batch (C calls stubbed, best of 15 x 20000): numpy "
           f"{wrap_cost_us(a.cache, a.batch, 'numpy'):.2f} us, torch "
           f"{wrap_cost_us(a.cache, a.batch, 'torch'):.2f} us")
+
+
+def callgrind(cmd):
+    """Instructions of every thread of cmd under callgrind, and its stdout."""
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                       capture_output=True, text=True)
+    m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
+    if r.returncode != 0 or not m:
+        sys.exit(f"python_loader_bench.py: valgrind {' '.join(cmd)} failed (status {r.returncode}):\n"
+                 + r.stderr[-2000:])
+    return int(m.group(1)), r.stdout
+
+
+def instruction_table(a, bench):
+    """Instructions per batch, all threads: the C loop, the numpy loop, the
+    torch loop; each the difference of a run of 1 + --epochs epochs and a run
+    of 1 epoch over the difference in batches, so start-up cancels."""
+    if shutil.which("valgrind") is None:
+        sys.exit("python_loader_bench.py: --instructions needs valgrind (apt-get install valgrind)")
+    threads = int(a.threads.split(",")[0])
+    me = os.path.abspath(__file__)
+
+    def per_batch(kind):
+        res = []
+        for epochs in (1, 1 + a.epochs):
+            if kind == "C":
+                cmd = [bench, "--cache", a.cache, "--threads", str(threads), "--batch", str(a.batch),
+                       "--epochs", str(epochs), "--repeat", "1", "--layout", "dense", "--json"]
+            else:
+                cmd = [sys.executable, me, "--cache", a.cache, "--threads", str(threads), "--batch",
+                       str(a.batch), "--epochs", str(epochs), "--one-loop", kind]
+            ins, out = callgrind(cmd)
+            j = json.loads(out)
+            res.append((ins, j["runs"][0]["batches"] if kind == "C" else j["batches"]))
+        (i1, b1), (i2, b2) = res
+        return (i2 - i1) / (b2 - b1), b2 - b1
+
+    print(f"instructions per batch (callgrind, every thread): cache {a.cache}  batch {a.batch}  "
+          f"decode threads {threads}  {a.epochs} epoch(s) beyond the first")
+    c, nb = per_batch("C")
+    print(f"{'loop':>6} {'instr/batch':>12} {'beyond C':>9} {'ratio C/loop':>12}   ({nb} batches)")
+    print(f"{'C':>6} {c:>12.0f} {0:>9.0f} {1:>12.3f}")
+    for kind in ("numpy", "torch"):
+        p, _ = per_batch(kind)
+        print(f"{kind:>6} {p:>12.0f} {p - c:>9.0f} {c / p:>12.3f}")
+    print("ratio C/loop: the Python loop's graphs/s over the C loop's when decoding keeps every "
+          "core busy and both run at the same instructions per cycle")
 
 
 def c_loader_run(bench, a, threads, layout):
