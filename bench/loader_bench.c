@@ -26,7 +26,7 @@
  *
  * usage: twincache-loader-bench --cache DIR [--threads T] [--batch G]
  *                               [--epochs E] [--repeat R] [--layout dense|compact|scm] [--warm]
- *                               [--fresh-rows S] [--json]
+ *                               [--fresh-rows S] [--json] [--no-baselines]
  *
  * Bytes moved per graph: the slab bytes a consumer copies per graph (dense:
  * the whole slab; compact: the used prefix of each compact slab; scm: the
@@ -45,6 +45,7 @@
 #define ZSTD_MAGIC 0xFD2FB528u
 #define ZSTD_SAMPLE_GRAPHS (1u << 18) /* frames held in memory for the zstd loop: every graph of a cache up to this many, else an even sample */
 #define MIN_TIMED_NS 500000000ull
+#define N_BENCH_OPTS 11 /* >= the rows of bench_opts (a static assert checks) */
 
 typedef struct bench_args {
   const char *cache;
@@ -55,6 +56,7 @@ typedef struct bench_args {
   int layout; /* TWINCACHE_LAYOUT_*: the position in k_layouts */
   int warm;
   int json;
+  int no_baselines; /* skip the timed zstd and memcpy loops (instruction counts) */
   uint32_t fresh_rows; /* 0: stored worlds; else fresh worlds of this many rows */
 } bench_args;
 
@@ -105,8 +107,12 @@ static size_t bench_opts(bench_args *a, tc_opt *o) {
        .help = "keep the cache mapped across runs: measure later epochs, not the first"},
       {.name = "--json", .kind = TC_OPT_SWITCH, .dst = &a->json,
        .help = "print one JSON object instead of the table"},
+      {.name = "--no-baselines", .kind = TC_OPT_SWITCH, .dst = &a->no_baselines,
+       .help = "skip the zstd and memcpy baselines (their loops run for a time, so an "
+               "instruction count under valgrind would depend on it; they print as 0)"},
       {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
   };
+  _Static_assert(sizeof t / sizeof t[0] <= N_BENCH_OPTS, "N_BENCH_OPTS is too small");
   memcpy(o, t, sizeof t);
   return sizeof t / sizeof t[0];
 }
@@ -120,7 +126,7 @@ static void bench_defaults(bench_args *a) {
 
 static void usage(FILE *f) {
   bench_args d;
-  tc_opt o[8];
+  tc_opt o[N_BENCH_OPTS];
   bench_defaults(&d);
   size_t n = bench_opts(&d, o);
   fprintf(f,
@@ -132,7 +138,7 @@ static void usage(FILE *f) {
 
 /* Parses argv into *a; a bad flag or value exits 2 with one line naming it. */
 static void parse_args(int argc, char **argv, bench_args *a) {
-  tc_opt opts[10];
+  tc_opt opts[N_BENCH_OPTS];
   tc_args_error e;
   bench_defaults(a);
   size_t n = bench_opts(a, opts);
@@ -229,8 +235,9 @@ typedef struct zstd_result {
 } zstd_result;
 
 /* Decompresses the zstd frames of (up to ZSTD_SAMPLE_GRAPHS) graphs in a
- * tight loop on one thread, for at least MIN_TIMED_NS. */
-static int run_zstd(const char *path, zstd_result *res, twincache_cache **keep) {
+ * tight loop on one thread, for at least MIN_TIMED_NS; timed = 0: only opens
+ * the cache for its count and dims (the rates stay 0). */
+static int run_zstd(const char *path, int timed, zstd_result *res, twincache_cache **keep) {
   twincache_cache *c = NULL;
   uint8_t **frames = NULL, *dst = NULL;
   size_t *sizes = NULL, max_out = 0, total_out = 0, total_in = 0;
@@ -242,7 +249,7 @@ static int run_zstd(const char *path, zstd_result *res, twincache_cache **keep) 
   res->opened = 1;
   res->count = count;
   res->dims = *twincache_cache_dims(c);
-  uint64_t want = count < ZSTD_SAMPLE_GRAPHS ? count : ZSTD_SAMPLE_GRAPHS;
+  uint64_t want = !timed ? 0 : count < ZSTD_SAMPLE_GRAPHS ? count : ZSTD_SAMPLE_GRAPHS;
   uint64_t step = count / (want ? want : 1);
   frames = calloc(want ? want : 1, sizeof *frames);
   sizes = calloc(want ? want : 1, sizeof *sizes);
@@ -358,7 +365,7 @@ int main(int argc, char **argv) {
    * the batch layout, which the memcpy baseline then copies */
   zstd_result z = {0};
   twincache_cache *warm = NULL; /* --warm: held open until the end */
-  int rc = run_zstd(a.cache, &z, a.warm ? &warm : NULL);
+  int rc = run_zstd(a.cache, !a.no_baselines, &z, a.warm ? &warm : NULL);
   if (rc != TWINCACHE_OK) {
     if (!z.opened)
       fprintf(stderr, "twincache-loader-bench: cannot open cache: %s\n", twincache_last_error());
@@ -387,7 +394,7 @@ int main(int argc, char **argv) {
     }
   twincache_cache_close(warm);
   const twincache_batch_layout layout = r[0].layout;
-  double memcpy_gb_per_s = run_memcpy(layout.bytes);
+  double memcpy_gb_per_s = a.no_baselines ? 0 : run_memcpy(layout.bytes);
   double load[1] = {-1};
   if (getloadavg(load, 1) != 1) load[0] = -1;
 
@@ -399,7 +406,7 @@ int main(int argc, char **argv) {
     twincache_batch_layout_init(&dense, layout.graphs, layout.nodes, layout.inter, layout.samples);
   double dense_per_graph = (double)last->batches * (double)dense.bytes / (double)last->graphs;
   /* one thread writing only the batch bytes of each graph at memcpy speed */
-  double memcpy_bound_graphs_per_s = memcpy_gb_per_s * 1e9 / bytes_per_graph;
+  double memcpy_bound_graphs_per_s = memcpy_gb_per_s * 1e9 / bytes_per_graph; /* 0: --no-baselines */
   if (a.json) {
     printf("{\"threads\": %u, \"graphs_per_s\": %.0f, \"batch_gb_per_s\": %.3f, "
            "\"zstd_limit_gb_per_s\": %.3f, \"zstd_limit_graphs_per_s\": %.0f, "
@@ -412,7 +419,7 @@ int main(int argc, char **argv) {
            "\"consumer_cpu_us_per_batch\": %.2f, \"runs\": [",
            last->threads, last->graphs_per_s, last->batch_gb_per_s, z.gb_per_s, z.graphs_per_s,
            memcpy_gb_per_s, memcpy_bound_graphs_per_s, a.warm ? "true" : "false",
-           last->graphs_per_s / last->threads / z.graphs_per_s, last->graphs_per_cpu_s,
+           z.graphs_per_s > 0 ? last->graphs_per_s / last->threads / z.graphs_per_s : 0, last->graphs_per_cpu_s,
            z.graphs_per_cpu_s, z.shuffled_graphs_per_s, (unsigned long long)count, a.batch, layout.bytes,
            k_layouts[a.layout], bytes_per_graph, dense_per_graph, a.repeat, load[0],
            last->consumer_cpu_us_per_batch);
@@ -433,22 +440,27 @@ int main(int argc, char **argv) {
   if (a.fresh_rows)
     printf("worlds: FRESH, %u rows per world sampled from the stored SCMs (the zstd line is the "
            "stored frames' decode)\n", a.fresh_rows);
-  printf("zstd limit, 1 thread: %.0f graphs/s (%.0f per CPU-s), %.2f GB/s decompressed "
-         "(%.0f -> %.0f bytes per graph, %llu graphs looped)\n",
-         z.graphs_per_s, z.graphs_per_cpu_s, z.gb_per_s, z.compressed_bytes_per_graph,
-         z.decompressed_bytes_per_graph, (unsigned long long)z.graphs);
-  printf("zstd, 1 thread, the same frames in a shuffled order (as the loader reads them): %.0f graphs/s\n",
-         z.shuffled_graphs_per_s);
-  printf("memcpy of one slab: %.2f GB/s; writing %.0f bytes per graph at that speed: %.0f graphs/s "
-         "per thread\n", memcpy_gb_per_s, bytes_per_graph, memcpy_bound_graphs_per_s);
+  if (a.no_baselines)
+    printf("zstd and memcpy baselines: skipped (--no-baselines); their columns print 0\n");
+  else {
+    printf("zstd limit, 1 thread: %.0f graphs/s (%.0f per CPU-s), %.2f GB/s decompressed "
+           "(%.0f -> %.0f bytes per graph, %llu graphs looped)\n",
+           z.graphs_per_s, z.graphs_per_cpu_s, z.gb_per_s, z.compressed_bytes_per_graph,
+           z.decompressed_bytes_per_graph, (unsigned long long)z.graphs);
+    printf("zstd, 1 thread, the same frames in a shuffled order (as the loader reads them): %.0f graphs/s\n",
+           z.shuffled_graphs_per_s);
+    printf("memcpy of one slab: %.2f GB/s; writing %.0f bytes per graph at that speed: %.0f graphs/s "
+           "per thread\n", memcpy_gb_per_s, bytes_per_graph, memcpy_bound_graphs_per_s);
+  }
   printf("layout %s: %.0f bytes moved per graph (dense slabs: %.0f, %.2fx)\n\n", k_layouts[a.layout],
          bytes_per_graph, dense_per_graph, dense_per_graph / bytes_per_graph);
   printf("%8s %10s %11s %16s %9s %12s %15s %16s\n", "threads", "graphs/s", "batch GB/s", "per-thread/zstd",
          "speedup", "graphs/CPU-s", "per-CPU-s/zstd", "consumer us/batch");
   for (uint32_t i = 0; i < runs; i++)
     printf("%8u %10.0f %11.2f %15.0f%% %8.2fx %12.0f %14.0f%% %16.2f\n", r[i].threads, r[i].graphs_per_s,
-           r[i].batch_gb_per_s, 100.0 * r[i].graphs_per_s / r[i].threads / z.graphs_per_s,
+           r[i].batch_gb_per_s, z.graphs_per_s > 0 ? 100.0 * r[i].graphs_per_s / r[i].threads / z.graphs_per_s : 0,
            r[i].graphs_per_s / r[0].graphs_per_s, r[i].graphs_per_cpu_s,
-           100.0 * r[i].graphs_per_cpu_s / z.graphs_per_cpu_s, r[i].consumer_cpu_us_per_batch);
+           z.graphs_per_cpu_s > 0 ? 100.0 * r[i].graphs_per_cpu_s / z.graphs_per_cpu_s : 0,
+           r[i].consumer_cpu_us_per_batch);
   return 0;
 }

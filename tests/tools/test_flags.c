@@ -5,6 +5,8 @@
  * directory (gen), no log or checkpoint (train), no export files (inspect).
  * Also: show, export and dot give the same status (2) and line for an
  * INDEX outside the cache; a graph index near 2^64 is refused, not wrapped.
+ * And every program's --help: status 0, its usage line on stdout, nothing on
+ * stderr (the loader bench's once overran its flag array: caught under ASan).
  * usage: test_flags GEN INSPECT TRAIN LOADER_BENCH GEN_BENCH SCRATCH */
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,23 @@ int main(int argc, char **argv) {
   if (tt_make_cache(gen, cache, scratch, 5, NULL) != 0) {
     fprintf(stderr, "cannot make the test cache\n");
     return 1;
+  }
+
+  /* --help of every program */
+  {
+    char *progs[] = {gen, inspect, train, lbench, gbench, NULL};
+    for (int i = 0; progs[i]; i++) {
+      char *a[] = {progs[i], "--help", NULL};
+      tt_result r;
+      if (tt_run(a, scratch, &r) != 0) {
+        TC_CHECK(0, "could not run %s --help", progs[i]);
+        continue;
+      }
+      TC_CHECK(r.status == 0, "%s --help: exit %d; stderr: %s", progs[i], r.status, r.err);
+      TC_CHECK(strstr(r.out, "usage") != NULL, "%s --help: no usage line: %s", progs[i], r.out);
+      TC_CHECK(tt_count_lines(r.err) == 0, "%s --help: stderr: %s", progs[i], r.err);
+      tt_result_clear(&r);
+    }
   }
 
   /* twincache-gen: every numeric flag; nothing may be created at --out */
