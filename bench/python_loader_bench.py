@@ -27,10 +27,11 @@ dense slab: its memcpy time per batch is printed beside it.
 --instructions (instead of the tables): where wall time is too noisy, the
 same three loops under valgrind's callgrind, each run for 1 and for 1 +
 --epochs epochs so that start-up (Python, imports, the cache's open) cancels:
-instructions per batch of every thread together (decoding + the consumer),
-their difference (the binding's own instructions), and their ratio — the
-Python loop's rate against the C loop's when decoding keeps every core busy
-(at equal instructions per cycle), which is the batch-32, 2-thread case.
+instructions per batch of the consumer thread (the C loop's, or the Python
+loop's with the binding: the difference is the binding's own) and of the
+decode threads, and the ratio they imply — the Python loop's rate against
+the C loop's when decoding keeps every core busy (at equal instructions per
+cycle), which is the batch-32, 2-thread case.
 
 usage: /usr/bin/python3 bench/python_loader_bench.py --cache DIR [--threads 1,2]
        [--batch 256] [--epochs 3] [--repeat 5] [--layouts dense,compact] [--instructions]
@@ -163,20 +164,37 @@ def dense_table(a, bench, threads_list):
 
 
 def callgrind(cmd):
-    """Instructions of every thread of cmd under callgrind, and its stdout."""
-    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                       capture_output=True, text=True)
-    m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
-    if r.returncode != 0 or not m:
+    """Instructions of cmd under callgrind: (the main thread's, every other
+    thread's together), and cmd's stdout. The main thread is the consumer
+    (and start-up); the others are the loader's decode threads."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="tc-callgrind-") as d:
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                            f"--callgrind-out-file={d}/cg.out", *cmd], capture_output=True, text=True)
+        files = sorted(n for n in os.listdir(d) if re.fullmatch(r"cg\.out-\d+", n))
+        main_thread = other = 0
+        for name in files:  # cg.out-01 is the main thread, -02... the threads it started
+            with open(os.path.join(d, name)) as f:
+                total = next((int(line.split()[1]) for line in f if line.startswith("summary:")), None)
+            if total is None:
+                files = []
+                break
+            if name.endswith("-01"):
+                main_thread = total
+            else:
+                other += total
+    if r.returncode != 0 or not files or not main_thread:
         sys.exit(f"python_loader_bench.py: valgrind {' '.join(cmd)} failed (status {r.returncode}):\n"
                  + r.stderr[-2000:])
-    return int(m.group(1)), r.stdout
+    return (main_thread, other), r.stdout
 
 
 def instruction_table(a, bench):
-    """Instructions per batch, all threads: the C loop, the numpy loop, the
-    torch loop; each the difference of a run of 1 + --epochs epochs and a run
-    of 1 epoch over the difference in batches, so start-up cancels."""
+    """Instructions per batch under callgrind: the consumer thread's (the C
+    loop's or the Python loop's: next, the field read, release, and the
+    binding) and the decode threads', each the difference of a run of
+    1 + --epochs epochs and a run of 1 epoch over the difference in batches,
+    so start-up cancels."""
     if shutil.which("valgrind") is None:
         sys.exit("python_loader_bench.py: --instructions needs valgrind (apt-get install valgrind)")
     threads = int(a.threads.split(",")[0])
@@ -187,26 +205,30 @@ def instruction_table(a, bench):
         for epochs in (1, 1 + a.epochs):
             if kind == "C":
                 cmd = [bench, "--cache", a.cache, "--threads", str(threads), "--batch", str(a.batch),
-                       "--epochs", str(epochs), "--repeat", "1", "--layout", "dense", "--json"]
+                       "--epochs", str(epochs), "--repeat", "1", "--layout", "dense", "--json",
+                       "--no-baselines"]
             else:
                 cmd = [sys.executable, me, "--cache", a.cache, "--threads", str(threads), "--batch",
                        str(a.batch), "--epochs", str(epochs), "--one-loop", kind]
             ins, out = callgrind(cmd)
             j = json.loads(out)
             res.append((ins, j["runs"][0]["batches"] if kind == "C" else j["batches"]))
-        (i1, b1), (i2, b2) = res
-        return (i2 - i1) / (b2 - b1), b2 - b1
+        ((c1, d1), b1), ((c2, d2), b2) = res
+        return (c2 - c1) / (b2 - b1), (d2 - d1) / (b2 - b1), b2 - b1
 
-    print(f"instructions per batch (callgrind, every thread): cache {a.cache}  batch {a.batch}  "
-          f"decode threads {threads}  {a.epochs} epoch(s) beyond the first")
-    c, nb = per_batch("C")
-    print(f"{'loop':>6} {'instr/batch':>12} {'beyond C':>9} {'ratio C/loop':>12}   ({nb} batches)")
-    print(f"{'C':>6} {c:>12.0f} {0:>9.0f} {1:>12.3f}")
-    for kind in ("numpy", "torch"):
-        p, _ = per_batch(kind)
-        print(f"{kind:>6} {p:>12.0f} {p - c:>9.0f} {c / p:>12.3f}")
-    print("ratio C/loop: the Python loop's graphs/s over the C loop's when decoding keeps every "
-          "core busy and both run at the same instructions per cycle")
+    print(f"instructions per batch (callgrind): cache {a.cache}  batch {a.batch}  decode threads "
+          f"{threads}  {a.epochs} epoch(s) beyond the first")
+    rows = {k: per_batch(k) for k in ("C", "numpy", "torch")}
+    decode = sum(r[1] for r in rows.values()) / len(rows)  # the same work in every loop
+    cc = rows["C"][0]
+    print(f"{'loop':>6} {'consumer':>9} {'beyond C':>9} {'decoders':>9} {'ratio C/loop':>12}   "
+          f"({rows['C'][2]} batches)")
+    for k, (c, d, _) in rows.items():
+        print(f"{k:>6} {c:>9.0f} {c - cc:>9.0f} {d:>9.0f} {(decode + cc) / (decode + c):>12.3f}")
+    print(f"ratio C/loop = (decoders + C consumer) / (decoders + this consumer), decoders the mean "
+          f"of the three runs ({decode:.0f}; they differ with how the threads interleave under "
+          f"valgrind): the Python loop's graphs/s over the C loop's when decoding keeps every core "
+          f"busy and all code runs at the same instructions per cycle")
 
 
 def c_loader_run(bench, a, threads, layout):
