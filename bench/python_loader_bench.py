@@ -43,6 +43,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 try:  # the installed package (pip install .); else this checkout's source tree
@@ -167,7 +168,6 @@ def callgrind(cmd):
     """Instructions of cmd under callgrind: (the main thread's, every other
     thread's together), and cmd's stdout. The main thread is the consumer
     (and start-up); the others are the loader's decode threads."""
-    import tempfile
     with tempfile.TemporaryDirectory(prefix="tc-callgrind-") as d:
         r = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
                             f"--callgrind-out-file={d}/cg.out", *cmd], capture_output=True, text=True)

@@ -186,15 +186,15 @@ def twin_stats(base, inter, target, node_mask, int_mask, ridge=0.1, drop=()):
 
     # additive fits: base world (centred basis), twin worlds (basis differences, 0 off the moved nodes)
     zt = z.transpose(1, 2)  # (G,N,S)
-    fb = _basis(zt)
-    fb = (fb - fb.mean(dim=2, keepdim=True)) * nm[:, :, None, None]
+    bz = _basis(zt)  # (G,N,S,m), once for both fits
+    fb = (bz - bz.mean(dim=2, keepdim=True)) * nm[:, :, None, None]
     gam, gam_r2 = _additive_fit(fb, zt, RIDGE_BASE)
     zi = (inter - mean[:, None]) / std[:, None] * nm[:, None, None]  # (G,K,S,N)
     zit = zi.transpose(2, 3)  # (G,K,N,S)
     # moved nodes enter through basis(twin) - basis(base), the others through their base
     # values (a parent that did not move still shapes its moving child's d through the
     # mechanism's interactions); explained: d of the moved nodes but the targets
-    fd = (_basis(zit) - _basis(zt)[:, None]) * moved[..., None, None] \
+    fd = (_basis(zit) - bz[:, None]) * moved[..., None, None] \
         + fb[:, None] * (still * im[:, :, None])[..., None, None]  # (G,K,N,S,m)
     fit = moved * (1 - tgt)  # (G,K,N)
     dgk, dr2k = _additive_fit(fd.reshape(G * K, N, S, -1), ((zit - zt[:, None]) * fit[..., None]).reshape(G * K, N, S),
