@@ -67,7 +67,8 @@ int tc_gen_dag_file_load(const char *path, tc_gen_dag_file **out) {
   tc_gen_dag_file *f = NULL;
   uint32_t *line_of = NULL; /* (NMAX, NMAX) line of edge a -> b, 0 = none */
   uint32_t indeg[NMAX], declared = 0, max_id = 0, have_ids = 0;
-  char buf[512];
+  char buf[512], *text = NULL; /* buf: the current line, at most 510 bytes and '\n' */
+  size_t text_cap = 0;
   *out = NULL;
   fp = fopen(path, "rb");
   if (!fp) return tc_error_set(TWINCACHE_EIO, "%s: %s", path, strerror(errno));
@@ -81,14 +82,21 @@ int tc_gen_dag_file_load(const char *path, tc_gen_dag_file **out) {
   }
   f->fnv = 0xcbf29ce484222325ull;
   uint32_t line = 0;
-  while (fgets(buf, sizeof buf, fp)) {
+  ssize_t got;
+  while ((got = getline(&text, &text_cap, fp)) > 0) {
     line++;
-    size_t len = strlen(buf);
-    for (size_t q = 0; q < len; q++) f->fnv = (f->fnv ^ (uint8_t)buf[q]) * 0x100000001b3ull;
-    if (len == sizeof buf - 1 && buf[len - 1] != '\n' && !feof(fp)) {
+    size_t len = (size_t)got; /* getline counts every byte read, NULs too */
+    if (len > sizeof buf - 1 || (len == sizeof buf - 1 && text[len - 1] != '\n')) {
       rc = tc_error_set(TWINCACHE_EINVAL, "%s:%u: line longer than %zu bytes", path, line, sizeof buf - 2);
       goto done;
     }
+    /* a NUL would hide the bytes after it from the parser and the hash */
+    if (memchr(text, 0, len)) {
+      rc = tc_error_set(TWINCACHE_EINVAL, "%s:%u: a NUL byte (the file must be text)", path, line);
+      goto done;
+    }
+    memcpy(buf, text, len + 1);
+    for (size_t q = 0; q < len; q++) f->fnv = (f->fnv ^ (uint8_t)buf[q]) * 0x100000001b3ull;
     char *hash = strchr(buf, '#');
     if (hash) *hash = 0;
     const char *s = skip_blanks(buf);
@@ -196,6 +204,7 @@ int tc_gen_dag_file_load(const char *path, tc_gen_dag_file **out) {
   f = NULL;
 done:
   if (fp) fclose(fp);
+  free(text);
   free(line_of);
   tc_gen_dag_file_free(f);
   return rc;

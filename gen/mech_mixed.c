@@ -20,7 +20,9 @@ static int mixed_check(const tc_gen_config *c, const char **flag) {
   if (c->n_mechs < 2 || c->n_mechs > TWINCACHE_MECH_MIXED) return *flag = "--mechanism", TWINCACHE_EINVAL;
   for (uint32_t k = 0; k < c->n_mechs; k++) {
     const tc_gen_mech *m = c->mechs[k] < TWINCACHE_MECH_MIXED ? tc_gen_mech_get(c->mechs[k]) : NULL;
-    if (!m || !(c->mech_weights[k] > 0.0 && c->mech_weights[k] < 1e300)) return *flag = "--mechanism", TWINCACHE_EINVAL;
+    if (!m) return *flag = "--mechanism", TWINCACHE_EINVAL;
+    if (!(c->mech_weights[k] > 0.0 && c->mech_weights[k] < TC_GEN_MAX_WEIGHT))
+      return *flag = "--mechanism (a mixture weight must be > 0 and below 1e300)", TWINCACHE_EINVAL;
     for (uint32_t q = 0; q < k; q++)
       if (c->mechs[q] == c->mechs[k]) return *flag = "--mechanism (a mechanism twice in the mixture)", TWINCACHE_EINVAL;
     if (m->check && m->check(c, flag)) return TWINCACHE_EINVAL;

@@ -28,6 +28,9 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
 #define TC_GEN_MAX_GRAPHS (UINT64_C(1) << 60)
 #define TC_GEN_MIN_MAP_BYTES UINT64_C(65536)
 #define TC_GEN_MAX_MAP_BYTES (UINT64_C(1) << 46)
+/* a mixture weight (--graph, --mechanism) lies in (0, 1e300): the sum of at
+ * most 7 such weights stays finite */
+#define TC_GEN_MAX_WEIGHT 1e300
 
 /* The MLP's bias spread, output gain and bump width as drawn before those
  * options existed: a config with all three is written without their keys, so

@@ -80,7 +80,9 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->n_families < 1 || c->n_families > TWINCACHE_FAMILY_COUNT) BAD("--graph");
   for (uint32_t k = 0; k < c->n_families; k++) {
     const tc_gen_family *fam = tc_gen_family_get(c->families[k]);
-    if (!fam || !(c->family_weights[k] > 0.0 && c->family_weights[k] < 1e300)) BAD("--graph");
+    if (!fam) BAD("--graph");
+    if (!(c->family_weights[k] > 0.0 && c->family_weights[k] < TC_GEN_MAX_WEIGHT))
+      BAD("--graph (a mixture weight must be > 0 and below 1e300)");
     for (uint32_t q = 0; q < k; q++)
       if (c->families[q] == c->families[k]) BAD("--graph (a family twice in the mixture)");
     if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
@@ -99,6 +101,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
   if (c->targets_per_world_min < 1 || c->targets_per_world_max < c->targets_per_world_min ||
       c->targets_per_world_max > TWINCACHE_MAX_TARGETS)
     BAD("--targets-per-world");
+  if (c->targets_per_world_max > c->nodes_max) /* no graph could reach HI: the config would say what never happens */
+    BAD("--targets-per-world (HI must be at most the largest --nodes)");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
   uint64_t worlds_bytes;
   if (tc_mul3_u64_overflow(c->samples, c->nodes_max, 1 + (uint64_t)tc_gen_max_inter(c), &worlds_bytes) ||
@@ -190,9 +194,10 @@ static int parse_mixture(const mixture_spec *m, const char *spec, uint8_t *code,
     if (*p == ':') {
       char *end;
       wt[n] = strtod(p + 1, &end);
-      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0) || !isfinite(wt[n]))
-        return tc_error_set(TWINCACHE_EINVAL, "%s: bad weight after '%.*s:' (a number > 0)", m->flag,
-                            (int)len, p - len);
+      if (end == p + 1 || (*end && *end != ',') || !(wt[n] > 0.0 && wt[n] < TC_GEN_MAX_WEIGHT))
+        return tc_error_set(TWINCACHE_EINVAL,
+                            "%s: bad weight after '%.*s:' (a number > 0 and below 1e300, so that the "
+                            "weights' sum stays finite)", m->flag, (int)len, p - len);
       p = end;
     } else if (*p == ',' || n > 0) {
       return tc_error_set(TWINCACHE_EINVAL, "%s: a mixture needs %s:WEIGHT for every component", m->flag,

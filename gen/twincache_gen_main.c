@@ -24,13 +24,22 @@ typedef struct model_seen {
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
 static const char *const k_value_dists[] = {"uniform", "signed", NULL}; /* tc_gen_value_dist */
 
+/* Why the last --graph/--mechanism value was refused (the parser's message,
+ * "--graph: bad weight after 'er:' ..."), for report(); "" = no reason. */
+static char g_mixture_why[256];
+
+static int keep_why(int rc) {
+  if (rc) snprintf(g_mixture_why, sizeof g_mixture_why, "%s", twincache_last_error());
+  return rc ? -1 : 0;
+}
+
 /* --graph FAMILY or FAMILY:W,FAMILY:W,...: o->dst is the whole config. */
 static int parse_graph(const char *v, const tc_opt *o) {
-  return tc_gen_parse_graph((tc_gen_config *)o->dst, v) ? -1 : 0;
+  return keep_why(tc_gen_parse_graph((tc_gen_config *)o->dst, v));
 }
 
 static int parse_mechanism(const char *v, const tc_opt *o) {
-  return tc_gen_parse_mechanism((tc_gen_config *)o->dst, v) ? -1 : 0;
+  return keep_why(tc_gen_parse_mechanism((tc_gen_config *)o->dst, v));
 }
 
 /* --targets all|K: 0 = every node. */
@@ -44,12 +53,14 @@ static int parse_targets(const char *v, const tc_opt *o) {
 
 enum { N_GEN_OPTS = 52 };
 
-/* "a|b|c": the names of a choice from the format's one table (formats/names.c),
- * for --help. Joined once per process into buf. */
-static const char *choice_meta(int choice, char *buf, size_t cap) {
+/* "a|b|c": the names of a choice from the format's one table (formats/names.c)
+ * but code `skip` (-1: none), for --help. Joined once per process into buf. */
+static const char *choice_meta(int choice, int skip, char *buf, size_t cap) {
   if (buf[0]) return buf;
   size_t used = 0;
-  for (const char *const *s = twincache_choice_names(choice); s && *s; s++) {
+  const char *const *names = twincache_choice_names(choice);
+  for (const char *const *s = names; s && *s; s++) {
+    if (s - names == skip) continue;
     int w = snprintf(buf + used, cap - used, "%s%s", used ? "|" : "", *s);
     if (w < 0 || (size_t)w >= cap - used) break;
     used += (size_t)w;
@@ -79,7 +90,7 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .help = "samples per world, base and every twin; 0 = an SCM-only cache: the\n"
                "graphs, SCMs and interventions, no samples (load it with fresh worlds) (default {})"},
       {.help = "graph model (igraph, oriented acyclic along a random node order):"},
-      {.name = "--graph", .meta = choice_meta(TWINCACHE_CHOICE_FAMILY, g_meta_family, sizeof g_meta_family),
+      {.name = "--graph", .meta = choice_meta(TWINCACHE_CHOICE_FAMILY, -1, g_meta_family, sizeof g_meta_family),
        .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_graph, .seen = &s->graph, .def = "er",
        .expect = "a family or a mixture FAMILY:WEIGHT,... (e.g. er:0.5,sf:0.3,sbm:0.2)",
        .help = "Erdos-Renyi, Barabasi-Albert, Watts-Strogatz, scale-free\n"
@@ -108,10 +119,11 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .seen = &s->rgg_radius, .help = "RGG radius in the unit square (default {})"},
       {.name = "--graph-file", .meta = "PATH", .kind = TC_OPT_STRING, .dst = &c->graph_file,
        .seen = &s->graph_file, .def = "none",
-       .help = "edge list 'FROM TO' per line of a fixed DAG (--graph file;\n"
-               "sets --nodes) (default {})"},
+       .help = "edge list 'FROM TO' per line of a fixed DAG, node ids 0-based\n"
+               "(0..n-1; a 1-based file gains an isolated node 0), '#' comments,\n"
+               "optional 'nodes N' line (--graph file; sets --nodes) (default {})"},
       {.help = "mechanism and noise:"},
-      {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, g_meta_mech, sizeof g_meta_mech),
+      {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, TWINCACHE_MECH_MIXED, g_meta_mech, sizeof g_meta_mech),
        .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_mechanism, .def = "linear",
        .expect = "a mechanism or a per-node mixture NAME:WEIGHT,... (e.g. linear:0.5,mlp:0.3,rff:0.2)",
        .help = "linear SCM, random tanh MLP, random Fourier features (a GP\n"
@@ -141,7 +153,7 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,
        .fhi = 1000, .help = "RFF: the GP's RBF length scale; frequencies ~N(0,1/L^2)\n"
                             "(default {})"},
-      {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, g_meta_noise, sizeof g_meta_noise),
+      {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, -1, g_meta_noise, sizeof g_meta_noise),
        .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
        .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"
                "Gumbel(0,1) (default {})"},
@@ -160,15 +172,18 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "is generated (base world's mean/std), its children read that;\n"
                "twin worlds use the same maps (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
-      {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
+      {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, -1, g_meta_kind, sizeof g_meta_kind),
        .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, noise: X's noise term times v, or soft: X's mechanism redrawn (default {})"},
       {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
        .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
        .help = "every node, or K distinct random nodes (default {})"},
       {.name = "--targets-per-world", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->targets_per_world_min,
        .dst2 = &c->targets_per_world_max, .lo = 1, .hi = TWINCACHE_MAX_TARGETS,
-       .help = "nodes one world intervenes on at once, uniform per world (its target and more "
-               "random distinct nodes; the changed set is the union of their descendants) (default {})"},
+       .help = "nodes one world intervenes on at once, uniform per world\n"
+               "(its target and more random distinct nodes; the changed set is\n"
+               "the union of their descendants); HI at most the largest --nodes,\n"
+               "and a graph of fewer nodes than drawn intervenes on all of them\n"
+               "(default {})"},
       {.name = "--values", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->value_min,
        .dst2 = &c->value_max, .flo = -1e6, .fhi = 1e6, .open = TC_OPEN_LO | TC_OPEN_HI,
        .help = "intervention values (default {})"},
@@ -234,6 +249,10 @@ static void print_progress(const tc_gen_progress *p, void *user) {
 /* The one stderr line of a parse error; returns the exit status. */
 static int report(const tc_args_error *e) {
   if (e->status == TC_ARGS_HELP) usage(stdout);
+  if (e->status == TC_ARGS_BAD_VALUE && g_mixture_why[0]) { /* the mixture parser said why */
+    fprintf(stderr, "twincache-gen: %s, got '%s' (see --help)\n", g_mixture_why, e->value ? e->value : "");
+    return 2;
+  }
   return tc_args_report(stderr, "twincache-gen", e);
 }
 
@@ -276,7 +295,8 @@ static int resolve_model(tc_gen_config *c, const model_seen *s) {
 }
 
 /* --graph file: reads the edge list once and fixes --nodes to its node count
- * (an explicit different --nodes is refused by the config check). */
+ * (an explicit different --nodes is refused by the config check). Returns
+ * the exit status: 0, 2 (no or a malformed file), 1 (unreadable). */
 static int load_graph_file(tc_gen_config *c, int nodes_given) {
   if (!tc_gen_has_family(c, TWINCACHE_FAMILY_FILE)) return 0;
   if (!c->graph_file) {
@@ -284,9 +304,10 @@ static int load_graph_file(tc_gen_config *c, int nodes_given) {
     return 2;
   }
   tc_gen_dag_file *f;
-  if (tc_gen_dag_file_load(c->graph_file, &f)) {
-    fprintf(stderr, "twincache-gen: %s\n", twincache_last_error());
-    return 2;
+  int rc = tc_gen_dag_file_load(c->graph_file, &f);
+  if (rc) { /* the message starts with the path: name the flag before it */
+    fprintf(stderr, "twincache-gen: --graph-file %s\n", twincache_last_error());
+    return rc == TWINCACHE_EINVAL ? 2 : 1; /* a bad file is a usage error; unreadable is I/O */
   }
   c->dag_file = f;
   if (!nodes_given) c->nodes_min = c->nodes_max = f->n;
@@ -309,7 +330,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (resolve_model(&c, &seen)) return 2;
-  if (load_graph_file(&c, seen.nodes)) return 2;
+  int file_rc = load_graph_file(&c, seen.nodes);
+  if (file_rc) return file_rc;
   int status = run(&c);
   tc_gen_dag_file_free((tc_gen_dag_file *)c.dag_file);
   return status;

@@ -67,6 +67,32 @@ int main(int argc, char **argv) {
     for (int i = 0; flags[i]; i++) TC_REQUIRE(strstr(help, flags[i]) != NULL, "--help lacks %s", flags[i]);
     TC_REQUIRE(strstr(help, "default 5:10") && strstr(help, "default 0.3") && strstr(help, "default 64"),
           "--help lacks defaults");
+    /* help and parser agree: every name a choice flag's help lists is accepted
+     * (the run then fails on the later --nodes 10:5, never on the choice) */
+    const char *choice_flags[] = {"--graph ", "--mechanism ", "--noise ", "--intervention ", "--value-dist ",
+                                  "--encoding ", NULL};
+    for (int i = 0; choice_flags[i]; i++) {
+      const char *line = strstr(help, choice_flags[i]);
+      TC_REQUIRE(line, "--help lacks %s", choice_flags[i]);
+      const char *p = line + strlen(choice_flags[i]);
+      int names = 0;
+      for (;;) {
+        char name[64];
+        size_t len = strcspn(p, "| \n");
+        TC_REQUIRE(len > 0 && len < sizeof name, "%s: odd choice list in --help", choice_flags[i]);
+        memcpy(name, p, len);
+        name[len] = 0;
+        char flag[32];
+        snprintf(flag, sizeof flag, "%.*s", (int)strlen(choice_flags[i]) - 1, choice_flags[i]);
+        const char *x[] = {"--out", a, flag, name, "--nodes", "10:5", NULL};
+        expect(2, "--nodes", x);
+        names++;
+        if (p[len] != '|') break;
+        p += len + 1;
+      }
+      TC_REQUIRE(names >= 2, "%s lists %d choices", choice_flags[i], names);
+    }
+    TC_REQUIRE(!strstr(help, "|mixed"), "--help lists --mechanism mixed, which the parser refuses");
   }
 
   /* usage errors: exit 2, one line, naming the flag */
@@ -94,6 +120,16 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--graph", "ws", "--ws-k", "3", "--nodes", "5:10", NULL}; expect(2, "--ws-k", x); }
   { const char *x[] = {"--out", a, "--graph", "er", "--ba-m", "3", NULL}; expect(2, "--ba-m", x); }
   { const char *x[] = {"--out", a, "extra", NULL}; expect(2, "extra", x); }
+  /* more targets per world than any graph has nodes: refused, not clamped
+   * under a config that records what never happened */
+  { const char *x[] = {"--out", a, "--targets-per-world", "11:11", "--nodes", "10:10", NULL};
+    expect(2, "--targets-per-world (HI must be at most the largest --nodes)", x); }
+  { const char *x[] = {"--out", a, "--targets-per-world", "2:11", "--nodes", "5:10", NULL};
+    expect(2, "--targets-per-world", x); }
+  /* mixture weights whose sum overflows: refused with the reason */
+  { const char *x[] = {"--out", a, "--graph", "er:1e308,ba:1e308", NULL}; expect(2, "below 1e300", x); }
+  { const char *x[] = {"--out", a, "--mechanism", "linear:1e308,mlp:1e308", NULL}; expect(2, "below 1e300", x); }
+  { const char *x[] = {"--out", a, "--mechanism", "mixed", NULL}; expect(2, "unknown mechanism 'mixed'", x); }
   TC_REQUIRE(access(a, F_OK) != 0, "a usage error created %s", a);
 
   /* numbers near 2^64 and other hostile spellings: exit 2 naming the flag

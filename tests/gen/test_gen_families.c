@@ -226,8 +226,26 @@ static void edge_file(void) {
     TC_CHECK(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
     TC_CHECK(tg_committed(dir) == 0);
   }
+  /* a NUL byte: refused (the bytes after it were neither parsed nor hashed) */
+  f = fopen(path, "wb");
+  TC_REQUIRE(f != NULL);
+  fwrite("0 1\n1 2\0 2 3\n", 1, 14, f);
+  fclose(f);
+  {
+    const char *args[] = {"--out", dir, "--graph-file", path, "--quiet", NULL};
+    TC_CHECK(tg_run(gen, args, err, sizeof err) == 2);
+    TC_CHECK(strstr(err, "--graph-file") && strstr(err, ":2: a NUL byte"));
+    TC_CHECK(tg_committed(dir) == 0);
+  }
   const char *missing[] = {"--out", dir, "--graph", "file", "--quiet", NULL};
   TC_CHECK(tg_run(gen, missing, err, sizeof err) == 2 && strstr(err, "--graph-file") != NULL);
+  /* a file that cannot be read: an I/O failure (1) naming the flag and the path */
+  char nofile[4700];
+  snprintf(nofile, sizeof nofile, "%s/no-such-dag.txt", tmp);
+  const char *unreadable[] = {"--out", dir, "--graph-file", nofile, "--quiet", NULL};
+  TC_CHECK(tg_run(gen, unreadable, err, sizeof err) == 1);
+  TC_CHECK(strstr(err, "--graph-file") && strstr(err, nofile) && strchr(err, '\n') == err + strlen(err) - 1);
+  TC_CHECK(tg_committed(dir) == 0);
   const char *mixed[] = {"--out", dir, "--graph", "er:1,file:1", "--graph-file", path, "--quiet", NULL};
   TC_CHECK(tg_run(gen, mixed, err, sizeof err) == 2);
 }
