@@ -20,7 +20,7 @@ static const char k_usage[] =
     "  show   CACHE INDEX [--rows R] [--json] [--fresh-rows S] one graph, its interventions and samples\n"
     "  verify CACHE [--quiet]                 decode every graph, check checksums and invariants\n"
     "  stats  CACHE [--limit N] [--json]      per-node and per-world summary statistics\n"
-    "  export CACHE INDEX --format csv|npy --out PREFIX [--force]\n"
+    "  export CACHE INDEX --format csv|npy|dcdi|causica --out PREFIX|DIR [--dataset I] [--force]\n"
     "                                         one graph's samples and adjacency as files\n"
     "  dot    CACHE INDEX                     Graphviz DOT of one graph\n"
     "\n"

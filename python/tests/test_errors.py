@@ -40,9 +40,14 @@ def test_not_a_cache(tmp_root):
 
 
 def test_bad_option(cache_path):
+    """A loader option's message is C's, the option named as the Loader's
+    keyword (C's "option index_end" is Python's index_range end)."""
     with pytest.raises(twincache.InvalidArgument) as e:
         next(iter(twincache.Loader(cache_path, index_range=(0, 10**9), output="numpy")))
-    _exact(e, "index_end", str(10**9))
+    msg = str(e.value)
+    assert msg == e.value.message == twincache._args.python_words(last_error())
+    assert "option index_end" in last_error() and "\n" not in msg
+    assert "index_range end" in msg and str(10**9) in msg and "option" not in msg
 
 
 @pytest.fixture(scope="module")

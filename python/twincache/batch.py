@@ -76,8 +76,18 @@ class Batch:
                                    under intervention k
       target    (G,K,N)   uint8    ONE-HOT mask: 1 on the node(s) intervention k
                                    sets (twincache.Graph.target is the node INDEX)
-      value     (G,K,N)   float32  the do() value or the shift, on the target node
-      kind      (G,K)     uint8    0 = do, 1 = shift
+      value     (G,K,N)   float32  intervention k's value on each of its target
+                                   nodes (0 elsewhere); its meaning is kind's
+      kind      (G,K)     uint8    0 = do: x_t := value (in standard units with
+                                       --standardize/--iscm, like the stored x)
+                                   1 = shift: x_t := f_t + noise + value; value in
+                                       RAW units, also under --standardize and
+                                       --iscm (added before standardising)
+                                   2 = noise: x_t := f_t + value * noise; value
+                                       is a unitless factor >= 0
+                                   3 = soft: t's mechanism redrawn (parameters in
+                                       Graph.soft); value is 0
+                                   (formats/FORMAT.md 3.6 gives every formula)
       adj       (G,N,N)   uint8    adj[g,i,j] = 1 <=> edge i -> j
       node_mask (G,N)     uint8    1 on the graph's real nodes (the rest is padding)
       int_mask  (G,K)     uint8    1 on the graph's real interventions

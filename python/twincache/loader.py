@@ -62,7 +62,9 @@ class Loader(*_BASES, Closable):
     is LOCAL_RANK's GPU, resolved once here; batches are ready on the stream
     current when they are taken, batch.record_stream(s) for another).
     output: "torch" (default when torch is installed) or "numpy".
-    pin_memory: None = pinned when CUDA is usable. slots: ring depth (0 =
+    Bool options (shuffle, drop_last, withhold_targets, pin_memory) take True,
+    False or numpy's bools; integer options take int or numpy integers, never
+    a bool. pin_memory: None = pinned when CUDA is usable. slots: ring depth (0 =
     the C default, 2*threads+2): how many batches are decoded ahead. A batch
     you keep costs one slab of memory, never the ring; 1 works.
     layout: "dense" (default) or "compact" (twincache.compact): the C loader
@@ -125,13 +127,10 @@ class Loader(*_BASES, Closable):
         self.samples = _args.choice("samples", samples, ("stored", "fresh"))
         self.rows = _args.integer("rows", 0 if rows is None else rows)
         self.resample_every = _args.integer("resample_every", resample_every)
-        if not isinstance(withhold_targets, bool):
-            raise InvalidArgument(f"withhold_targets must be a bool, not {type(withhold_targets).__name__}")
-        self.withhold_targets = withhold_targets
+        self.withhold_targets = _args.flag("withhold_targets", withhold_targets)
         if self.withhold_targets and self.batch_layout != "dense":
             raise InvalidArgument("withhold_targets=True needs layout='dense'")
-        if pin_memory is None:
-            pin_memory = _cuda_usable()
+        pin_memory = _cuda_usable() if pin_memory is None else _args.flag("pin_memory", pin_memory)
         if pin_memory and not _cuda_usable():
             raise InvalidArgument("pin_memory=True needs CUDA (torch.cuda.is_available())")
         self.pin_memory = bool(pin_memory)
@@ -169,7 +168,10 @@ class Loader(*_BASES, Closable):
         """Opens a C loader at `state` (None: the start); the current one is
         closed only once the new one is open, so a rejected state leaves the
         Loader as it was."""
-        core = Core(self._bpath, self._options(), state, self.pin_memory)
+        try:
+            core = Core(self._bpath, self._options(), state, self.pin_memory)
+        except InvalidArgument as e:  # C's message, the option named as Python's keyword
+            raise InvalidArgument(_args.python_words(e.message), e.code) from None
         self._drop_inflight()
         if self._core is not None:
             self._core.close()
