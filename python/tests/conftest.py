@@ -82,3 +82,10 @@ def inspect_exe():
 @pytest.fixture(scope="session")
 def order_dump_exe():
     return _env_path("TWINCACHE_ORDER_DUMP", os.path.join(BUILD, "twincache_order_dump"))
+
+
+@pytest.fixture(scope="session")
+def gen_exe():
+    """twincache-gen: the build tree's (ctest) or the installed package's, as
+    every other program; never a reason to skip."""
+    return program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))

@@ -68,10 +68,8 @@ def test_threads_resume_epochs(cache_path):
     np.testing.assert_array_equal(two[(0, 7)][0], one[(0, 7)][0])
 
 
-def test_scm_only_cache(tmp_root):
-    gen = os.environ.get("TWINCACHE_GEN")
-    if not gen:
-        pytest.skip("TWINCACHE_GEN not set")
+def test_scm_only_cache(tmp_root, gen_exe):
+    gen = gen_exe
     path = os.path.join(tmp_root, "scm-only")
     subprocess.run([gen, "--out", path, "--graphs", "50", "--nodes", "3:6", "--samples", "0",
                     "--quiet"], check=True)
@@ -116,14 +114,12 @@ def test_withhold_targets(cache_path):
         twincache.Loader(cache_path, withhold_targets=1)
 
 
-def test_soft_fresh(tmp_root):
+def test_soft_fresh(tmp_root, gen_exe):
     """Fresh worlds of soft interventions (an SCM-only linear cache): the
     target's twin residual under the stored new weights (Graph.soft) is its
     base residual (the new mechanism in effect, the same noise), and for a
     target with parents its residual under its own weights is not."""
-    gen = os.environ.get("TWINCACHE_GEN")
-    if not gen:
-        pytest.skip("TWINCACHE_GEN not set")
+    gen = gen_exe
     path = os.path.join(tmp_root, "soft-scm-only")
     subprocess.run([gen, "--out", path, "--graphs", "40", "--nodes", "4:8", "--samples", "0",
                     "--intervention", "soft", "--targets", "3", "--edge-prob", "0.6", "--quiet"],
@@ -150,13 +146,11 @@ def test_soft_fresh(tmp_root):
     assert moved > 0
 
 
-def test_multi_target(tmp_root):
+def test_multi_target(tmp_root, gen_exe):
     """Multi-target worlds: Graph.target_sets/value_sets from C, and the
     batch's target/value rows hold every target of a world, stored and fresh;
     the compact layout refuses them."""
-    gen = os.environ.get("TWINCACHE_GEN")
-    if not gen:
-        pytest.skip("TWINCACHE_GEN not set")
+    gen = gen_exe
     path = os.path.join(tmp_root, "multi")
     subprocess.run([gen, "--out", path, "--graphs", "30", "--nodes", "4:8", "--samples", "4",
                     "--targets", "3", "--targets-per-world", "2:3", "--quiet"], check=True)
