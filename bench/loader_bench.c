@@ -133,7 +133,8 @@ static void usage(FILE *f) {
           "usage: twincache-loader-bench --cache DIR [options]\n"
           "Measures the batch loader against plain zstd decompression and memcpy.\n");
   tc_args_help(f, o, n, 17);
-  fprintf(f, "Exit status: 0 ok, 1 runtime error (cache missing or damaged), 2 usage error.\n");
+  fprintf(f, "Exit status: 0 ok, 1 runtime error (cache missing or damaged), 2 usage error (a flag,\n"
+             "or flags the loader refuses together, such as --layout scm without --fresh-rows).\n");
 }
 
 /* Parses argv into *a; a bad flag or value exits 2 with one line naming it. */
@@ -388,7 +389,9 @@ int main(int argc, char **argv) {
       if ((rc = run_loader(&a, thread_list[i], &one)) != TWINCACHE_OK) {
         fprintf(stderr, "twincache-loader-bench: loader with %u threads failed: %s\n", thread_list[i],
                 twincache_last_error());
-        return 1;
+        /* the loader's options are the flags: one it refuses (--layout scm
+         * without --fresh-rows, ...) is a usage error */
+        return rc == TWINCACHE_EINVAL ? 2 : 1;
       }
       if (k == 0 || one.seconds < r[i].seconds) r[i] = one;
     }

@@ -11,7 +11,7 @@ import pytest
 
 import twincache
 
-from conftest import REPO, package_env
+from conftest import BUILD, REPO, package_env, program
 
 
 def readme_python_blocks():
@@ -75,3 +75,11 @@ def test_bools_and_integers_told_apart(cache_path):
             twincache.Loader(cache_path, **kw)
         name = next(iter(k for k in kw if k != "samples"))
         assert name in str(e.value)
+
+
+def test_loader_bench_usage_errors_exit_2(cache_path):
+    bench = program("twincache-loader-bench", os.path.join(BUILD, "bench", "twincache-loader-bench"))
+    p = subprocess.run([bench, "--cache", cache_path, "--layout", "scm", "--threads", "1", "--no-baselines"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "fresh" in p.stderr.lower() and p.stderr.count("\n") == 1, p.stderr
