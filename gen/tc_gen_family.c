@@ -5,7 +5,7 @@ extern const tc_gen_family tc_gen_family_er, tc_gen_family_ba, tc_gen_family_ws,
     tc_gen_family_sbm, tc_gen_family_rgg, tc_gen_family_file;
 
 /* One row per family, indexed by its code (enum twincache_family). */
-static const tc_gen_family *const k_families[TWINCACHE_FAMILY_COUNT] = {
+static const tc_gen_family *const k_families[] = {
     [TWINCACHE_FAMILY_ER] = &tc_gen_family_er,
     [TWINCACHE_FAMILY_BA] = &tc_gen_family_ba,
     [TWINCACHE_FAMILY_WS] = &tc_gen_family_ws,
@@ -14,6 +14,9 @@ static const tc_gen_family *const k_families[TWINCACHE_FAMILY_COUNT] = {
     [TWINCACHE_FAMILY_RGG] = &tc_gen_family_rgg,
     [TWINCACHE_FAMILY_FILE] = &tc_gen_family_file,
 };
+/* closed: a new code in enum twincache_family (and names.c) fails here
+ * until its row exists */
+_Static_assert(sizeof k_families / sizeof k_families[0] == TWINCACHE_FAMILY_COUNT, "one row per enum twincache_family");
 
 const tc_gen_family *tc_gen_family_get(int code) {
   if (code < 0 || code >= TWINCACHE_FAMILY_COUNT) return NULL;

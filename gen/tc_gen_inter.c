@@ -10,6 +10,10 @@ static const tc_gen_inter *const k_inters[] = {
     [TWINCACHE_INTER_NOISE] = &tc_gen_inter_noise,
     [TWINCACHE_INTER_SOFT] = &tc_gen_inter_soft,
 };
+/* closed: a new code in enum twincache_inter_kind (and names.c) fails here
+ * until its row exists */
+_Static_assert(sizeof k_inters / sizeof k_inters[0] == TWINCACHE_INTER_KIND_COUNT,
+               "one row per enum twincache_inter_kind");
 
 const tc_gen_inter *tc_gen_inter_get(int code) {
   if (code < 0 || code >= (int)(sizeof k_inters / sizeof k_inters[0])) return NULL;

@@ -13,6 +13,9 @@ static const tc_gen_mech *const k_mechs[] = {
     [TWINCACHE_MECH_POLY] = &tc_gen_mech_poly,
     [TWINCACHE_MECH_MIXED] = &tc_gen_mech_mixed,
 };
+/* closed: a new code in enum twincache_mechanism (and names.c) fails here
+ * until its row exists */
+_Static_assert(sizeof k_mechs / sizeof k_mechs[0] == TWINCACHE_MECH_COUNT, "one row per enum twincache_mechanism");
 
 const tc_gen_mech *tc_gen_mech_get(int code) {
   if (code < 0 || code >= (int)(sizeof k_mechs / sizeof k_mechs[0])) return NULL;
