@@ -14,4 +14,7 @@ static int ba_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_
                             &g, edges);
 }
 
-const tc_gen_family tc_gen_family_ba = {TWINCACHE_FAMILY_BA, TC_ORIENT_RANDOM, ba_check, ba_make_locked};
+static void ba_defaults(tc_gen_config *c) { c->ba_m = 2; /* also sf's m */ }
+
+const tc_gen_family tc_gen_family_ba = {TWINCACHE_FAMILY_BA, TC_ORIENT_RANDOM, ba_check, ba_make_locked, ba_defaults,
+                                        NULL, 0};

@@ -18,4 +18,10 @@ static int er_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_
   return tc_gen_family_take(igraph_erdos_renyi_game_gnp(&g, n, p, IGRAPH_UNDIRECTED, 0), &g, edges);
 }
 
-const tc_gen_family tc_gen_family_er = {TWINCACHE_FAMILY_ER, TC_ORIENT_RANDOM, er_check, er_make_locked};
+static void er_defaults(tc_gen_config *c) {
+  c->edge_prob = 0.3;
+  c->expected_degree = 0.0; /* off: --edge-prob */
+}
+
+const tc_gen_family tc_gen_family_er = {TWINCACHE_FAMILY_ER, TC_ORIENT_RANDOM, er_check, er_make_locked, er_defaults,
+                                        NULL, 0};

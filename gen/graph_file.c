@@ -35,8 +35,21 @@ static int file_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_in
   return TWINCACHE_OK;
 }
 
-const tc_gen_family tc_gen_family_file = {TWINCACHE_FAMILY_FILE, TC_ORIENT_FIXED, file_check,
-                                          file_make_locked};
+static void file_defaults(tc_gen_config *c) {
+  c->graph_file = NULL;
+  c->dag_file = NULL;
+}
+
+/* The file's content hash and edge count: another file is another cache. */
+static int file_identity(const tc_gen_config *c, char *buf, size_t cap) {
+  if (!c->dag_file) return 0;
+  int w = snprintf(buf, cap, ",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
+                   (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);
+  return w >= 0 && (size_t)w < cap ? w : -1;
+}
+
+const tc_gen_family tc_gen_family_file = {TWINCACHE_FAMILY_FILE, TC_ORIENT_FIXED, file_check, file_make_locked,
+                                          file_defaults, file_identity, 1};
 
 void tc_gen_dag_file_free(tc_gen_dag_file *f) {
   if (!f) return;

@@ -13,4 +13,12 @@ static int rgg_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int
   return tc_gen_family_take(igraph_grg_game(&g, n, c->rgg_radius, 0, NULL, NULL), &g, edges);
 }
 
-const tc_gen_family tc_gen_family_rgg = {TWINCACHE_FAMILY_RGG, TC_ORIENT_RANDOM, rgg_check, rgg_make_locked};
+static void rgg_defaults(tc_gen_config *c) { c->rgg_radius = 0.4; }
+
+static int rgg_identity(const tc_gen_config *c, char *buf, size_t cap) {
+  int w = snprintf(buf, cap, ",\"rgg_radius\":%.17g", c->rgg_radius);
+  return w >= 0 && (size_t)w < cap ? w : -1;
+}
+
+const tc_gen_family tc_gen_family_rgg = {TWINCACHE_FAMILY_RGG, TC_ORIENT_RANDOM, rgg_check, rgg_make_locked,
+                                         rgg_defaults, rgg_identity, 0};

@@ -32,4 +32,17 @@ static int sbm_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int
   return rc;
 }
 
-const tc_gen_family tc_gen_family_sbm = {TWINCACHE_FAMILY_SBM, TC_ORIENT_RANDOM, sbm_check, sbm_make_locked};
+static void sbm_defaults(tc_gen_config *c) {
+  c->sbm_blocks = 2;
+  c->sbm_p_in = 0.6;
+  c->sbm_p_out = 0.05;
+}
+
+static int sbm_identity(const tc_gen_config *c, char *buf, size_t cap) {
+  int w = snprintf(buf, cap, ",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks,
+                   c->sbm_p_in, c->sbm_p_out);
+  return w >= 0 && (size_t)w < cap ? w : -1;
+}
+
+const tc_gen_family tc_gen_family_sbm = {TWINCACHE_FAMILY_SBM, TC_ORIENT_RANDOM, sbm_check, sbm_make_locked,
+                                         sbm_defaults, sbm_identity, 0};

@@ -16,4 +16,10 @@ static int ws_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_
   return tc_gen_family_take(igraph_watts_strogatz_game(&g, 1, n, c->ws_k, c->ws_p, 0, 0), &g, edges);
 }
 
-const tc_gen_family tc_gen_family_ws = {TWINCACHE_FAMILY_WS, TC_ORIENT_RANDOM, ws_check, ws_make_locked};
+static void ws_defaults(tc_gen_config *c) {
+  c->ws_k = 2;
+  c->ws_p = 0.1;
+}
+
+const tc_gen_family tc_gen_family_ws = {TWINCACHE_FAMILY_WS, TC_ORIENT_RANDOM, ws_check, ws_make_locked, ws_defaults,
+                                        NULL, 0};

@@ -17,17 +17,10 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->n_families = 1;
   c->families[0] = TWINCACHE_FAMILY_ER;
   c->family_weights[0] = 1.0;
-  c->edge_prob = 0.3;
-  c->expected_degree = 0.0;
-  c->ba_m = 2;
-  c->ws_k = 2;
-  c->ws_p = 0.1;
-  c->sbm_blocks = 2;
-  c->sbm_p_in = 0.6;
-  c->sbm_p_out = 0.05;
-  c->rgg_radius = 0.4;
-  c->graph_file = NULL;
-  c->dag_file = NULL;
+  for (int f = 0; f < TWINCACHE_FAMILY_COUNT; f++) { /* each family's own options, in its file */
+    const tc_gen_family *fam = tc_gen_family_get(f);
+    if (fam && fam->defaults) fam->defaults(c);
+  }
   c->nodes_min = 5;
   c->nodes_max = 10;
   c->samples = 64;
@@ -276,6 +269,20 @@ static int graph_spec(const tc_gen_config *c, char *buf, size_t cap) {
   return 0;
 }
 
+/* The identity keys of the families c uses whose identity_late is `late`,
+ * in code order, appended at buf + *used. Returns 0, or -1 when they do
+ * not fit in cap. */
+static int family_keys(const tc_gen_config *c, int late, char *buf, size_t cap, size_t *used) {
+  for (int f = 0; f < TWINCACHE_FAMILY_COUNT; f++) {
+    const tc_gen_family *fam = tc_gen_family_get(f);
+    if (!fam || !fam->identity || fam->identity_late != late || !tc_gen_has_family(c, f)) continue;
+    int w = fam->identity(c, buf + *used, cap - *used);
+    if (w < 0) return -1;
+    *used += (size_t)w;
+  }
+  return 0;
+}
+
 /* Keys of the families a config uses, after the common ones: new families
  * add their keys here only when used, so the identity of a cache that does
  * not use them stays what it was. Returns 0, or -1 when they do not fit in
@@ -292,10 +299,7 @@ static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
     else                                                                \
       overflow = 1;                                                     \
   } while (0)
-  if (tc_gen_has_family(c, TWINCACHE_FAMILY_SBM))
-    ADD(",\"sbm_blocks\":%u,\"sbm_p_in\":%.17g,\"sbm_p_out\":%.17g", c->sbm_blocks, c->sbm_p_in,
-        c->sbm_p_out);
-  if (tc_gen_has_family(c, TWINCACHE_FAMILY_RGG)) ADD(",\"rgg_radius\":%.17g", c->rgg_radius);
+  if (family_keys(c, 0, buf, cap, &used)) overflow = 1; /* the families' own, in code order */
   if (c->mechanism == TWINCACHE_MECH_MIXED) /* "linear:0.5 mlp:0.5": no comma in a value */
     for (uint32_t k = 0; k < c->n_mechs; k++)
       ADD("%s%s:%.17g%s", k ? " " : ",\"mechanisms\":\"", choice(TWINCACHE_CHOICE_MECHANISM, c->mechs[k]),
@@ -308,9 +312,7 @@ static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
     ADD(",\"mlp_bias\":%.17g,\"mlp_gain\":%.17g,\"mlp_bump\":%.17g", c->mlp_bias, c->mlp_gain, c->mlp_bump);
   if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
     ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
-  if (tc_gen_has_family(c, TWINCACHE_FAMILY_FILE) && c->dag_file)
-    ADD(",\"graph_file_fnv64\":\"%016llx\",\"graph_file_edges\":%u",
-        (unsigned long long)c->dag_file->fnv, c->dag_file->n_edges);
+  if (family_keys(c, 1, buf, cap, &used)) overflow = 1; /* the late ones (graph_file) */
 #undef ADD
   return overflow ? -1 : 0;
 }

@@ -36,9 +36,22 @@ typedef struct tc_gen_family {
    * pairs (a, b). Called under the igraph lock with igraph's RNG seeded.
    * Returns 0 or a negative status. */
   int (*make_locked)(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges);
+  /* Sets the family's own options in *c to their defaults (called by
+   * tc_gen_config_default for every family). NULL: it has none. */
+  void (*defaults)(tc_gen_config *c);
+  /* The family's identity keys in the config JSON, written only when the
+   * config uses the family (so a cache that does not keeps its identity):
+   * ",\"key\":value..." into buf (cap bytes). Returns the bytes written,
+   * or -1 when they do not fit. NULL: none beyond the config's common keys
+   * (edge_prob, expected_degree, ba_m, ws_k, ws_p are there for every cache). */
+  int (*identity)(const tc_gen_config *c, char *buf, size_t cap);
+  /* 1: its identity keys follow the mechanisms' keys rather than precede
+   * them (graph_file: where caches made before this table stored them). */
+  int identity_late;
 } tc_gen_family;
 
-/* The family of a code, or NULL for a code without a generator. */
+/* The family of a code, or NULL for a code without a generator. Codes run
+ * 0..TWINCACHE_FAMILY_COUNT-1. */
 const tc_gen_family *tc_gen_family_get(int code);
 
 /* Copies an igraph graph's edge list into edges and destroys the graph;
