@@ -16,5 +16,12 @@ static int ba_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_
 
 static void ba_defaults(tc_gen_config *c) { c->ba_m = 2; /* also sf's m */ }
 
+static size_t ba_options(tc_gen_config *c, tc_gen_option *o) {
+  o[0] = (tc_gen_option){{.name = "--ba-m", .meta = "M", .kind = TC_OPT_U32, .dst = &c->ba_m, .lo = 1,
+                          .hi = TWINCACHE_MAX_NODES, .help = "BA edges per new node (default {})"},
+                         (1u << TWINCACHE_FAMILY_BA) | (1u << TWINCACHE_FAMILY_SF)}; /* sf's m too */
+  return 1;
+}
+
 const tc_gen_family tc_gen_family_ba = {TWINCACHE_FAMILY_BA, TC_ORIENT_RANDOM, ba_check, ba_make_locked, ba_defaults,
-                                        NULL, 0};
+                                        NULL, 0, ba_options};

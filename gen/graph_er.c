@@ -23,5 +23,17 @@ static void er_defaults(tc_gen_config *c) {
   c->expected_degree = 0.0; /* off: --edge-prob */
 }
 
+static size_t er_options(tc_gen_config *c, tc_gen_option *o) {
+  const unsigned er = 1u << TWINCACHE_FAMILY_ER;
+  o[0] = (tc_gen_option){{.name = "--edge-prob", .meta = "P", .kind = TC_OPT_F64, .dst = &c->edge_prob, .fhi = 1,
+                          .help = "ER edge probability (default {})"},
+                         er};
+  o[1] = (tc_gen_option){{.name = "--expected-degree", .meta = "D", .kind = TC_OPT_F64, .dst = &c->expected_degree,
+                          .fhi = TWINCACHE_MAX_NODES, .open = TC_OPEN_LO, .def = "off",
+                          .help = "ER: edge probability D/(n-1) instead of --edge-prob (default {})"},
+                         er};
+  return 2;
+}
+
 const tc_gen_family tc_gen_family_er = {TWINCACHE_FAMILY_ER, TC_ORIENT_RANDOM, er_check, er_make_locked, er_defaults,
-                                        NULL, 0};
+                                        NULL, 0, er_options};

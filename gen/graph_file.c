@@ -48,8 +48,18 @@ static int file_identity(const tc_gen_config *c, char *buf, size_t cap) {
   return w >= 0 && (size_t)w < cap ? w : -1;
 }
 
+static size_t file_options(tc_gen_config *c, tc_gen_option *o) {
+  o[0] = (tc_gen_option){{.name = "--graph-file", .meta = "PATH", .kind = TC_OPT_STRING, .dst = &c->graph_file,
+                          .def = "none",
+                          .help = "edge list 'FROM TO' per line of a fixed DAG, node ids 0-based\n"
+                                  "(0..n-1; a 1-based file gains an isolated node 0), '#' comments,\n"
+                                  "optional 'nodes N' line (--graph file; sets --nodes) (default {})"},
+                         1u << TWINCACHE_FAMILY_FILE};
+  return 1;
+}
+
 const tc_gen_family tc_gen_family_file = {TWINCACHE_FAMILY_FILE, TC_ORIENT_FIXED, file_check, file_make_locked,
-                                          file_defaults, file_identity, 1};
+                                          file_defaults, file_identity, 1, file_options};
 
 void tc_gen_dag_file_free(tc_gen_dag_file *f) {
   if (!f) return;

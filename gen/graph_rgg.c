@@ -20,5 +20,12 @@ static int rgg_identity(const tc_gen_config *c, char *buf, size_t cap) {
   return w >= 0 && (size_t)w < cap ? w : -1;
 }
 
+static size_t rgg_options(tc_gen_config *c, tc_gen_option *o) {
+  o[0] = (tc_gen_option){{.name = "--rgg-radius", .meta = "R", .kind = TC_OPT_F64, .dst = &c->rgg_radius, .fhi = 1.5,
+                          .help = "RGG radius in the unit square (default {})"},
+                         1u << TWINCACHE_FAMILY_RGG};
+  return 1;
+}
+
 const tc_gen_family tc_gen_family_rgg = {TWINCACHE_FAMILY_RGG, TC_ORIENT_RANDOM, rgg_check, rgg_make_locked,
-                                         rgg_defaults, rgg_identity, 0};
+                                         rgg_defaults, rgg_identity, 0, rgg_options};

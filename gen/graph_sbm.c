@@ -44,5 +44,19 @@ static int sbm_identity(const tc_gen_config *c, char *buf, size_t cap) {
   return w >= 0 && (size_t)w < cap ? w : -1;
 }
 
+static size_t sbm_options(tc_gen_config *c, tc_gen_option *o) {
+  const unsigned sbm = 1u << TWINCACHE_FAMILY_SBM;
+  o[0] = (tc_gen_option){{.name = "--sbm-blocks", .meta = "B", .kind = TC_OPT_U32, .dst = &c->sbm_blocks, .lo = 1,
+                          .hi = TWINCACHE_MAX_NODES, .help = "SBM blocks, equal sizes (default {})"},
+                         sbm};
+  o[1] = (tc_gen_option){{.name = "--sbm-p-in", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_in, .fhi = 1,
+                          .help = "SBM edge probability inside a block (default {})"},
+                         sbm};
+  o[2] = (tc_gen_option){{.name = "--sbm-p-out", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_out, .fhi = 1,
+                          .help = "SBM edge probability between blocks (default {})"},
+                         sbm};
+  return 3;
+}
+
 const tc_gen_family tc_gen_family_sbm = {TWINCACHE_FAMILY_SBM, TC_ORIENT_RANDOM, sbm_check, sbm_make_locked,
-                                         sbm_defaults, sbm_identity, 0};
+                                         sbm_defaults, sbm_identity, 0, sbm_options};

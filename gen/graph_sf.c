@@ -27,5 +27,6 @@ static int sf_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_
   return TWINCACHE_OK;
 }
 
-/* no options of its own: m is --ba-m (graph_ba.c's default) */
-const tc_gen_family tc_gen_family_sf = {TWINCACHE_FAMILY_SF, TC_ORIENT_GIVEN, sf_check, sf_make_locked, NULL, NULL, 0};
+/* no options of its own: m is --ba-m (graph_ba.c's option and default) */
+const tc_gen_family tc_gen_family_sf = {TWINCACHE_FAMILY_SF, TC_ORIENT_GIVEN, sf_check, sf_make_locked, NULL, NULL, 0,
+                                        NULL};

@@ -21,5 +21,16 @@ static void ws_defaults(tc_gen_config *c) {
   c->ws_p = 0.1;
 }
 
+static size_t ws_options(tc_gen_config *c, tc_gen_option *o) {
+  const unsigned ws = 1u << TWINCACHE_FAMILY_WS;
+  o[0] = (tc_gen_option){{.name = "--ws-k", .meta = "K", .kind = TC_OPT_U32, .dst = &c->ws_k, .lo = 1,
+                          .hi = TWINCACHE_MAX_NODES, .help = "WS ring neighbours on each side, 2K < nodes (default {})"},
+                         ws};
+  o[1] = (tc_gen_option){{.name = "--ws-p", .meta = "P", .kind = TC_OPT_F64, .dst = &c->ws_p, .fhi = 1,
+                          .help = "WS rewiring probability (default {})"},
+                         ws};
+  return 2;
+}
+
 const tc_gen_family tc_gen_family_ws = {TWINCACHE_FAMILY_WS, TC_ORIENT_RANDOM, ws_check, ws_make_locked, ws_defaults,
-                                        NULL, 0};
+                                        NULL, 0, ws_options};

@@ -12,6 +12,7 @@
 
 #include <igraph/igraph.h>
 
+#include "tc_args.h"
 #include "tc_gen.h"
 
 /* How a family's edges become a DAG (orient_dag in tc_gen_scm.c). */
@@ -25,6 +26,16 @@ enum tc_gen_orient {
    * an edge-list file); the topological order comes from the file. */
   TC_ORIENT_FIXED = 2
 };
+
+/* One command-line option of a family: its row of twincache-gen's flag
+ * table (opt.seen is the caller's) and the families it applies to. Given
+ * alone it picks the lowest of them; with a --graph that has none of them
+ * it is refused (twincache_gen_main.c). */
+typedef struct tc_gen_option {
+  tc_opt opt;
+  unsigned families; /* bit f: family code f */
+} tc_gen_option;
+enum { TC_GEN_FAMILY_MAX_OPTS = 4 }; /* options of one family, at most */
 
 typedef struct tc_gen_family {
   int code;   /* enum twincache_family */
@@ -48,6 +59,10 @@ typedef struct tc_gen_family {
   /* 1: its identity keys follow the mechanisms' keys rather than precede
    * them (graph_file: where caches made before this table stored them). */
   int identity_late;
+  /* Writes the family's own options (at most TC_GEN_FAMILY_MAX_OPTS), their
+   * destinations in *c, to o; returns how many. They follow --graph in the
+   * flag table and in --help, family by family in code order. NULL: none. */
+  size_t (*options)(tc_gen_config *c, tc_gen_option *o);
 } tc_gen_family;
 
 /* The family of a code, or NULL for a code without a generator. Codes run

@@ -8,6 +8,7 @@
 
 #include "tc_args.h"
 #include "tc_gen.h"
+#include "tc_gen_family.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) {
@@ -15,10 +16,16 @@ static void on_signal(int sig) {
   g_stop = 1;
 }
 
-/* Argv positions of the flags that pick a graph family (0 = not given). */
+enum { N_FAMILY_OPTS = TWINCACHE_FAMILY_COUNT * TC_GEN_FAMILY_MAX_OPTS };
+
+/* Argv positions of --nodes, --graph and the families' own options (0 = not
+ * given), and which families each of those options applies to. */
 typedef struct model_seen {
-  int nodes, graph, edge_prob, expected_degree, ba_m, ws_k, ws_p, sbm_blocks, sbm_p_in, sbm_p_out, rgg_radius,
-      graph_file;
+  int nodes, graph;
+  uint32_t n_family_opts;
+  int family_opt[N_FAMILY_OPTS];
+  unsigned family_opt_families[N_FAMILY_OPTS];
+  const char *family_opt_name[N_FAMILY_OPTS];
 } model_seen;
 
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
@@ -51,7 +58,7 @@ static int parse_targets(const char *v, const tc_opt *o) {
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
 }
 
-enum { N_GEN_OPTS = 52 };
+enum { N_GEN_OPTS = 52 + N_FAMILY_OPTS };
 
 /* "a|b|c": the names of a choice from the format's one table (formats/names.c)
  * but code `skip` (-1: none), for --help. Joined once per process into buf. */
@@ -71,7 +78,9 @@ static char g_meta_family[64], g_meta_mech[64], g_meta_noise[64], g_meta_kind[64
 
 /* Every flag of twincache-gen, once: what it sets in *c, its range, its
  * --help line. The help's "{}" shows *c's value, so usage() passes the
- * defaults. Returns the number of entries written to o[N_GEN_OPTS]. */
+ * defaults. The rows up to --graph, then each family's own options (from
+ * its file, family by family in code order), then the rest. Returns the
+ * number of entries written to o[N_GEN_OPTS]. */
 static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
   const tc_opt t[] = {
       {.name = "--out", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &c->out_dir,
@@ -97,32 +106,7 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "(power-law in-degree), stochastic block model, random\n"
                "geometric, a fixed DAG (--graph-file); or a mixture\n"
                "FAMILY:WEIGHT,... drawn per graph (default {})"},
-      {.name = "--edge-prob", .meta = "P", .kind = TC_OPT_F64, .dst = &c->edge_prob, .fhi = 1,
-       .seen = &s->edge_prob, .help = "ER edge probability (default {})"},
-      {.name = "--expected-degree", .meta = "D", .kind = TC_OPT_F64, .dst = &c->expected_degree,
-       .fhi = TWINCACHE_MAX_NODES, .open = TC_OPEN_LO, .seen = &s->expected_degree, .def = "off",
-       .help = "ER: edge probability D/(n-1) instead of --edge-prob (default {})"},
-      {.name = "--ba-m", .meta = "M", .kind = TC_OPT_U32, .dst = &c->ba_m, .lo = 1,
-       .hi = TWINCACHE_MAX_NODES, .seen = &s->ba_m, .help = "BA edges per new node (default {})"},
-      {.name = "--ws-k", .meta = "K", .kind = TC_OPT_U32, .dst = &c->ws_k, .lo = 1,
-       .hi = TWINCACHE_MAX_NODES, .seen = &s->ws_k,
-       .help = "WS ring neighbours on each side, 2K < nodes (default {})"},
-      {.name = "--ws-p", .meta = "P", .kind = TC_OPT_F64, .dst = &c->ws_p, .fhi = 1, .seen = &s->ws_p,
-       .help = "WS rewiring probability (default {})"},
-      {.name = "--sbm-blocks", .meta = "B", .kind = TC_OPT_U32, .dst = &c->sbm_blocks, .lo = 1,
-       .hi = TWINCACHE_MAX_NODES, .seen = &s->sbm_blocks, .help = "SBM blocks, equal sizes (default {})"},
-      {.name = "--sbm-p-in", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_in, .fhi = 1,
-       .seen = &s->sbm_p_in, .help = "SBM edge probability inside a block (default {})"},
-      {.name = "--sbm-p-out", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_out, .fhi = 1,
-       .seen = &s->sbm_p_out, .help = "SBM edge probability between blocks (default {})"},
-      {.name = "--rgg-radius", .meta = "R", .kind = TC_OPT_F64, .dst = &c->rgg_radius, .fhi = 1.5,
-       .seen = &s->rgg_radius, .help = "RGG radius in the unit square (default {})"},
-      {.name = "--graph-file", .meta = "PATH", .kind = TC_OPT_STRING, .dst = &c->graph_file,
-       .seen = &s->graph_file, .def = "none",
-       .help = "edge list 'FROM TO' per line of a fixed DAG, node ids 0-based\n"
-               "(0..n-1; a 1-based file gains an isolated node 0), '#' comments,\n"
-               "optional 'nodes N' line (--graph file; sets --nodes) (default {})"},
-      {.help = "mechanism and noise:"},
+      {.help = "mechanism and noise:"}, /* the families' options go before this row */
       {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, TWINCACHE_MECH_MIXED, g_meta_mech, sizeof g_meta_mech),
        .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_mechanism, .def = "linear",
        .expect = "a mechanism or a per-node mixture NAME:WEIGHT,... (e.g. linear:0.5,mlp:0.3,rff:0.2)",
@@ -207,10 +191,28 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--quiet", .kind = TC_OPT_SWITCH, .dst = &c->quiet, .help = "no progress line, no summary"},
       {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
   };
-  size_t n = sizeof t / sizeof t[0];
-  _Static_assert(sizeof t / sizeof t[0] <= N_GEN_OPTS, "N_GEN_OPTS too small");
-  memcpy(o, t, sizeof t);
-  return n;
+  _Static_assert(sizeof t / sizeof t[0] <= N_GEN_OPTS - N_FAMILY_OPTS, "N_GEN_OPTS too small");
+  size_t head = 0;
+  while (!(t[head].name == NULL && t[head].help && !strcmp(t[head].help, "mechanism and noise:"))) head++;
+  memcpy(o, t, head * sizeof *t);
+  size_t n = head;
+  s->n_family_opts = 0;
+  for (int f = 0; f < TWINCACHE_FAMILY_COUNT; f++) {
+    const tc_gen_family *fam = tc_gen_family_get(f);
+    tc_gen_option fo[TC_GEN_FAMILY_MAX_OPTS];
+    size_t m = fam && fam->options ? fam->options(c, fo) : 0;
+    for (size_t k = 0; k < m; k++) {
+      uint32_t q = s->n_family_opts++;
+      o[n] = fo[k].opt;
+      o[n].seen = &s->family_opt[q];
+      s->family_opt[q] = 0;
+      s->family_opt_families[q] = fo[k].families;
+      s->family_opt_name[q] = fo[k].opt.name;
+      n++;
+    }
+  }
+  memcpy(o + n, t + head, (sizeof t / sizeof t[0] - head) * sizeof *t);
+  return n + sizeof t / sizeof t[0] - head;
 }
 
 static void usage(FILE *f) {
@@ -260,34 +262,21 @@ static int report(const tc_args_error *e) {
  * it applies to); with a --graph that has none of its families it is an
  * error. The last such flag given wins. */
 static int resolve_model(tc_gen_config *c, const model_seen *s) {
-#define FB(f) (1u << (f))
-  struct { int pos; unsigned families; const char *name; } f[] = {
-      {s->edge_prob, FB(TWINCACHE_FAMILY_ER), "--edge-prob"},
-      {s->expected_degree, FB(TWINCACHE_FAMILY_ER), "--expected-degree"},
-      {s->ba_m, FB(TWINCACHE_FAMILY_BA) | FB(TWINCACHE_FAMILY_SF), "--ba-m"},
-      {s->ws_k, FB(TWINCACHE_FAMILY_WS), "--ws-k"},
-      {s->ws_p, FB(TWINCACHE_FAMILY_WS), "--ws-p"},
-      {s->sbm_blocks, FB(TWINCACHE_FAMILY_SBM), "--sbm-blocks"},
-      {s->sbm_p_in, FB(TWINCACHE_FAMILY_SBM), "--sbm-p-in"},
-      {s->sbm_p_out, FB(TWINCACHE_FAMILY_SBM), "--sbm-p-out"},
-      {s->rgg_radius, FB(TWINCACHE_FAMILY_RGG), "--rgg-radius"},
-      {s->graph_file, FB(TWINCACHE_FAMILY_FILE), "--graph-file"}};
-  const int nf = (int)(sizeof f / sizeof f[0]);
   unsigned mix = 0;
-  for (uint32_t k = 0; k < c->n_families; k++) mix |= FB(c->families[k]);
-#undef FB
+  for (uint32_t k = 0; k < c->n_families; k++) mix |= 1u << c->families[k];
   int last = -1;
-  for (int k = 0; k < nf; k++) {
-    if (!f[k].pos) continue;
-    if (s->graph && !(f[k].families & mix)) {
-      fprintf(stderr, "twincache-gen: %s does not apply to the --graph given (see --help)\n", f[k].name);
+  for (int k = 0; k < (int)s->n_family_opts; k++) {
+    if (!s->family_opt[k]) continue;
+    if (s->graph && !(s->family_opt_families[k] & mix)) {
+      fprintf(stderr, "twincache-gen: %s does not apply to the --graph given (see --help)\n",
+              s->family_opt_name[k]);
       return 2;
     }
-    if (last < 0 || f[k].pos > f[last].pos) last = k;
+    if (last < 0 || s->family_opt[k] > s->family_opt[last]) last = k;
   }
   if (last < 0 || s->graph) return 0;
   int first = 0;
-  while (!(f[last].families & (1u << first))) first++;
+  while (!(s->family_opt_families[last] & (1u << first))) first++;
   c->n_families = 1;
   c->families[0] = (uint8_t)first;
   c->family_weights[0] = 1.0;
