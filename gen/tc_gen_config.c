@@ -91,6 +91,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
     BAD("--noise-scale");
   if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
   if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
+  if (c->targets > c->nodes_max) /* no graph could have K targets: the config would say what never happens */
+    BAD("--targets (K must be at most the largest --nodes)");
   if (c->targets_per_world_min < 1 || c->targets_per_world_max < c->targets_per_world_min ||
       c->targets_per_world_max > TWINCACHE_MAX_TARGETS)
     BAD("--targets-per-world");

@@ -160,7 +160,9 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, noise: X's noise term times v, or soft: X's mechanism redrawn (default {})"},
       {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
        .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
-       .help = "every node, or K distinct random nodes (default {})"},
+       .help = "every node, or K distinct random nodes; K at most the largest\n"
+               "--nodes, and a graph of fewer nodes intervenes on each of them\n"
+               "(default {})"},
       {.name = "--targets-per-world", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->targets_per_world_min,
        .dst2 = &c->targets_per_world_max, .lo = 1, .hi = TWINCACHE_MAX_TARGETS,
        .help = "nodes one world intervenes on at once, uniform per world\n"

@@ -126,6 +126,12 @@ int main(int argc, char **argv) {
     expect(2, "--targets-per-world (HI must be at most the largest --nodes)", x); }
   { const char *x[] = {"--out", a, "--targets-per-world", "2:11", "--nodes", "5:10", NULL};
     expect(2, "--targets-per-world", x); }
+  /* --targets K above the largest --nodes: refused likewise (every graph
+   * would intervene on all its nodes under a config recording K) */
+  { const char *x[] = {"--out", a, "--targets", "11", "--nodes", "10:10", NULL};
+    expect(2, "--targets (K must be at most the largest --nodes)", x); }
+  { const char *x[] = {"--out", a, "--targets", "4", "--nodes", "1:3", NULL};
+    expect(2, "--targets (K must be at most the largest --nodes)", x); }
   /* mixture weights whose sum overflows: refused with the reason */
   { const char *x[] = {"--out", a, "--graph", "er:1e308,ba:1e308", NULL}; expect(2, "below 1e300", x); }
   { const char *x[] = {"--out", a, "--mechanism", "linear:1e308,mlp:1e308", NULL}; expect(2, "below 1e300", x); }
