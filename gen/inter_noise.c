@@ -16,4 +16,4 @@ static float noise_draw(const tc_gen_config *c, const tc_gen_params *p, uint32_t
   return (float)tc_rng_range(ri, c->value_min, c->value_max);
 }
 
-const tc_gen_inter tc_gen_inter_noise = {TWINCACHE_INTER_NOISE, noise_check, noise_draw};
+const tc_gen_inter tc_gen_inter_noise = {TWINCACHE_INTER_NOISE, noise_check, noise_draw, NULL, NULL}; /* --values: inter_do.c */

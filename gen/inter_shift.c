@@ -2,4 +2,4 @@
  * units, also with --standardize). v is drawn by tc_gen_inter_signed_value. */
 #include "tc_gen_inter.h"
 
-const tc_gen_inter tc_gen_inter_shift = {TWINCACHE_SHIFT, NULL, tc_gen_inter_signed_value};
+const tc_gen_inter tc_gen_inter_shift = {TWINCACHE_SHIFT, NULL, tc_gen_inter_signed_value, NULL, NULL}; /* --values: inter_do.c */

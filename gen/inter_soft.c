@@ -65,4 +65,4 @@ static float soft_draw(const tc_gen_config *c, const tc_gen_params *cp, uint32_t
   return 0.0f;
 }
 
-const tc_gen_inter tc_gen_inter_soft = {TWINCACHE_INTER_SOFT, soft_check, soft_draw};
+const tc_gen_inter tc_gen_inter_soft = {TWINCACHE_INTER_SOFT, soft_check, soft_draw, NULL, NULL};

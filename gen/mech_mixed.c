@@ -30,4 +30,4 @@ static int mixed_check(const tc_gen_config *c, const char **flag) {
   return TWINCACHE_OK;
 }
 
-const tc_gen_mech tc_gen_mech_mixed = {TWINCACHE_MECH_MIXED, mixed_hidden, mixed_check, NULL};
+const tc_gen_mech tc_gen_mech_mixed = {TWINCACHE_MECH_MIXED, mixed_hidden, mixed_check, NULL, NULL, NULL, NULL};

@@ -14,7 +14,16 @@
  * bytes). */
 #include <math.h>
 
+#include <stdio.h>
+
 #include "tc_gen_mech.h"
+
+/* The MLP's bias spread, output gain and bump width as drawn before those
+ * options existed: a config with all three is written without their keys, so
+ * such a cache keeps its identity (and its bytes, with --mlp-scale 4). */
+#define MLP_BIAS_V1 0.5
+#define MLP_GAIN_V1 1.0
+#define MLP_BUMP_V1 0.0
 
 static uint32_t mlp_hidden(const tc_gen_config *c) { return c->mlp_hidden; }
 
@@ -49,4 +58,41 @@ static void mlp_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, 
 #undef PAIRED
 }
 
-const tc_gen_mech tc_gen_mech_mlp = {TWINCACHE_MECH_MLP, mlp_hidden, mlp_check, mlp_draw_node};
+static void mlp_defaults(tc_gen_config *c) {
+  c->mlp_hidden = 8;
+  c->mlp_scale = 4.0;
+  c->mlp_bias = 2.0; /* the MLP default of issue 18: linear share ~0.3 (FORMAT.md 3.6) */
+  c->mlp_gain = 3.0;
+  c->mlp_bump = 0.5;
+}
+
+/* mlp_hidden, mlp_scale (and mlp_tanh) are fixed keys; these three only off
+ * the first draw's values, so a cache drawn as before keeps its identity */
+static int mlp_identity(const tc_gen_config *c, char *buf, size_t cap) {
+  if (c->mlp_bias == MLP_BIAS_V1 && c->mlp_gain == MLP_GAIN_V1 && c->mlp_bump == MLP_BUMP_V1) return 0;
+  int w = snprintf(buf, cap, ",\"mlp_bias\":%.17g,\"mlp_gain\":%.17g,\"mlp_bump\":%.17g", c->mlp_bias, c->mlp_gain,
+                   c->mlp_bump);
+  return w >= 0 && (size_t)w < cap ? w : -1;
+}
+
+static size_t mlp_options(tc_gen_config *c, tc_opt *o) {
+  o[0] = (tc_opt){.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
+                  .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"};
+  o[1] = (tc_opt){.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
+                  .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|); small A\n"
+                                              "is nearly linear (default {})"};
+  o[2] = (tc_opt){.name = "--mlp-bias", .meta = "B", .kind = TC_OPT_F64, .dst = &c->mlp_bias, .fhi = 1000,
+                  .help = "MLP kink spread: biases ~N(0,(B*A)^2), so unit h's kink\n"
+                          "lies ~N(0,B^2) parent std devs from the centre (default {})"};
+  o[3] = (tc_opt){.name = "--mlp-bump", .meta = "W", .kind = TC_OPT_F64, .dst = &c->mlp_bump, .fhi = 1000,
+                  .help = "MLP bumps: W > 0 pairs the units into bumps W parent std\n"
+                          "devs wide (same input row, kink W*A further, opposite\n"
+                          "output weight); 0 = independent units (default {})"};
+  o[4] = (tc_opt){.name = "--mlp-gain", .meta = "G", .kind = TC_OPT_F64, .dst = &c->mlp_gain, .fhi = 1000,
+                  .open = TC_OPEN_LO, .help = "MLP output weights ~N(0,G^2/H): the mechanism's size\n"
+                                              "against the noise (default {})"};
+  return 5;
+}
+
+const tc_gen_mech tc_gen_mech_mlp = {TWINCACHE_MECH_MLP, mlp_hidden, mlp_check, mlp_draw_node,
+                                     mlp_defaults, mlp_identity, mlp_options};

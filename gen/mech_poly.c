@@ -33,4 +33,5 @@ static void poly_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j,
   }
 }
 
-const tc_gen_mech tc_gen_mech_poly = {TWINCACHE_MECH_POLY, tc_gen_mech_unit_per_parent, poly_check, poly_draw_node};
+const tc_gen_mech tc_gen_mech_poly = {TWINCACHE_MECH_POLY, tc_gen_mech_unit_per_parent, poly_check, poly_draw_node,
+                                      NULL, NULL, NULL};

@@ -10,6 +10,7 @@
  * node j ascending: W1 (unit, then parent ascending), b1, w2. A root's f is
  * the constant sum_m a_m cos(b_m). Linear weights stay 0. */
 #include <math.h>
+#include <stdio.h>
 
 #include "tc_gen_mech.h"
 
@@ -33,4 +34,24 @@ static void rff_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, 
   for (uint32_t m = 0; m < m_n; m++) blk[(size_t)H * n + H + m] = (float)(sa * tc_rng_normal(rw));
 }
 
-const tc_gen_mech tc_gen_mech_rff = {TWINCACHE_MECH_RFF, rff_hidden, rff_check, rff_draw_node};
+static void rff_defaults(tc_gen_config *c) {
+  c->rff_features = 16;
+  c->rff_lengthscale = 1.0;
+}
+
+static int rff_identity(const tc_gen_config *c, char *buf, size_t cap) {
+  int w = snprintf(buf, cap, ",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
+  return w >= 0 && (size_t)w < cap ? w : -1;
+}
+
+static size_t rff_options(tc_gen_config *c, tc_opt *o) {
+  o[0] = (tc_opt){.name = "--rff-features", .meta = "M", .kind = TC_OPT_U32, .dst = &c->rff_features, .lo = 1,
+                  .hi = TWINCACHE_MAX_HIDDEN, .help = "RFF: random Fourier features per node (default {})"};
+  o[1] = (tc_opt){.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,
+                  .fhi = 1000, .help = "RFF: the GP's RBF length scale; frequencies ~N(0,1/L^2)\n"
+                                       "(default {})"};
+  return 2;
+}
+
+const tc_gen_mech tc_gen_mech_rff = {TWINCACHE_MECH_RFF, rff_hidden, rff_check, rff_draw_node,
+                                     rff_defaults, rff_identity, rff_options};

@@ -26,4 +26,5 @@ static void sigmoid_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t
   }
 }
 
-const tc_gen_mech tc_gen_mech_sigmoid = {TWINCACHE_MECH_SIGMOID, tc_gen_mech_unit_per_parent, sigmoid_check, sigmoid_draw_node};
+const tc_gen_mech tc_gen_mech_sigmoid = {TWINCACHE_MECH_SIGMOID, tc_gen_mech_unit_per_parent, sigmoid_check, sigmoid_draw_node,
+                                         NULL, NULL, NULL};

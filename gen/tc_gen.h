@@ -32,13 +32,6 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
  * most 7 such weights stays finite */
 #define TC_GEN_MAX_WEIGHT 1e300
 
-/* The MLP's bias spread, output gain and bump width as drawn before those
- * options existed: a config with all three is written without their keys, so
- * such a cache keeps its identity (and its bytes, with --mlp-scale 4). */
-#define TC_GEN_MLP_BIAS_V1 0.5
-#define TC_GEN_MLP_GAIN_V1 1.0
-#define TC_GEN_MLP_BUMP_V1 0.0
-
 enum tc_gen_value_dist { TC_VALUES_UNIFORM = 0, TC_VALUES_SIGNED = 1 };
 
 struct tc_gen_progress;

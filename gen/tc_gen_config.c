@@ -25,15 +25,10 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->nodes_max = 10;
   c->samples = 64;
   c->mechanism = TWINCACHE_MECH_LINEAR;
-  c->weight_min = 0.5;
-  c->weight_max = 2.0;
-  c->mlp_hidden = 8;
-  c->mlp_scale = 4.0;
-  c->mlp_bias = 2.0; /* the MLP default of issue 18: linear share ~0.3 (FORMAT.md 3.6) */
-  c->mlp_gain = 3.0;
-  c->mlp_bump = 0.5;
-  c->rff_features = 16;
-  c->rff_lengthscale = 1.0;
+  for (int m = 0; m < TWINCACHE_MECH_COUNT; m++) { /* each mechanism's own options, in its file */
+    const tc_gen_mech *mech = tc_gen_mech_get(m);
+    if (mech && mech->defaults) mech->defaults(c);
+  }
   c->noise = TWINCACHE_NOISE_GAUSS;
   c->noise_scale_min = 0.5;
   c->noise_scale_max = 1.5;
@@ -44,9 +39,10 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->targets = 0;
   c->targets_per_world_min = 1;
   c->targets_per_world_max = 1;
-  c->value_dist = TC_VALUES_SIGNED;
-  c->value_min = 1.0;
-  c->value_max = 3.0;
+  for (int k = 0; k < TWINCACHE_INTER_KIND_COUNT; k++) { /* each kind's own options (--values), in its file */
+    const tc_gen_inter *inter = tc_gen_inter_get(k);
+    if (inter && inter->defaults) inter->defaults(c);
+  }
   c->seed = 0;
   c->zstd_level = 1;
   c->encoding = TWINCACHE_ENCODING_FAST;
@@ -285,10 +281,25 @@ static int family_keys(const tc_gen_config *c, int late, char *buf, size_t cap, 
   return 0;
 }
 
-/* Keys of the families a config uses, after the common ones: new families
- * add their keys here only when used, so the identity of a cache that does
- * not use them stays what it was. Returns 0, or -1 when they do not fit in
- * cap (a key dropped would change the cache's identity unseen). */
+/* The identity keys of the mechanisms c uses (alone or in its mixture), in
+ * code order, appended at buf + *used. Returns 0, or -1 when they do not
+ * fit in cap. */
+static int mech_keys(const tc_gen_config *c, char *buf, size_t cap, size_t *used) {
+  for (int m = 0; m < TWINCACHE_MECH_COUNT; m++) {
+    const tc_gen_mech *mech = tc_gen_mech_get(m);
+    if (!mech || !mech->identity || !tc_gen_uses_mechanism(c, m)) continue;
+    int w = mech->identity(c, buf + *used, cap - *used);
+    if (w < 0) return -1;
+    *used += (size_t)w;
+  }
+  return 0;
+}
+
+/* Keys of the families and mechanisms a config uses, after the common
+ * ones: new families and mechanisms add their keys here only when used, so
+ * the identity of a cache that does not use them stays what it was.
+ * Returns 0, or -1 when they do not fit in cap (a key dropped would change
+ * the cache's identity unseen). */
 static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
   size_t used = 0;
   int overflow = 0;
@@ -308,12 +319,7 @@ static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
           c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
   if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
   if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
-  if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_MLP) &&
-      (c->mlp_bias != TC_GEN_MLP_BIAS_V1 || c->mlp_gain != TC_GEN_MLP_GAIN_V1 || c->mlp_bump != TC_GEN_MLP_BUMP_V1))
-    /* only off the first draw's values: a cache drawn as before keeps its identity */
-    ADD(",\"mlp_bias\":%.17g,\"mlp_gain\":%.17g,\"mlp_bump\":%.17g", c->mlp_bias, c->mlp_gain, c->mlp_bump);
-  if (tc_gen_uses_mechanism(c, TWINCACHE_MECH_RFF)) /* only then: older caches keep their identity */
-    ADD(",\"rff_features\":%u,\"rff_length\":%.17g", c->rff_features, c->rff_lengthscale);
+  if (mech_keys(c, buf, cap, &used)) overflow = 1; /* the used mechanisms' own, in code order */
   if (family_keys(c, 1, buf, cap, &used)) overflow = 1; /* the late ones (graph_file) */
 #undef ADD
   return overflow ? -1 : 0;

@@ -9,6 +9,7 @@
 #ifndef TC_GEN_INTER_H
 #define TC_GEN_INTER_H
 
+#include "tc_args.h"
 #include "tc_common.h"
 #include "tc_gen.h"
 #include "tc_gen_mech.h"
@@ -23,7 +24,19 @@ typedef struct tc_gen_inter {
    * pure function of (seed, i, config)); a kind with parameters of its own
    * (SOFT) also writes them to soft (twincache_soft_stride floats). */
   float (*draw)(const tc_gen_config *c, const tc_gen_params *p, uint32_t target, float *soft, tc_rng *ri);
+  /* Sets the kind's own options in *c to their defaults (called by
+   * tc_gen_config_default for every kind). NULL: it has none. Its identity
+   * keys are the config's fixed value_dist, value_min, value_max (there for
+   * every cache, as "intervention" and "targets" are). */
+  void (*defaults)(tc_gen_config *c);
+  /* Writes the kind's own options (at most TC_GEN_INTER_MAX_OPTS), their
+   * destinations in *c, to o; returns how many. They follow --targets-per-
+   * world in the flag table and in --help, kind by kind in code order, and
+   * are taken whatever --intervention says (their values are part of the
+   * config). NULL: none. */
+  size_t (*options)(tc_gen_config *c, tc_opt *o);
 } tc_gen_inter;
+enum { TC_GEN_INTER_MAX_OPTS = 2 }; /* options of one kind, at most */
 
 /* The kind of a code, or NULL. */
 const tc_gen_inter *tc_gen_inter_get(int code);

@@ -8,6 +8,7 @@
 #ifndef TC_GEN_MECH_H
 #define TC_GEN_MECH_H
 
+#include "tc_args.h"
 #include "tc_common.h"
 #include "tc_gen.h"
 
@@ -35,7 +36,25 @@ typedef struct tc_gen_mech {
    * The caller has zeroed the weights, pa_w and the blocks and calls it for
    * j ascending. NULL for MIXED (tc_gen_scm.c picks a component per node). */
   void (*draw_node)(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw);
+  /* Sets the mechanism's own options in *c to their defaults (called by
+   * tc_gen_config_default for every mechanism). NULL: it has none. */
+  void (*defaults)(tc_gen_config *c);
+  /* The mechanism's identity keys in the config JSON, written only when the
+   * config uses it (alone or in a mixture), after the common optional keys
+   * (iscm, hetero), mechanisms in code order: ",\"key\":value..." into buf
+   * (cap bytes). Returns the bytes written (0: none for this config), or -1
+   * when they do not fit. NULL: none beyond the config's fixed keys
+   * (weight_min, weight_max, mlp_hidden, mlp_scale are there for every
+   * cache, mlp_tanh for an MLP cache). */
+  int (*identity)(const tc_gen_config *c, char *buf, size_t cap);
+  /* Writes the mechanism's own options (at most TC_GEN_MECH_MAX_OPTS), their
+   * destinations in *c, to o; returns how many. They follow --mechanism in
+   * the flag table and in --help, mechanism by mechanism in code order, and
+   * are taken whatever --mechanism says (their values are part of the
+   * config). NULL: none. */
+  size_t (*options)(tc_gen_config *c, tc_opt *o);
 } tc_gen_mech;
+enum { TC_GEN_MECH_MAX_OPTS = 5 }; /* options of one mechanism, at most */
 
 /* The mechanism of a code, or NULL. */
 const tc_gen_mech *tc_gen_mech_get(int code);

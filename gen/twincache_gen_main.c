@@ -9,6 +9,8 @@
 #include "tc_args.h"
 #include "tc_gen.h"
 #include "tc_gen_family.h"
+#include "tc_gen_inter.h"
+#include "tc_gen_mech.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) {
@@ -29,7 +31,6 @@ typedef struct model_seen {
 } model_seen;
 
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
-static const char *const k_value_dists[] = {"uniform", "signed", NULL}; /* tc_gen_value_dist */
 
 /* Why the last --graph/--mechanism value was refused (the parser's message,
  * "--graph: bad weight after 'er:' ..."), for report(); "" = no reason. */
@@ -58,7 +59,12 @@ static int parse_targets(const char *v, const tc_opt *o) {
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
 }
 
-enum { N_GEN_OPTS = 52 + N_FAMILY_OPTS };
+enum {
+  N_MECH_OPTS = TWINCACHE_MECH_COUNT * TC_GEN_MECH_MAX_OPTS,
+  N_INTER_OPTS = TWINCACHE_INTER_KIND_COUNT * TC_GEN_INTER_MAX_OPTS,
+  N_OWN_OPTS = 48, /* twincache-gen's own rows (gen_opts' tables), at most */
+  N_GEN_OPTS = N_OWN_OPTS + N_FAMILY_OPTS + N_MECH_OPTS + N_INTER_OPTS
+};
 
 /* "a|b|c": the names of a choice from the format's one table (formats/names.c)
  * but code `skip` (-1: none), for --help. Joined once per process into buf. */
@@ -79,10 +85,12 @@ static char g_meta_family[64], g_meta_mech[64], g_meta_noise[64], g_meta_kind[64
 /* Every flag of twincache-gen, once: what it sets in *c, its range, its
  * --help line. The help's "{}" shows *c's value, so usage() passes the
  * defaults. The rows up to --graph, then each family's own options (from
- * its file, family by family in code order), then the rest. Returns the
- * number of entries written to o[N_GEN_OPTS]. */
+ * its file, family by family in code order), the mechanism rows, each
+ * mechanism's own options (likewise), the noise and intervention rows,
+ * each intervention kind's own options (likewise), then the rest. Returns
+ * the number of entries written to o[N_GEN_OPTS]. */
 static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
-  const tc_opt t[] = {
+  const tc_opt head[] = {
       {.name = "--out", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &c->out_dir,
        .help = "cache directory, created if missing (required)"},
       {.name = "--graphs", .meta = "N", .kind = TC_OPT_U64, .dst = &c->graphs, .hi = TC_GEN_MAX_GRAPHS,
@@ -106,7 +114,9 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "(power-law in-degree), stochastic block model, random\n"
                "geometric, a fixed DAG (--graph-file); or a mixture\n"
                "FAMILY:WEIGHT,... drawn per graph (default {})"},
-      {.help = "mechanism and noise:"}, /* the families' options go before this row */
+  };
+  const tc_opt mech[] = {
+      {.help = "mechanism and noise:"},
       {.name = "--mechanism", .meta = choice_meta(TWINCACHE_CHOICE_MECHANISM, TWINCACHE_MECH_MIXED, g_meta_mech, sizeof g_meta_mech),
        .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_mechanism, .def = "linear",
        .expect = "a mechanism or a per-node mixture NAME:WEIGHT,... (e.g. linear:0.5,mlp:0.3,rff:0.2)",
@@ -114,29 +124,8 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "draw), additive sigmoids or additive clamped quadratics of\n"
                "the parents, or a per-node mixture NAME:W,...; additive\n"
                "noise (default {})"},
-      {.name = "--weights", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->weight_min,
-       .dst2 = &c->weight_max, .fhi = 1e6, .open = TC_OPEN_HI,
-       .help = "linear weights +-[LO,HI), random sign (default {})"},
-      {.name = "--mlp-hidden", .meta = "H", .kind = TC_OPT_U32, .dst = &c->mlp_hidden, .lo = 1,
-       .hi = TWINCACHE_MAX_HIDDEN, .help = "MLP hidden units (default {})"},
-      {.name = "--mlp-scale", .meta = "A", .kind = TC_OPT_F64, .dst = &c->mlp_scale, .fhi = 1000,
-       .open = TC_OPEN_LO, .help = "MLP nonlinearity: input weights ~N(0,A^2/|pa|); small A\n"
-                                   "is nearly linear (default {})"},
-      {.name = "--mlp-bias", .meta = "B", .kind = TC_OPT_F64, .dst = &c->mlp_bias, .fhi = 1000,
-       .help = "MLP kink spread: biases ~N(0,(B*A)^2), so unit h's kink\n"
-               "lies ~N(0,B^2) parent std devs from the centre (default {})"},
-      {.name = "--mlp-bump", .meta = "W", .kind = TC_OPT_F64, .dst = &c->mlp_bump, .fhi = 1000,
-       .help = "MLP bumps: W > 0 pairs the units into bumps W parent std\n"
-               "devs wide (same input row, kink W*A further, opposite\n"
-               "output weight); 0 = independent units (default {})"},
-      {.name = "--mlp-gain", .meta = "G", .kind = TC_OPT_F64, .dst = &c->mlp_gain, .fhi = 1000,
-       .open = TC_OPEN_LO, .help = "MLP output weights ~N(0,G^2/H): the mechanism's size\n"
-                                   "against the noise (default {})"},
-      {.name = "--rff-features", .meta = "M", .kind = TC_OPT_U32, .dst = &c->rff_features, .lo = 1,
-       .hi = TWINCACHE_MAX_HIDDEN, .help = "RFF: random Fourier features per node (default {})"},
-      {.name = "--rff-length", .meta = "L", .kind = TC_OPT_F64, .dst = &c->rff_lengthscale, .flo = 1e-3,
-       .fhi = 1000, .help = "RFF: the GP's RBF length scale; frequencies ~N(0,1/L^2)\n"
-                            "(default {})"},
+  };
+  const tc_opt mid[] = {
       {.name = "--noise", .meta = choice_meta(TWINCACHE_CHOICE_NOISE, -1, g_meta_noise, sizeof g_meta_noise),
        .kind = TC_OPT_CHOICE, .dst = &c->noise, .choices = twincache_choice_names(TWINCACHE_CHOICE_NOISE),
        .help = "standard N(0,1), Laplace(0,1), U[-1,1), Cauchy(0,1),\n"
@@ -170,12 +159,8 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "the union of their descendants); HI at most the largest --nodes,\n"
                "and a graph of fewer nodes than drawn intervenes on all of them\n"
                "(default {})"},
-      {.name = "--values", .meta = "LO:HI", .kind = TC_OPT_F64_PAIR, .dst = &c->value_min,
-       .dst2 = &c->value_max, .flo = -1e6, .fhi = 1e6, .open = TC_OPEN_LO | TC_OPEN_HI,
-       .help = "intervention values (default {})"},
-      {.name = "--value-dist", .meta = "uniform|signed", .kind = TC_OPT_CHOICE, .dst = &c->value_dist,
-       .choices = k_value_dists,
-       .help = "v in [LO,HI), or +-[LO,HI) with random sign (default {})"},
+  };
+  const tc_opt tail[] = {
       {.help = "storage:"},
       {.name = "--zstd-level", .meta = "L", .kind = TC_OPT_INT, .dst = &c->zstd_level, .lo = 1, .hi = 19,
        .help = "zstd level 1..19 of the small encoding (default {})"},
@@ -193,11 +178,11 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--quiet", .kind = TC_OPT_SWITCH, .dst = &c->quiet, .help = "no progress line, no summary"},
       {.name = "--help", .kind = TC_OPT_SWITCH, .help = "this text"},
   };
-  _Static_assert(sizeof t / sizeof t[0] <= N_GEN_OPTS - N_FAMILY_OPTS, "N_GEN_OPTS too small");
-  size_t head = 0;
-  while (!(t[head].name == NULL && t[head].help && !strcmp(t[head].help, "mechanism and noise:"))) head++;
-  memcpy(o, t, head * sizeof *t);
-  size_t n = head;
+  _Static_assert((sizeof head + sizeof mech + sizeof mid + sizeof tail) / sizeof head[0] <= N_OWN_OPTS,
+                 "N_OWN_OPTS too small");
+  size_t n = 0;
+#define ROWS(rows_) (memcpy(o + n, rows_, sizeof rows_), n += sizeof rows_ / sizeof rows_[0])
+  ROWS(head);
   s->n_family_opts = 0;
   for (int f = 0; f < TWINCACHE_FAMILY_COUNT; f++) {
     const tc_gen_family *fam = tc_gen_family_get(f);
@@ -213,8 +198,19 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       n++;
     }
   }
-  memcpy(o + n, t + head, (sizeof t / sizeof t[0] - head) * sizeof *t);
-  return n + sizeof t / sizeof t[0] - head;
+  ROWS(mech);
+  for (int m = 0; m < TWINCACHE_MECH_COUNT; m++) {
+    const tc_gen_mech *mk = tc_gen_mech_get(m);
+    if (mk && mk->options) n += mk->options(c, o + n);
+  }
+  ROWS(mid);
+  for (int k = 0; k < TWINCACHE_INTER_KIND_COUNT; k++) {
+    const tc_gen_inter *in = tc_gen_inter_get(k);
+    if (in && in->options) n += in->options(c, o + n);
+  }
+  ROWS(tail);
+#undef ROWS
+  return n;
 }
 
 static void usage(FILE *f) {
