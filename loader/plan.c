@@ -1,0 +1,163 @@
+/* plan.c — the stream plan (tc_plan.h): pure arithmetic from a batch
+ * number to epoch, positions and graphs, and the resume state's checks. */
+#include <string.h>
+
+#include "tc_common.h"
+#include "tc_error.h"
+#include "tc_plan.h"
+
+/* The permutation key of epoch e. */
+static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
+  tc_rng r;
+  tc_rng_init(&r, seed, epoch);
+  return tc_rng_u64(&r);
+}
+
+/* This rank's batches of an epoch segment starting at position start, and
+ * the end of the segment's positions (padding included, drop_last applied). */
+static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
+  uint64_t G = p->batch, W = p->world, left = p->n - start, batches;
+  if (p->equal) { /* G*W <= 2^16 * 2^32: no overflow */
+    batches = p->drop_last ? left / (G * W) : (left + G * W - 1) / (G * W);
+    *end = start + batches * G * W;
+  } else {
+    uint64_t global = p->drop_last ? left / G : (left + G - 1) / G;
+    batches = global > p->rank ? (global - p->rank + W - 1) / W : 0;
+    *end = p->drop_last ? start + global * G : p->n;
+  }
+  return batches;
+}
+
+int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n) {
+  memset(p, 0, sizeof *p);
+  if (n == 0 || o->batch_size == 0 || o->world_size == 0 || o->rank >= o->world_size)
+    return tc_error_set(TWINCACHE_EINVAL, "stream plan: empty range, batch or world, or rank >= world_size");
+  p->seed = o->seed;
+  p->cache_tag = cache_tag;
+  p->begin = begin;
+  p->n = n;
+  p->batch = o->batch_size;
+  p->world = o->world_size;
+  p->rank = o->rank;
+  p->epochs = o->epochs;
+  p->shuffle = o->shuffle != 0;
+  p->drop_last = o->drop_last != 0;
+  p->equal = o->equal_ranks && o->world_size > 1;
+  uint64_t end;
+  p->bpe = segment(p, 0, &end);
+  return tc_plan_set_origin(p, 0);
+}
+
+int tc_plan_set_origin(tc_plan *p, uint64_t origin) {
+  uint64_t e0 = origin / p->n, p0 = origin % p->n, end;
+  if (p->epochs && (e0 > p->epochs || (e0 == p->epochs && p0 != 0)))
+    return tc_error_set(TWINCACHE_EINVAL, "resume state: position %llu graphs is past the end of the %u epochs "
+                        "of %llu graphs", (unsigned long long)origin, p->epochs, (unsigned long long)p->n);
+  p->origin_epoch = e0;
+  p->origin_pos = p0;
+  p->first_bpe = segment(p, p0, &end);
+  if (p->epochs == 0)
+    p->total = p->bpe ? UINT64_MAX : 0;
+  else
+    p->total = e0 >= p->epochs ? 0 : p->first_bpe + (p->epochs - 1 - e0) * p->bpe;
+  return TWINCACHE_OK;
+}
+
+void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
+  uint64_t start, j, end;
+  if (seq < p->first_bpe) {
+    b->epoch = p->origin_epoch;
+    b->epoch_first_seq = 0;
+    b->epoch_batches = p->first_bpe;
+    start = p->origin_pos;
+    j = seq;
+  } else { /* seq < total: bpe > 0 */
+    uint64_t s = seq - p->first_bpe;
+    b->epoch = p->origin_epoch + 1 + s / p->bpe;
+    j = s % p->bpe;
+    b->epoch_first_seq = seq - j;
+    b->epoch_batches = p->bpe;
+    start = 0;
+  }
+  segment(p, start, &end);
+  b->first = start + (j * p->world + p->rank) * p->batch;
+  b->count = end - b->first < p->batch ? (uint32_t)(end - b->first) : p->batch;
+  b->key = p->shuffle ? epoch_key(p->seed, b->epoch) : 0;
+  b->borrow = b->first + b->count;
+}
+
+uint64_t tc_plan_index(const tc_plan *p, uint64_t key, uint64_t pos) {
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
+  return p->begin + (p->shuffle ? tc_permute(q, p->n, key) : q);
+}
+
+uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
+  uint64_t step = (uint64_t)p->batch * p->world;
+  if (seq == 0) return p->origin_epoch * p->n + p->origin_pos;
+  if (seq < p->first_bpe) return p->origin_epoch * p->n + p->origin_pos + seq * step;
+  uint64_t s = seq - p->first_bpe;
+  if (p->bpe == 0) return (p->origin_epoch + 1) * p->n;
+  return (p->origin_epoch + 1 + s / p->bpe) * p->n + (s % p->bpe) * step;
+}
+
+int tc_plan_epoch_seq(const tc_plan *p, uint64_t epoch, uint64_t *seq) {
+  if (epoch < p->origin_epoch || (epoch == p->origin_epoch && p->origin_pos != 0))
+    return tc_error_set(TWINCACHE_EINVAL, "epoch %llu begins before this stream's start (epoch %llu, position "
+                        "%llu)", (unsigned long long)epoch, (unsigned long long)p->origin_epoch,
+                        (unsigned long long)p->origin_pos);
+  if (p->epochs && epoch >= p->epochs)
+    return tc_error_set(TWINCACHE_EINVAL, "epoch %llu is past the stream's %u epochs", (unsigned long long)epoch,
+                        p->epochs);
+  *seq = epoch == p->origin_epoch ? 0 : p->first_bpe + (epoch - p->origin_epoch - 1) * p->bpe;
+  return TWINCACHE_OK;
+}
+
+void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *s) {
+  memset(s, 0, sizeof *s);
+  s->magic = TWINCACHE_LOADER_STATE_MAGIC;
+  s->version = TWINCACHE_LOADER_STATE_VERSION;
+  s->seed = p->seed;
+  s->cache_tag = p->cache_tag;
+  s->index_begin = p->begin;
+  s->index_end = p->begin + p->n;
+  s->batch_size = p->batch;
+  s->world_size = p->world;
+  s->rank = p->rank;
+  s->shuffle = p->shuffle;
+  s->drop_last = p->drop_last;
+  s->equal_ranks = p->equal;
+  s->next_seq = next_seq;
+}
+
+int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_seq) {
+  if (r->seed != p->seed)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
+                        (unsigned long long)r->seed, (unsigned long long)p->seed);
+  if (r->magic != 0) {
+    twincache_loader_state want;
+    tc_plan_state(p, 0, &want);
+#define TC_RESUME_FIELD(f)                                                                      \
+  if (r->f != want.f)                                                                           \
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
+                        (unsigned long long)r->f, (unsigned long long)want.f);
+    TC_RESUME_FIELD(magic)
+    TC_RESUME_FIELD(version)
+    TC_RESUME_FIELD(reserved)
+    TC_RESUME_FIELD(cache_tag)
+    TC_RESUME_FIELD(batch_size)
+    TC_RESUME_FIELD(world_size)
+    TC_RESUME_FIELD(rank)
+    TC_RESUME_FIELD(shuffle)
+    TC_RESUME_FIELD(drop_last)
+    TC_RESUME_FIELD(equal_ranks)
+    TC_RESUME_FIELD(index_begin)
+    TC_RESUME_FIELD(index_end)
+#undef TC_RESUME_FIELD
+  }
+  if (p->total != UINT64_MAX && r->next_seq > p->total)
+    return tc_error_set(TWINCACHE_EINVAL,
+                        "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                        (unsigned long long)r->next_seq, (unsigned long long)p->total);
+  *next_seq = r->next_seq;
+  return TWINCACHE_OK;
+}
