@@ -976,48 +976,73 @@ void twincache_loader_state_encode(const twincache_loader_state *s,
   put_le(buf + 0, s->seed, 8);
   put_le(buf + 8, s->next_seq, 8);
   put_le(buf + 16, s->magic, 4);
-  put_le(buf + 20, s->version, 4);
+  buf[20] = (uint8_t)TWINCACHE_LOADER_STATE_VERSION;
+  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2);
+  put_le(buf + 22, (uint16_t)(s->batch_size - 1), 2);
   put_le(buf + 24, s->cache_tag, 8);
   put_le(buf + 32, s->index_begin, 8);
   put_le(buf + 40, s->index_end, 8);
-  put_le(buf + 48, s->batch_size, 4);
-  put_le(buf + 52, s->world_size, 4);
-  put_le(buf + 56, s->rank, 4);
-  buf[60] = s->shuffle;
-  buf[61] = s->drop_last;
-  buf[62] = s->equal_ranks;
-  buf[63] = s->reserved;
+  put_le(buf + 48, s->origin, 8);
+  put_le(buf + 56, s->world_size, 4);
+  put_le(buf + 60, s->rank, 4);
 }
 
 int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],
                                   twincache_loader_state *s) {
   twincache_loader_state r;
+  memset(&r, 0, sizeof r);
   r.seed = get_le(buf + 0, 8);
   r.next_seq = get_le(buf + 8, 8);
   r.magic = (uint32_t)get_le(buf + 16, 4);
-  r.version = (uint32_t)get_le(buf + 20, 4);
   r.cache_tag = get_le(buf + 24, 8);
   r.index_begin = get_le(buf + 32, 8);
   r.index_end = get_le(buf + 40, 8);
-  r.batch_size = (uint32_t)get_le(buf + 48, 4);
-  r.world_size = (uint32_t)get_le(buf + 52, 4);
-  r.rank = (uint32_t)get_le(buf + 56, 4);
-  r.shuffle = buf[60];
-  r.drop_last = buf[61];
-  r.equal_ranks = buf[62];
-  r.reserved = buf[63];
-  if (r.magic != TWINCACHE_LOADER_STATE_MAGIC || r.version != TWINCACHE_LOADER_STATE_VERSION || r.reserved != 0) {
+  int ok = r.magic == TWINCACHE_LOADER_STATE_MAGIC;
+  if (get_le(buf + 20, 4) == 1) { /* version 1: before elastic resume */
+    r.version = 1;
+    r.batch_size = (uint32_t)get_le(buf + 48, 4);
+    r.world_size = (uint32_t)get_le(buf + 52, 4);
+    r.rank = (uint32_t)get_le(buf + 56, 4);
+    r.shuffle = buf[60];
+    r.drop_last = buf[61];
+    r.equal_ranks = buf[62];
+    ok = ok && buf[63] == 0;
+  } else {
+    r.version = buf[20];
+    r.shuffle = buf[21] & 1;
+    r.drop_last = buf[21] >> 1 & 1;
+    r.equal_ranks = buf[21] >> 2 & 1;
+    r.batch_size = (uint32_t)get_le(buf + 22, 2) + 1;
+    r.origin = get_le(buf + 48, 8);
+    r.world_size = (uint32_t)get_le(buf + 56, 4);
+    r.rank = (uint32_t)get_le(buf + 60, 4);
+    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~7u) == 0;
+  }
+  if (!ok) {
     memset(s, 0, sizeof *s);
-    return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u, "
-                        "reserved %u; expected %#x, %u, 0)", (unsigned)r.magic, (unsigned)r.version,
-                        (unsigned)r.reserved, (unsigned)TWINCACHE_LOADER_STATE_MAGIC,
-                        (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+    return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u at "
+                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0x7)",
+                        (unsigned)r.magic, (unsigned)buf[20], (unsigned)buf[21],
+                        (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }
   *s = r;
   return TWINCACHE_OK;
 }
 
 uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l) { return l->plan.bpe; }
+uint64_t twincache_loader_batches_total(const twincache_loader *l) { return l->plan.total; }
+
+uint64_t twincache_loader_epoch_end(const twincache_loader *l, uint64_t seq) {
+  if (seq >= l->plan.total) return l->plan.total;
+  tc_plan_batch b;
+  tc_plan_batch_at(&l->plan, seq, &b);
+  return b.epoch_first_seq + b.epoch_batches;
+}
+
+int twincache_loader_epoch_state(const twincache_loader *l, uint64_t epoch, twincache_loader_state *s) {
+  if (!l || !s) return tc_error_set(TWINCACHE_EINVAL, "twincache_loader_epoch_state: NULL argument");
+  return tc_plan_epoch_state(&l->plan, epoch, s);
+}
 const twincache_dims *twincache_loader_dims(const twincache_loader *l) {
   return twincache_cache_dims(l->cache);
 }

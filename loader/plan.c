@@ -127,37 +127,96 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->drop_last = p->drop_last;
   s->equal_ranks = p->equal;
   s->next_seq = next_seq;
+  s->origin = p->origin_epoch * p->n + p->origin_pos;
+}
+
+int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
+  uint64_t seq;
+  if (p->epochs && epoch >= p->epochs)
+    return tc_error_set(TWINCACHE_EINVAL, "epoch %llu is past the stream's %u epochs", (unsigned long long)epoch,
+                        p->epochs);
+  if (tc_plan_epoch_seq(p, epoch, &seq) == TWINCACHE_OK) {
+    tc_plan_state(p, seq, s);
+  } else { /* before this stream's start: a stream that starts there */
+    tc_error_clear();
+    tc_plan_state(p, 0, s);
+    s->origin = epoch * p->n;
+  }
+  return TWINCACHE_OK;
+}
+
+/* A state's flag field must be 0 or 1. */
+static int check_flag(const char *name, unsigned v) {
+  if (v <= 1) return TWINCACHE_OK;
+  return tc_error_set(TWINCACHE_EINVAL, "resume state field %s is %u, not 0 or 1", name, v);
 }
 
 int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_seq) {
+  int rc;
   if (r->seed != p->seed)
     return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
                         (unsigned long long)r->seed, (unsigned long long)p->seed);
-  if (r->magic != 0) {
-    twincache_loader_state want;
-    tc_plan_state(p, 0, &want);
-#define TC_RESUME_FIELD(f)                                                                      \
-  if (r->f != want.f)                                                                           \
+  if (r->magic == 0) { /* {seed, next_seq} by hand: a position in this loader's own stream */
+    if (p->total != UINT64_MAX && r->next_seq > p->total)
+      return tc_error_set(TWINCACHE_EINVAL,
+                          "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                          (unsigned long long)r->next_seq, (unsigned long long)p->total);
+    *next_seq = r->next_seq;
+    return TWINCACHE_OK;
+  }
+  if (r->magic != TWINCACHE_LOADER_STATE_MAGIC)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field magic %#x is not a loader state's (%#x)",
+                        (unsigned)r->magic, (unsigned)TWINCACHE_LOADER_STATE_MAGIC);
+  if (r->version != 1 && r->version != TWINCACHE_LOADER_STATE_VERSION)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field version %u is not 1 or %u (this library's)",
+                        (unsigned)r->version, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+  if (r->version == 1 && r->origin != 0)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field origin %llu: a version 1 state has none",
+                        (unsigned long long)r->origin);
+  twincache_loader_state want;
+  tc_plan_state(p, 0, &want);
+#define TC_RESUME_FIELD(f)                                                                                    \
+  if (r->f != want.f)                                                                                         \
     return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
                         (unsigned long long)r->f, (unsigned long long)want.f);
-    TC_RESUME_FIELD(magic)
-    TC_RESUME_FIELD(version)
-    TC_RESUME_FIELD(reserved)
-    TC_RESUME_FIELD(cache_tag)
-    TC_RESUME_FIELD(batch_size)
-    TC_RESUME_FIELD(world_size)
-    TC_RESUME_FIELD(rank)
-    TC_RESUME_FIELD(shuffle)
-    TC_RESUME_FIELD(drop_last)
-    TC_RESUME_FIELD(equal_ranks)
-    TC_RESUME_FIELD(index_begin)
-    TC_RESUME_FIELD(index_end)
+  TC_RESUME_FIELD(reserved)
+  TC_RESUME_FIELD(cache_tag)
+  TC_RESUME_FIELD(shuffle)
+  TC_RESUME_FIELD(drop_last)
+  TC_RESUME_FIELD(index_begin)
+  TC_RESUME_FIELD(index_end)
 #undef TC_RESUME_FIELD
-  }
-  if (p->total != UINT64_MAX && r->next_seq > p->total)
+  if ((rc = check_flag("equal_ranks", r->equal_ranks)) != TWINCACHE_OK) return rc;
+  if (r->batch_size == 0 || r->batch_size > 65536 || r->world_size == 0 || r->rank >= r->world_size)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u, rank %u describe no "
+                        "stream", (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)r->rank);
+  /* the stream the state was taken in: its world, this loader's epochs */
+  tc_plan q = *p;
+  q.batch = r->batch_size;
+  q.world = r->world_size;
+  q.rank = r->rank;
+  q.equal = r->equal_ranks && r->world_size > 1;
+  uint64_t end;
+  q.bpe = segment(&q, 0, &end);
+  if ((rc = tc_plan_set_origin(&q, r->origin)) != TWINCACHE_OK) return rc;
+  if (q.total != UINT64_MAX && r->next_seq > q.total)
     return tc_error_set(TWINCACHE_EINVAL,
                         "resume state next_seq %llu is past the end of the stream (%llu batches)",
-                        (unsigned long long)r->next_seq, (unsigned long long)p->total);
-  *next_seq = r->next_seq;
+                        (unsigned long long)r->next_seq, (unsigned long long)q.total);
+  int in_step = q.world == 1 || q.equal; /* every rank at the same next_seq has read the same prefix */
+  if (q.batch == p->batch && q.world == p->world && q.equal == p->equal && (in_step || q.rank == p->rank)) {
+    if ((rc = tc_plan_set_origin(p, r->origin)) != TWINCACHE_OK) return rc;
+    *next_seq = r->next_seq; /* the same stream: continue its numbering */
+    return TWINCACHE_OK;
+  }
+  if (!in_step)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state of rank %u of world_size %u with equal_ranks 0 resumes "
+                        "only with the same batch_size, world_size, rank and equal_ranks (its ranks do not "
+                        "read in step; this loader: batch_size %u, rank %u of %u, equal_ranks %u)",
+                        (unsigned)r->rank, (unsigned)r->world_size, (unsigned)p->batch, (unsigned)p->rank,
+                        (unsigned)p->world, (unsigned)p->equal);
+  /* elastic: continue the global order where every rank of the old world stood */
+  if ((rc = tc_plan_set_origin(p, tc_plan_consumed(&q, r->next_seq))) != TWINCACHE_OK) return rc;
+  *next_seq = 0;
   return TWINCACHE_OK;
 }

@@ -92,6 +92,11 @@ int tc_plan_epoch_seq(const tc_plan *p, uint64_t epoch, uint64_t *seq);
 /* The state of position next_seq (rank-independent except the rank field). */
 void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *s);
 
+/* A state positioned at the first batch of `epoch`: in this stream when the
+ * epoch starts after its origin, else a stream whose origin is the epoch's
+ * start. TWINCACHE_EINVAL past a finite stream's epochs. */
+int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s);
+
 /* Turns a resume state into plan p's origin and next batch: *next_seq, with
  * p's origin moved where the state says. See twincache_loader_open for the
  * rules. Returns 0, or TWINCACHE_EINVAL with a message naming the field. */

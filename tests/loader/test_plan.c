@@ -7,7 +7,11 @@
  * - per epoch, the ranks' valid positions are each position of [0, n)
  *   exactly once (those before the drop_last cut), in global order;
  * - equal ranks: every rank has the same batch count and full batches;
- * - a resume at any batch continues the stream it was taken from. */
+ * - a resume at any batch continues the stream it was taken from;
+ * - elastic: a state taken at world size W after any number of batches,
+ *   resumed at W' (and another batch size), then again at W'': the ranks'
+ *   valid positions in global order are each epoch's positions once, in
+ *   order, as one rank reads them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,7 +148,9 @@ static void check_same_world_resume(uint64_t n, uint32_t G, uint32_t W, int drop
         tc_plan_batch a, b;
         tc_plan_batch_at(&p, k, &a);
         tc_plan_batch_at(&q, k - seq + next, &b);
-        TC_CHECK(!memcmp(&a, &b, sizeof a));
+        TC_CHECK(a.epoch == b.epoch && a.first == b.first && a.count == b.count && a.key == b.key &&
+                 a.borrow == b.borrow && a.epoch_first_seq == b.epoch_first_seq &&
+                 a.epoch_batches == b.epoch_batches);
       }
     }
     twincache_loader_state s;
@@ -161,6 +167,73 @@ static void check_same_world_resume(uint64_t n, uint32_t G, uint32_t W, int drop
   }
 }
 
+/* Reads `steps` batches (0 = to the end) from every rank of a world in step
+ * and appends the valid (epoch, position) pairs to log; returns rank 0's
+ * state after them. */
+static twincache_loader_state read_world(uint64_t n, uint32_t G, uint32_t W, int drop, uint32_t epochs,
+                                         const twincache_loader_state *resume, uint64_t steps, uint64_t *log,
+                                         size_t *len, size_t cap) {
+  tc_plan p[8];
+  uint64_t next[8];
+  for (uint32_t r = 0; r < W; r++) {
+    twincache_loader_options o;
+    options(&o, G, W, r, drop, 1, epochs, 1);
+    TC_REQUIRE(tc_plan_init(&p[r], &o, 9, 0, n) == 0);
+    next[r] = 0;
+    if (resume) TC_REQUIRE(tc_plan_resume(&p[r], resume, &next[r]) == 0, "%s", twincache_last_error());
+    TC_CHECK(p[r].total == p[0].total && next[r] == next[0], "ranks in step");
+  }
+  uint64_t end = steps ? next[0] + steps : p[0].total;
+  if (end > p[0].total) end = p[0].total;
+  for (uint64_t seq = next[0]; seq < end; seq++)
+    for (uint32_t r = 0; r < W; r++) {
+      tc_plan_batch b;
+      tc_plan_batch_at(&p[r], seq, &b);
+      for (uint32_t g = 0; g < b.count; g++)
+        if (b.first + g < n) {
+          TC_REQUIRE(*len < cap);
+          log[(*len)++] = b.epoch * n + b.first + g;
+        }
+    }
+  twincache_loader_state s;
+  tc_plan_state(&p[0], end, &s);
+  return s;
+}
+
+static void check_elastic(uint64_t n, int drop) {
+  enum { E = 3 };
+  static const uint32_t worlds[][2] = {{4, 2}, {2, 5}, {3, 3}, {1, 7}}; /* (W, G) */
+  size_t cap = (size_t)E * n;
+  uint64_t *log = malloc(cap * sizeof *log);
+  TC_REQUIRE(log != NULL);
+  for (size_t a = 0; a < 4; a++)
+    for (size_t b = 0; b < 4; b++)
+      for (size_t c = 0; c < 4; c++) {
+        if (a == b || b == c) continue;
+        /* steps of the first two worlds: every cut up to past an epoch */
+        for (uint64_t s1 = 0; s1 <= 2 * n / (worlds[a][0] * worlds[a][1]) + 2; s1 += 1)
+          for (uint64_t s2 = 1; s2 <= 3; s2++) {
+            size_t len = 0;
+            twincache_loader_state st1 =
+                read_world(n, worlds[a][1], worlds[a][0], drop, E, NULL, s1 ? s1 : 1, log, &len, cap);
+            twincache_loader_state st2 =
+                read_world(n, worlds[b][1], worlds[b][0], drop, E, &st1, s2, log, &len, cap);
+            read_world(n, worlds[c][1], worlds[c][0], drop, E, &st2, 0, log, &len, cap);
+            /* in global order, strictly increasing, and (without drop_last) every position */
+            int bad = 0;
+            for (size_t i = 1; i < len; i++) bad |= log[i] <= log[i - 1];
+            if (!drop) bad |= len != cap;
+            if (bad) {
+              TC_FAIL("n %llu drop %d worlds %zu->%zu->%zu steps %llu,%llu: %zu positions, not the global order",
+                      (unsigned long long)n, drop, a, b, c, (unsigned long long)s1, (unsigned long long)s2, len);
+              free(log);
+              return;
+            }
+          }
+      }
+  free(log);
+}
+
 int main(void) {
   static const uint32_t batches[] = {1, 2, 3, 5, 8};
   for (uint64_t n = 1; n <= 41; n += (n < 12 ? 1 : 7))
@@ -172,5 +245,7 @@ int main(void) {
   for (uint64_t n = 1; n <= 23; n += 5)
     for (uint32_t W = 1; W <= 4; W++)
       for (int drop = 0; drop <= 1; drop++) check_same_world_resume(n, 3, W, drop);
+  for (uint64_t n = 1; n <= 40; n += 3)
+    for (int drop = 0; drop <= 1; drop++) check_elastic(n, drop);
   return tc_test_finish("test_plan");
 }
