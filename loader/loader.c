@@ -342,7 +342,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
   uint32_t G = l->layout.graphs;
   tc_plan_batch pb;
   tc_plan_batch_at(plan, seq, &pb);
-  uint64_t epoch = pb.epoch, first = pb.first, n = plan->n, key = pb.key;
+  uint64_t epoch = pb.epoch, first = pb.first, n = plan->n;
   uint32_t cnt = pb.count;
   uint64_t borrow = pb.borrow, tries = 0;
   int rc;
@@ -353,13 +353,15 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
     w->txn_start_ns = tc_now_ns();
     w->cc.gen++; /* views of the previous txn are stale */
   }
+  uint64_t next_index = cnt ? tc_plan_index(plan, &pb, first) : 0;
   for (uint32_t g = 0; g < cnt; g++) {
-    uint64_t pos = first + g;
-    if (g + 1 < cnt) /* start fetching the next graph's frame (random access) */
-      prefetch_graph(w, tc_plan_index(plan, key, pos + 1));
+    uint64_t pos = first + g, index = next_index;
+    if (g + 1 < cnt) { /* start fetching the next graph's frame (random access) */
+      next_index = tc_plan_index(plan, &pb, pos + 1);
+      prefetch_graph(w, next_index);
+    }
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
-      uint64_t index = tc_plan_index(plan, key, pos);
       rc = decode_graph(w, s, g, index, epoch);
       if (rc == TWINCACHE_OK) break;
       if (!is_record_error(rc)) {
@@ -373,6 +375,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       tc_error_clear(); /* skipped: its message is not the batch's */
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
       pos = tc_plan_borrowed(plan, borrow++);
+      index = tc_plan_index(plan, &pb, pos);
     }
   }
   for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);

@@ -83,12 +83,8 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
   b->first = start + (j * p->world + p->rank) * p->batch;
   b->count = end - b->first < p->batch ? (uint32_t)(end - b->first) : p->batch;
   b->key = p->shuffle ? epoch_key(p->seed, b->epoch) : 0;
+  if (p->shuffle) tc_perm_init(&b->perm, p->n, b->key);
   b->borrow = b->first + b->count;
-}
-
-uint64_t tc_plan_index(const tc_plan *p, uint64_t key, uint64_t pos) {
-  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
-  return p->begin + (p->shuffle ? tc_permute(q, p->n, key) : q);
 }
 
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {

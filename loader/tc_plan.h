@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "tc_common.h"
 #include "twincache_loader.h"
 
 typedef struct tc_plan {
@@ -52,6 +53,7 @@ typedef struct tc_plan_batch {
   uint64_t first;          /* its first position in the epoch's order */
   uint32_t count;          /* positions it holds, 1..G (< G: a partial batch) */
   uint64_t key;            /* the epoch's permutation key (0 without shuffle) */
+  tc_perm perm;            /* the epoch's permutation, ready (shuffle only) */
   uint64_t borrow;         /* first position a corrupt graph's place borrows */
   uint64_t epoch_first_seq; /* seq of the epoch's first batch in this stream */
   uint64_t epoch_batches;  /* this rank's batches of the epoch in this stream */
@@ -71,9 +73,12 @@ int tc_plan_set_origin(tc_plan *p, uint64_t origin);
 /* The batch `seq` of the stream (seq < p->total). */
 void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b);
 
-/* Graph index at position pos of the epoch order keyed by key (pos may be a
- * padding position >= n). */
-uint64_t tc_plan_index(const tc_plan *p, uint64_t key, uint64_t pos);
+/* Graph index at position pos of batch b's epoch order (pos may be a
+ * padding position >= n). Inline: a decode thread asks it per graph. */
+static inline uint64_t tc_plan_index(const tc_plan *p, const tc_plan_batch *b, uint64_t pos) {
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
+  return p->begin + (p->shuffle ? tc_perm_at(&b->perm, q) : q);
+}
 
 /* The position whose graph fills the place of a corrupt graph: the
  * batch's borrow counter modulo n (positions after the batch's own, wrapping

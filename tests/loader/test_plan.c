@@ -86,10 +86,10 @@ static void check_case(uint64_t n, uint32_t G, uint32_t W, int drop, int equal, 
       }
       if (equal && W > 1) TC_CHECK(b.count == G);
       for (uint32_t g = 0; g < b.count; g++) {
-        uint64_t pos = b.first + g, idx = tc_plan_index(&p, b.key, pos);
+        uint64_t pos = b.first + g, idx = tc_plan_index(&p, &b, pos);
         TC_CHECK(idx >= 100 && idx < 100 + n);
         if (pos < n) seen[e * n + pos]++;
-        else TC_CHECK(idx == tc_plan_index(&p, b.key, (pos - n) % n), "padding repeats the order's start");
+        else TC_CHECK(idx == tc_plan_index(&p, &b, (pos - n) % n), "padding repeats the order's start");
       }
       TC_CHECK(tc_plan_consumed(&p, seq) == (seq == 0 ? 0 : e * n + (seq % x.bpe) * W * G));
     }
@@ -120,12 +120,12 @@ static void check_order(uint64_t n) {
   TC_REQUIRE(seen != NULL);
   tc_plan_batch b;
   tc_plan_batch_at(&p, 0, &b);
-  for (uint64_t q = 0; q < n; q++) seen[tc_plan_index(&p, b.key, q) - 5]++;
+  for (uint64_t q = 0; q < n; q++) seen[tc_plan_index(&p, &b, q) - 5]++;
   for (uint64_t q = 0; q < n; q++) TC_CHECK(seen[q] == 1);
   o.shuffle = 0;
   TC_REQUIRE(tc_plan_init(&p, &o, 9, 5, n) == 0);
   tc_plan_batch_at(&p, 0, &b);
-  for (uint64_t q = 0; q < n; q++) TC_CHECK(tc_plan_index(&p, b.key, q) == 5 + q);
+  for (uint64_t q = 0; q < n; q++) TC_CHECK(tc_plan_index(&p, &b, q) == 5 + q);
   free(seen);
 }
 
