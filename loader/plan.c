@@ -87,6 +87,27 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
   b->borrow = b->first + b->count;
 }
 
+int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
+  if (pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
+      (p->epochs && epoch >= p->epochs))
+    return TWINCACHE_ENOTFOUND;
+  uint64_t start = epoch == p->origin_epoch ? p->origin_pos : 0, end;
+  segment(p, start, &end);
+  if (pos >= end) return TWINCACHE_ENOTFOUND; /* cut by drop_last */
+  uint64_t k = (pos - start) / p->batch, j = k / p->world; /* global batch, and the rank's batch in the part */
+  uint32_t r = (uint32_t)(k % p->world);
+  tc_plan q = *p; /* rank r's counts (they differ between ranks without equal ranks) */
+  if (q.rank != r) {
+    q.rank = r;
+    q.bpe = segment(&q, 0, &end);
+    q.first_bpe = segment(&q, q.origin_pos, &end);
+  }
+  *rank = r;
+  *slot = (uint32_t)((pos - start) % p->batch);
+  *seq = epoch == q.origin_epoch ? j : q.first_bpe + (epoch - q.origin_epoch - 1) * q.bpe + j;
+  return TWINCACHE_OK;
+}
+
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
   uint64_t step = (uint64_t)p->batch * p->world;
   if (seq == 0) return p->origin_epoch * p->n + p->origin_pos;

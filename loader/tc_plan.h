@@ -85,6 +85,13 @@ static inline uint64_t tc_plan_index(const tc_plan *p, const tc_plan_batch *b, u
  * within the epoch). */
 static inline uint64_t tc_plan_borrowed(const tc_plan *p, uint64_t borrow) { return borrow % p->n; }
 
+/* Where position pos of epoch `epoch` is read in p's world: the rank, that
+ * rank's batch seq and the slot in it (the inverse of tc_plan_batch_at).
+ * Whatever p->rank is. Returns 0, or TWINCACHE_ENOTFOUND (no message) when
+ * no rank reads it in this stream: before the origin, cut by drop_last,
+ * past a finite stream's end, or not a position of the range (pos >= n). */
+int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot);
+
 /* Graphs of the global order consumed once every rank has taken `seq`
  * batches (seq <= total): the value a state carries. */
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq);

@@ -7,6 +7,7 @@
  * - per epoch, the ranks' valid positions are each position of [0, n)
  *   exactly once (those before the drop_last cut), in global order;
  * - equal ranks: every rank has the same batch count and full batches;
+ * - tc_plan_locate finds every position where the rank that reads it has it;
  * - a resume at any batch continues the stream it was taken from;
  * - elastic: a state taken at world size W after any number of batches,
  *   resumed at W' (and another batch size), then again at W'': the ranks'
@@ -64,8 +65,10 @@ static void check_case(uint64_t n, uint32_t G, uint32_t W, int drop, int equal, 
   for (uint32_t r = 0; r < W; r++) {
     twincache_loader_options o;
     options(&o, G, W, r, drop, equal, epochs, 1);
-    tc_plan p;
+    tc_plan p, p0;
     TC_REQUIRE(tc_plan_init(&p, &o, 9, 100, n) == 0);
+    o.rank = 0;
+    TC_REQUIRE(tc_plan_init(&p0, &o, 9, 100, n) == 0);
     ref x = ref_of(n, G, W, r, drop, equal, epochs);
     TC_CHECK(p.bpe == x.bpe && p.total == x.total, "n %llu G %u W %u r %u drop %d equal %d: bpe %llu/%llu",
              (unsigned long long)n, G, W, r, drop, equal, (unsigned long long)p.bpe, (unsigned long long)x.bpe);
@@ -88,6 +91,13 @@ static void check_case(uint64_t n, uint32_t G, uint32_t W, int drop, int equal, 
       for (uint32_t g = 0; g < b.count; g++) {
         uint64_t pos = b.first + g, idx = tc_plan_index(&p, &b, pos);
         TC_CHECK(idx >= 100 && idx < 100 + n);
+        uint32_t lr = UINT32_MAX, lg = UINT32_MAX;
+        uint64_t ls = UINT64_MAX;
+        if (pos < n) /* asked of rank 0's plan: any rank's plan locates for all */
+          TC_CHECK(tc_plan_locate(&p0, e, pos, &lr, &ls, &lg) == 0 && lr == r && ls == seq && lg == g,
+                   "locate n %llu G %u W %u epoch %llu pos %llu: rank %u seq %llu slot %u, want %u %llu %u",
+                   (unsigned long long)n, G, W, (unsigned long long)e, (unsigned long long)pos, lr,
+                   (unsigned long long)ls, lg, r, (unsigned long long)seq, g);
         if (pos < n) seen[e * n + pos]++;
         else TC_CHECK(idx == tc_plan_index(&p, &b, (pos - n) % n), "padding repeats the order's start");
       }
@@ -95,9 +105,21 @@ static void check_case(uint64_t n, uint32_t G, uint32_t W, int drop, int equal, 
     }
   }
   if (equal && W > 1) TC_CHECK(!uneven, "equal ranks: same batches on every rank");
-  /* every position once per epoch (drop_last: those before the cut) */
+  /* every position once per epoch (drop_last: those before the cut); the
+   * rest, and the epoch after the last, are located nowhere */
   uint64_t cut = n;
   if (drop) cut = equal && W > 1 ? n / ((uint64_t)G * W) * G * W : n / G * G;
+  {
+    twincache_loader_options o;
+    options(&o, G, W, 0, drop, equal, epochs, 1);
+    tc_plan p;
+    TC_REQUIRE(tc_plan_init(&p, &o, 9, 100, n) == 0);
+    uint32_t lr, lg;
+    uint64_t ls;
+    for (uint64_t q = cut; q < n; q++) TC_CHECK(tc_plan_locate(&p, 0, q, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
+    TC_CHECK(tc_plan_locate(&p, E, 0, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
+    TC_CHECK(tc_plan_locate(&p, 0, n, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
+  }
   for (uint64_t e = 0; e < E; e++)
     for (uint64_t q = 0; q < n; q++)
       if (seen[e * n + q] != (q < cut)) {
@@ -193,6 +215,10 @@ static twincache_loader_state read_world(uint64_t n, uint32_t G, uint32_t W, int
         if (b.first + g < n) {
           TC_REQUIRE(*len < cap);
           log[(*len)++] = b.epoch * n + b.first + g;
+          uint32_t lr = UINT32_MAX, lg = UINT32_MAX;
+          uint64_t ls = UINT64_MAX;
+          TC_CHECK(tc_plan_locate(&p[0], b.epoch, b.first + g, &lr, &ls, &lg) == 0 && lr == r && ls == seq &&
+                   lg == g, "locate after a resume");
         }
     }
   twincache_loader_state s;
