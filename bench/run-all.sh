@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark of bench/ on one machine and prints their tables:
 #   1. generator (twincache-gen-bench): default workload, 1 and 2 threads
-#   2. frame codec and encodings (bench_format, bench_frames)
+#   2. frame codec and encodings (bench_format, bench_frames), the stream plan (bench_plan)
 #   3. the loader (twincache-loader-bench) on a fresh default cache, dense
 #      and compact layouts, and at N=40-50; fresh and warm maps
 #   4. the Python loop over twincache.Loader against the C loader
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 bin=${1:-build/release}
 work=${2:-bench-out}
 for exe in gen/twincache-gen bench/twincache-gen-bench bench/twincache-loader-bench \
-           bench/bench_format bench/bench_frames; do
+           bench/bench_format bench/bench_frames bench/bench_plan; do
   [ -x "$bin/$exe" ] || { echo "run-all: $bin/$exe not found: build first (cmake --build $bin)" >&2; exit 1; }
 done
 mkdir -p "$work"
@@ -25,6 +25,8 @@ echo "== 1. generator"
 echo "== 2. frame codec and encodings"
 "$bin/bench/bench_format" 2000 3
 "$bin/bench/bench_frames" 2000
+echo "== 2b. the stream plan"
+"$bin/bench/bench_plan" 1000000
 
 echo "== 3. loader"
 "$bin/gen/twincache-gen" --out "$work/default" --graphs 20000 --seed 11 --quiet

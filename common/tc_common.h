@@ -138,24 +138,43 @@ static inline double tc_rng_laplace(tc_rng *r) {
  * A 4-round Feistel network over the smallest even number of bits covering n,
  * with cycle-walking: a bijection of [0, n) computed in O(1) expected time per
  * element and no memory, so a loader's epoch order is a pure function of
- * (seed, epoch) and resume state is a few integers. */
-static inline uint64_t tc_permute(uint64_t x, uint64_t n, uint64_t key) {
-  if (n <= 1) return 0;
+ * (seed, epoch) and resume state is a few integers. tc_perm holds what
+ * depends on (n, key) only, so a caller permuting many elements of one order
+ * computes it once (tc_perm_init) and pays only the rounds per element. */
+typedef struct tc_perm {
+  uint64_t n, mask;
+  uint64_t round_key[4]; /* tc_mix64(key + round) */
+  unsigned half;         /* bits of each Feistel half */
+} tc_perm;
+
+static inline void tc_perm_init(tc_perm *p, uint64_t n, uint64_t key) {
   unsigned bits = 2;
   while (bits < 64 && ((uint64_t)1 << bits) < n) bits += 2;
-  unsigned half = bits / 2;
-  uint64_t mask = ((uint64_t)1 << half) - 1;
+  p->n = n;
+  p->half = bits / 2;
+  p->mask = ((uint64_t)1 << p->half) - 1;
+  for (unsigned round = 0; round < 4; round++) p->round_key[round] = tc_mix64(key + round);
+}
+
+static inline uint64_t tc_perm_at(const tc_perm *p, uint64_t x) {
+  if (p->n <= 1) return 0;
   do {
-    uint64_t l = x >> half, rr = x & mask;
+    uint64_t l = x >> p->half, rr = x & p->mask;
     for (unsigned round = 0; round < 4; round++) {
-      uint64_t f = tc_mix64(rr ^ tc_mix64(key + round)) & mask;
+      uint64_t f = tc_mix64(rr ^ p->round_key[round]) & p->mask;
       uint64_t t = l ^ f;
       l = rr;
       rr = t;
     }
-    x = (l << half) | rr;
-  } while (x >= n);
+    x = (l << p->half) | rr;
+  } while (x >= p->n);
   return x;
+}
+
+static inline uint64_t tc_permute(uint64_t x, uint64_t n, uint64_t key) {
+  tc_perm p;
+  tc_perm_init(&p, n, key);
+  return tc_perm_at(&p, x);
 }
 
 #endif /* TC_COMMON_H */

@@ -1,16 +1,13 @@
-/* loader.c — the threaded batch loader.
+/* loader.c — the threaded batch loader: the ring of slots, the decode
+ * threads and the fill.
  *
- * Batch `seq` of a rank's stream is a pure function of (options, seq):
- *   epoch e = seq / bpe, j = seq % bpe, global batch gb = j * world_size + rank,
- *   positions [gb*G, gb*G + cnt) of epoch e's permutation of [0, n),
- *   graph index = index_begin + permute(position).
- * Decode threads claim batch numbers in order from one counter and fill slot
- * seq % slots; next() waits for exactly the slot of the seq it must return,
- * so the stream never depends on thread count or timing.
- *
- * Equal ranks (world_size > 1): the epoch order is padded to `positions`
- * (a multiple of G*W) by repeating its first graphs, or cut there with
- * drop_last; every position >= n is marked valid = 0 in the slab.
+ * Which graphs batch `seq` holds is the stream plan's (tc_plan.h): a pure
+ * function of (options, range size, origin, seq), positions >= n marked
+ * valid = 0 in the slab. Decode threads claim batch numbers in order from
+ * one counter and fill slot seq % slots; next() waits for exactly the slot
+ * of the seq it must return, so the stream never depends on thread count or
+ * timing. A slot is filled through one table over layout x samples
+ * (fills[][]).
  *
  * Handles: each slot hands out its two batch structs alternately, each
  * delivery stamped with a new generation; release() compares the held
@@ -36,6 +33,7 @@
 #include "tc_fresh.h"
 #include "tc_scm_batch.h"
 #include "tc_loader_internal.h"
+#include "tc_plan.h"
 #include "twincache_loader.h"
 
 #define TC_MAX_THREADS 100 /* below LMDB's default 126 reader slots */
@@ -94,13 +92,8 @@ struct twincache_loader {
   twincache_cache *cache;
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
-  uint64_t begin, n;          /* graph range [begin, begin + n) */
-  uint64_t positions;         /* of the epoch order used: n, or padded/cut for equal ranks */
-  int equal;                  /* equal_ranks in effect (world_size > 1) */
-  uint64_t cache_tag;         /* twincache_cache_tag of the cache */
-  uint64_t global_batches;    /* per epoch, all ranks, after drop_last */
-  uint64_t bpe;               /* per epoch, this rank */
-  uint64_t total;             /* batches in this rank's stream; UINT64_MAX = endless */
+  tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
+  int (*fill)(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* fills[layout][samples] */
   uint32_t n_slots, n_workers;
   tc_slot *slots;
   tc_worker *workers;
@@ -165,20 +158,6 @@ static void report_corrupt(const twincache_loader *l, uint64_t index, int status
   if (l->opt.on_corrupt) l->opt.on_corrupt(index, status, l->opt.corrupt_user);
 }
 
-/* The permutation key of epoch e. */
-static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
-  tc_rng r;
-  tc_rng_init(&r, seed, epoch);
-  return tc_rng_u64(&r);
-}
-
-/* Graph index at position pos of the epoch order keyed by key; positions
- * >= n (padding for equal ranks) repeat the order from its start. */
-static uint64_t position_index(const twincache_loader *l, uint64_t key, uint64_t pos) {
-  uint64_t p = pos < l->n ? pos : (pos - l->n) % l->n;
-  return l->begin + (l->opt.shuffle ? tc_permute(p, l->n, key) : p);
-}
-
 /* ---- filling one batch ---------------------------------------------------- */
 /* Zeroes graph position g of a slot entirely (a position no graph fills). */
 static void zero_graph(const twincache_loader *l, tc_slot *s, uint32_t g) {
@@ -207,28 +186,39 @@ static void zero_graph(const twincache_loader *l, tc_slot *s, uint32_t g) {
   b->valid[g] = 0;
 }
 
-/* Decodes graph `index` into position g of slot s (its stored worlds, or
- * fresh ones of epoch `epoch`) and fills its masks. */
-static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, uint64_t epoch) {
+/* ---- the fill table: one function per layout x samples --------------------
+ * Each writes graph `index` (its frame: size bytes) into position g of slot
+ * s; `key` is the counter key of its fresh worlds (0 for stored ones). */
+typedef int (*tc_fill_fn)(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame, size_t size,
+                          uint64_t key);
+
+static uint32_t stored_samples(const twincache_loader *l) { return twincache_cache_dims(l->cache)->samples; }
+
+static int fill_scm_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame, size_t size,
+                          uint64_t key) {
   const twincache_loader *l = w->l;
-  const twincache_batch_layout *L = &l->layout;
+  return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_samples(l), &l->scm_layout,
+                           s->views.slab, g);
+}
+
+static int fill_compact_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
+                               size_t size, uint64_t key) {
+  (void)key;
+  return tc_compact_decode_graph(w->dctx, frame, size, index, &w->g, s->views.compact, g);
+}
+
+static int fill_compact_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
+                              size_t size, uint64_t key) {
+  return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w->l),
+                          s->views.compact, g);
+}
+
+/* Dense: points the decoder's views at position g and marks its rows
+ * dirty; returns the intervention blocks that may have held older rows. */
+static uint32_t dense_begin(tc_worker *w, tc_slot *s, uint32_t g) {
+  const twincache_batch_layout *L = &w->l->layout;
   size_t N = L->nodes, K = L->inter, S = L->samples;
   twincache_batch *b = &s->views;
-  const void *frame;
-  size_t size;
-
-  int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
-  if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
-  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH
-                     ? tc_fresh_key(l->cache_tag, index, epoch / l->opt.resample_every) : 0;
-  uint32_t stored_s = twincache_cache_dims(l->cache)->samples;
-  if (w->packer)
-    return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_s, &l->scm_layout,
-                             b->slab, g);
-  if (b->compact && w->fresh)
-    return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_s, b->compact, g);
-  if (b->compact) return tc_compact_decode_graph(w->dctx, frame, size, index, &w->g, b->compact, g);
-
   twincache_graph *gr = &w->g;
   gr->base = b->base + g * S * N;
   gr->inter = b->inter + g * K * S * N;
@@ -236,22 +226,19 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   uint32_t prev_hi = s->hi_inter[g];
   s->base_dirty[g] = 1; /* the decoder may write anywhere in them, even on error */
   s->hi_inter[g] = (uint32_t)K;
-  uint32_t n, k;
-  if (w->fresh) {
-    rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_s, L, gr->base,
-                        gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value, w->n_targets,
-                        w->more_target, w->more_value);
-    if (rc != TWINCACHE_OK) return rc;
-  } else {
-    if ((rc = twincache_frame_decode(w->dctx, frame, size, gr)) != TWINCACHE_OK) return rc;
-    n = gr->n_nodes;
-    k = gr->n_inter;
-    if (gr->index != index || gr->n_samples != S || n == 0 || n > N || k > K) return TWINCACHE_ECORRUPT;
-    for (uint32_t i = 0; i < k; i++)
-      if (w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
-  }
+  return prev_hi;
+}
 
-  /* clear what an older graph may have left and the decoder did not write */
+/* Dense: after the worlds of a graph of n nodes and k interventions are in
+ * place, clears what an older graph left and writes targets, values, kinds
+ * and masks. */
+static int dense_finish(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, uint32_t n, uint32_t k,
+                        uint32_t prev_hi) {
+  const twincache_loader *l = w->l;
+  const twincache_batch_layout *L = &l->layout;
+  size_t N = L->nodes, K = L->inter, S = L->samples;
+  twincache_batch *b = &s->views;
+  twincache_graph *gr = &w->g;
   if (prev_hi > k) memset(gr->inter + (size_t)k * S * N, 0, (prev_hi - k) * S * N * sizeof(float));
   s->hi_inter[g] = k;
   if (n < N) memset(gr->adj + (size_t)n * N, 0, (N - n) * N);
@@ -283,6 +270,56 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   return TWINCACHE_OK;
 }
 
+static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
+                             size_t size, uint64_t key) {
+  const twincache_batch_layout *L = &w->l->layout;
+  twincache_graph *gr = &w->g;
+  (void)key;
+  uint32_t prev_hi = dense_begin(w, s, g);
+  int rc = twincache_frame_decode(w->dctx, frame, size, gr);
+  if (rc != TWINCACHE_OK) return rc;
+  uint32_t n = gr->n_nodes, k = gr->n_inter;
+  if (gr->index != index || gr->n_samples != L->samples || n == 0 || n > L->nodes || k > L->inter)
+    return TWINCACHE_ECORRUPT;
+  for (uint32_t i = 0; i < k; i++)
+    if (w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
+  return dense_finish(w, s, g, index, n, k, prev_hi);
+}
+
+static int fill_dense_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
+                            size_t size, uint64_t key) {
+  const twincache_loader *l = w->l;
+  twincache_graph *gr = &w->g;
+  uint32_t prev_hi = dense_begin(w, s, g), n, k;
+  int rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(l), &l->layout,
+                          gr->base, gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value, w->n_targets,
+                          w->more_target, w->more_value);
+  if (rc != TWINCACHE_OK) return rc;
+  return dense_finish(w, s, g, index, n, k, prev_hi);
+}
+
+/* [layout][samples]; the SCM layout of stored worlds is refused at open. */
+static const tc_fill_fn fills[3][2] = {
+    [TWINCACHE_LAYOUT_DENSE] = {[TWINCACHE_SAMPLES_STORED] = fill_dense_stored,
+                                [TWINCACHE_SAMPLES_FRESH] = fill_dense_fresh},
+    [TWINCACHE_LAYOUT_COMPACT] = {[TWINCACHE_SAMPLES_STORED] = fill_compact_stored,
+                                  [TWINCACHE_SAMPLES_FRESH] = fill_compact_fresh},
+    [TWINCACHE_LAYOUT_SCM] = {[TWINCACHE_SAMPLES_STORED] = NULL, [TWINCACHE_SAMPLES_FRESH] = fill_scm_fresh},
+};
+
+/* Fills position g of slot s with graph `index` (its stored worlds, or
+ * fresh ones of epoch `epoch`) through the fill table. */
+static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, uint64_t epoch) {
+  const twincache_loader *l = w->l;
+  const void *frame;
+  size_t size;
+  int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
+  if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
+  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH
+                     ? tc_fresh_key(l->plan.cache_tag, index, epoch / l->opt.resample_every) : 0;
+  return l->fill(w, s, g, index, frame, size, key);
+}
+
 /* Ends the decode thread's read txn (its chunk views go stale with it). */
 static void txn_end(tc_worker *w) {
   if (!w->txn_live) return;
@@ -301,13 +338,13 @@ static void prefetch_graph(tc_worker *w, uint64_t index) {
 static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt, uint64_t *bad_index) {
   const twincache_loader *l = w->l;
   const twincache_loader_options *o = &l->opt;
+  const tc_plan *plan = &l->plan;
   uint32_t G = l->layout.graphs;
-  uint64_t epoch = seq / l->bpe;
-  uint64_t gb = (seq % l->bpe) * o->world_size + o->rank;
-  uint64_t first = gb * G, n = l->n;
-  uint32_t cnt = l->positions - first < G ? (uint32_t)(l->positions - first) : G;
-  uint64_t key = o->shuffle ? epoch_key(o->seed, epoch) : 0;
-  uint64_t borrow = first + cnt, tries = 0;
+  tc_plan_batch pb;
+  tc_plan_batch_at(plan, seq, &pb);
+  uint64_t epoch = pb.epoch, first = pb.first, n = plan->n;
+  uint32_t cnt = pb.count;
+  uint64_t borrow = pb.borrow, tries = 0;
   int rc;
 
   if (!w->txn_live) {
@@ -316,13 +353,15 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
     w->txn_start_ns = tc_now_ns();
     w->cc.gen++; /* views of the previous txn are stale */
   }
+  uint64_t next_index = cnt ? tc_plan_index(plan, &pb, first) : 0;
   for (uint32_t g = 0; g < cnt; g++) {
-    uint64_t pos = first + g;
-    if (g + 1 < cnt) /* start fetching the next graph's frame (random access) */
-      prefetch_graph(w, position_index(l, key, pos + 1));
+    uint64_t pos = first + g, index = next_index;
+    if (g + 1 < cnt) { /* start fetching the next graph's frame (random access) */
+      next_index = tc_plan_index(plan, &pb, pos + 1);
+      prefetch_graph(w, next_index);
+    }
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
-      uint64_t index = position_index(l, key, pos);
       rc = decode_graph(w, s, g, index, epoch);
       if (rc == TWINCACHE_OK) break;
       if (!is_record_error(rc)) {
@@ -335,7 +374,8 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       ++*corrupt;
       tc_error_clear(); /* skipped: its message is not the batch's */
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
-      pos = borrow++ % n;
+      pos = tc_plan_borrowed(plan, borrow++);
+      index = tc_plan_index(plan, &pb, pos);
     }
   }
   for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);
@@ -483,14 +523,13 @@ static int open_stream(twincache_loader *l, const char *path) {
   if (o->index_begin >= end)
     return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
                         (unsigned long long)o->index_begin, (unsigned long long)end);
-  l->begin = o->index_begin;
-  l->n = end - o->index_begin;
-  l->cache_tag = twincache_cache_tag(l->cache);
+  if ((rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), o->index_begin, end - o->index_begin)) !=
+      TWINCACHE_OK)
+    return rc;
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
     return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
                      path);
   uint32_t rows = o->samples == TWINCACHE_SAMPLES_FRESH ? o->rows : d->samples;
-  uint64_t G = o->batch_size, W = o->world_size;
   if (twincache_batch_layout_init(&l->layout, o->batch_size, d->max_nodes, d->max_inter, rows) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
     return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
@@ -504,52 +543,6 @@ static int open_stream(twincache_loader *l, const char *path) {
     dims.bytes = l->scm_layout.bytes;
     l->layout = dims;
   }
-  l->equal = o->equal_ranks && W > 1;
-  if (l->equal) { /* G*W <= 2^16 * 2^32: no overflow */
-    l->bpe = o->drop_last ? l->n / (G * W) : (l->n + G * W - 1) / (G * W);
-    l->global_batches = l->bpe * W;
-    l->positions = l->global_batches * G;
-  } else {
-    l->global_batches = o->drop_last ? l->n / G : (l->n + G - 1) / G;
-    l->bpe = l->global_batches > o->rank ? (l->global_batches - o->rank + W - 1) / W : 0;
-    l->positions = o->drop_last ? l->global_batches * G : l->n;
-  }
-  l->total = o->epochs == 0 ? (l->bpe ? UINT64_MAX : 0) : l->bpe * o->epochs;
-  return TWINCACHE_OK;
-}
-
-/* Step 2: refuses a resume state that describes another stream, naming the
- * field (see the header for which fields are checked). */
-static int check_resume(const twincache_loader *l, const twincache_loader_state *r) {
-  const twincache_loader_options *o = &l->opt;
-  if (r->seed != o->seed)
-    return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
-                        (unsigned long long)r->seed, (unsigned long long)o->seed);
-  if (r->magic != 0) {
-    twincache_loader_state want;
-    twincache_loader_get_state(l, &want);
-#define TC_RESUME_FIELD(f)                                                                      \
-  if (r->f != want.f)                                                                           \
-    return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
-                        (unsigned long long)r->f, (unsigned long long)want.f);
-    TC_RESUME_FIELD(magic)
-    TC_RESUME_FIELD(version)
-    TC_RESUME_FIELD(reserved)
-    TC_RESUME_FIELD(cache_tag)
-    TC_RESUME_FIELD(batch_size)
-    TC_RESUME_FIELD(world_size)
-    TC_RESUME_FIELD(rank)
-    TC_RESUME_FIELD(shuffle)
-    TC_RESUME_FIELD(drop_last)
-    TC_RESUME_FIELD(equal_ranks)
-    TC_RESUME_FIELD(index_begin)
-    TC_RESUME_FIELD(index_end)
-#undef TC_RESUME_FIELD
-  }
-  if (l->total != UINT64_MAX && r->next_seq > l->total)
-    return tc_error_set(TWINCACHE_EINVAL,
-                        "resume state next_seq %llu is past the end of the stream (%llu batches)",
-                        (unsigned long long)r->next_seq, (unsigned long long)l->total);
   return TWINCACHE_OK;
 }
 
@@ -713,9 +706,11 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
   }
   if (l->opt.slots == 0) l->opt.slots = 2 * l->opt.threads + 2;
   if ((rc = open_stream(l, path)) != TWINCACHE_OK) goto cleanup;
-  if (resume && (rc = check_resume(l, resume)) != TWINCACHE_OK) goto cleanup;
-  l->next_seq = l->claim_seq = resume ? resume->next_seq : 0;
-  l->claim_end = l->total;
+  l->fill = fills[l->opt.layout][l->opt.samples]; /* validate() refused the NULL entry */
+  uint64_t seq0 = 0;
+  if (resume && (rc = tc_plan_resume(&l->plan, resume, &seq0)) != TWINCACHE_OK) goto cleanup;
+  l->next_seq = l->claim_seq = seq0;
+  l->claim_end = l->plan.total;
   l->consumer_waits_for = UINT64_MAX;
   l->stats.threads = l->opt.threads;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -821,7 +816,7 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
       rc = tc_error_set(l->failed, "%s", l->error);
       break;
     }
-    if (l->next_seq >= l->total) {
+    if (l->next_seq >= l->plan.total) {
       rc = TWINCACHE_END;
       break;
     }
@@ -962,23 +957,11 @@ unlock:
 
 void twincache_loader_get_state(const twincache_loader *l, twincache_loader_state *s) {
   twincache_loader *m = (twincache_loader *)l; /* the mutex is not part of the value */
-  const twincache_loader_options *o = &l->opt;
-  memset(s, 0, sizeof *s);
-  s->magic = TWINCACHE_LOADER_STATE_MAGIC;
-  s->version = TWINCACHE_LOADER_STATE_VERSION;
-  s->seed = o->seed;
-  s->cache_tag = l->cache_tag;
-  s->index_begin = l->begin;
-  s->index_end = l->begin + l->n;
-  s->batch_size = o->batch_size;
-  s->world_size = o->world_size;
-  s->rank = o->rank;
-  s->shuffle = o->shuffle != 0;
-  s->drop_last = o->drop_last != 0;
-  s->equal_ranks = (uint8_t)l->equal;
+  uint64_t next_seq = 0;
   if (l->sync_ready) pthread_mutex_lock(&m->mu);
-  s->next_seq = l->next_seq;
+  next_seq = l->next_seq;
   if (l->sync_ready) pthread_mutex_unlock(&m->mu);
+  tc_plan_state(&l->plan, next_seq, s);
 }
 
 /* ---- the state's bytes ------------------------------------------------------ */
@@ -996,48 +979,73 @@ void twincache_loader_state_encode(const twincache_loader_state *s,
   put_le(buf + 0, s->seed, 8);
   put_le(buf + 8, s->next_seq, 8);
   put_le(buf + 16, s->magic, 4);
-  put_le(buf + 20, s->version, 4);
+  buf[20] = (uint8_t)TWINCACHE_LOADER_STATE_VERSION;
+  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2);
+  put_le(buf + 22, (uint16_t)(s->batch_size - 1), 2);
   put_le(buf + 24, s->cache_tag, 8);
   put_le(buf + 32, s->index_begin, 8);
   put_le(buf + 40, s->index_end, 8);
-  put_le(buf + 48, s->batch_size, 4);
-  put_le(buf + 52, s->world_size, 4);
-  put_le(buf + 56, s->rank, 4);
-  buf[60] = s->shuffle;
-  buf[61] = s->drop_last;
-  buf[62] = s->equal_ranks;
-  buf[63] = s->reserved;
+  put_le(buf + 48, s->origin, 8);
+  put_le(buf + 56, s->world_size, 4);
+  put_le(buf + 60, s->rank, 4);
 }
 
 int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],
                                   twincache_loader_state *s) {
   twincache_loader_state r;
+  memset(&r, 0, sizeof r);
   r.seed = get_le(buf + 0, 8);
   r.next_seq = get_le(buf + 8, 8);
   r.magic = (uint32_t)get_le(buf + 16, 4);
-  r.version = (uint32_t)get_le(buf + 20, 4);
   r.cache_tag = get_le(buf + 24, 8);
   r.index_begin = get_le(buf + 32, 8);
   r.index_end = get_le(buf + 40, 8);
-  r.batch_size = (uint32_t)get_le(buf + 48, 4);
-  r.world_size = (uint32_t)get_le(buf + 52, 4);
-  r.rank = (uint32_t)get_le(buf + 56, 4);
-  r.shuffle = buf[60];
-  r.drop_last = buf[61];
-  r.equal_ranks = buf[62];
-  r.reserved = buf[63];
-  if (r.magic != TWINCACHE_LOADER_STATE_MAGIC || r.version != TWINCACHE_LOADER_STATE_VERSION || r.reserved != 0) {
+  int ok = r.magic == TWINCACHE_LOADER_STATE_MAGIC;
+  if (get_le(buf + 20, 4) == 1) { /* version 1: before elastic resume */
+    r.version = 1;
+    r.batch_size = (uint32_t)get_le(buf + 48, 4);
+    r.world_size = (uint32_t)get_le(buf + 52, 4);
+    r.rank = (uint32_t)get_le(buf + 56, 4);
+    r.shuffle = buf[60];
+    r.drop_last = buf[61];
+    r.equal_ranks = buf[62];
+    ok = ok && buf[63] == 0;
+  } else {
+    r.version = buf[20];
+    r.shuffle = buf[21] & 1;
+    r.drop_last = buf[21] >> 1 & 1;
+    r.equal_ranks = buf[21] >> 2 & 1;
+    r.batch_size = (uint32_t)get_le(buf + 22, 2) + 1;
+    r.origin = get_le(buf + 48, 8);
+    r.world_size = (uint32_t)get_le(buf + 56, 4);
+    r.rank = (uint32_t)get_le(buf + 60, 4);
+    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~7u) == 0;
+  }
+  if (!ok) {
     memset(s, 0, sizeof *s);
-    return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u, "
-                        "reserved %u; expected %#x, %u, 0)", (unsigned)r.magic, (unsigned)r.version,
-                        (unsigned)r.reserved, (unsigned)TWINCACHE_LOADER_STATE_MAGIC,
-                        (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+    return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u at "
+                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0x7)",
+                        (unsigned)r.magic, (unsigned)buf[20], (unsigned)buf[21],
+                        (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }
   *s = r;
   return TWINCACHE_OK;
 }
 
-uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l) { return l->bpe; }
+uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l) { return l->plan.bpe; }
+uint64_t twincache_loader_batches_total(const twincache_loader *l) { return l->plan.total; }
+
+uint64_t twincache_loader_epoch_end(const twincache_loader *l, uint64_t seq) {
+  if (seq >= l->plan.total) return l->plan.total;
+  tc_plan_batch b;
+  tc_plan_batch_at(&l->plan, seq, &b);
+  return b.epoch_first_seq + b.epoch_batches;
+}
+
+int twincache_loader_epoch_state(const twincache_loader *l, uint64_t epoch, twincache_loader_state *s) {
+  if (!l || !s) return tc_error_set(TWINCACHE_EINVAL, "twincache_loader_epoch_state: NULL argument");
+  return tc_plan_epoch_state(&l->plan, epoch, s);
+}
 const twincache_dims *twincache_loader_dims(const twincache_loader *l) {
   return twincache_cache_dims(l->cache);
 }

@@ -169,36 +169,51 @@ void twincache_loader_options_init(twincache_loader_options *o);
 
 /* Position in the stream and what defines the stream: restoring it
  * continues with exactly the batches an uninterrupted run would have
- * produced next. 64 bytes of integers, no implicit padding; byte layout of
- * twincache_loader_state_encode: the fields in this order, little-endian,
- * at the offsets shown. */
+ * produced next, at the same world size or another (see "Resume" at
+ * twincache_loader_open). The state of any rank taken after the same number
+ * of batches describes the same point of the global order (equal ranks, or
+ * world size 1): keep one, e.g. rank 0's.
+ *
+ * twincache_loader_state_encode writes TWINCACHE_LOADER_STATE_BYTES (64)
+ * bytes, little-endian; version 2 at these offsets:
+ *    0 seed u64, 8 next_seq u64, 16 magic u32, 20 version u8 (2),
+ *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, others 0),
+ *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64,
+ *   40 index_end u64, 48 origin u64, 56 world_size u32, 60 rank u32.
+ * Version 1 (written before elastic resume; still read, origin 0): the
+ * struct's first 64 bytes in order, version u32 1 at 20, batch_size u32 at
+ * 48, world_size 52, rank 56, shuffle 60, drop_last 61, equal_ranks 62,
+ * reserved 63. */
 #define TWINCACHE_LOADER_STATE_MAGIC 0x54435354u /* "TCST" */
-#define TWINCACHE_LOADER_STATE_VERSION 1u
+#define TWINCACHE_LOADER_STATE_VERSION 2u
 #define TWINCACHE_LOADER_STATE_BYTES 64
 typedef struct twincache_loader_state {
-  uint64_t seed;        /*  0: must match the options' seed */
-  uint64_t next_seq;    /*  8: next batch number of this rank's stream */
-  uint32_t magic;       /* 16: TWINCACHE_LOADER_STATE_MAGIC, or 0: see below */
-  uint32_t version;     /* 20: TWINCACHE_LOADER_STATE_VERSION */
-  uint64_t cache_tag;   /* 24: identity of the cache (FNV-1a-64 of its config text) */
-  uint64_t index_begin; /* 32: graph range [begin, end), end resolved (never 0) */
-  uint64_t index_end;   /* 40 */
-  uint32_t batch_size;  /* 48 */
-  uint32_t world_size;  /* 52 */
-  uint32_t rank;        /* 56 */
-  uint8_t shuffle;      /* 60: 0 or 1 */
-  uint8_t drop_last;    /* 61: 0 or 1 */
-  uint8_t equal_ranks;  /* 62: 0 or 1, as in effect (0 when world_size is 1) */
-  uint8_t reserved;     /* 63: 0 */
+  uint64_t seed;        /* must match the options' seed */
+  uint64_t next_seq;    /* next batch number of this rank's stream, counted from origin */
+  uint32_t magic;       /* TWINCACHE_LOADER_STATE_MAGIC, or 0: see "Resume" */
+  uint32_t version;     /* TWINCACHE_LOADER_STATE_VERSION (1: an old state, origin 0) */
+  uint64_t cache_tag;   /* identity of the cache (FNV-1a-64 of its config text) */
+  uint64_t index_begin; /* graph range [begin, end), end resolved (never 0) */
+  uint64_t index_end;
+  uint32_t batch_size;  /* G of the stream it was taken in, 1..65536 */
+  uint32_t world_size;  /* W of the stream it was taken in */
+  uint32_t rank;        /* the rank it was taken on */
+  uint8_t shuffle;      /* 0 or 1 */
+  uint8_t drop_last;    /* 0 or 1 */
+  uint8_t equal_ranks;  /* 0 or 1, as in effect (0 when world_size is 1) */
+  uint8_t reserved;     /* 0 */
+  uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
+                         * consumed before it (epoch * n + position; 0 = the start) */
 } twincache_loader_state;
 
-/* Writes *s as TWINCACHE_LOADER_STATE_BYTES bytes (layout above) to buf.
- * Thread-safe. */
+/* Writes *s as TWINCACHE_LOADER_STATE_BYTES bytes (version 2's layout above;
+ * batch_size must be 1..65536, flags 0 or 1) to buf. Thread-safe. */
 void twincache_loader_state_encode(const twincache_loader_state *s,
                                    uint8_t buf[TWINCACHE_LOADER_STATE_BYTES]);
-/* Reads a state written by _encode. Returns 0, or TWINCACHE_EINVAL when the
- * magic, version or reserved byte is wrong (*s is then zeroed); the other
- * fields are checked by twincache_loader_open. Thread-safe. */
+/* Reads a state written by _encode, version 2 or 1. Returns 0, or
+ * TWINCACHE_EINVAL when the magic, version, flags or reserved bytes are
+ * wrong (*s is then zeroed); the other fields are checked by
+ * twincache_loader_open. Thread-safe. */
 int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],
                                   twincache_loader_state *s);
 
@@ -223,31 +238,56 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  *   any error of twincache_cache_open (ENOTFOUND, ENOTCACHE, EVERSION,
  *   ECORRUPT, ELMDB, ENOMEM) and TWINCACHE_ELMDB for a read transaction.
  *
- * Resume: a state with magic TWINCACHE_LOADER_STATE_MAGIC must match the
- * options and the cache in every field (seed, batch_size, world_size, rank,
- * shuffle, drop_last, equal_ranks, index range, cache tag) and its version;
- * `epochs`, threads, slots and the hooks may differ. A state with magic 0
- * (written by hand as {seed, next_seq}) is checked for seed only. Either is
- * refused when next_seq is past the end of a finite stream (next_seq equal
- * to the stream's length is its end: next() returns TWINCACHE_END).
- *
- * The stream: batch seq of a rank is epoch e = seq / batches_per_epoch; with
- * j = seq % batches_per_epoch it holds the graphs at positions
- * [gb*G, gb*G + G) (gb = j*world_size + rank) of epoch e's order of the
- * range (n graphs): a stateless permutation keyed by (seed, e) when
- * shuffling, index order otherwise.
- * - world_size 1, or equal_ranks 0: global batches per epoch are ceil(n/G)
- *   (floor with drop_last); only an epoch's last global batch can be
- *   partial, and the first (global batches mod world_size) ranks get one
- *   batch more per epoch.
+ * The stream (loader/tc_plan.h is the arithmetic, tested without a cache):
+ * epoch e orders the range's n graphs: position p < n holds graph
+ * index_begin + perm_e(p), a stateless permutation keyed by (seed, e) when
+ * shuffling, index order otherwise. A stream starts at an origin (0, or
+ * where a resume put it: origin = e0*n + p0 graphs of the global order
+ * consumed); epoch e0 is read from position p0 on, later epochs whole. In
+ * an epoch's part [s0, ...) global batch k holds positions
+ * [s0 + k*G, s0 + k*G + G) and rank r of W takes global batches r, r+W,
+ * r+2W, ...; a rank's batch seq counts its batches from the origin.
+ * - world_size 1, or equal_ranks 0: the part has ceil((n - s0)/G) global
+ *   batches (floor with drop_last); only its last can be partial, and the
+ *   first (global batches mod W) ranks get one batch more.
  * - world_size W > 1 with equal_ranks (default): every rank gets
- *   ceil(n / (G*W)) batches per epoch, floor(n / (G*W)) with drop_last, and
- *   every batch is full. drop_last drops the epoch's positions from
- *   floor(n/(G*W))*G*W on. Without it the epoch's order is padded to
- *   P = ceil(n/(G*W))*G*W positions: position p >= n holds the graph of
- *   position (p - n) mod n (the epoch's first graphs again, as PyTorch's
- *   DistributedSampler pads) and has valid = 0. All of it is a pure
- *   function of (options, seq). */
+ *   ceil((n - s0)/(G*W)) batches of the part, floor with drop_last, and
+ *   every batch is full. drop_last drops the part's last (n - s0) mod (G*W)
+ *   positions. Without it the part is padded to a multiple of G*W
+ *   positions: position p >= n holds the graph of position (p - n) mod n
+ *   (the epoch's first graphs again, as PyTorch's DistributedSampler pads)
+ *   and has valid = 0.
+ * All of it is a pure function of (options, n, origin, seq). Once every
+ * rank has taken j batches of an epoch's part, the global order is consumed
+ * up to position s0 + j*G*W: the union of the ranks' valid graphs is each
+ * graph of the epoch exactly once (drop_last: each of those kept), in the
+ * global order.
+ *
+ * Resume: a state with magic TWINCACHE_LOADER_STATE_MAGIC (version 2, or 1)
+ * must match the options and the cache in seed, shuffle, drop_last, index
+ * range and cache tag (the field is named otherwise); `epochs`, threads,
+ * slots and the hooks may differ. Then:
+ * - same batch_size, world_size and equal_ranks as the state (and, with
+ *   equal_ranks 0 and world_size > 1, the same rank): the stream continues
+ *   at the state's next_seq, with its origin: batch for batch what the
+ *   uninterrupted run would have read (any rank's state serves every rank).
+ * - otherwise (elastic): the state's point of the global order,
+ *   c = origin + what every rank of its world had consumed after next_seq
+ *   batches, becomes the new stream's origin and next_seq starts at 0. The
+ *   rest of c's epoch is read from its position on with the new world
+ *   size and batch size, later epochs whole: across the change every graph
+ *   is still read exactly once per epoch, in the same global order, never
+ *   re-read or skipped (drop_last cuts the resumed part by its own G*W).
+ *   The per-rank batch_size may change too: keep G*W constant for the same
+ *   global batch, or keep G and let the global batch follow W (the
+ *   learning-rate rule is the trainer's). A state of a world with
+ *   equal_ranks 0 and world_size > 1 cannot change world (its ranks do not
+ *   read in step) and is refused.
+ * A state with magic 0 (written by hand as {seed, next_seq}) is a position
+ * in this loader's own stream from origin 0 and is checked for seed only.
+ * Any state is refused when its position lies past the end of a finite
+ * stream (next_seq equal to the stream's length is its end: next() returns
+ * TWINCACHE_END). */
 int twincache_loader_open(const char *path, const twincache_loader_options *opt,
                           const twincache_loader_state *resume, twincache_loader **out);
 
@@ -314,8 +354,23 @@ int twincache_loader_detach(twincache_loader *l, twincache_batch *batch);
  * batches_per_epoch, dims and layout. */
 void twincache_loader_get_state(const twincache_loader *l, twincache_loader_state *s);
 
-/* Batches of one epoch for this rank (after drop_last and equal_ranks). */
+/* Batches of one whole epoch for this rank (after drop_last and
+ * equal_ranks); the epoch a stream resumed mid-epoch at another world size
+ * starts in may have fewer (twincache_loader_epoch_end). */
 uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l);
+/* Batches of this rank's stream from its origin: next_seq runs from 0 (or
+ * the resumed next_seq) to this; UINT64_MAX when endless. */
+uint64_t twincache_loader_batches_total(const twincache_loader *l);
+/* The seq just after the last batch of the epoch that batch `seq` belongs
+ * to (for seq >= batches_total: batches_total), so batch seq ends its epoch
+ * when seq + 1 equals it. */
+uint64_t twincache_loader_epoch_end(const twincache_loader *l, uint64_t seq);
+/* Fills *s with a state positioned at the first batch of `epoch` of this
+ * loader's stream (for set_epoch-style loops): in this stream when the
+ * epoch starts after its origin, else a stream whose origin is the epoch's
+ * start. Returns 0, or TWINCACHE_EINVAL (message set) when l or s is NULL
+ * or epoch is not below a finite stream's epochs. Thread-safe. */
+int twincache_loader_epoch_state(const twincache_loader *l, uint64_t epoch, twincache_loader_state *s);
 /* The cache's dims and the batch layout of this loader. */
 const twincache_dims *twincache_loader_dims(const twincache_loader *l);
 const twincache_batch_layout *twincache_loader_layout(const twincache_loader *l);

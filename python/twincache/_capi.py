@@ -201,11 +201,12 @@ class LoaderOptions(ctypes.Structure):
 
 
 class LoaderState(ctypes.Structure):
-    """twincache_loader_state: 64 bytes that define a position in a stream."""
+    """twincache_loader_state: a position in the global order and what defines
+    the stream (64 bytes encoded; loader/twincache_loader.h)."""
     _fields_ = [("seed", u64), ("next_seq", u64), ("magic", u32), ("version", u32),
                 ("cache_tag", u64), ("index_begin", u64), ("index_end", u64),
                 ("batch_size", u32), ("world_size", u32), ("rank", u32), ("shuffle", u8),
-                ("drop_last", u8), ("equal_ranks", u8), ("reserved", u8)]
+                ("drop_last", u8), ("equal_ranks", u8), ("reserved", u8), ("origin", u64)]
 
 
 class LoaderStats(ctypes.Structure):
@@ -234,6 +235,7 @@ _EXPECTED = (
     ("offsetof(twincache_loader_options, layout)", LoaderOptions.layout.offset),
     ("offsetof(twincache_loader_state, cache_tag)", LoaderState.cache_tag.offset),
     ("offsetof(twincache_loader_options, withhold_targets)", LoaderOptions.withhold_targets.offset),
+    ("offsetof(twincache_loader_state, origin)", LoaderState.origin.offset),
 )
 
 
@@ -296,6 +298,9 @@ loader_close = _sig("twincache_loader_close", None, vp)
 loader_get_state = _sig("twincache_loader_get_state", None, vp, P(LoaderState))
 loader_get_stats = _sig("twincache_loader_get_stats", None, vp, P(LoaderStats))
 loader_bpe = _sig("twincache_loader_batches_per_epoch", u64, vp)
+loader_total = _sig("twincache_loader_batches_total", u64, vp)
+loader_epoch_end = _sig("twincache_loader_epoch_end", u64, vp, u64)
+loader_epoch_state = _sig("twincache_loader_epoch_state", cint, vp, u64, P(LoaderState))
 loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
 last_error = _sig("twincache_last_error", cstr)

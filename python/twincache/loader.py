@@ -10,7 +10,9 @@ DataLoader does); the next `for` continues with the next epoch, until the
 `epochs` option (0 = endless) is spent. The stream is a pure function of the
 options and the batch number, so set_epoch(e) is not needed; it is supported
 and jumps to the first batch of epoch e. state_dict()/load_state_dict()
-resume exactly (twincache._state lists the keys).
+resume exactly, at the same world size or another (elastic: the state is a
+point of the global order; twincache._state lists the keys). Where each
+epoch starts and ends comes from the C stream plan, never recomputed here.
 
 The pieces, one concern each: _args (argument types), _ranks (rank, world
 size, local rank), _slots (the native handle and the memory lifetime), batch
@@ -185,7 +187,10 @@ class Loader(*_BASES, Closable):
                 check(C.compact_layout_init(ctypes.byref(cl), ctypes.byref(lay)), "compact layout")
                 ex = _compact.Expander(cl, Views(lay, self.output).specs)
             self._views = Views(lay, self.output, ex)
-        self._next_seq = state.next_seq if state else 0
+        # where C put the stream (an elastic resume starts a new numbering at 0)
+        at = C.LoaderState()
+        C.loader_get_state(core.handle, ctypes.byref(at))
+        self._next_seq = at.next_seq
 
     def _attach_stage(self, device):
         """Device batches on `device` (a CUDA device; the tests pass the CPU
@@ -203,7 +208,8 @@ class Loader(*_BASES, Closable):
             self._stage.reap(wait=True)
 
     def __len__(self):
-        """Batches per epoch for this rank."""
+        """Batches of one whole epoch for this rank (the epoch a resume at
+        another world size lands in may have fewer)."""
         return int(self._core.bpe) if self._core else 0
 
     @property
@@ -218,16 +224,24 @@ class Loader(*_BASES, Closable):
     def state_dict(self):
         """The C loader state as a dict of ints: the position after the last
         batch this Loader handed out, plus what defines the stream, which
-        load_state_dict() checks. Keys: seed, next_seq (the next batch),
-        magic, version, cache_tag (the cache's identity), index_begin,
-        index_end, batch_size, world_size, rank, shuffle, drop_last,
-        equal_ranks, reserved. Save it with your checkpoint."""
+        load_state_dict() checks. Keys: seed, next_seq (the next batch,
+        counted from origin), magic, version, cache_tag (the cache's
+        identity), index_begin, index_end, batch_size, world_size, rank,
+        shuffle, drop_last, equal_ranks, reserved, origin. Every rank's state
+        after the same number of batches is the same point of the global
+        order: save one (e.g. rank 0's) with your checkpoint; it resumes at
+        any world size."""
         self._check_open()
         return _state.current(self._core.handle, self._next_seq)
 
     def load_state_dict(self, state):
-        """Continues exactly where state_dict() was taken (same options). A
-        state C rejects raises and leaves this Loader where it was."""
+        """Continues exactly where state_dict() was taken. Seed, shuffle,
+        drop_last, index_range and the cache must be the same; world_size,
+        rank and batch_size may differ (elastic: every graph of the epoch is
+        still read once, in the same global order; twincache_loader_open in
+        loader/twincache_loader.h states the rule). A state C rejects raises
+        and leaves this Loader where it was. A state saved before the
+        "origin" key existed (version 1) is read too."""
         s = _state.from_dict(state, self.seed)
         self._check_open()
         self._open(s)
@@ -239,9 +253,12 @@ class Loader(*_BASES, Closable):
         epoch = _args.integer("epoch", epoch, _args.U64)
         if self.epochs and epoch >= self.epochs:
             raise InvalidArgument(f"epoch must be below epochs={self.epochs}, got {epoch}")
-        seq = epoch * len(self)
-        if seq != self._next_seq:
-            self.load_state_dict({"seed": self.seed, "next_seq": seq})
+        self._check_open()
+        s = C.LoaderState()
+        check(C.loader_epoch_state(self._core.handle, epoch, ctypes.byref(s)), "set_epoch")
+        here = _state.current(self._core.handle, self._next_seq)
+        if (s.origin, s.next_seq) != (here["origin"], here["next_seq"]):
+            self._open(s)
 
     def stats(self):
         """The C loader's counters (twincache_loader_stats) as a dict."""
@@ -325,7 +342,7 @@ class Loader(*_BASES, Closable):
             self._inflight = stage.submit(host, self._views.device)
         dev, self._inflight = self._inflight, None
         # the prefetch must not cross the epoch end a `for` loop stops at
-        if (dev.seq + 1) % max(len(self), 1) != 0:
+        if dev.seq + 1 != C.loader_epoch_end(core.handle, dev.seq):
             try:
                 host = self._host_batch()
                 if host is not None:
@@ -339,14 +356,15 @@ class Loader(*_BASES, Closable):
     def __iter__(self):
         """Batches to the end of the current epoch (see the module text)."""
         self._check_open()
-        bpe = len(self)
+        handle = self._core.handle
+        total = C.loader_total(handle)
         while True:
-            if self.epochs and self._next_seq >= bpe * self.epochs:
+            if self._next_seq >= total:
                 return
             b = self.next_batch()
             if b is None:
                 return
-            last = bpe == 0 or (b.seq + 1) % bpe == 0
+            last = b.seq + 1 == C.loader_epoch_end(handle, b.seq)
             yield b
             del b
             if last:

@@ -1,0 +1,239 @@
+/* plan.c — the stream plan (tc_plan.h): pure arithmetic from a batch
+ * number to epoch, positions and graphs, and the resume state's checks. */
+#include <string.h>
+
+#include "tc_common.h"
+#include "tc_error.h"
+#include "tc_plan.h"
+
+/* The permutation key of epoch e. */
+static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
+  tc_rng r;
+  tc_rng_init(&r, seed, epoch);
+  return tc_rng_u64(&r);
+}
+
+/* This rank's batches of an epoch segment starting at position start, and
+ * the end of the segment's positions (padding included, drop_last applied). */
+static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
+  uint64_t G = p->batch, W = p->world, left = p->n - start, batches;
+  if (p->equal) { /* G*W <= 2^16 * 2^32: no overflow */
+    batches = p->drop_last ? left / (G * W) : (left + G * W - 1) / (G * W);
+    *end = start + batches * G * W;
+  } else {
+    uint64_t global = p->drop_last ? left / G : (left + G - 1) / G;
+    batches = global > p->rank ? (global - p->rank + W - 1) / W : 0;
+    *end = p->drop_last ? start + global * G : p->n;
+  }
+  return batches;
+}
+
+int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n) {
+  memset(p, 0, sizeof *p);
+  if (n == 0 || o->batch_size == 0 || o->world_size == 0 || o->rank >= o->world_size)
+    return tc_error_set(TWINCACHE_EINVAL, "stream plan: empty range, batch or world, or rank >= world_size");
+  p->seed = o->seed;
+  p->cache_tag = cache_tag;
+  p->begin = begin;
+  p->n = n;
+  p->batch = o->batch_size;
+  p->world = o->world_size;
+  p->rank = o->rank;
+  p->epochs = o->epochs;
+  p->shuffle = o->shuffle != 0;
+  p->drop_last = o->drop_last != 0;
+  p->equal = o->equal_ranks && o->world_size > 1;
+  uint64_t end;
+  p->bpe = segment(p, 0, &end);
+  return tc_plan_set_origin(p, 0);
+}
+
+int tc_plan_set_origin(tc_plan *p, uint64_t origin) {
+  uint64_t e0 = origin / p->n, p0 = origin % p->n, end;
+  if (p->epochs && (e0 > p->epochs || (e0 == p->epochs && p0 != 0)))
+    return tc_error_set(TWINCACHE_EINVAL, "resume state: position %llu graphs is past the end of the %u epochs "
+                        "of %llu graphs", (unsigned long long)origin, p->epochs, (unsigned long long)p->n);
+  p->origin_epoch = e0;
+  p->origin_pos = p0;
+  p->first_bpe = segment(p, p0, &end);
+  if (p->epochs == 0)
+    p->total = p->bpe ? UINT64_MAX : 0;
+  else
+    p->total = e0 >= p->epochs ? 0 : p->first_bpe + (p->epochs - 1 - e0) * p->bpe;
+  return TWINCACHE_OK;
+}
+
+void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
+  uint64_t start, j, end;
+  if (seq < p->first_bpe) {
+    b->epoch = p->origin_epoch;
+    b->epoch_first_seq = 0;
+    b->epoch_batches = p->first_bpe;
+    start = p->origin_pos;
+    j = seq;
+  } else { /* seq < total: bpe > 0 */
+    uint64_t s = seq - p->first_bpe;
+    b->epoch = p->origin_epoch + 1 + s / p->bpe;
+    j = s % p->bpe;
+    b->epoch_first_seq = seq - j;
+    b->epoch_batches = p->bpe;
+    start = 0;
+  }
+  segment(p, start, &end);
+  b->first = start + (j * p->world + p->rank) * p->batch;
+  b->count = end - b->first < p->batch ? (uint32_t)(end - b->first) : p->batch;
+  b->key = p->shuffle ? epoch_key(p->seed, b->epoch) : 0;
+  if (p->shuffle) tc_perm_init(&b->perm, p->n, b->key);
+  b->borrow = b->first + b->count;
+}
+
+int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
+  if (pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
+      (p->epochs && epoch >= p->epochs))
+    return TWINCACHE_ENOTFOUND;
+  uint64_t start = epoch == p->origin_epoch ? p->origin_pos : 0, end;
+  segment(p, start, &end);
+  if (pos >= end) return TWINCACHE_ENOTFOUND; /* cut by drop_last */
+  uint64_t k = (pos - start) / p->batch, j = k / p->world; /* global batch, and the rank's batch in the part */
+  uint32_t r = (uint32_t)(k % p->world);
+  tc_plan q = *p; /* rank r's counts (they differ between ranks without equal ranks) */
+  if (q.rank != r) {
+    q.rank = r;
+    q.bpe = segment(&q, 0, &end);
+    q.first_bpe = segment(&q, q.origin_pos, &end);
+  }
+  *rank = r;
+  *slot = (uint32_t)((pos - start) % p->batch);
+  *seq = epoch == q.origin_epoch ? j : q.first_bpe + (epoch - q.origin_epoch - 1) * q.bpe + j;
+  return TWINCACHE_OK;
+}
+
+uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
+  uint64_t step = (uint64_t)p->batch * p->world;
+  if (seq == 0) return p->origin_epoch * p->n + p->origin_pos;
+  if (seq < p->first_bpe) return p->origin_epoch * p->n + p->origin_pos + seq * step;
+  uint64_t s = seq - p->first_bpe;
+  if (p->bpe == 0) return (p->origin_epoch + 1) * p->n;
+  return (p->origin_epoch + 1 + s / p->bpe) * p->n + (s % p->bpe) * step;
+}
+
+int tc_plan_epoch_seq(const tc_plan *p, uint64_t epoch, uint64_t *seq) {
+  if (epoch < p->origin_epoch || (epoch == p->origin_epoch && p->origin_pos != 0))
+    return tc_error_set(TWINCACHE_EINVAL, "epoch %llu begins before this stream's start (epoch %llu, position "
+                        "%llu)", (unsigned long long)epoch, (unsigned long long)p->origin_epoch,
+                        (unsigned long long)p->origin_pos);
+  if (p->epochs && epoch >= p->epochs)
+    return tc_error_set(TWINCACHE_EINVAL, "epoch %llu is past the stream's %u epochs", (unsigned long long)epoch,
+                        p->epochs);
+  *seq = epoch == p->origin_epoch ? 0 : p->first_bpe + (epoch - p->origin_epoch - 1) * p->bpe;
+  return TWINCACHE_OK;
+}
+
+void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *s) {
+  memset(s, 0, sizeof *s);
+  s->magic = TWINCACHE_LOADER_STATE_MAGIC;
+  s->version = TWINCACHE_LOADER_STATE_VERSION;
+  s->seed = p->seed;
+  s->cache_tag = p->cache_tag;
+  s->index_begin = p->begin;
+  s->index_end = p->begin + p->n;
+  s->batch_size = p->batch;
+  s->world_size = p->world;
+  s->rank = p->rank;
+  s->shuffle = p->shuffle;
+  s->drop_last = p->drop_last;
+  s->equal_ranks = p->equal;
+  s->next_seq = next_seq;
+  s->origin = p->origin_epoch * p->n + p->origin_pos;
+}
+
+int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
+  uint64_t seq;
+  if (p->epochs && epoch >= p->epochs)
+    return tc_error_set(TWINCACHE_EINVAL, "epoch %llu is past the stream's %u epochs", (unsigned long long)epoch,
+                        p->epochs);
+  if (tc_plan_epoch_seq(p, epoch, &seq) == TWINCACHE_OK) {
+    tc_plan_state(p, seq, s);
+  } else { /* before this stream's start: a stream that starts there */
+    tc_error_clear();
+    tc_plan_state(p, 0, s);
+    s->origin = epoch * p->n;
+  }
+  return TWINCACHE_OK;
+}
+
+/* A state's flag field must be 0 or 1. */
+static int check_flag(const char *name, unsigned v) {
+  if (v <= 1) return TWINCACHE_OK;
+  return tc_error_set(TWINCACHE_EINVAL, "resume state field %s is %u, not 0 or 1", name, v);
+}
+
+int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_seq) {
+  int rc;
+  if (r->seed != p->seed)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
+                        (unsigned long long)r->seed, (unsigned long long)p->seed);
+  if (r->magic == 0) { /* {seed, next_seq} by hand: a position in this loader's own stream */
+    if (p->total != UINT64_MAX && r->next_seq > p->total)
+      return tc_error_set(TWINCACHE_EINVAL,
+                          "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                          (unsigned long long)r->next_seq, (unsigned long long)p->total);
+    *next_seq = r->next_seq;
+    return TWINCACHE_OK;
+  }
+  if (r->magic != TWINCACHE_LOADER_STATE_MAGIC)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field magic %#x is not a loader state's (%#x)",
+                        (unsigned)r->magic, (unsigned)TWINCACHE_LOADER_STATE_MAGIC);
+  if (r->version != 1 && r->version != TWINCACHE_LOADER_STATE_VERSION)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field version %u is not 1 or %u (this library's)",
+                        (unsigned)r->version, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+  if (r->version == 1 && r->origin != 0)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field origin %llu: a version 1 state has none",
+                        (unsigned long long)r->origin);
+  twincache_loader_state want;
+  tc_plan_state(p, 0, &want);
+#define TC_RESUME_FIELD(f)                                                                                    \
+  if (r->f != want.f)                                                                                         \
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
+                        (unsigned long long)r->f, (unsigned long long)want.f);
+  TC_RESUME_FIELD(reserved)
+  TC_RESUME_FIELD(cache_tag)
+  TC_RESUME_FIELD(shuffle)
+  TC_RESUME_FIELD(drop_last)
+  TC_RESUME_FIELD(index_begin)
+  TC_RESUME_FIELD(index_end)
+#undef TC_RESUME_FIELD
+  if ((rc = check_flag("equal_ranks", r->equal_ranks)) != TWINCACHE_OK) return rc;
+  if (r->batch_size == 0 || r->batch_size > 65536 || r->world_size == 0 || r->rank >= r->world_size)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u, rank %u describe no "
+                        "stream", (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)r->rank);
+  /* the stream the state was taken in: its world, this loader's epochs */
+  tc_plan q = *p;
+  q.batch = r->batch_size;
+  q.world = r->world_size;
+  q.rank = r->rank;
+  q.equal = r->equal_ranks && r->world_size > 1;
+  uint64_t end;
+  q.bpe = segment(&q, 0, &end);
+  if ((rc = tc_plan_set_origin(&q, r->origin)) != TWINCACHE_OK) return rc;
+  if (q.total != UINT64_MAX && r->next_seq > q.total)
+    return tc_error_set(TWINCACHE_EINVAL,
+                        "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                        (unsigned long long)r->next_seq, (unsigned long long)q.total);
+  int in_step = q.world == 1 || q.equal; /* every rank at the same next_seq has read the same prefix */
+  if (q.batch == p->batch && q.world == p->world && q.equal == p->equal && (in_step || q.rank == p->rank)) {
+    if ((rc = tc_plan_set_origin(p, r->origin)) != TWINCACHE_OK) return rc;
+    *next_seq = r->next_seq; /* the same stream: continue its numbering */
+    return TWINCACHE_OK;
+  }
+  if (!in_step)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state of rank %u of world_size %u with equal_ranks 0 resumes "
+                        "only with the same batch_size, world_size, rank and equal_ranks (its ranks do not "
+                        "read in step; this loader: batch_size %u, rank %u of %u, equal_ranks %u)",
+                        (unsigned)r->rank, (unsigned)r->world_size, (unsigned)p->batch, (unsigned)p->rank,
+                        (unsigned)p->world, (unsigned)p->equal);
+  /* elastic: continue the global order where every rank of the old world stood */
+  if ((rc = tc_plan_set_origin(p, tc_plan_consumed(&q, r->next_seq))) != TWINCACHE_OK) return rc;
+  *next_seq = 0;
+  return TWINCACHE_OK;
+}

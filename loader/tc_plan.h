@@ -1,0 +1,117 @@
+/* tc_plan.h — the stream plan: which graph goes to which rank, in which
+ * batch, in which epoch. A small value built from the loader's options and
+ * the size of the graph range; every function is pure arithmetic on it (no
+ * threads, no I/O, no cache, no loader), so it is tested exhaustively
+ * without a cache (tests/loader/test_plan.c).
+ *
+ * Positions. Epoch e has an order of the range's n graphs: position p
+ * (0 <= p < n) holds graph begin + perm_e(p), perm_e a stateless permutation
+ * keyed by (seed, e) when shuffling, the identity otherwise. Positions >= n
+ * pad ranks to equal counts: position p >= n holds the graph of position
+ * (p - n) mod n, marked not valid.
+ *
+ * Segments. A rank's stream (batch numbers seq = 0, 1, ...) starts at an
+ * origin: a point of the global order, origin = e0 * n + p0 graphs consumed
+ * (0 for a stream that starts at the beginning; see twincache_loader.h's
+ * resume). Epoch e0 is read from p0 on, every later epoch whole. Within an
+ * epoch's segment starting at position s0 (p0 in epoch e0, else 0), global
+ * batch k holds positions [s0 + k*G, s0 + k*G + G) and rank r of W takes
+ * global batches r, r + W, r + 2W, ...: its j-th batch of the segment is
+ * global batch j*W + r. Equal ranks: the segment's positions are padded (or
+ * cut, with drop_last) to a multiple of G*W. Otherwise (W = 1 or equal_ranks
+ * 0): the segment ends at n (cut to a multiple of G with drop_last) and only
+ * its last global batch may be partial. */
+#ifndef TC_PLAN_H
+#define TC_PLAN_H
+
+#include <stdint.h>
+
+#include "tc_common.h"
+#include "twincache_loader.h"
+
+typedef struct tc_plan {
+  /* what defines the stream */
+  uint64_t seed;
+  uint64_t cache_tag;
+  uint64_t begin, n;       /* graph range [begin, begin + n), n >= 1 */
+  uint32_t batch;          /* G */
+  uint32_t world, rank;    /* W, r < W */
+  uint32_t epochs;         /* 0 = endless */
+  uint8_t shuffle, drop_last;
+  uint8_t equal;           /* equal ranks in effect (W > 1 and the option) */
+  /* where seq 0 is: origin = e0 * n + p0 graphs of the global order consumed */
+  uint64_t origin_epoch, origin_pos; /* e0, p0 < n */
+  /* derived by tc_plan_init */
+  uint64_t bpe;            /* this rank's batches of a whole epoch */
+  uint64_t first_bpe;      /* this rank's batches of epoch e0 (from p0) */
+  uint64_t total;          /* batches of this rank's stream; UINT64_MAX = endless */
+} tc_plan;
+
+/* One batch of a rank's stream. */
+typedef struct tc_plan_batch {
+  uint64_t epoch;          /* the epoch it belongs to */
+  uint64_t first;          /* its first position in the epoch's order */
+  uint32_t count;          /* positions it holds, 1..G (< G: a partial batch) */
+  uint64_t key;            /* the epoch's permutation key (0 without shuffle) */
+  tc_perm perm;            /* the epoch's permutation, ready (shuffle only) */
+  uint64_t borrow;         /* first position a corrupt graph's place borrows */
+  uint64_t epoch_first_seq; /* seq of the epoch's first batch in this stream */
+  uint64_t epoch_batches;  /* this rank's batches of the epoch in this stream */
+} tc_plan_batch;
+
+/* Builds the plan of options o (batch_size, epochs, shuffle, seed, rank,
+ * world_size, drop_last, equal_ranks) over the range [begin, begin + n)
+ * of cache `cache_tag`, starting at origin 0. Returns 0, or
+ * TWINCACHE_EINVAL with a message for n == 0, batch 0, world 0 or rank >= world. */
+int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n);
+
+/* Moves seq 0 of plan p to origin `origin` (graphs of the global order
+ * consumed) and re-derives first_bpe and total. Returns 0, or TWINCACHE_EINVAL
+ * when origin lies past the end of a finite stream. */
+int tc_plan_set_origin(tc_plan *p, uint64_t origin);
+
+/* The batch `seq` of the stream (seq < p->total). */
+void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b);
+
+/* Graph index at position pos of batch b's epoch order (pos may be a
+ * padding position >= n). Inline: a decode thread asks it per graph. */
+static inline uint64_t tc_plan_index(const tc_plan *p, const tc_plan_batch *b, uint64_t pos) {
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
+  return p->begin + (p->shuffle ? tc_perm_at(&b->perm, q) : q);
+}
+
+/* The position whose graph fills the place of a corrupt graph: the
+ * batch's borrow counter modulo n (positions after the batch's own, wrapping
+ * within the epoch). */
+static inline uint64_t tc_plan_borrowed(const tc_plan *p, uint64_t borrow) { return borrow % p->n; }
+
+/* Where position pos of epoch `epoch` is read in p's world: the rank, that
+ * rank's batch seq and the slot in it (the inverse of tc_plan_batch_at).
+ * Whatever p->rank is. Returns 0, or TWINCACHE_ENOTFOUND (no message) when
+ * no rank reads it in this stream: before the origin, cut by drop_last,
+ * past a finite stream's end, or not a position of the range (pos >= n). */
+int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot);
+
+/* Graphs of the global order consumed once every rank has taken `seq`
+ * batches (seq <= total): the value a state carries. */
+uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq);
+
+/* The seq of epoch e's first batch in this stream; TWINCACHE_EINVAL (message
+ * set) when the epoch begins before the origin (its start is not in this
+ * stream) or lies past a finite stream's end. */
+int tc_plan_epoch_seq(const tc_plan *p, uint64_t epoch, uint64_t *seq);
+
+/* The state of position next_seq (rank-independent except the rank field). */
+void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *s);
+
+/* A state positioned at the first batch of `epoch`: in this stream when the
+ * epoch starts after its origin, else a stream whose origin is the epoch's
+ * start. TWINCACHE_EINVAL past a finite stream's epochs. */
+int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s);
+
+/* Turns a resume state into plan p's origin and next batch: *next_seq, with
+ * p's origin moved where the state says. See twincache_loader_open for the
+ * rules. Returns 0, or TWINCACHE_EINVAL with a message naming the field. */
+int tc_plan_resume(tc_plan *p, const twincache_loader_state *s, uint64_t *next_seq);
+
+#endif /* TC_PLAN_H */
