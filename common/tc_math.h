@@ -276,6 +276,16 @@ TC_MATH float tc_math_unit(int mech, float a) {
 /* The heteroscedastic factor of a noise term: e (1 + tanh(0.5 acc)). */
 TC_MATH float tc_math_het(float e, float acc) { return e * (1.0f + tc_math_tanhf(0.5f * acc)); }
 
+/* ---- the soft intervention on a root -------------------------------------------------
+ * A root has no weight a soft intervention could redraw (a linear or
+ * additive one no parameter at all); its soft world changes the node's
+ * distribution too (FORMAT.md 3.6): the noise term times the scale factor a
+ * (entry t of the target's soft block; a = +0.0, written before this rule,
+ * keeps the noise term as it is), then the world's value added as the new
+ * mean. This is the noise term's part: the factor on the scaled draw
+ * e = noise_scale * e_t, in float32. */
+TC_MATH float tc_math_soft_root_noise(float a, float e) { return a != 0.0f ? a * e : e; }
+
 /* ---- standardisation ---------------------------------------------------------------
  * A column's statistics from its double sum of x and (after the mean) of
  * (x - mean)^2 over S rows in row order: mean and population sd as floats;

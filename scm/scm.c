@@ -264,9 +264,20 @@ static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_
     for (uint32_t s = 0; s < S; s++) x[s] = raw;
     return;
   }
-  case TWINCACHE_INTER_SOFT: /* the world's own parameters, the base world's noise term */
-    eval_params(sp, m, t, sp->noise + (size_t)t * S, x, S, m->soft + (size_t)k * m->soft_ld);
+  case TWINCACHE_INTER_SOFT: { /* the world's own parameters, the base world's noise term */
+    const float *soft = m->soft + (size_t)k * m->soft_ld, *restrict e = sp->noise + (size_t)t * S;
+    if (m->pa_start[t] != m->pa_start[t + 1]) {
+      eval_params(sp, m, t, e, x, S, soft);
+      return;
+    }
+    /* a root: the noise term times the factor soft[t] (its own slot: the
+     * weight of no edge), then + v, the new mean (tc_math_soft_root_noise) */
+    const float a = soft[t];
+    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = tc_math_soft_root_noise(a, e[s]);
+    eval_params(sp, m, t, sp->e_twin, x, S, soft);
+    for (uint32_t s = 0; s < S; s++) x[s] += v;
     return;
+  }
   case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
     const float *restrict e = sp->noise + (size_t)t * S;
     for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];
