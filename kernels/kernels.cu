@@ -78,7 +78,7 @@ extern "C" int twincache_effects_cuda(float *T, uint8_t *observed, const float *
   int threads = N < 32 ? 32 : (N < 256 ? ((N + 31) / 32) * 32 : 256);
   effects_kernel<<<G * N, threads, 0, tc_stream(stream)>>>(T, observed, base, inter, target,
                                                            node_mask, int_mask, K, S, N);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -110,7 +110,7 @@ extern "C" int twincache_corr_cuda(float *C, const float *base, const uint8_t *n
   size_t n = (size_t)G * N * N;
   if (n == 0) return 0;
   corr_kernel<<<tc_blocks(n, 128), 128, 0, tc_stream(stream)>>>(C, base, node_mask, G, S, N);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -223,7 +223,7 @@ extern "C" int twincache_inverse_cuda(float *W_hat, float *Pc, const float *T,
   int threads = N * N < 256 ? ((N * N + 31) / 32) * 32 : 256;
   inverse_kernel<<<G, threads, smem ? per : 0, tc_stream(stream)>>>(
       W_hat, Pc, T, observed, C, node_mask, N, (double *)work, smem);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -289,7 +289,7 @@ extern "C" int twincache_pair_features_cuda(float *feat, float *pair_w, const fl
   if (n == 0) return 0;
   pair_features_kernel<<<tc_blocks(n, 128), 128, 0, tc_stream(stream)>>>(
       feat, pair_w, T, observed, C, W_hat, Pc, node_mask, G, N);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -320,11 +320,11 @@ __global__ void bias_grad_kernel(float *db, const float *dout, int P, int O) {
 extern "C" int twincache_linear_forward_cuda(float *out, const float *in, const float *w,
                                              const float *b, int P, int I, int O, void *stream) {
   if (P <= 0) return 0;
-  kernelCheck(tc_linear_gemm_forward(out, in, w, P, I, O, stream));
+  kernelReturnIfError(tc_linear_gemm_forward(out, in, w, P, I, O, stream));
   if (b) {
     size_t n = (size_t)P * O;
     add_bias_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(out, b, P, O);
-    launchCheck();
+    launchReturnIfError();
   }
   return 0;
 }
@@ -333,13 +333,13 @@ extern "C" int twincache_linear_backward_cuda(float *din, float *dw, float *db, 
                                               const float *in, const float *w, int P, int I,
                                               int O, void *stream) {
   if (P <= 0) din = NULL; // no rows: dw is all zero, din has nothing to hold
-  kernelCheck(tc_linear_gemm_backward(din, dw, dout, in, w, P, I, O, stream));
+  kernelReturnIfError(tc_linear_gemm_backward(din, dw, dout, in, w, P, I, O, stream));
   if (db) {
     if (P <= 0) {
-      cudaCheck(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)O, tc_stream(stream)));
+      cudaReturnIfError(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)O, tc_stream(stream)));
     } else {
       bias_grad_kernel<<<O, 256, 0, tc_stream(stream)>>>(db, dout, P, O);
-      launchCheck();
+      launchReturnIfError();
     }
   }
   return 0;
@@ -369,7 +369,7 @@ __global__ void gelu_backward_kernel(float *din, const float *in, const float *d
 extern "C" int twincache_gelu_forward_cuda(float *out, const float *in, size_t n, void *stream) {
   if (n == 0) return 0;
   gelu_forward_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(out, in, n);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -377,7 +377,7 @@ extern "C" int twincache_gelu_backward_cuda(float *din, const float *in, const f
                                             size_t n, void *stream) {
   if (n == 0) return 0;
   gelu_backward_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(din, in, dout, n);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -459,13 +459,13 @@ extern "C" int twincache_bce_cuda(float *dlogit, float *loss, const float *logit
   unsigned blocks = tc_bce_blocks(P);
   bce_partial_kernel<<<blocks, TC_BCE_THREADS, 0, tc_stream(stream)>>>(
       (double *)work, logit, adj, pair_w, P, pos_weight);
-  launchCheck();
+  launchReturnIfError();
   bce_finish_kernel<<<1, TC_BCE_THREADS, 0, tc_stream(stream)>>>((double *)work, loss, blocks);
-  launchCheck();
+  launchReturnIfError();
   if (dlogit && P > 0) {
     bce_grad_kernel<<<tc_blocks(P, 256), 256, 0, tc_stream(stream)>>>(
         dlogit, (const double *)work, logit, adj, pair_w, P, pos_weight);
-    launchCheck();
+    launchReturnIfError();
   }
   return 0;
 }
@@ -491,6 +491,6 @@ extern "C" int twincache_adamw_cuda(float *param, const float *grad, float *m, f
   float c1 = 1.0f - powf(beta1, (float)t), c2 = 1.0f - powf(beta2, (float)t);
   adamw_kernel<<<tc_blocks(n, 256), 256, 0, tc_stream(stream)>>>(param, grad, m, v, n, lr, beta1,
                                                                   beta2, eps, weight_decay, c1, c2);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
