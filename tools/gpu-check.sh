@@ -40,8 +40,11 @@
 # needs a torch with CUDA on that machine (python3, or $TWINCACHE_PYTHON);
 # without one it is reported as not run, not as passed.
 #
-# TWINCACHE_GPU_CHECK_FAULT=1 (tests only) makes the sampler's bit-for-bit
-# check fail on purpose: the report and the exit status must say so.
+# TWINCACHE_GPU_CHECK_FAULT=1 (tests only) runs only the sampler's
+# bit-for-bit check, failing on purpose, and the report: the report and the
+# exit status must say so.
+# TWINCACHE_GPU_CHECK_NO_PYTHON=1 leaves the Python steps out (not run): a
+# sanitizer build's library cannot be loaded into Python.
 #
 # Exit: 0 every check passed; 1 a check failed (the report names it); 2 usage;
 # 77 no usable GPU (one line; nothing else run).
@@ -162,8 +165,10 @@ jget() { grep -o "\"$1\": [^,}]*" "$2" 2>/dev/null | head -n 1 | sed 's/^[^:]*: 
 
 echo "gpu-check: $mode, build $bin, report $work"
 
+fault=${TWINCACHE_GPU_CHECK_FAULT:-0} # 1: only the sampler's check (failing) and the report
 # ---- 1. the GPU tests ------------------------------------------------------------
 echo "== 1. GPU tests"
+if [ "$fault" != 1 ]; then
 if [ "$mode" = run ]; then
   for t in test_train_kernels_cuda test_expand_cuda test_gemm_cuda test_sample_cuda; do
     step "test: $t" 120 "$logs/$t.log" "$bin/tests/train/$t"
@@ -187,7 +192,10 @@ done
 py=${py:-${TWINCACHE_PYTHON:-python3}}
 lib=$(find "$bin" -maxdepth 2 -name 'libtwincache.so*' 2>/dev/null | head -n 1)
 pysel="cuda" # by name: the device tests (skipped without CUDA) and the fake-CUDA ones (fake_cuda.py)
-if [ -z "$lib" ]; then
+if [ "${TWINCACHE_GPU_CHECK_NO_PYTHON:-0}" = 1 ]; then # a sanitizer build's library cannot load into Python
+  echo "TWINCACHE_GPU_CHECK_NO_PYTHON=1" >"$logs/python.log"
+  record "test: python -k '$pysel'" 77 "$logs/python.log" "TWINCACHE_GPU_CHECK_NO_PYTHON=1"
+elif [ -z "$lib" ]; then
   record "test: python -k '$pysel'" 77 "$logs/python.log" "no libtwincache.so in $bin"
 elif ! "$py" -c "import torch, pytest, numpy" >/dev/null 2>&1; then
   echo "$py lacks torch, pytest or numpy" >"$logs/python.log"
@@ -206,6 +214,8 @@ else
   [ "$mode" = run ] && [ "$rc" -eq 0 ] && ! tail -n 1 "$logs/python.log" | grep -q passed && rc=1
   record "test: python -k '$pysel'" "$rc" "$logs/python.log" "$(tail -n 1 "$logs/python.log")"
 fi
+
+fi # (fault)
 
 # ---- 2. the sampler kernel against the CPU loader -----------------------------------
 echo "== 2. the fresh-world sampler: bit for bit, then timed"
@@ -245,19 +255,30 @@ gen --out "$work/caches/do-multi-target" --graphs "$CHECK_GRAPHS" --samples 0 --
 gen --out "$work/caches/do-iscm" --graphs "$CHECK_GRAPHS" --samples 0 --seed 8 --standardize --iscm \
   >>"$logs/gen-check.log" 2>&1 && check_caches="$check_caches $work/caches/do-iscm" || gen_failed=1
 record "sampler: generate the check caches" "$gen_failed" "$logs/gen-check.log"
-check_cmd="$sample_bin"
-[ "${TWINCACHE_GPU_CHECK_FAULT:-0}" = 1 ] && check_cmd=false # the failure path, on purpose
+check_cmd="$sample_bin" # (a build without CUDA has none: the sampler's steps are then not run)
+[ "$fault" = 1 ] && check_cmd=false # the failure path, on purpose
+# sampler STEP-NAME LIMIT LOG ARGS...: a sampler step, or "not run" in a build without CUDA
+sampler() {
+  if [ -x "$sample_bin" ] || [ "$4" = false ]; then # (false: TWINCACHE_GPU_CHECK_FAULT)
+    step "$@"
+  else
+    echo "$sample_bin not built (a build without CUDA)" >"$3"
+    record "$1" 77 "$3" "not built (no CUDA)"
+  fi
+}
 # shellcheck disable=SC2086
-step "sampler: kernel = CPU loader, bit for bit" 240 "$logs/sample-check.log" \
+sampler "sampler: kernel = CPU loader, bit for bit" 240 "$logs/sample-check.log" \
   "$check_cmd" $emu --rows 64 --batch 64 --repeat 1 --cpu-graphs 0 $check_caches
 
+train_runs="" layouts=dense
+if [ "$fault" != 1 ]; then
 gen --out "$work/caches/default" --graphs "$DEFAULT_GRAPHS" --samples 0 --seed 7 >>"$logs/gen-time.log" 2>&1
 gen --out "$work/caches/avici" --graphs "$AVICI_GRAPHS" --samples 0 --seed 9 --nodes 20:30 --targets 3 \
   --mechanism mlp >>"$logs/gen-time.log" 2>&1
 record "sampler: generate the timing caches" $? "$logs/gen-time.log"
-step "sampler: time, default workload (S=64)" 120 "$logs/sample-time-default.log" \
+sampler "sampler: time, default workload (S=64)" 120 "$logs/sample-time-default.log" \
   "$sample_bin" $emu --rows 64 --batch 256 --repeat "$REPEAT" "$work/caches/default"
-step "sampler: time, AVICI scale (S=800)" 180 "$logs/sample-time-avici.log" \
+sampler "sampler: time, AVICI scale (S=800)" 180 "$logs/sample-time-avici.log" \
   "$sample_bin" $emu --rows 800 --batch 64 --repeat "$REPEAT" "$work/caches/avici"
 
 # ---- 3. the trainer and the Python loop -----------------------------------------------
@@ -283,14 +304,16 @@ for layout in $layouts; do
     train_runs="$train_runs $layout:$t"
   done
 done
-if [ -n "$lib" ] && "$py" -c "import torch" >/dev/null 2>&1; then
+if [ "${TWINCACHE_GPU_CHECK_NO_PYTHON:-0}" != 1 ] && [ -n "$lib" ] && "$py" -c "import torch" >/dev/null 2>&1; then
   PYTHONPATH=$here/python${PYTHONPATH:+:$PYTHONPATH} TWINCACHE_LIBRARY=$lib timeout 180 "$py" "$here/bench/python_device_loop.py" --cache "$work/caches/train" \
     --device "$DEVICE" --batch 256 --threads "$(echo $THREAD_SET | awk '{print $NF}')" >"$logs/python-loop.json" 2>&1
   record "python loop: device=$DEVICE" $? "$logs/python-loop.json"
 else
-  echo "no libtwincache.so or no torch for $py" >"$logs/python-loop.json"
-  record "python loop: device=$DEVICE" 77 "$logs/python-loop.json" "no libtwincache.so or torch"
+  echo "no libtwincache.so, no torch for $py, or TWINCACHE_GPU_CHECK_NO_PYTHON=1" >"$logs/python-loop.json"
+  record "python loop: device=$DEVICE" 77 "$logs/python-loop.json" "no libtwincache.so, torch, or Python wanted"
 fi
+
+fi # (fault)
 
 # ---- 4. the report ------------------------------------------------------------------------
 t_total=$(($(date +%s) - t_start))
