@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tc_math.h" /* the counter RNG's mixing and conversions (one copy, shared with CUDA) */
+
 /* ---- little-endian loads and stores (unaligned-safe) ---------------------- */
 static inline uint16_t tc_load_u16(const void *p) {
   const uint8_t *b = (const uint8_t *)p;
@@ -95,22 +97,11 @@ typedef struct tc_rng {
   uint64_t state;
 } tc_rng;
 
-static inline uint64_t tc_mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static inline void tc_rng_init(tc_rng *r, uint64_t seed, uint64_t stream) {
-  r->state = tc_mix64(seed ^ tc_mix64(stream + 0x9e3779b97f4a7c15ull));
-}
-static inline uint64_t tc_rng_u64(tc_rng *r) {
-  r->state += 0x9e3779b97f4a7c15ull;
-  return tc_mix64(r->state);
-}
+static inline uint64_t tc_mix64(uint64_t z) { return tc_math_mix64(z); }
+static inline void tc_rng_init(tc_rng *r, uint64_t seed, uint64_t stream) { r->state = tc_math_stream(seed, stream); }
+static inline uint64_t tc_rng_u64(tc_rng *r) { return tc_math_next(&r->state); }
 /* Uniform in [0, 1) with 53 random bits. */
-static inline double tc_rng_uniform(tc_rng *r) {
-  return (double)(tc_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
-}
+static inline double tc_rng_uniform(tc_rng *r) { return tc_math_uniform(tc_rng_u64(r)); }
 /* Uniform in [lo, hi). */
 static inline double tc_rng_range(tc_rng *r, double lo, double hi) {
   return lo + (hi - lo) * tc_rng_uniform(r);

@@ -245,17 +245,25 @@ static int mlp_nonparents_zero(const tc_dag *w, const uint8_t *mlp, uint32_t n, 
 /* 1 when a soft parameter block for target t (P f32, FORMAT.md 3.2
  * section 7a) is +0.0 on every non-parent of t: a linear target (mechanism:
  * the target's own, node_mech[t] in a mixture), entry i; another, W1
- * column i. Else 0. */
+ * column i. Else 0. A root's entry t (linear: entry t; a block: W1[0][t])
+ * is its noise scale factor instead: +0.0 or a finite float > 0 (bits below
+ * +inf's). */
 static int soft_nonparents_zero(const tc_dag *w, const uint8_t *blk, uint32_t n, uint32_t h_n,
                                 unsigned mechanism, uint32_t t) {
+  int root = 1;
+  for (uint32_t i = 0; i < n; i++) root &= !tc_bit_get(w->child[i], t);
   for (uint32_t i = 0; i < n; i++) {
     if (tc_bit_get(w->child[i], t)) continue; /* i is a parent of t */
+    /* a root's entry t (linear: i = t; a block: W1[0][t]): its noise scale
+     * factor, +0.0 or finite > 0 */
+    const uint32_t own = tc_load_u32(blk + 4 * (size_t)i);
+    if (root && i == t && own != 0 && own >= 0x7f800000u) return 0;
     if (mechanism == TWINCACHE_MECH_LINEAR) {
-      if (tc_load_u32(blk + 4 * (size_t)i) != 0) return 0;
+      if (own != 0 && !(root && i == t)) return 0;
       continue;
     }
     for (uint32_t hh = 0; hh < h_n; hh++)
-      if (tc_load_u32(blk + 4 * ((size_t)hh * n + i)) != 0) return 0;
+      if (tc_load_u32(blk + 4 * ((size_t)hh * n + i)) != 0 && !(root && i == t && hh == 0)) return 0;
   }
   return 1;
 }
@@ -415,7 +423,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       unsigned mech_t = g->mechanism == TWINCACHE_MECH_MIXED ? g->node_mech[t] : g->mechanism;
       if (!soft_nonparents_zero(w, (const uint8_t *)(g->soft + (size_t)k * P), n, g->n_hidden, mech_t, t))
         return tc_error_set(TWINCACHE_EINVAL, "intervention %u: soft parameters on non-parents of target %u "
-                            "must be +0.0", k, t);
+                            "must be +0.0 (a root's own entry: +0.0 or finite > 0)", k, t);
     }
     /* the twin property: what the structure says is unchanged must be */
     for (uint32_t s = 0; s < s_n; s++) {

@@ -5,7 +5,11 @@
  * table's draw_node: linear weights in --weights with random signs, or a
  * unit block (MLP, RFF, sigmoid, poly), stored in the frame (format
  * version 4, FORMAT.md 3.2 section 7a). The value is 0; --values and
- * --value-dist do not apply. */
+ * --value-dist do not apply, except on a root, which has no weight to
+ * redraw: there the world also multiplies the root's noise term by a drawn
+ * factor (stored in the block's entry t) and adds a drawn mean (the value,
+ * as a shift's). */
+#include <math.h>
 #include <string.h>
 
 #include "tc_gen_inter.h"
@@ -61,6 +65,14 @@ static float soft_draw(const tc_gen_config *c, const tc_gen_params *cp, uint32_t
       soft[i] = blk[i];
       blk[i] = old;
     }
+  }
+  if (p.pa_start[t] == p.pa_start[t + 1]) {
+    /* a root has no weight to redraw (a linear or additive one nothing at
+     * all): its noise scale times a factor 2^u, u ~ U[-1, 1) (entry t of the
+     * block, the weight of no edge), and a new mean, the value, drawn as a
+     * shift's (FORMAT.md 3.6) */
+    soft[t] = (float)exp2(tc_rng_range(ri, -1.0, 1.0));
+    return tc_gen_inter_signed_value(c, cp, t, soft, ri);
   }
   return 0.0f;
 }

@@ -146,7 +146,10 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "twin worlds use the same maps (default {})"},
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
       {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, -1, g_meta_kind, sizeof g_meta_kind),
-       .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, noise: X's noise term times v, or soft: X's mechanism redrawn (default {})"},
+       .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, noise: X's noise\n"
+               "term times v, or soft: X's mechanism redrawn (a root, with no\n"
+               "weight to redraw: its noise scale times 2^U[-1,1) and its\n"
+               "mean + a --values draw) (default {})"},
       {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
        .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
        .help = "every node, or K distinct random nodes; K at most the largest\n"

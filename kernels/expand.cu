@@ -198,7 +198,7 @@ extern "C" int twincache_expand_cuda(void *dense, const void *compact,
   unsigned blocks = (unsigned)((size_t)o->G * (size_t)(o->K + 1));
   expand_kernel<<<blocks, TC_EXPAND_THREADS, 0, (cudaStream_t)stream>>>(
       (uint8_t *)dense, (const uint8_t *)compact, *o);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 

@@ -98,7 +98,7 @@ static int tc_gemm_launch(const tc_gemm &g, cudaStream_t s) {
   dim3 grid((unsigned)((g.N + TC_GEMM_TILE - 1) / TC_GEMM_TILE),
             (unsigned)((g.M + TC_GEMM_TILE - 1) / TC_GEMM_TILE));
   gemm_kernel<<<grid, block, 0, s>>>(g);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }
 
@@ -121,7 +121,7 @@ extern "C" int tc_linear_gemm_forward(float *out, const float *in, const float *
 extern "C" int tc_linear_gemm_backward(float *din, float *dw, const float *dout, const float *in,
                                        const float *w, int P, int I, int O, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  if (din) kernelCheck(tc_gemm_launch(tc_gemm_din(din, dout, w, P, I, O), s));
+  if (din) kernelReturnIfError(tc_gemm_launch(tc_gemm_din(din, dout, w, P, I, O), s));
   return tc_gemm_launch(tc_gemm_dw(dw, dout, in, P, I, O), s);
 }
 

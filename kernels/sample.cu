@@ -55,14 +55,14 @@ extern "C" int twincache_sample_cuda(const twincache_scm_batch *b, float *noise,
     int iscm = 0;
     for (uint32_t g = 0; e == cudaSuccess && g < b->graphs; g++) iscm |= (fl[g] & 2u) != 0;
     free(fl);
-    cudaCheck(e);
+    cudaReturnIfError(e);
     if (iscm) return TWINCACHE_KERNELS_EINVAL;
   }
   tc_sample_rows<<<blocks_for(rows), TC_SAMPLE_THREADS, 0, s>>>(*b, noise, base);
-  launchCheck();
+  launchReturnIfError();
   tc_sample_columns<<<blocks_for(cols), TC_SAMPLE_THREADS, 0, s>>>(*b, base, mean, sd);
-  launchCheck();
+  launchReturnIfError();
   tc_sample_twins<<<blocks_for(rows), TC_SAMPLE_THREADS, 0, s>>>(*b, noise, base, mean, sd, inter);
-  launchCheck();
+  launchReturnIfError();
   return 0;
 }

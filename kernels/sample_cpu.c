@@ -6,9 +6,20 @@
 #include "tc_sample_body.h"
 #include "twincache_kernels.h"
 
+/* the shared math (common/tc_math.h) names noise families and mechanisms by
+ * these codes */
+_Static_assert(TC_MATH_NOISE_GAUSS == TWINCACHE_NOISE_GAUSS && TC_MATH_NOISE_LAPLACE == TWINCACHE_NOISE_LAPLACE &&
+                   TC_MATH_NOISE_UNIFORM == TWINCACHE_NOISE_UNIFORM && TC_MATH_NOISE_CAUCHY == TWINCACHE_NOISE_CAUCHY &&
+                   TC_MATH_NOISE_GUMBEL == TWINCACHE_NOISE_GUMBEL,
+               "tc_math.h's noise codes");
+_Static_assert(TC_MATH_MECH_LINEAR == TWINCACHE_MECH_LINEAR && TC_MATH_MECH_MLP == TWINCACHE_MECH_MLP &&
+                   TC_MATH_MECH_RFF == TWINCACHE_MECH_RFF && TC_MATH_MECH_SIGMOID == TWINCACHE_MECH_SIGMOID &&
+                   TC_MATH_MECH_POLY == TWINCACHE_MECH_POLY,
+               "tc_math.h's mechanism codes");
+
 void twincache_sample_tables(double zig_x[257], double zig_ratio[256]) {
   /* scm/tc_scm_noise.c's tables_init, the same operations with the same libm */
-  const double R = 3.6541528853610088, V = 0.00492867323399;
+  const double R = TC_MATH_ZIG_R, V = 0.00492867323399;
   double f = exp(-0.5 * R * R);
   zig_x[0] = V / f;
   zig_x[1] = R;

@@ -34,7 +34,7 @@ typedef struct twincache_batch_layout {
   size_t inter_off; /* float   (G,K,S,N): row s of intervention k twins base row s */
   size_t target;    /* uint8   (G,K,N): 1 where the node is intervened */
   size_t value;     /* float   (G,K,N): the record's value at the target (do value, shift,
-                     * noise factor; 0 for soft), else 0 */
+                     * noise factor; 0 for soft, but a root's new mean), else 0 */
   size_t kind;      /* uint8   (G,K): enum twincache_inter_kind; 0 (DO) when padding */
   size_t adj;       /* uint8   (G,N,N): adj[i][j] = 1 <=> edge i -> j */
   size_t node_mask; /* uint8   (G,N) */

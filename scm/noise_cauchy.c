@@ -13,10 +13,7 @@ static inline double cauchy_stream(tc_rng *r) {
 /* Fresh: the ratio of two standard normals (fresh ziggurats, the first from
  * the cell's first draw, the rest from its own stream): no tan needed. */
 static inline double cauchy_cell(uint64_t bits, uint64_t row_key, uint32_t j) {
-  tc_rng more = tc_scm_cell_stream(row_key, j);
-  double a = tc_scm_zig_normal_slow(bits, &more, 1);
-  double b = tc_scm_zig_normal_slow(tc_rng_u64(&more), &more, 1);
-  return a / (b != 0.0 ? b : 0x1p-60);
+  return tc_math_cauchy_cell(bits, row_key, j, tc_scm_zig_x, tc_scm_zig_ratio);
 }
 
 TC_SCM_NOISE_DEFINE(cauchy, TWINCACHE_NOISE_CAUCHY, cauchy_stream, cauchy_cell);

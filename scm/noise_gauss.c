@@ -8,11 +8,7 @@
 static inline double gauss_stream(tc_rng *r) { return tc_scm_zig_normal(tc_rng_u64(r), r, 0); }
 
 static inline double gauss_cell(uint64_t bits, uint64_t row_key, uint32_t j) {
-  const tc_scm_zig_layer *z = &tc_scm_zig_fast[bits & 0xff]; /* the fast path, as tc_scm_zig_normal */
-  double u = tc_scm_signed_of(bits);
-  if (fabs(u) < z->ratio) return u * z->x;
-  tc_rng more = tc_scm_cell_stream(row_key, j); /* made only when needed */
-  return tc_scm_zig_normal_slow(bits, &more, 1);
+  return tc_math_gauss_cell(bits, row_key, j, tc_scm_zig_x, tc_scm_zig_ratio);
 }
 
 TC_SCM_NOISE_FILLS(gauss, gauss_stream, gauss_cell)
@@ -29,7 +25,7 @@ TC_SCM_AVX512 static inline __m512i mix64_x8(__m512i z) {
 
 /* gauss_fresh_fill, 8 cells of a column at a time: the same integers, the
  * same double operations (the 53-bit integer converts exactly, 2^-52 and
- * - 1 as tc_scm_signed_of, the layer's ratio and edge loaded), the same
+ * - 1 as tc_math_signed, the layer's ratio and edge loaded), the same
  * float rounding and scale; a lane that fails the fast test is redone by
  * gauss_cell, which is the scalar cell itself. Rows past the last multiple
  * of 8 go through gauss_cell too. */

@@ -11,9 +11,7 @@ static inline double gumbel_stream(tc_rng *r) {
 
 static inline double gumbel_cell(uint64_t bits, uint64_t row_key, uint32_t j) {
   (void)row_key, (void)j;
-  double u = tc_scm_uniform_of(bits);
-  if (u <= 0.0) u = 0x1p-54;
-  return -tc_scm_fresh_log(-tc_scm_fresh_log(u));
+  return tc_math_gumbel_cell(bits);
 }
 
 TC_SCM_NOISE_DEFINE(gumbel, TWINCACHE_NOISE_GUMBEL, gumbel_stream, gumbel_cell);

@@ -6,7 +6,7 @@ static inline double uniform_stream(tc_rng *r) { return tc_rng_range(r, -1.0, 1.
 
 static inline double uniform_cell(uint64_t bits, uint64_t row_key, uint32_t j) {
   (void)row_key, (void)j;
-  return -1.0 + 2.0 * tc_scm_uniform_of(bits);
+  return tc_math_uniform_cell(bits);
 }
 
 TC_SCM_NOISE_DEFINE(uniform, TWINCACHE_NOISE_UNIFORM, uniform_stream, uniform_cell);

@@ -17,7 +17,6 @@
 #include "tc_scm.h"
 #include "tc_scm_noise.h"
 
-static inline float standardize(float x, float mean, float sd) { return (x - mean) / sd; }
 
 /* ---- columns into rows ------------------------------------------------------------
  * A world is computed column by column and written as rows: column x (S)
@@ -30,7 +29,7 @@ static void column_put(float *restrict out, size_t stride, const float *restrict
 /* the same, standardised by (mean, sd) */
 static void column_put_std(float *restrict out, size_t stride, const float *restrict x, uint32_t S, float mean,
                            float sd) {
-  for (uint32_t s = 0; s < S; s++) out[s * stride] = standardize(x[s], mean, sd);
+  for (uint32_t s = 0; s < S; s++) out[s * stride] = tc_math_standardize(x[s], mean, sd);
 }
 /* the constant v */
 static void column_fill(float *restrict out, size_t stride, float v, uint32_t S) {
@@ -38,84 +37,15 @@ static void column_fill(float *restrict out, size_t stride, float v, uint32_t S)
   for (uint32_t s = 0; s < S; s++) out[s * stride] = v;
 }
 
-/* ---- the MLP's tanh -------------------------------------------------------------
- * tanh of float32 from +, -, *, / and an exponent built from bits only, so
- * every machine that rounds IEEE binary32 and does not contract a*b+c into
- * an FMA (a GPU kernel built with --fmad=false) gets the same bits, and the
- * column loops vectorise (libm's tanhf is neither: it was ~95% of an MLP
- * world). |x| < 0.3: x + x*z*q(z), z = x^2, Taylor to x^9; else
- * 1 - 2/(e^(2|x|) + 1) with the sign of x, |x| clamped at 9 (tanh(9) rounds
- * to 1). e^y for y in [0.6, 18]: y = k ln2 + r (ln2 in two parts), r in
- * [-0.35, 0.35], Taylor to r^7, times 2^k made from its bits. Max error 2.4
- * ulp against tanh in double over [-12, 12]; NaN gives +-1. */
-static inline float exp_pos(float y) { /* y in [0, 18] */
-  int32_t k = (int32_t)(y * 1.44269504f + 0.5f); /* round(y / ln2): y >= 0, so truncation floors */
-  float kf = (float)k;
-  float r = (y - kf * 0.693145751953125f) - kf * 1.428606765330187e-06f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  uint32_t bits = (uint32_t)(k + 127) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
-}
-
-static inline float tc_tanhf(float x) {
-  float a = x < 0.0f ? -x : x;
-  float z = x * x;
-  float q = 62.0f / 2835.0f;
-  q = q * z - 17.0f / 315.0f;
-  q = q * z + 2.0f / 15.0f;
-  q = q * z - 1.0f / 3.0f;
-  float small = x + x * (z * q);
-  float e = exp_pos(2.0f * (a < 9.0f ? a : 9.0f));
-  float big = 1.0f - 2.0f / (e + 1.0f);
-  big = x < 0.0f ? -big : big;
-  return a < 0.3f ? small : big;
-}
-
-/* ---- the RFF mechanism's cos ---------------------------------------------------
- * cos of float32 from +, -, *, / and a float->int conversion only, for the
- * same reasons as tc_tanhf (kernels/tc_sample_body.h repeats it). |x| is
- * clamped at 65536 (NaN goes there too); a = |x| - k 2pi with k = round(|x| /
- * 2pi) and 2pi in three parts (6.28125 exact in k * 6.28125 for k < 2^16),
- * folded to [0, pi/2] by cos(a) = cos(-a) = -cos(pi - a), then Taylor to z^7,
- * z = a^2 (truncation < 7e-11). Max error a few float ulp of 1 for |x| <= 100
- * (the absolute error grows with |x| through the reduction: ~1e-6 at 65536). */
-static inline float tc_cosf(float x) {
-  float a = x < 0.0f ? -x : x;
-  a = a <= 65536.0f ? a : 65536.0f;
-  float kf = (float)(int32_t)(a * 0.159154937f + 0.5f);
-  float r = ((a - kf * 6.28125f) - kf * 1.93530717e-03f) - kf * 1.02533763e-11f;
-  r = r < 0.0f ? -r : r;
-  float sgn = r > 1.57079633f ? -1.0f : 1.0f;
-  r = r > 1.57079633f ? 3.14159274f - r : r;
-  float z = r * r;
-  float p = -1.0f / 87178291200.0f;
-  p = p * z + 1.0f / 479001600.0f;
-  p = p * z - 1.0f / 3628800.0f;
-  p = p * z + 1.0f / 40320.0f;
-  p = p * z - 1.0f / 720.0f;
-  p = p * z + 1.0f / 24.0f;
-  p = p * z - 0.5f;
-  p = p * z + 1.0f;
-  return sgn * p;
-}
-
-/* The unit functions of the additive mechanisms: sigmoid(a) = 1/(1 + e^-a)
- * = (1 + tanh(a/2))/2 through scm's tanh, and the clamped square. */
-static inline float tc_sigmoidf(float a) { return 0.5f + 0.5f * tc_tanhf(0.5f * a); }
-static inline float tc_sqclampf(float a) {
-  float c = a < -4.0f ? -4.0f : a;
-  c = c > 4.0f ? 4.0f : c;
-  return c * c;
-}
+/* ---- the unit functions ----------------------------------------------------------
+ * The MLP's tanh, the RFF's cos, the sigmoid and the clamped square are the
+ * shared math's (common/tc_math.h: basic operations only, so every machine
+ * that rounds IEEE binary32 without contracting into FMA gets the same bits,
+ * the GPU sampler included, and the column loops vectorise). */
+_Static_assert(TC_MATH_MECH_LINEAR == TWINCACHE_MECH_LINEAR && TC_MATH_MECH_MLP == TWINCACHE_MECH_MLP &&
+                   TC_MATH_MECH_RFF == TWINCACHE_MECH_RFF && TC_MATH_MECH_SIGMOID == TWINCACHE_MECH_SIGMOID &&
+                   TC_MATH_MECH_POLY == TWINCACHE_MECH_POLY,
+               "tc_math.h's mechanism codes are enum twincache_mechanism's");
 
 /* The mechanism of node j. */
 static inline int node_mechanism(const tc_scm *m, uint32_t j) {
@@ -225,7 +155,7 @@ static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const flo
     const float v = m->het_w[q], *restrict xp = sp->col[m->pa_idx[q]];
     for (uint32_t s = 0; s < S; s++) g[s] += v * xp[s];
   }
-  for (uint32_t s = 0; s < S; s++) x[s] += e[s] * (1.0f + tc_tanhf(0.5f * g[s]));
+  for (uint32_t s = 0; s < S; s++) x[s] += tc_math_het(e[s], g[s]);
 }
 
 /* ---- mechanisms ----------------------------------------------------------------
@@ -303,13 +233,13 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
     for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
     for (uint32_t q = q0; q < q1; q++) weighted_pass(a, sp->col[m->pa_idx[q]], w1[m->pa_idx[q]], NULL, 0, S);
     if (mech == TWINCACHE_MECH_RFF)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_cosf(a[s]);
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_cosf(a[s]);
     else if (mech == TWINCACHE_MECH_SIGMOID)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sigmoidf(a[s]);
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_sigmoidf(a[s]);
     else if (mech == TWINCACHE_MECH_POLY)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_sqclampf(a[s]);
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_sqclampf(a[s]);
     else
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_tanhf(a[s]);
+      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_tanhf(a[s]);
   }
   add_noise(sp, m, j, e, x, S);
 }
@@ -317,7 +247,7 @@ static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
 /* ---- intervention kinds ---------------------------------------------------------
  * What each kind (enum twincache_inter_kind, FORMAT.md 3.6) does to its
  * target's column; the rest of a twin world follows from the mechanisms.
- * kernels/tc_sample_body.h repeats these rules for the GPU. */
+ * kernels/tc_sample_body.h applies the same rules to a row (the GPU's). */
 
 /* 1 when the kind fixes the target's column to value[k] (not computed, not
  * stored in section 9). */
@@ -334,9 +264,20 @@ static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_
     for (uint32_t s = 0; s < S; s++) x[s] = raw;
     return;
   }
-  case TWINCACHE_INTER_SOFT: /* the world's own parameters, the base world's noise term */
-    eval_params(sp, m, t, sp->noise + (size_t)t * S, x, S, m->soft + (size_t)k * m->soft_ld);
+  case TWINCACHE_INTER_SOFT: { /* the world's own parameters, the base world's noise term */
+    const float *soft = m->soft + (size_t)k * m->soft_ld, *restrict e = sp->noise + (size_t)t * S;
+    if (m->pa_start[t] != m->pa_start[t + 1]) {
+      eval_params(sp, m, t, e, x, S, soft);
+      return;
+    }
+    /* a root: the noise term times the factor soft[t] (its own slot: the
+     * weight of no edge), then + v, the new mean (tc_math_soft_root_noise) */
+    const float a = soft[t];
+    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = tc_math_soft_root_noise(a, e[s]);
+    eval_params(sp, m, t, sp->e_twin, x, S, soft);
+    for (uint32_t s = 0; s < S; s++) x[s] += v;
     return;
+  }
   case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
     const float *restrict e = sp->noise + (size_t)t * S;
     for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];
@@ -360,11 +301,7 @@ static void column_stats(tc_scm_sampler *sp, uint32_t j, const float *xj, uint32
     double d = xj[s] - mean;
     sq += d * d;
   }
-  double sd = sqrt(sq / S);
-  float fm = (float)mean, fs = (sd > 1e-12 && isfinite(sd)) ? (float)sd : 1.0f;
-  if (!isfinite(fm) || fs == 0.0f) fs = 1.0f;
-  sp->norm_mean[j] = fm;
-  sp->norm_std[j] = fs;
+  tc_math_norm(mean, sq, S, &sp->norm_mean[j], &sp->norm_std[j]);
 }
 
 /* iSCM: the base world with each column standardised as soon as it is made. */
@@ -376,7 +313,7 @@ static void sample_base_iscm(tc_scm_sampler *sp, const tc_scm *m, uint32_t S) {
     eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
     column_stats(sp, j, x, S);
     const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
-    for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+    for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
   }
 }
 
@@ -443,7 +380,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
     if (m->iscm && !(is_target && kind_fixes_target(m->kind[k]))) { /* the base world's map of node j */
       const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
-      for (uint32_t s = 0; s < S; s++) x[s] = standardize(x[s], mean, sd);
+      for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
     }
     sp->col[j] = x;
   }

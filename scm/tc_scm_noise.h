@@ -6,8 +6,8 @@
  * TC_SCM_NOISE_DEFINE makes the two fill loops around them, so the draw is
  * inlined and a matrix costs one table look-up, not a call per cell. A new
  * family is its own file, one row in tc_scm_noise.c, one name in
- * formats/names.c and its twin in kernels/tc_sample_body.h (tc_sb_cell),
- * which repeats the fresh draw bit for bit. */
+ * formats/names.c; its fresh cell draw is written once, in common/tc_math.h
+ * (tc_math_cell), which the GPU sampler compiles too. */
 #ifndef TC_SCM_NOISE_H
 #define TC_SCM_NOISE_H
 
@@ -37,8 +37,7 @@ const tc_scm_noise *tc_scm_noise_get(int code);
 void tc_scm_noise_init(void);
 
 /* ---- the transforms the families share (tc_scm_noise.c) ------------------- */
-/* The ziggurat's layer edges (257) and ratios (256); a cell's stream key of
- * each node id: mix(j + gamma), as tc_rng_init(&r, row_key, j) makes it. */
+/* The ziggurat's layer edges (257) and ratios (256). */
 extern double tc_scm_zig_x[257], tc_scm_zig_ratio[256];
 /* The fast path's two numbers of layer i side by side (one cache line holds
  * four layers, one base address serves both): ratio[i] and x[i]. */
@@ -46,64 +45,28 @@ typedef struct tc_scm_zig_layer {
   double ratio, x;
 } tc_scm_zig_layer;
 extern tc_scm_zig_layer tc_scm_zig_fast[256];
-extern uint64_t tc_scm_node_stream[TWINCACHE_MAX_NODES];
 
 /* The ziggurat's slow path from a first draw `bits` whose fast path failed
  * (the same loop from the start: the fast test fails again); later draws
- * come from r; fresh: scm's log and exp, else libm's. */
-double tc_scm_zig_normal_slow(uint64_t bits, tc_rng *r, int fresh);
-
-/* tc_rng_uniform of one given draw: [0, 1). */
-static inline double tc_scm_uniform_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 9007199254740992.0); }
-/* 2 tc_scm_uniform_of(bits) - 1, in [-1, 1), with one multiply: scaling by
- * 2^-53 and then by 2 are both exact, so this is the same double. */
-static inline double tc_scm_signed_of(uint64_t bits) { return (double)(bits >> 11) * (1.0 / 4503599627370496.0) - 1.0; }
+ * come from r; fresh: the shared math's log and exp (tc_math.h), else libm's. */
+static inline double tc_scm_zig_normal_slow(uint64_t bits, tc_rng *r, int fresh) {
+  return tc_math_zig_slow(bits, &r->state, tc_scm_zig_x, tc_scm_zig_ratio, fresh);
+}
 
 /* Standard normal: the Marsaglia-Tsang ziggurat (256 layers) from a first
  * draw `bits`; ~99% return here, the rest go on in tc_scm_zig_normal_slow. */
 static inline double tc_scm_zig_normal(uint64_t bits, tc_rng *r, int fresh) {
   const tc_scm_zig_layer *z = &tc_scm_zig_fast[bits & 0xff]; /* layer: low 8 bits */
-  double u = tc_scm_signed_of(bits);                          /* top 53 */
+  double u = tc_math_signed(bits);                            /* top 53 */
   if (fabs(u) < z->ratio) return u * z->x;
   return tc_scm_zig_normal_slow(bits, r, fresh);
 }
 
-/* The cell's own stream for draws past its first: tc_rng_init(row_key, j). */
-static inline tc_rng tc_scm_cell_stream(uint64_t row_key, uint32_t j) {
-  tc_rng more = {tc_mix64(row_key ^ tc_scm_node_stream[j])};
-  return more;
-}
-
-/* ---- log of the fresh noise ------------------------------------------------
- * Fresh worlds must come out the same on a GPU (kernels/tc_sample_body.h
- * repeats this code), and libm's log/exp and CUDA's differ in the last bit
- * now and then. This uses +, -, *, / and bit fields only (max error a few
- * ulp; no FMA contraction in ISO C). The generator's stream noise keeps
- * libm's, so its caches keep their bytes. */
-static inline double tc_scm_fresh_log(double x) { /* x normal, > 0: here (0, 1] */
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  int k = (int)((b >> 52) & 0x7ff) - 1023;
-  b = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
-  double m;
-  memcpy(&m, &b, sizeof m); /* x = m 2^k, m in [1, 2) */
-  if (m > 1.4142135623730951) {
-    m = 0.5 * m;
-    k++;
-  }
-  double f = m - 1.0, s = f / (2.0 + f), z = s * s; /* log m = 2 atanh s, |s| < 0.172 */
-  double p = 1.0 / 19.0;
-  p = p * z + 1.0 / 17.0;
-  p = p * z + 1.0 / 15.0;
-  p = p * z + 1.0 / 13.0;
-  p = p * z + 1.0 / 11.0;
-  p = p * z + 1.0 / 9.0;
-  p = p * z + 1.0 / 7.0;
-  p = p * z + 1.0 / 5.0;
-  p = p * z + 1.0 / 3.0;
-  double kd = (double)k;
-  return kd * 6.93147180369123816490e-01 + (kd * 1.90821492927058770002e-10 + (2.0 * s + 2.0 * s * (z * p)));
-}
+/* ---- the fresh cell draws ------------------------------------------------------
+ * Fresh worlds must come out the same on a GPU: the cells' draws are the
+ * shared math's (common/tc_math.h: tc_math_*_cell, its log and exp from
+ * basic operations), which kernels/tc_sample_body.h compiles too. The
+ * generator's stream noise keeps libm's, so its caches keep their bytes. */
 
 /* The stream state of every row s in [0, S) of key: tc_rng_init(key, s),
  * into row_key (S). */
@@ -123,7 +86,7 @@ static inline void tc_scm_row_keys(uint64_t *restrict row_key, uint32_t S, uint6
  *   double stream_draw(tc_rng *rn)                                one stream draw
  *   double cell_draw(uint64_t bits, uint64_t row_key, uint32_t j) cell j of the row
  *     whose stream state is row_key; bits = its first draw, draw j+1 of the row's
- *     stream; any further draw from tc_scm_cell_stream(row_key, j), made only then.
+ *     stream; any further draw from tc_math_stream(row_key, j), made only then.
  * The loops are written once, here; each family's copy inlines its draws.
  * The fresh loop runs down each column (the rows' stream states first), so
  * its stores are contiguous; a cell's value does not depend on the order. */

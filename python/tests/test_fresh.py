@@ -118,7 +118,9 @@ def test_soft_fresh(tmp_root, gen_exe):
     """Fresh worlds of soft interventions (an SCM-only linear cache): the
     target's twin residual under the stored new weights (Graph.soft) is its
     base residual (the new mechanism in effect, the same noise), and for a
-    target with parents its residual under its own weights is not."""
+    target with parents its residual under its own weights is not; a root's
+    is its base residual times the factor soft[k][t] plus the value (its new
+    noise scale and mean)."""
     gen = gen_exe
     path = os.path.join(tmp_root, "soft-scm-only")
     subprocess.run([gen, "--out", path, "--graphs", "40", "--nodes", "4:8", "--samples", "0",
@@ -139,6 +141,10 @@ def test_soft_fresh(tmp_root, gen_exe):
                     pa = gr.adj[:, t] == 1
                     r_base = base[:, t] - base[:, pa] @ gr.weight[pa, t]
                     r_soft = x[:, t] - x[:, pa] @ gr.soft[k][pa]
+                    if not pa.any():  # a root (FORMAT.md 3.6): noise term times soft[k][t], + the value
+                        a = float(gr.soft[k][t]) or 1.0
+                        assert 0.5 <= a < 2.0 and gr.value[k] != 0
+                        r_base = a * r_base + float(gr.value[k])
                     np.testing.assert_allclose(r_soft, r_base, rtol=0, atol=1e-4 * (1 + np.abs(x).max()))
                     if pa.any():
                         r_own = x[:, t] - x[:, pa] @ gr.weight[pa, t]

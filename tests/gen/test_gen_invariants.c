@@ -95,6 +95,12 @@ static void check_graph(const twincache_graph *g, const twincache_dims *dims, vo
           float tvj = tix[j] >= 0 ? tv[tix[j]] : 0.0f;
           double rb = residual(g, b, j), rx = soft ? soft_residual(g, k, x, j) : residual(g, x, j);
           double want = tix[j] < 0 || soft ? rb : g->kind[k] == TWINCACHE_INTER_NOISE ? tvj * rb : rb + tvj;
+          int root = soft;
+          for (uint32_t i = 0; i < n && root; i++) root = !g->adj[i * g->ld_adj + j];
+          if (root) { /* a soft root (FORMAT.md 3.6): noise term times entry j (+0.0: 1), + the value */
+            const float a = g->soft[(size_t)k * n + j];
+            want = (a != 0.0f ? a : 1.0) * rb + tvj;
+          }
           double scale = 1.0 + fabs(x[j]) + fabs(b[j]);
           for (uint32_t i = 0; i < n; i++)
             if (g->adj[i * g->ld_adj + j])

@@ -74,6 +74,7 @@ typedef struct {
   uint64_t nodes_of[TWINCACHE_MECH_COUNT]; /* nodes per mechanism */
   double worst;
   uint64_t soft_checked, multi; /* residuals of soft targets; multi-target worlds */
+  uint64_t soft_roots;          /* residuals of soft targets that are roots */
 } eq_ctx;
 
 static void check_equation(const twincache_graph *g, const twincache_dims *dims, void *user) {
@@ -154,11 +155,20 @@ static void check_equation(const twincache_graph *g, const twincache_dims *dims,
          * a noise target: r_x sigma_b = value r_b sigma_x; a soft target: f
          * from its stored new parameters */
         const float *soft = is_t[j] && kind == TWINCACHE_INTER_SOFT ? g->soft + (size_t)k * P : NULL;
+        /* a soft root (FORMAT.md 3.6): its noise term times the block's entry
+         * j (+0.0: 1), plus the value, its new mean */
+        int soft_root = soft != NULL;
+        for (uint32_t i = 0; i < n && soft_root; i++) soft_root = !g->adj[(size_t)i * g->ld_adj + j];
         double xb = iscm ? (double)b[j] * g->norm_std[j] + g->norm_mean[j] : b[j];
         double xx = iscm ? (double)x[j] * g->norm_std[j] + g->norm_mean[j] : x[j];
         double rb = xb - block_f(g, j, b);
-        double rx = xx - block_f_with(g, j, x, soft) - (is_t[j] && kind == TWINCACHE_SHIFT ? tval[j] : 0.0);
+        double rx = xx - block_f_with(g, j, x, soft) -
+                    (is_t[j] && (kind == TWINCACHE_SHIFT || soft_root) ? tval[j] : 0.0);
         double fac = is_t[j] && kind == TWINCACHE_INTER_NOISE ? tval[j] : 1.0;
+        if (soft_root) {
+          fac = soft[j] != 0.0f ? soft[j] : 1.0;
+          cx->soft_roots++;
+        }
         double hb = hetero_f(g, j, b), hx = hetero_f(g, j, x);
         double err = fabs(rx * hb - fac * rb * hx) / (1.0 + fabs(xx) + fabs(xb));
         if (soft) cx->soft_checked++;
@@ -298,10 +308,12 @@ int main(int argc, char **argv) {
                              "--mechanism", soft_mechs[c], NULL};
     eq_ctx e = equation_case(gen, dir, soft_codes[c], 0, soft_eq);
     TC_CHECK(e.soft_checked > 100, "%s: %llu soft residuals", soft_mechs[c], (unsigned long long)e.soft_checked);
+    TC_CHECK(e.soft_roots > 10, "%s: %llu soft root residuals", soft_mechs[c], (unsigned long long)e.soft_roots);
   }
   const char *soft_het[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "8", "--intervention", "soft",
                             "--hetero", "1", "--mechanism", "linear:1,rff:1,poly:1", NULL};
-  TC_CHECK(equation_case(gen, dir, TWINCACHE_MECH_MIXED, 1, soft_het).soft_checked > 100);
+  eq_ctx eh = equation_case(gen, dir, TWINCACHE_MECH_MIXED, 1, soft_het);
+  TC_CHECK(eh.soft_checked > 100 && eh.soft_roots > 10);
   const char *soft_iscm[] = {"--graphs", "120", "--nodes", "4:9", "--samples", "16", "--intervention", "soft",
                              "--iscm", "--mechanism", "sigmoid", NULL};
   TC_CHECK(equation_case(gen, dir, TWINCACHE_MECH_SIGMOID, 0, soft_iscm).soft_checked > 100);
