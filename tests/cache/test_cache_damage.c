@@ -17,7 +17,13 @@
  *  - a version-1 chunk record spliced into a version-3 cache (it has no
  *    tag to refuse it by) is refused for its version, verify names it;
  *  - a short chunk in the middle of a cache (only the last may hold fewer
- *    than C graphs) is refused, verify names it.
+ *    than C graphs) is refused, verify names it;
+ *  - LMDB's newest meta page with its transaction id zeroed: LMDB falls
+ *    back to the older meta page, an earlier state with fewer graphs;
+ *    verify says how many of how many and exits 1 (never "good");
+ *  - the same page's last-page number (8 bytes before it) made huge:
+ *    TWINCACHE_ETRUNCATED ("damaged copy"), never out of memory, for every
+ *    program and the generator.
  * Called as: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH */
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +462,40 @@ static void test_v1_meta(const char *good) {
   free(err);
 }
 
+static void test_lmdb_meta_page(const char *good) {
+  char path[4096];
+  /* the transaction id: LMDB reads the older meta page, an earlier state */
+  snprintf(path, sizeof path, "%s/lmdb-txnid", scratch);
+  TC_CHECK(tt_copy_cache(good, path) == 0 && tt_lmdb_meta_poke(path, 144, 0) == 0, "damage %s", path);
+  twincache_cache *c = NULL;
+  int rc = twincache_cache_open(path, &c);
+  TC_CHECK(rc == TWINCACHE_OK && twincache_cache_count(c) < 100, "txnid: open gave %d, %llu graphs", rc,
+           c ? (unsigned long long)twincache_cache_count(c) : 0ull);
+  twincache_cache_close(c);
+  const char *verify[] = {inspect_path, "verify", path, NULL};
+  tt_result r;
+  if (tt_run((char *const *)verify, scratch, &r) == 0) {
+    TC_CHECK(r.status == 1 && strstr(r.out, " of 100 graphs committed") && strstr(r.out, "rerun twincache-gen") &&
+                 !strstr(r.out, "good"),
+             "txnid: verify exited %d:\n%s", r.status, r.out);
+    tt_result_clear(&r);
+  }
+  /* the last page in use, 8 bytes earlier: damage, never out of memory */
+  snprintf(path, sizeof path, "%s/lmdb-last-page", scratch);
+  TC_CHECK(tt_copy_cache(good, path) == 0 && tt_lmdb_meta_poke(path, 136, 0xffffffff00ull) == 0, "damage %s",
+           path);
+  c = NULL;
+  rc = twincache_cache_open(path, &c);
+  TC_CHECK(rc == TWINCACHE_ETRUNCATED && strstr(twincache_last_error(), "data.mdb"),
+           "last page: open gave %d (%s): %s", rc, twincache_strerror(rc), twincache_last_error());
+  twincache_cache_close(c);
+  check_programs_fail(path, "last page", 1);
+  char *err = NULL;
+  int st = gen_extend(path, "1", &err);
+  TC_CHECK(st == 1 && err && strstr(err, "damaged"), "last page: gen exited %d: %s", st, err ? err : "");
+  free(err);
+}
+
 int main(int argc, char **argv) {
   if (argc != 5) {
     fprintf(stderr, "usage: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH\n");
@@ -482,6 +522,7 @@ int main(int argc, char **argv) {
   test_v1_meta(good);
   test_v1_splice(good);
   test_short_chunk(good);
+  test_lmdb_meta_page(good);
   if (tc_test_failures() == 0) tt_remove_tree(scratch);
   printf("test_cache_damage: %s\n", tc_test_failures() ? "FAILED" : "ok");
   return tc_test_failures() ? 1 : 0;
