@@ -512,6 +512,10 @@ int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t i
   if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
   if (g->index != index) /* a frame filed under the wrong key */
     rc = tc_error_set(TWINCACHE_ECORRUPT, "the frame is that of graph %llu", (unsigned long long)g->index);
+  else if (g->n_samples != c->dims.samples || g->n_nodes > c->dims.max_nodes || g->n_inter > c->dims.max_inter)
+    rc = tc_error_set(TWINCACHE_ECORRUPT, "the frame's N=%u S=%u K=%u do not fit the cache's dims "
+                      "(N <= %u, S = %u, K <= %u)", g->n_nodes, g->n_samples, g->n_inter, c->dims.max_nodes,
+                      c->dims.samples, c->dims.max_inter);
 
 cleanup:
   mdb_txn_abort(txn);
