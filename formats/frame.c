@@ -260,6 +260,78 @@ static int soft_nonparents_zero(const tc_dag *w, const uint8_t *blk, uint32_t n,
   return 1;
 }
 
+/* Values FORMAT.md 3.2 says are +0.0 (all bits zero) whatever they would
+ * mean, so that no stored byte goes unchecked. Each returns 1 when the rule
+ * holds, else 0; the encoder refuses a graph that breaks one (EINVAL), the
+ * decoder a frame (ECORRUPT), each with its own message. */
+
+/* The mechanism of node j: its own in a mixed frame (section 3b), else the frame's. */
+static unsigned node_mechanism(unsigned mechanism, const uint8_t *node_mech, uint32_t j) {
+  return mechanism == TWINCACHE_MECH_MIXED ? node_mech[j] : mechanism;
+}
+
+/* Section 2: an edge into a node whose mechanism is not linear carries
+ * weight +0.0 (the node's parameters are its unit block). weights holds one
+ * f32 per edge, edges row-major (children sets of w). On failure *bad_i and
+ * *bad_j name the edge. */
+static int edge_weights_zero_off_linear(const tc_dag *w, const uint8_t *weights, uint32_t n, unsigned mechanism,
+                                        const uint8_t *node_mech, uint32_t *bad_i, uint32_t *bad_j) {
+  if (mechanism == TWINCACHE_MECH_LINEAR) return 1;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) {
+      if (!tc_bit_get(w->child[i], j)) continue;
+      if (node_mechanism(mechanism, node_mech, j) != TWINCACHE_MECH_LINEAR && tc_load_u32(weights) != 0) {
+        *bad_i = i;
+        *bad_j = j;
+        return 0;
+      }
+      weights += 4;
+    }
+  return 1;
+}
+
+/* Section 3 of a mixed frame: a linear node's unit block is all +0.0 (its
+ * weights are in section 2). On failure *bad names the node. */
+static int linear_blocks_zero(const uint8_t *mlp, const uint8_t *node_mech, uint32_t n, uint32_t h_n,
+                              uint32_t *bad) {
+  size_t stride = 4 * ((size_t)h_n * n + 2 * (size_t)h_n);
+  for (uint32_t j = 0; j < n; j++) {
+    if (node_mech[j] != TWINCACHE_MECH_LINEAR) continue;
+    for (size_t b = 0; b < stride; b += 4)
+      if (tc_load_u32(mlp + j * stride + b) != 0) {
+        *bad = j;
+        return 0;
+      }
+  }
+  return 1;
+}
+
+/* Section 7a of a mixed frame: a linear target's block holds its weights
+ * in its first n floats; the other P - n are +0.0. */
+static int soft_linear_tail_zero(const uint8_t *blk, uint32_t n, uint32_t p) {
+  for (uint32_t i = n; i < p; i++)
+    if (tc_load_u32(blk + 4 * (size_t)i) != 0) return 0;
+  return 1;
+}
+
+/* Section 6: the value of an intervention of this kind must be +0.0 (a soft
+ * world's parameters are in section 7a; its value says nothing). The one
+ * place that says which kinds carry no value. */
+static int inter_value_unused(unsigned kind) { return kind == TWINCACHE_INTER_SOFT; }
+
+/* Section 5 of an SCM-only frame (S = 0): no base world to take statistics
+ * of, so mean +0.0 and std 1.0 for every node (FORMAT.md 3.8). mean and std
+ * hold n f32 each. On failure *bad names the node. */
+static int scm_only_norm_identity(const uint8_t *mean, const uint8_t *std, uint32_t n, uint32_t *bad) {
+  const uint32_t one = 0x3f800000u; /* 1.0f */
+  for (uint32_t j = 0; j < n; j++)
+    if (tc_load_u32(mean + 4 * (size_t)j) != 0 || tc_load_u32(std + 4 * (size_t)j) != one) {
+      *bad = j;
+      return 0;
+    }
+  return 1;
+}
+
 /* The targets of world k of g: target[k] and its extra ones (n_targets),
  * with their values, into t and v; returns their count (0 when n_targets
  * says more than TWINCACHE_MAX_TARGETS or none). */
@@ -402,6 +474,11 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
                           (unsigned)g->kind[k]);
     if (g->kind[k] == TWINCACHE_INTER_SOFT && nt > 1)
       return tc_error_set(TWINCACHE_EINVAL, "intervention %u: a soft intervention has one target, not %u", k, nt);
+    uint32_t vbits;
+    memcpy(&vbits, &g->value[k], 4);
+    if (inter_value_unused(g->kind[k]) && vbits != 0)
+      return tc_error_set(TWINCACHE_EINVAL, "intervention %u: a %s world's value must be +0.0, not %g", k,
+                          twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, g->kind[k]), (double)g->value[k]);
     int is_do = g->kind[k] == TWINCACHE_DO;
     uint64_t set[TC_BITSET_WORDS];
     world_set(w, n, ts, nt, set);
@@ -470,11 +547,13 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   uint8_t *q = c->buf;
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(w->child[i], b);
+  const uint8_t *sec_weight = q, *sec_mlp = NULL, *sec_norm = NULL, *sec_soft = NULL;
   for (uint32_t i = 0; i < n; i++) /* weights of the edges, row-major */
     for (uint32_t j = 0; j < n; j++)
       if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->weight ? g->weight[(size_t)i * g->ld_adj + j] : 0.0f);
   if (g->mechanism != TWINCACHE_MECH_LINEAR) {
     size_t m = (size_t)n * ((size_t)h_n * n + 2 * h_n) * 4;
+    sec_mlp = q;
     memcpy(q, g->mlp, m);
     q += m;
   }
@@ -492,6 +571,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     q += 4 * (size_t)n;
   }
   if (g->flags & TWINCACHE_GRAPH_STANDARDIZED) {
+    sec_norm = q;
     memcpy(q, g->norm_mean, 4 * (size_t)n);
     memcpy(q + 4 * (size_t)n, g->norm_std, 4 * (size_t)n);
     q += 8 * (size_t)n;
@@ -519,10 +599,32 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     world_set(w, n, ts, nt, set);
     for (uint32_t b = 0; b < rb; b++) *q++ = set_byte(set, b);
   }
+  sec_soft = q;
   for (uint32_t k = 0; k < k_n; k++) /* section 7a: the soft worlds' parameter blocks */
     if (g->kind[k] == TWINCACHE_INTER_SOFT) {
       memcpy(q, g->soft + (size_t)k * soft_p, 4 * (size_t)soft_p);
       q += 4 * (size_t)soft_p;
+    }
+  /* the values that must be zero, checked on the packed sections by the
+   * decoder's own rules */
+  uint32_t bi = 0, bj = 0;
+  if (!edge_weights_zero_off_linear(w, sec_weight, n, g->mechanism, g->node_mech, &bi, &bj))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: edge %u -> %u has weight %g, but node %u's "
+                        "mechanism is not linear (its weights must be +0.0)", (unsigned long long)g->index, bi, bj,
+                        (double)g->weight[(size_t)bi * g->ld_adj + bj], bj);
+  if (g->mechanism == TWINCACHE_MECH_MIXED && !linear_blocks_zero(sec_mlp, g->node_mech, n, h_n, &bi))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: node %u is linear in a mixed graph, but its "
+                        "unit block is not all +0.0", (unsigned long long)g->index, bi);
+  if (s_n == 0 && sec_norm && !scm_only_norm_identity(sec_norm, sec_norm + 4 * (size_t)n, n, &bi))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: an SCM-only standardised graph stores mean 0 "
+                        "and std 1, not node %u's %g and %g", (unsigned long long)g->index, bi,
+                        (double)g->norm_mean[bi], (double)g->norm_std[bi]);
+  for (uint32_t k = 0; k < k_n && g->mechanism == TWINCACHE_MECH_MIXED; k++)
+    if (g->kind[k] == TWINCACHE_INTER_SOFT) {
+      if (g->node_mech[g->target[k]] == TWINCACHE_MECH_LINEAR && !soft_linear_tail_zero(sec_soft, n, soft_p))
+        return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: intervention %u: soft parameters of a "
+                            "linear target past its %u weights must be +0.0", (unsigned long long)g->index, k, n);
+      sec_soft += 4 * (size_t)soft_p;
     }
   uint8_t *samples = q;
   for (uint32_t j = 0; j < n; j++) /* base (N, S) column-major */
@@ -612,27 +714,32 @@ typedef struct tc_sections {
   uint64_t cols_total; /* stored columns, all interventions */
 } tc_sections;
 
-/* Walks the payload with bounds checks; fills d->dag, d->ncols and *x. */
+/* Walks the payload with bounds checks; fills d->dag, d->ncols and *x.
+ * Every failure is TWINCACHE_ECORRUPT with a message naming its section
+ * (FORMAT.md 3.2) and what is wrong. */
 static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t *p, size_t size,
                          tc_sections *x) {
   const uint8_t *q = p, *end = p + size;
   uint32_t n = h->n, rb = (n + 7) / 8;
-#define TAKE(ptr, nbytes)                                                           \
+#define BAD(...) return tc_error_set(TWINCACHE_ECORRUPT, __VA_ARGS__)
+#define TAKE(ptr, nbytes, section)                                                  \
   do {                                                                              \
     uint64_t nb_ = (nbytes);                                                        \
-    if ((uint64_t)(end - q) < nb_) return TWINCACHE_ECORRUPT;                       \
+    if ((uint64_t)(end - q) < nb_)                                                  \
+      BAD("section %s: %llu bytes, %zu left of the payload's %zu", section,         \
+          (unsigned long long)nb_, (size_t)(end - q), size);                        \
     (ptr) = q;                                                                      \
     q += nb_;                                                                       \
   } while (0)
   const uint8_t *adj;
-  TAKE(adj, (uint64_t)n * rb);
+  TAKE(adj, (uint64_t)n * rb, "1 (adjacency)");
   x->adj = adj;
   tc_dag *w = &d->dag;
   uint8_t last_mask = (uint8_t)((n & 7) ? (1u << (n & 7)) - 1 : 0xffu);
   x->edges = 0;
   for (uint32_t i = 0; i < n; i++) {
     const uint8_t *row = adj + (size_t)i * rb;
-    if (row[rb - 1] & ~last_mask) return TWINCACHE_ECORRUPT; /* bits past node N-1 */
+    if (row[rb - 1] & ~last_mask) BAD("section 1 (adjacency): row %u has bits past node %u", i, n - 1);
     if (n <= 64) { /* one word per set: tc_dag_close reads no other */
       w->child[i][0] = load_bits(row, rb);
     } else {
@@ -641,40 +748,57 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     }
     x->edges += popcount_set(w->child[i], n);
   }
-  if (tc_dag_close(w, n) != 0) return TWINCACHE_ECORRUPT;
-  TAKE(x->weight, 4ull * x->edges);
+  if (tc_dag_close(w, n) != 0) BAD("section 1 (adjacency): a directed cycle or a self-loop");
+  TAKE(x->weight, 4ull * x->edges, "2 (edge weights)");
   x->mlp = NULL;
   if (h->mechanism != TWINCACHE_MECH_LINEAR) {
-    TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h));
-    if (!mlp_nonparents_zero(w, x->mlp, n, h->h)) return TWINCACHE_ECORRUPT;
+    TAKE(x->mlp, 4ull * n * ((uint64_t)h->h * n + 2ull * h->h), "3 (unit blocks)");
+    if (!mlp_nonparents_zero(w, x->mlp, n, h->h))
+      BAD("section 3 (unit blocks): an input weight (W1) on a non-parent is not +0.0");
   }
   x->node_mech = NULL;
   if (h->mechanism == TWINCACHE_MECH_MIXED) {
-    TAKE(x->node_mech, n);
+    TAKE(x->node_mech, n, "3b (node mechanisms)");
     for (uint32_t j = 0; j < n; j++)
-      if (x->node_mech[j] >= TWINCACHE_MECH_MIXED) return TWINCACHE_ECORRUPT;
+      if (x->node_mech[j] >= TWINCACHE_MECH_MIXED)
+        BAD("section 3b (node mechanisms): node %u has mechanism %u, not 0..%d", j, x->node_mech[j],
+            TWINCACHE_MECH_MIXED - 1);
   }
-  TAKE(x->noise, 4ull * n);
+  uint32_t bi = 0, bj = 0;
+  if (!edge_weights_zero_off_linear(w, x->weight, n, h->mechanism, x->node_mech, &bi, &bj))
+    BAD("section 2 (edge weights): edge %u -> %u has a weight, but node %u's mechanism is not linear "
+        "(must be +0.0)", bi, bj, bj);
+  if (h->mechanism == TWINCACHE_MECH_MIXED && !linear_blocks_zero(x->mlp, x->node_mech, n, h->h, &bi))
+    BAD("section 3 (unit blocks): node %u is linear, but its block is not all +0.0", bi);
+  TAKE(x->noise, 4ull * n, "4 (noise scale)");
   x->het_w = x->het_c = NULL;
   if (h->flags & TWINCACHE_GRAPH_HETERO) {
-    TAKE(x->het_w, 4ull * x->edges);
-    TAKE(x->het_c, 4ull * n);
+    TAKE(x->het_w, 4ull * x->edges, "4b (heteroscedastic noise)");
+    TAKE(x->het_c, 4ull * n, "4b (heteroscedastic noise)");
   }
   x->norm = NULL;
-  if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) TAKE(x->norm, 8ull * n);
-  TAKE(x->rec, 8ull * h->k);
+  if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) {
+    TAKE(x->norm, 8ull * n, "5 (normalisation)");
+    if (h->s == 0 && !scm_only_norm_identity(x->norm, x->norm + 4 * (size_t)n, n, &bi))
+      BAD("section 5 (normalisation): an SCM-only frame stores mean 0 and std 1, node %u does not", bi);
+  }
+  TAKE(x->rec, 8ull * h->k, "6 (interventions)");
   /* version 4: byte 3 counts a world's extra targets (section 6a), kinds 2-3 exist */
   uint64_t n_more = 0;
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
-    if (tc_load_u16(r) >= n || r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1) ||
-        r[3] > (h->version >= 4 ? TWINCACHE_MAX_TARGETS - 1 : 0) || (r[2] == TWINCACHE_INTER_SOFT && r[3] != 0))
-      return TWINCACHE_ECORRUPT;
+    if (tc_load_u16(r) >= n) BAD("section 6 (interventions): world %u targets node %u of %u", k, tc_load_u16(r), n);
+    if (r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1))
+      BAD("section 6 (interventions): world %u has kind %u, unknown in version %u", k, r[2], h->version);
+    if (r[3] > (h->version >= 4 ? TWINCACHE_MAX_TARGETS - 1 : 0) || (r[2] == TWINCACHE_INTER_SOFT && r[3] != 0))
+      BAD("section 6 (interventions): world %u of kind %u has %u extra targets", k, r[2], r[3]);
+    if (inter_value_unused(r[2]) && tc_load_u32(r + 4) != 0)
+      BAD("section 6 (interventions): world %u is of kind %u, whose value must be +0.0", k, r[2]);
     n_more += r[3];
   }
-  TAKE(x->more, 8ull * n_more);
+  TAKE(x->more, 8ull * n_more, "6a (extra targets)");
   const uint8_t *masks;
-  TAKE(masks, (uint64_t)h->k * rb);
+  TAKE(masks, (uint64_t)h->k * rb, "7 (changed masks)");
   x->masks = masks;
   uint64_t cols_total = 0;
   const uint8_t *more = x->more;
@@ -686,7 +810,8 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     for (uint32_t i = 1; i < c; i++, more += 8) { /* in range, distinct, reserved bytes 0 */
       ts[i] = tc_load_u16(more);
       if (ts[i] >= n || more[2] != 0 || more[3] != 0 || target_index(ts, i, ts[i]) >= 0)
-        return TWINCACHE_ECORRUPT;
+        BAD("section 6a (extra targets): world %u's target %u is out of range, repeated, or has reserved "
+            "bytes set", k, ts[i]);
     }
     uint64_t uni[TC_BITSET_WORDS];
     const uint64_t *set = w->desc[ts[0]];
@@ -695,10 +820,12 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
       set = uni;
     }
     if (n <= 64) {
-      if (load_bits(masks + (size_t)k * rb, rb) != set[0]) return TWINCACHE_ECORRUPT;
+      if (load_bits(masks + (size_t)k * rb, rb) != set[0])
+        BAD("section 7 (changed masks): world %u's mask is not its targets and their descendants", k);
     } else {
       for (uint32_t b = 0; b < rb; b++)
-        if (masks[(size_t)k * rb + b] != set_byte(set, b)) return TWINCACHE_ECORRUPT;
+        if (masks[(size_t)k * rb + b] != set_byte(set, b))
+          BAD("section 7 (changed masks): world %u's mask is not its targets and their descendants", k);
     }
     d->ncols[k] = popcount_set(set, n) - (r[2] == TWINCACHE_DO ? c : 0u);
     cols_total += d->ncols[k];
@@ -708,21 +835,28 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   for (uint32_t k = 0; k < h->k; k++) n_soft += x->rec[8 * (size_t)k + 2] == TWINCACHE_INTER_SOFT;
   x->soft = NULL;
   if (n_soft) {
-    TAKE(x->soft, 4ull * n_soft * soft_p);
+    TAKE(x->soft, 4ull * n_soft * soft_p, "7a (soft mechanisms)");
     const uint8_t *blk = x->soft;
     for (uint32_t k = 0; k < h->k; k++)
       if (x->rec[8 * (size_t)k + 2] == TWINCACHE_INTER_SOFT) {
         uint32_t t = tc_load_u16(x->rec + 8 * (size_t)k);
         unsigned mech_t = h->mechanism == TWINCACHE_MECH_MIXED ? x->node_mech[t] : h->mechanism;
-        if (!soft_nonparents_zero(w, blk, n, h->h, mech_t, t)) return TWINCACHE_ECORRUPT;
+        if (!soft_nonparents_zero(w, blk, n, h->h, mech_t, t))
+          BAD("section 7a (soft mechanisms): world %u sets parameters of non-parents of node %u", k, t);
+        if (h->mechanism == TWINCACHE_MECH_MIXED && mech_t == TWINCACHE_MECH_LINEAR &&
+            !soft_linear_tail_zero(blk, n, soft_p))
+          BAD("section 7a (soft mechanisms): world %u: a linear target's block past its %u weights is not "
+              "all +0.0", k, n);
         blk += 4 * (size_t)soft_p;
       }
   }
-  TAKE(x->base, 4ull * n * h->s);
-  TAKE(x->cols, 4ull * cols_total * h->s);
+  TAKE(x->base, 4ull * n * h->s, "8 (base samples)");
+  TAKE(x->cols, 4ull * cols_total * h->s, "9 (twin columns)");
   x->cols_total = cols_total;
+  if (q != end) BAD("%zu bytes after section 9 (the payload is %zu)", (size_t)(end - q), size);
 #undef TAKE
-  return q == end ? TWINCACHE_OK : TWINCACHE_ECORRUPT;
+#undef BAD
+  return TWINCACHE_OK;
 }
 
 /* Column j of a world block (S, ld): S floats from a stored column (which
@@ -891,9 +1025,15 @@ static int zstd_frame_check(const uint8_t *z, const tc_frame_hdr *h) {
 /* Decompresses and parses the payload of a frame whose header is *h: fills
  * d->dag, d->ncols and *x, whose sample sections point into d->buf, or
  * into d->tmp when the samples are stored as byte planes. */
-static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *h,
+static int payload_load(twincache_dctx *d, const void *src, size_t size, const tc_frame_hdr *h,
                         tc_sections *x) {
   int rc;
+  /* the frame is exactly HB + Z bytes: nothing unchecked may follow it in
+   * its slot (header_read checked that HB + Z fits) */
+  if (size != (size_t)h->header_bytes + h->compressed_bytes)
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: %zu bytes after its end (the frame is %u + %u bytes, its "
+                        "slot %zu)", size - h->header_bytes - h->compressed_bytes, h->header_bytes,
+                        h->compressed_bytes, size);
   const uint8_t *z = (const uint8_t *)src + h->header_bytes;
   unsigned long long content = ZSTD_getFrameContentSize(z, h->compressed_bytes);
   if (content != h->decoded_bytes) /* incl. ERROR/UNKNOWN */
@@ -917,7 +1057,7 @@ static int payload_load(twincache_dctx *d, const void *src, const tc_frame_hdr *
   if (h->version >= 3 && tc_payload_hash(d->buf, got) != h->payload_hash)
     return tc_error_set(TWINCACHE_ECHECKSUM, "frame: payload checksum mismatch: the record is damaged");
   if ((rc = payload_parse(d, h, d->buf, got, x)) != TWINCACHE_OK)
-    return tc_error_set(rc, "frame: payload: %s", twincache_strerror(rc));
+    return tc_error_wrap(rc, "frame: payload");
   if (h->codec & TC_FRAME_CODEC_SHUFFLE) {
     size_t floats = (size_t)(d->buf + got - x->base) / 4;
     if ((rc = buf_grow(&d->tmp, &d->tmp_cap, floats * 4)) != TWINCACHE_OK)
@@ -940,7 +1080,7 @@ int twincache_frame_decode(twincache_dctx *d, const void *src, size_t size, twin
     return tc_error_set(TWINCACHE_ETOOBIG, "frame: %u nodes, %u samples, %u interventions, %u "
                         "hidden exceed the graph's capacity (%u, %u, %u, %u)", h.n, h.s, h.k, h.h,
                         g->cap_nodes, g->cap_samples, g->cap_inter, g->cap_hidden);
-  if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
+  if ((rc = payload_load(d, src, size, &h, &x)) != TWINCACHE_OK) return rc;
   graph_fill(d, &h, &x, g);
   return TWINCACHE_OK;
 }
@@ -952,7 +1092,7 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   tc_sections x;
   int rc = header_read(src, size, &h);
   if (rc != TWINCACHE_OK) return rc;
-  if ((rc = payload_load(d, src, &h, &x)) != TWINCACHE_OK) return rc;
+  if ((rc = payload_load(d, src, size, &h, &x)) != TWINCACHE_OK) return rc;
   uint32_t n = h.n;
   const uint8_t *more = x.more;
   for (uint32_t k = 0; k < h.k; k++) { /* payload_parse checked every record */
