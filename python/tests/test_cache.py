@@ -67,3 +67,24 @@ def test_generate(tmp_root):
         assert c.format_version == c.config["format_version"] >= 3
     with pytest.raises(twincache.InvalidArgument):
         twincache.generate(os.path.join(tmp_root, "bad"), graphs=20, no_such_flag=3, progress=False)
+
+
+def test_scm_only_graph(tmp_root, inspect_exe):
+    """cache[i] of an SCM-only cache says it has no worlds and points to
+    cache.fresh(), whose worlds are the C loader's (show --fresh-rows)."""
+    path = os.path.join(tmp_root, "cache-scm-only")
+    twincache.generate(path, graphs=12, nodes=(3, 6), samples=0, seed=4, threads=1, progress=False)
+    with twincache.Cache(path) as c:
+        assert c.dims["samples"] == 0
+        with pytest.warns(UserWarning, match=r"SCM-only.*cache\.fresh\(5, rows=S\)"):
+            g = c[5]
+        assert g.base.shape == (0, g.n_nodes) and g.inter.shape == (g.n_inter, 0, g.n_nodes)
+        f = c.fresh(5, rows=12, epoch=1)
+    out = subprocess.run([inspect_exe, "show", path, "5", "--fresh-rows", "12", "--epoch", "1", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    want = json.loads(out)
+    assert f.n_samples == 12 and f.base.shape == (12, g.n_nodes)
+    np.testing.assert_array_equal(f.base, np.asarray(want["base"], dtype=np.float32))
+    np.testing.assert_array_equal(f.inter, np.asarray(want["inter"], dtype=np.float32).reshape(f.inter.shape))
+    np.testing.assert_array_equal(f.weight, g.weight)
+    assert f.base.any()

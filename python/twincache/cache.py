@@ -1,8 +1,10 @@
 """twincache.Cache: one graph at a time, decoded by the C reader."""
 import ctypes
+import dataclasses
 import json
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -114,7 +116,13 @@ class Closable:
 class Cache(Closable):
     """A cache opened read-only. len(cache) graphs committed; cache[i] decodes
     graph i (negative i counts from the end). Thread-safe (one decoder, locked).
-    Close with close() or a `with` block."""
+    Close with close() or a `with` block.
+
+    An SCM-only cache (twincache-gen --samples 0; dims["samples"] == 0)
+    stores each graph's DAG, SCM and interventions but no worlds: cache[i]
+    returns them with base and inter of 0 rows and says so (a UserWarning);
+    cache.fresh(i, rows=S) samples fresh worlds of graph i from its SCM, as
+    Loader(samples="fresh") and twincache-inspect show --fresh-rows do."""
 
     def __init__(self, path):
         self.path = os.fspath(path) if isinstance(path, os.PathLike) else path
@@ -154,6 +162,14 @@ class Cache(Closable):
         if not 0 <= i < n:
             raise IndexError(f"graph index {asked} out of range: the cache holds {n} graphs "
                              f"(0..{n - 1}, or -{n}..-1 from the end)")
+        if self.dims["samples"] == 0:
+            warnings.warn(f"{self.path} is an SCM-only cache (no stored samples): graph {i}'s base "
+                          f"and inter have 0 rows; cache.fresh({i}, rows=S) samples fresh worlds "
+                          "from its SCM", UserWarning, stacklevel=2)
+        return self._decode(i)
+
+    def _decode(self, i):
+        """Graph i (0 <= i < len) decoded by C, as a Python-owned Graph."""
         with self._lock:
             if not self._h:
                 raise ValueError("I/O operation on a closed twincache.Cache")
@@ -171,6 +187,31 @@ class Cache(Closable):
             check(C.cache_read_graph(self._h, self._dctx, i, self._graph),
                   f"{self.path}: graph {i}")
             return self._copy(g)
+
+    def fresh(self, i, rows, epoch=0):
+        """Graph i with fresh worlds of `rows` rows (1..65535) sampled from its
+        stored SCM: the worlds Loader(samples="fresh", rows=rows) gives graph i
+        in `epoch` (the same as twincache-inspect show CACHE i --fresh-rows
+        rows --epoch epoch), with resample_every=1 and seed 0. Works on any
+        cache; the way to see worlds of an SCM-only one. Returns a Graph
+        whose n_samples is rows; its SCM and interventions are the stored ones."""
+        from .loader import Loader  # loader imports this module
+
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"graph index must be an int, not {type(i).__name__}")
+        i = int(i) + (self._count if int(i) < 0 else 0)
+        if not 0 <= i < self._count:
+            raise IndexError(f"graph index {i} out of range: the cache holds {self._count} graphs")
+        with Loader(self.path, batch_size=1, epochs=0, shuffle=False, threads=1, index_range=(i, i + 1),
+                    samples="fresh", rows=rows, output="numpy", pin_memory=False, rank=0,
+                    world_size=1) as loader:
+            loader.set_epoch(epoch)
+            b = next(iter(loader))
+            base, inter = b.numpy["base"][0].copy(), b.numpy["inter"][0].copy()
+        g = self._decode(i)
+        n, k = g.n_nodes, g.n_inter
+        return dataclasses.replace(g, n_samples=int(base.shape[0]), base=base[:, :n].copy(),
+                                   inter=inter[:k, :, :n].copy())
 
     def frame(self, i):
         """The raw, still encoded bytes of graph i's frame (for tools and tests)."""
