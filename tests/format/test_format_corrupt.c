@@ -551,13 +551,30 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
   /* hand-made tables with a valid checksum */
   uint32_t count = tc_load_u32(chunk + 16);
   uint8_t *t = c + 28;
-  struct { uint32_t slot, v; } cases[] = {{0, 1}, {1, 0}, {1, 0xffffffffu}, {count, 0}, {1, 39}};
+  /* frame 0 of exactly the frame header's size (48 bytes from version 3,
+   * 40 before) has no zstd byte: ECORRUPT; one byte more parses (its
+   * frame is then the decoder's to refuse) */
+  uint32_t hb = tc_load_u16(chunk + 4) >= 3 ? 48u : 40u;
+  struct { uint32_t slot, v; int rc; } cases[] = {
+      {0, 1, TWINCACHE_ECORRUPT}, {1, 0, TWINCACHE_ECORRUPT}, {1, 0xffffffffu, TWINCACHE_ECORRUPT},
+      {count, 0, TWINCACHE_ECORRUPT}, {1, 39, TWINCACHE_ECORRUPT}, {1, hb, TWINCACHE_ECORRUPT},
+      {1, hb + 1, TWINCACHE_OK}};
+  TC_REQUIRE(count >= 2 && tc_load_u32(t + 8) > hb + 1 + hb); /* frame 1 stays longer than a header */
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     memcpy(c, chunk, size);
     tc_store_u32(t + 4 * cases[k].slot, cases[k].v);
     tc_store_u32(c + 20, tc_fnv1a32(t, 4 * ((size_t)count + 1)));
     tc_store_u32(c + 24, tc_fnv1a32(c, 24));
-    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECORRUPT);
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), cases[k].rc);
+  }
+  /* the tag trailer (versions >= 2): its checksum, or the tag under it, flipped */
+  if (tc_load_u16(chunk + 4) >= 2) {
+    memcpy(c, chunk, size);
+    c[size - 1] ^= 0x04; /* the trailer's FNV-1a */
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
+    memcpy(c, chunk, size);
+    c[size - 12] ^= 0x01; /* the tag */
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
   }
   uint32_t counts[] = {0, count + 1, 0xffffffffu, TWINCACHE_MAX_CHUNK_GRAPHS + 1};
   for (size_t k = 0; k < 4; k++) {
