@@ -88,3 +88,20 @@ def test_scm_only_graph(tmp_root, inspect_exe):
     np.testing.assert_array_equal(f.inter, np.asarray(want["inter"], dtype=np.float32).reshape(f.inter.shape))
     np.testing.assert_array_equal(f.weight, g.weight)
     assert f.base.any()
+
+
+@pytest.mark.parametrize("mechanism", ["linear", "mlp", "linear:0.5,rff:0.5"])
+def test_soft_rows_equal_inspect(tmp_root, inspect_exe, mechanism):
+    """Graph.soft's rows are C's (their width twincache_soft_stride, read from
+    the library, not derived in Python): equal to show --json's "soft"."""
+    path = os.path.join(tmp_root, "cache-soft-" + mechanism.replace(":", "").replace(",", "-"))
+    twincache.generate(path, graphs=6, nodes=(3, 6), samples=4, seed=5, threads=1, progress=False,
+                       mechanism=mechanism, intervention="soft", mlp_hidden=3)
+    with twincache.Cache(path) as c:
+        for i in range(len(c)):
+            g = c[i]
+            want = json.loads(subprocess.run([inspect_exe, "show", path, str(i), "--json"], check=True,
+                                             capture_output=True, text=True).stdout)["soft"]
+            assert g.soft is not None and len(want) == g.n_inter
+            for k, row in enumerate(want):
+                np.testing.assert_array_equal(g.soft[k], np.asarray(row, dtype=np.float32))
