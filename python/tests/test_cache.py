@@ -71,15 +71,15 @@ def test_generate(tmp_root):
 
 def test_scm_only_graph(tmp_root, inspect_exe):
     """cache[i] of an SCM-only cache says it has no worlds and points to
-    cache.fresh(), whose worlds are the C loader's (show --fresh-rows)."""
+    twincache.fresh_graph(), whose worlds are the C loader's (show --fresh-rows)."""
     path = os.path.join(tmp_root, "cache-scm-only")
     twincache.generate(path, graphs=12, nodes=(3, 6), samples=0, seed=4, threads=1, progress=False)
     with twincache.Cache(path) as c:
         assert c.dims["samples"] == 0
-        with pytest.warns(UserWarning, match=r"SCM-only.*cache\.fresh\(5, rows=S\)"):
+        with pytest.warns(UserWarning, match=r"SCM-only.*twincache\.fresh_graph\(cache, 5, rows=S\)"):
             g = c[5]
         assert g.base.shape == (0, g.n_nodes) and g.inter.shape == (g.n_inter, 0, g.n_nodes)
-        f = c.fresh(5, rows=12, epoch=1)
+        f = twincache.fresh_graph(c, 5, rows=12, epoch=1)
     out = subprocess.run([inspect_exe, "show", path, "5", "--fresh-rows", "12", "--epoch", "1", "--json"],
                          check=True, capture_output=True, text=True).stdout
     want = json.loads(out)

@@ -1,6 +1,5 @@
 """twincache.Cache: one graph at a time, decoded by the C reader."""
 import ctypes
-import dataclasses
 import json
 import os
 import threading
@@ -124,9 +123,9 @@ class Cache(Closable):
     An SCM-only cache (twincache-gen --samples 0; dims["samples"] == 0)
     stores each graph's DAG, SCM and interventions but no worlds: cache[i]
     returns them with base and inter of 0 rows and says so (a UserWarning,
-    once per Cache);
-    cache.fresh(i, rows=S) samples fresh worlds of graph i from its SCM, as
-    Loader(samples="fresh") and twincache-inspect show --fresh-rows do."""
+    once per Cache); twincache.fresh_graph(cache, i, rows=S) samples fresh
+    worlds of graph i from its SCM, as Loader(samples="fresh") and
+    twincache-inspect show --fresh-rows do."""
 
     def __init__(self, path):
         self.path = os.fspath(path) if isinstance(path, os.PathLike) else path
@@ -170,8 +169,8 @@ class Cache(Closable):
         if self.dims["samples"] == 0 and not self._said_scm_only:  # once per Cache: its SCMs are what it holds
             self._said_scm_only = True
             warnings.warn(f"{self.path} is an SCM-only cache (no stored samples): graph {i}'s base "
-                          f"and inter have 0 rows; cache.fresh({i}, rows=S) samples fresh worlds "
-                          "from its SCM", UserWarning, stacklevel=2)
+                          f"and inter have 0 rows; twincache.fresh_graph(cache, {i}, rows=S) samples "
+                          "fresh worlds from its SCM", UserWarning, stacklevel=2)
         return self._decode(i)
 
     def _decode(self, i):
@@ -193,31 +192,6 @@ class Cache(Closable):
             check(C.cache_read_graph(self._h, self._dctx, i, self._graph),
                   f"{self.path}: graph {i}")
             return self._copy(g)
-
-    def fresh(self, i, rows, epoch=0):
-        """Graph i with fresh worlds of `rows` rows (1..65535) sampled from its
-        stored SCM: the worlds Loader(samples="fresh", rows=rows) gives graph i
-        in `epoch` (the same as twincache-inspect show CACHE i --fresh-rows
-        rows --epoch epoch), with resample_every=1 and seed 0. Works on any
-        cache; the way to see worlds of an SCM-only one. Returns a Graph
-        whose n_samples is rows; its SCM and interventions are the stored ones."""
-        from .loader import Loader  # loader imports this module
-
-        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
-            raise TypeError(f"graph index must be an int, not {type(i).__name__}")
-        i = int(i) + (self._count if int(i) < 0 else 0)
-        if not 0 <= i < self._count:
-            raise IndexError(f"graph index {i} out of range: the cache holds {self._count} graphs")
-        with Loader(self.path, batch_size=1, epochs=0, shuffle=False, threads=1, index_range=(i, i + 1),
-                    samples="fresh", rows=rows, output="numpy", pin_memory=False, rank=0,
-                    world_size=1) as loader:
-            loader.set_epoch(epoch)
-            b = next(iter(loader))
-            base, inter = b.numpy["base"][0].copy(), b.numpy["inter"][0].copy()
-        g = self._decode(i)
-        n, k = g.n_nodes, g.n_inter
-        return dataclasses.replace(g, n_samples=int(base.shape[0]), base=base[:, :n].copy(),
-                                   inter=inter[:k, :, :n].copy())
 
     def frame(self, i):
         """The raw, still encoded bytes of graph i's frame (for tools and tests)."""
