@@ -105,3 +105,45 @@ def test_soft_rows_equal_inspect(tmp_root, inspect_exe, mechanism):
             assert g.soft is not None and len(want) == g.n_inter
             for k, row in enumerate(want):
                 np.testing.assert_array_equal(g.soft[k], np.asarray(row, dtype=np.float32))
+
+
+def _poke_lmdb_meta(path, at, value):
+    """Writes u64 `value` at byte `at` of the LMDB meta page LMDB reads (the
+    one with the larger txnid): mm_last_pg is at 136, mm_txnid at 144."""
+    import struct
+    data = os.path.join(path, "data.mdb")
+    with open(data, "r+b") as f:
+        head = f.read(8192)
+        psize = struct.unpack_from("<I", head, 40)[0]
+        f.seek(0)
+        both = f.read(2 * psize)
+        txnid = [struct.unpack_from("<Q", both, p + 144)[0] for p in (0, psize)]
+        page = 0 if txnid[0] > txnid[1] else psize
+        f.seek(page + at)
+        f.write(struct.pack("<Q", value))
+
+
+def test_damaged_lmdb_meta_page(tmp_root):
+    """A damaged last-page number is Corrupt, never MemoryError; a damaged
+    transaction id (LMDB falls back to the state before any graph) makes the
+    Loader say how many graphs of how many, and how to finish."""
+    import shutil
+    src = os.path.join(tmp_root, "cache-meta-page")
+    shutil.rmtree(src, ignore_errors=True)
+    twincache.generate(src, graphs=30, nodes=(3, 5), samples=4, seed=2, threads=1, progress=False)
+    last = src + "-last-page"
+    shutil.rmtree(last, ignore_errors=True)
+    shutil.copytree(src, last)
+    _poke_lmdb_meta(last, 136, 0xFFFFFFFF00)
+    with pytest.raises(twincache.Corrupt) as e:
+        twincache.Cache(last)
+    assert not isinstance(e.value, MemoryError) and "damaged" in str(e.value)
+    txn = src + "-txnid"
+    shutil.rmtree(txn, ignore_errors=True)
+    shutil.copytree(src, txn)
+    _poke_lmdb_meta(txn, 144, 0)
+    with twincache.Cache(txn) as c:
+        assert len(c) == 0 and c.dims["graphs"] == 30
+    with pytest.raises(twincache.InvalidArgument) as e:
+        twincache.Loader(txn, output="numpy")
+    assert "0 of the 30 graphs" in str(e.value) and "rerun twincache-gen to finish" in str(e.value)
