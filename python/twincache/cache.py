@@ -166,7 +166,7 @@ class Cache(Closable):
         if not 0 <= i < n:
             raise IndexError(f"graph index {asked} out of range: the cache holds {n} graphs "
                              f"(0..{n - 1}, or -{n}..-1 from the end)")
-        if self.dims["samples"] == 0 and not self._said_scm_only:  # once per Cache: its SCMs are what it holds
+        if self.dims["samples"] == 0 and not self._said_scm_only:  # once: its SCMs are what it holds
             self._said_scm_only = True
             warnings.warn(f"{self.path} is an SCM-only cache (no stored samples): graph {i}'s base "
                           f"and inter have 0 rows; twincache.fresh_graph(cache, {i}, rows=S) samples "
