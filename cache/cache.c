@@ -50,22 +50,56 @@ int tc_env_check_size(MDB_env *env) {
 
 /* A data file too short to hold LMDB's two meta pages: LMDB itself calls it
  * "invalid" (or, empty, tries to create it). Empty, or starting with LMDB's
- * meta page magic, it is a truncated cache. */
+ * meta page magic, it is a truncated cache.
+ * A longer file: the meta page LMDB will choose (valid magic and version,
+ * the larger transaction id) must not name a last page beyond the file.
+ * mdb_env_open grows its map to that page, so a damaged mm_last_pg would
+ * otherwise fail there as "out of memory" (or map pages the file lacks). */
 #define TC_LMDB_MAGIC 0xBEEFC0DEu  /* mm_magic, after the 16-byte page header */
+#define TC_LMDB_DATA_VERSION 1u    /* mm_version */
 #define TC_MIN_DATA_BYTES 8192u     /* two meta pages of the smallest page size */
+/* Offsets in a meta page (MDB_meta after the 16-byte page header, lmdb's
+ * mdb.c): mm_magic, mm_version, mm_dbs[FREE_DBI].md_pad = the page size,
+ * mm_last_pg, mm_txnid. */
+enum { TC_MM_MAGIC = 16, TC_MM_VERSION = 20, TC_MM_PSIZE = 40, TC_MM_LAST_PG = 136, TC_MM_TXNID = 144,
+       TC_MM_END = 152 };
 int tc_data_check_short(const char *data_path, uint64_t size_bytes) {
-  if (size_bytes >= TC_MIN_DATA_BYTES) return TWINCACHE_OK;
-  uint8_t head[20];
-  if (size_bytes > 0) {
-    FILE *f = fopen(data_path, "rb");
-    if (!f) return TWINCACHE_OK; /* mdb_env_open reports it */
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
-    if (got != sizeof head || tc_load_u32(head + 16) != TC_LMDB_MAGIC) return TWINCACHE_OK;
+  uint8_t head[TC_MM_END];
+  FILE *f = size_bytes > 0 ? fopen(data_path, "rb") : NULL;
+  if (size_bytes > 0 && !f) return TWINCACHE_OK; /* mdb_env_open reports it */
+  size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+  if (size_bytes < TC_MIN_DATA_BYTES) {
+    if (f) fclose(f);
+    if (size_bytes > 0 && (got < 20 || tc_load_u32(head + TC_MM_MAGIC) != TC_LMDB_MAGIC)) return TWINCACHE_OK;
+    return tc_error_set(TWINCACHE_ETRUNCATED,
+                        "%s is %llu bytes, too short for LMDB's two meta pages: truncated or damaged copy",
+                        data_path, (unsigned long long)size_bytes);
   }
+  /* meta page 0 names the page size, and so where meta page 1 lies */
+  uint32_t psize = got == sizeof head ? tc_load_u32(head + TC_MM_PSIZE) : 0;
+  int have = 0;
+  uint64_t last = 0, txnid = 0;
+  for (int i = 0; i < 2 && got == sizeof head; i++) {
+    if (i == 1 && (psize < 512 || psize > 65536 || (psize & (psize - 1)) || (uint64_t)psize + sizeof head > size_bytes ||
+                   fseek(f, (long)psize, SEEK_SET) != 0 || fread(head, 1, sizeof head, f) != sizeof head))
+      break;
+    if (tc_load_u32(head + TC_MM_MAGIC) != TC_LMDB_MAGIC || tc_load_u32(head + TC_MM_VERSION) != TC_LMDB_DATA_VERSION)
+      continue;
+    uint64_t t = tc_load_u64(head + TC_MM_TXNID);
+    if (!have || t > txnid) {
+      have = 1;
+      txnid = t;
+      last = tc_load_u64(head + TC_MM_LAST_PG);
+    }
+  }
+  if (f) fclose(f);
+  if (!have || psize < 512 || psize > 65536) return TWINCACHE_OK; /* LMDB judges it */
+  if (last < size_bytes / psize) return TWINCACHE_OK; /* pages 0..last lie in the file */
   return tc_error_set(TWINCACHE_ETRUNCATED,
-                      "%s is %llu bytes, too short for LMDB's two meta pages: truncated or damaged copy",
-                      data_path, (unsigned long long)size_bytes);
+                      "%s is %llu bytes, but its LMDB meta page says %llu pages are in use: "
+                      "truncated or damaged copy",
+                      data_path, (unsigned long long)size_bytes,
+                      last == UINT64_MAX ? (unsigned long long)last : (unsigned long long)(last + 1));
 }
 
 /* Reads the meta entries of txn into e[] (views into the map, valid until
@@ -478,6 +512,10 @@ int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t i
   if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
   if (g->index != index) /* a frame filed under the wrong key */
     rc = tc_error_set(TWINCACHE_ECORRUPT, "the frame is that of graph %llu", (unsigned long long)g->index);
+  else if (g->n_samples != c->dims.samples || g->n_nodes > c->dims.max_nodes || g->n_inter > c->dims.max_inter)
+    rc = tc_error_set(TWINCACHE_ECORRUPT, "the frame's N=%u S=%u K=%u do not fit the cache's dims "
+                      "(N <= %u, S = %u, K <= %u)", g->n_nodes, g->n_samples, g->n_inter, c->dims.max_nodes,
+                      c->dims.samples, c->dims.max_inter);
 
 cleanup:
   mdb_txn_abort(txn);

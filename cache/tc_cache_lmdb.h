@@ -46,9 +46,11 @@ int tc_status_from_mdb(int rc, int missing);
  * TWINCACHE_EIO with the message naming DIR/data.mdb. */
 int tc_env_check_size(MDB_env *env);
 /* Before mdb_env_open: a data file of size_bytes too short for LMDB's two
- * meta pages that is empty or starts like an LMDB file is truncated
- * (TWINCACHE_ETRUNCATED, the message naming data_path); otherwise 0 (LMDB
- * judges it). */
+ * meta pages that is empty or starts like an LMDB file is truncated; a
+ * longer one whose newest valid meta page names a last page beyond the file
+ * is truncated or damaged (mdb_env_open would fail to map it as "out of
+ * memory"). Either is TWINCACHE_ETRUNCATED, the message naming data_path;
+ * otherwise 0 (LMDB judges the rest). */
 int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWINCACHE_MK_COUNT]);
 int tc_data_check_short(const char *data_path, uint64_t size_bytes);
 

@@ -60,7 +60,9 @@ uint64_t twincache_cache_tag(const twincache_cache *c);
  * twincache_graph_alloc with the cache's dims). Returns 0,
  * TWINCACHE_ENOTFOUND (index >= count) or any decode error;
  * TWINCACHE_ECORRUPT also for a v2 chunk record whose tag is not this
- * cache's (a record of another config or seed). */
+ * cache's (a record of another config or seed), and for a frame whose
+ * index is not `index` or whose sizes do not fit the cache's dims (N <=
+ * max_nodes, S = samples, K <= max_inter). */
 int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
                                twincache_graph *g);
 /* Copies the raw frame bytes of graph `index` (for tools and benchmarks) into

@@ -182,3 +182,7 @@ int tc_dag_close(tc_dag *w, uint32_t n) {
   }
   return 0;
 }
+
+uint32_t twincache_graph_soft_stride(const twincache_graph *g) {
+  return g ? twincache_soft_stride(g->n_nodes, g->n_hidden, g->mechanism) : 0;
+}

@@ -4,6 +4,7 @@
 
 #include "tc_common.h"
 #include "tc_error.h"
+#include "tc_format_internal.h"
 #include "twincache_format.h"
 
 #define TC_DIMS_VERSION 1u
@@ -138,6 +139,9 @@ int twincache_meta_parse(const twincache_meta_entry e[TWINCACHE_MK_COUNT], twinc
       d->max_nodes > TWINCACHE_MAX_NODES || d->samples > TWINCACHE_MAX_SAMPLES ||
       d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
     TC_META_BAD(TWINCACHE_ECORRUPT, "dims out of the format's limits");
+  if (d->samples == 0 && m->version < TC_FRAME_SCM_ONLY_SINCE) /* SCM-only caches exist from version 4 */
+    return tc_error_set(TWINCACHE_ECORRUPT, "meta: dims say 0 samples (SCM-only) in a version %u cache; "
+                        "SCM-only caches exist from format version %u", m->version, TC_FRAME_SCM_ONLY_SINCE);
 
   /* committed is written with the first chunks; a cache without it has none */
   v = &e[TWINCACHE_MK_COMMITTED];

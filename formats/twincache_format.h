@@ -240,6 +240,11 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
                                        uint32_t max_inter, uint32_t max_hidden);
 void twincache_graph_free(twincache_graph *g);
 
+/* Floats of one row of g->soft for g's own sizes and mechanism:
+ * twincache_soft_stride(g->n_nodes, g->n_hidden, g->mechanism), callable
+ * from bindings that cannot use the inline (Python). 0 for NULL. */
+uint32_t twincache_graph_soft_stride(const twincache_graph *g);
+
 /* Bytes of the base plus intervened samples as raw float32 (S*N*(1+K)*4):
  * the yardstick of compression ratios. */
 uint64_t twincache_graph_raw_bytes(const twincache_graph *g);

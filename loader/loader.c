@@ -520,6 +520,10 @@ static int open_stream(twincache_loader *l, const char *path) {
   if (end > count)
     return tc_error_set(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
                         (unsigned long long)o->index_end, (unsigned long long)count);
+  if (count == 0) /* an interrupted generation, or damage that made LMDB fall back to an older state */
+    return tc_error_set(TWINCACHE_EINVAL, "cache %s holds 0 of the %llu graphs it was generated for: "
+                        "the generation was interrupted (rerun twincache-gen to finish) or the cache is "
+                        "damaged (twincache-inspect verify)", path, (unsigned long long)d->graphs);
   if (o->index_begin >= end)
     return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
                         (unsigned long long)o->index_begin, (unsigned long long)end);

@@ -29,7 +29,9 @@
  *        rows: the same exogenous noise). Shift, noise and soft worlds are left
  *        out: their target column has no single intervention value, which
  *        causica's loader requires.
- * An existing file is an error unless --force. */
+ * An existing file is an error unless --force. A graph of an SCM-only cache
+ * has no stored worlds: export refuses it (exit 1) and points to
+ * `show --fresh-rows`. */
 #include "inspect.h"
 #include "tc_args.h"
 
@@ -45,7 +47,8 @@ static const char k_help[] =
     "usage: " TC_PROG " export CACHE INDEX --format csv|npy|dcdi|causica --out PREFIX|DIR\n"
     "       [--dataset I] [--force]\n"
     "Writes graph INDEX's base and intervened samples, adjacency, weights and\n"
-    "interventions as files other tools read.\n"
+    "interventions as files other tools read. An SCM-only cache stores no\n"
+    "samples: export refuses it (exit 1); show --fresh-rows S samples worlds.\n"
     "  --format F  one of (required, no default):\n"
     "                csv: PREFIX_{base,inter,adj,weights,interventions}.csv\n"
     "                npy: PREFIX_{base,inter,adj,weights,targets,kinds,values}.npy\n"
@@ -283,6 +286,13 @@ int tc_cmd_export(int argc, char **argv) {
   if (status) goto cleanup;
   const twincache_graph *g = og.graph;
   uint64_t index = og.index;
+  if (g->n_samples == 0) { /* nothing would be written but empty datasets */
+    fprintf(stderr, "%s: %s: graph %llu has no stored samples (an SCM-only cache): nothing to export; "
+            "`%s show %s %llu --fresh-rows S` samples fresh worlds from its SCM\n", TC_PROG, a.positional[0],
+            (unsigned long long)index, TC_PROG, a.positional[0], (unsigned long long)index);
+    status = TC_EXIT_FAIL;
+    goto cleanup;
+  }
   for (int p = 0; p < n_parts; p++) {
     size_t len = strlen(prefix) + strlen(parts[p]) + 16;
     out[p].path = malloc(len);

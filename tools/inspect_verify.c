@@ -5,9 +5,11 @@
  * cache's, the adjacency is a DAG, the twin property (every column outside
  * target ∪ descendants(target) is bit-identical to base), a DO target column
  * equals its value bit for bit, and no value is NaN or infinite. Finally the
- * meta running totals must equal the sums over the graphs.
+ * meta running totals must equal the sums over the graphs, and the cache
+ * must hold every graph its dims ask for (fewer: an interrupted generation,
+ * or an LMDB meta page damaged so that LMDB fell back to an older state).
  * Prints one line per bad graph (or missing/unreadable chunk), then a summary;
- * exits 1 if anything is bad, else 0. */
+ * exits 1 if anything is bad or missing, else 0. */
 #include "inspect.h"
 #include "tc_error.h"
 
@@ -19,8 +21,9 @@ static const char k_help[] =
     "usage: " TC_PROG " verify CACHE [--quiet]\n"
     "Decodes every graph and checks chunk structure, checksums, indices, DAG,\n"
     "twin property (unchanged columns bit-identical to base), DO columns equal\n"
-    "to their value, finite values, and the meta totals. Prints each bad graph\n"
-    "index with the reason and a summary line; exit 1 if any is bad, else 0.\n"
+    "to their value, finite values, the meta totals, and that every graph the\n"
+    "cache was generated for is committed. Prints each bad graph index with the\n"
+    "reason and a summary line; exit 1 if any is bad or missing, else 0.\n"
     "  --quiet   no per-graph lines; the summary only when something is bad\n"
     "  --help    this text\n";
 
@@ -184,10 +187,20 @@ int tc_cmd_verify(int argc, char **argv) {
              (unsigned long long)st->edges, (unsigned long long)sum.edges,
              (unsigned long long)st->nodes, (unsigned long long)sum.nodes);
   }
+  /* Fewer graphs than requested is never a good cache: a generator that
+   * was stopped (resumable), or damage that made LMDB fall back to an
+   * older meta page (such as a damaged transaction id). */
+  int short_bad = count < dims->graphs;
+  if (short_bad)
+    printf("verify %s: only %llu of %llu graphs committed: the generation was interrupted (rerun "
+           "twincache-gen to finish) or the cache is damaged\n",
+           path, (unsigned long long)count, (unsigned long long)dims->graphs);
   if (bad || totals_bad) {
     printf("verify %s: %llu of %llu graphs bad (%llu of %llu chunks missing or unreadable)%s\n",
            path, (unsigned long long)bad, (unsigned long long)count, (unsigned long long)bad_chunks,
            (unsigned long long)chunks, totals_bad ? ", meta totals wrong" : "");
+    status = TC_EXIT_FAIL;
+  } else if (short_bad) {
     status = TC_EXIT_FAIL;
   } else if (!quiet) {
     printf("verify %s: all %llu graphs in %llu chunk%s good\n", path, (unsigned long long)count,

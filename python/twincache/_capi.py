@@ -287,6 +287,8 @@ libc_free.restype, libc_free.argtypes = None, [vp]
 MAX_TARGETS = 16  # TWINCACHE_MAX_TARGETS: targets of one world (multi-target interventions)
 graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
 graph_free = _sig("twincache_graph_free", None, P(Graph))
+graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
+GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)
 batch_layout_init = _sig("twincache_batch_layout_init", cint, P(BatchLayout), u32, u32, u32, u32)
@@ -310,11 +312,20 @@ last_error = _sig("twincache_last_error", cstr)
 CHOICE_FAMILY, CHOICE_MECHANISM, CHOICE_NOISE, CHOICE_INTER_KIND = 0, 1, 2, 3
 choice_count = _sig("twincache_choice_count", cint, cint)
 choice_name = _sig("twincache_choice_name", cstr, cint, cint)
+choice_code = _sig("twincache_choice_code", cint, cint, cstr, c_size_t)
 
 
 def choice_names(choice):
     """The names of one choice's codes, indexed by code (read from C)."""
     return tuple(choice_name(choice, c).decode() for c in range(choice_count(choice)))
+
+
+def code_of(choice, name):
+    """The code C's table gives `name` (a str) in `choice`."""
+    code = choice_code(choice, name.encode(), ctypes.c_size_t(-1).value)
+    if code < 0:
+        raise RuntimeError(f"libtwincache has no {name!r} in choice {choice}")
+    return code
 
 # ---- the per-batch calls -------------------------------------------------------------
 # A batch crosses the boundary as its address (an int): next_timeout writes

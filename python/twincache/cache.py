@@ -3,6 +3,7 @@ import ctypes
 import json
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -16,13 +17,15 @@ MECHANISMS = C.choice_names(C.CHOICE_MECHANISM)
 NOISES = C.choice_names(C.CHOICE_NOISE)
 KINDS = C.choice_names(C.CHOICE_INTER_KIND)
 FAMILIES = C.choice_names(C.CHOICE_FAMILY)
+# Codes by name, from the same table: Python writes no code number.
+_SOFT = C.code_of(C.CHOICE_INTER_KIND, "soft")
+_MIXED = C.code_of(C.CHOICE_MECHANISM, "mixed")
 
 
 def _name(names, code):
-    """The name of a code, or its number when this library does not know it."""
-    if code == 255:  # TWINCACHE_FAMILY_UNKNOWN: a frame before format version 4
-        return "unknown"
-    return names[code] if code < len(names) else str(code)
+    """The name of a code; "unknown" for one C's table does not name (a family
+    before format version 4 is not recorded)."""
+    return names[code] if code < len(names) else "unknown"
 
 
 @dataclass
@@ -30,12 +33,13 @@ class Graph:
     """One decoded graph, arrays trimmed to its own sizes (n nodes, K
     interventions, S samples, H hidden) and owned by Python (copies).
     base (S,n) float32; inter (K,S,n) float32, row s of world k twins base
-    row s; target (K,) node index; kind (K,) 0=do 1=shift 2=noise 3=soft; value (K,) float32;
+    row s; target (K,) node index; kind (K,) codes, KINDS[code] their names
+    (do, shift, noise, soft: C's table); value (K,) float32;
     soft (K, P) float32 or None: row k is soft world k's new parameter block
-    (P = n for linear: the weight of edge i -> target at i; H*n+2H for the
-    other mechanisms: a node block as in mlp; in a mixed graph a linear
-    target's weights are its first n floats), rows of other worlds 0; None
-    when no world is soft;
+    (P as C's twincache_soft_stride says: n for linear, the weight of edge
+    i -> target at i; H*n+2H for the other mechanisms, a node block as in
+    mlp; in a mixed graph a linear target's weights are its first n floats),
+    rows of other worlds 0; None when no world is soft;
     target_sets / value_sets: per world, every node it intervenes on at once
     (target[k] first; several for multi-target worlds) and their values;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
@@ -114,7 +118,14 @@ class Closable:
 class Cache(Closable):
     """A cache opened read-only. len(cache) graphs committed; cache[i] decodes
     graph i (negative i counts from the end). Thread-safe (one decoder, locked).
-    Close with close() or a `with` block."""
+    Close with close() or a `with` block.
+
+    An SCM-only cache (twincache-gen --samples 0; dims["samples"] == 0)
+    stores each graph's DAG, SCM and interventions but no worlds: cache[i]
+    returns them with base and inter of 0 rows and says so (a UserWarning,
+    once per Cache); twincache.fresh_graph(cache, i, rows=S) samples fresh
+    worlds of graph i from its SCM, as Loader(samples="fresh") and
+    twincache-inspect show --fresh-rows do."""
 
     def __init__(self, path):
         self.path = os.fspath(path) if isinstance(path, os.PathLike) else path
@@ -124,6 +135,7 @@ class Cache(Closable):
         self._graph = None
         self._dctx = None
         self._pid = os.getpid()
+        self._said_scm_only = False
         rc = C.cache_open(bpath, ctypes.byref(self._h))
         if rc < 0:
             raise open_error(rc, os.fsdecode(bpath))
@@ -154,6 +166,15 @@ class Cache(Closable):
         if not 0 <= i < n:
             raise IndexError(f"graph index {asked} out of range: the cache holds {n} graphs "
                              f"(0..{n - 1}, or -{n}..-1 from the end)")
+        if self.dims["samples"] == 0 and not self._said_scm_only:  # once: its SCMs are what it holds
+            self._said_scm_only = True
+            warnings.warn(f"{self.path} is an SCM-only cache (no stored samples): graph {i}'s base "
+                          f"and inter have 0 rows; twincache.fresh_graph(cache, {i}, rows=S) samples "
+                          "fresh worlds from its SCM", UserWarning, stacklevel=2)
+        return self._decode(i)
+
+    def _decode(self, i):
+        """Graph i (0 <= i < len) decoded by C, as a Python-owned Graph."""
         with self._lock:
             if not self._h:
                 raise ValueError("I/O operation on a closed twincache.Cache")
@@ -193,15 +214,14 @@ class Cache(Closable):
         adj = _array(g.adj, n * lda, np.uint8).reshape(n, lda)[:, :n].copy()
         weight = _array(g.weight, n * lda, np.float32).reshape(n, lda)[:, :n].copy()
         stride = h * n + 2 * h
-        mlp = (_array(g.mlp, n * stride, np.float32).reshape(n, stride)
-               if g.mechanism != 0 and h else None)
-        std = bool(g.flags & 1)
+        mlp = _array(g.mlp, n * stride, np.float32).reshape(n, stride) if h else None  # H = 0: linear
+        std = bool(g.flags & C.GRAPH_STANDARDIZED)
         kind = _array(g.kind, k, np.uint8)
         soft = None
-        if (kind == 3).any():
-            p = stride if g.mechanism != 0 else n  # twincache_soft_stride
+        if (kind == _SOFT).any():
+            p = C.graph_soft_stride(ctypes.pointer(g))
             soft = _array(g.soft, k * p, np.float32).reshape(k, p)
-            soft[kind != 3] = 0  # rows of other worlds are not decoded
+            soft[kind != _SOFT] = 0  # rows of other worlds are not decoded
         m = C.MAX_TARGETS - 1
         nt = _array(g.n_targets, k, np.uint8)
         more_t = _array(g.more_target, k * m, np.uint16).reshape(k, m).astype(np.int64)
@@ -218,7 +238,7 @@ class Cache(Closable):
             norm_std=_array(g.norm_std, n, np.float32) if std else None,
             family=_name(FAMILIES, g.family), soft=soft, target_sets=tsets, value_sets=vsets,
             node_mechanisms=(tuple(_name(MECHANISMS, int(c)) for c in _array(g.node_mech, n, np.uint8))
-                             if MECHANISMS[g.mechanism:g.mechanism + 1] == ("mixed",) else None))
+                             if g.mechanism == _MIXED else None))
 
     def close(self):
         """Closes the cache (idempotent); graphs already returned stay valid.

@@ -17,7 +17,15 @@
  *  - a version-1 chunk record spliced into a version-3 cache (it has no
  *    tag to refuse it by) is refused for its version, verify names it;
  *  - a short chunk in the middle of a cache (only the last may hold fewer
- *    than C graphs) is refused, verify names it.
+ *    than C graphs) is refused, verify names it;
+ *  - LMDB's newest meta page with its transaction id zeroed: LMDB falls
+ *    back to the older meta page, an earlier state with fewer graphs;
+ *    verify says how many of how many and exits 1 (never "good");
+ *  - the same page's last-page number (8 bytes before it) made huge:
+ *    TWINCACHE_ETRUNCATED ("damaged copy"), never out of memory, for every
+ *    program and the generator;
+ *  - chunk 0 rebuilt from a cache of S = 8 under the S = 16 cache's tag:
+ *    read_graph (Python's Cache[i]) and show refuse its frames (ECORRUPT).
  * Called as: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH */
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +150,10 @@ static void test_meta_flip(const char *good) {
 }
 
 /* Builds chunk `chunk` of cache `from` and writes it into cache `into` under
- * the same key, through the cache writer (as a buggy copy tool would). */
-static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
+ * the same key, through the cache writer (as a buggy copy tool would); the
+ * record carries the tag of `from`, or of `into` when retag (a record that
+ * passes the tag check, so what the frames hold is what is tested). */
+static void splice_chunk(const char *from, const char *into, uint64_t chunk, int retag) {
   twincache_cache *src = NULL, *dst = NULL;
   twincache_chunk_builder *b = twincache_chunk_builder_create();
   tc_cache_writer *w = NULL;
@@ -151,7 +161,7 @@ static void splice_chunk(const char *from, const char *into, uint64_t chunk) {
         from, into);
   if (!b || !src || !dst) goto done;
   const twincache_dims *d = twincache_cache_dims(dst);
-  twincache_chunk_builder_set_tag(b, twincache_cache_tag(src));
+  twincache_chunk_builder_set_tag(b, twincache_cache_tag(retag ? dst : src));
   twincache_chunk_builder_reset(b, chunk * d->chunk_graphs);
   for (uint64_t i = chunk * d->chunk_graphs; i < (chunk + 1) * d->chunk_graphs; i++) {
     void *f = NULL;
@@ -179,7 +189,7 @@ static void test_splice(const char *good, const char *other) {
   char path[4096];
   snprintf(path, sizeof path, "%s/splice", scratch);
   TC_CHECK(tt_copy_cache(good, path) == 0, "copy to %s", path);
-  splice_chunk(other, path, 2);
+  splice_chunk(other, path, 2, 0);
   tt_reader r;
   int rc = tt_reader_open(path, &r);
   TC_CHECK(rc == 0, "splice: open gave %d", rc);
@@ -456,6 +466,65 @@ static void test_v1_meta(const char *good) {
   free(err);
 }
 
+static void test_lmdb_meta_page(const char *good) {
+  char path[4096];
+  /* the transaction id: LMDB reads the older meta page, an earlier state */
+  snprintf(path, sizeof path, "%s/lmdb-txnid", scratch);
+  TC_CHECK(tt_copy_cache(good, path) == 0 && tt_lmdb_meta_poke(path, 144, 0) == 0, "damage %s", path);
+  twincache_cache *c = NULL;
+  int rc = twincache_cache_open(path, &c);
+  TC_CHECK(rc == TWINCACHE_OK && twincache_cache_count(c) < 100, "txnid: open gave %d, %llu graphs", rc,
+           c ? (unsigned long long)twincache_cache_count(c) : 0ull);
+  twincache_cache_close(c);
+  const char *verify[] = {inspect_path, "verify", path, NULL};
+  tt_result r;
+  if (tt_run((char *const *)verify, scratch, &r) == 0) {
+    TC_CHECK(r.status == 1 && strstr(r.out, " of 100 graphs committed") && strstr(r.out, "rerun twincache-gen") &&
+                 !strstr(r.out, "good"),
+             "txnid: verify exited %d:\n%s", r.status, r.out);
+    tt_result_clear(&r);
+  }
+  /* the last page in use, 8 bytes earlier: damage, never out of memory */
+  snprintf(path, sizeof path, "%s/lmdb-last-page", scratch);
+  TC_CHECK(tt_copy_cache(good, path) == 0 && tt_lmdb_meta_poke(path, 136, 0xffffffff00ull) == 0, "damage %s",
+           path);
+  c = NULL;
+  rc = twincache_cache_open(path, &c);
+  TC_CHECK(rc == TWINCACHE_ETRUNCATED && strstr(twincache_last_error(), "data.mdb"),
+           "last page: open gave %d (%s): %s", rc, twincache_strerror(rc), twincache_last_error());
+  twincache_cache_close(c);
+  check_programs_fail(path, "last page", 1);
+  char *err = NULL;
+  int st = gen_extend(path, "1", &err);
+  TC_CHECK(st == 1 && err && strstr(err, "damaged"), "last page: gen exited %d: %s", st, err ? err : "");
+  free(err);
+}
+
+/* Frames of S = 8 samples in a cache whose dims say S = 16, under the
+ * cache's own tag: every reader refuses them (show and Python's Cache[i]
+ * served them), naming both sizes. */
+static void test_other_samples(const char *good) {
+  char s8[4096], path[4096];
+  snprintf(s8, sizeof s8, "%s/samples-8", scratch);
+  snprintf(path, sizeof path, "%s/samples-spliced", scratch);
+  static const char *const eight[] = {"--samples", "8", NULL};
+  TC_CHECK(tt_make_cache(gen_path, s8, scratch, 100, eight) == 0 && tt_copy_cache(good, path) == 0, "caches");
+  splice_chunk(s8, path, 0, 1);
+  tt_reader r;
+  TC_REQUIRE(tt_reader_open(path, &r) == TWINCACHE_OK);
+  int rc = twincache_cache_read_graph(r.cache, r.dctx, 3, r.graph);
+  TC_CHECK(rc == TWINCACHE_ECORRUPT && strstr(twincache_last_error(), "S=8") &&
+               strstr(twincache_last_error(), "S = 16"),
+           "S=8 frame: read gave %d: %s", rc, twincache_last_error());
+  TC_CHECK(twincache_cache_read_graph(r.cache, r.dctx, 16, r.graph) == TWINCACHE_OK, "chunk 1 reads");
+  tt_reader_close(&r);
+  const char *show[] = {inspect_path, "show", path, "3", NULL};
+  char *err = NULL;
+  int st = run_status(show, &err);
+  TC_CHECK(st == 1 && err && strstr(err, "S=8"), "S=8 frame: show exited %d: %s", st, err ? err : "");
+  free(err);
+}
+
 int main(int argc, char **argv) {
   if (argc != 5) {
     fprintf(stderr, "usage: test_cache_damage GEN INSPECT LOADER_BENCH SCRATCH\n");
@@ -482,6 +551,8 @@ int main(int argc, char **argv) {
   test_v1_meta(good);
   test_v1_splice(good);
   test_short_chunk(good);
+  test_lmdb_meta_page(good);
+  test_other_samples(good);
   if (tc_test_failures() == 0) tt_remove_tree(scratch);
   printf("test_cache_damage: %s\n", tc_test_failures() ? "FAILED" : "ok");
   return tc_test_failures() ? 1 : 0;

@@ -95,6 +95,97 @@ static void soft_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
   free(out);
 }
 
+/* One must-be-zero rule (FORMAT.md 3.2): the frame of ref_g, encoded, then
+ * its payload's u32 at byte `at` set to `bits` and re-wrapped, is refused
+ * by both decoders with a message naming `section`; unchanged it decodes. */
+static void zero_rule(uint8_t *frame, size_t cap, twincache_cctx *cc, size_t at, uint32_t bits,
+                      const char *section) {
+  size_t size;
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+  uint8_t *pay = malloc(dsize), *out = malloc(size + 4096);
+  TC_REQUIRE(pay && out && at + 4 <= dsize);
+  TC_REQUIRE(ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
+  size_t m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+  TC_CHECK(tc_load_u32(pay + at) != bits, "%s: the byte poked is already %08x", section, bits);
+  tc_store_u32(pay + at, bits);
+  m = wrap(frame, pay, dsize, out, size + 4096);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK(strstr(twincache_last_error(), section) != NULL, "want '%s' in: %s", section, twincache_last_error());
+  twincache_frame_view v;
+  TC_CHECK_RC(twincache_frame_decode_view(dc, out, m, &v), TWINCACHE_ECORRUPT);
+  free(pay);
+  free(out);
+}
+
+/* The values FORMAT.md says are +0.0 whatever they would mean: section-2
+ * weights of edges into block-mechanism nodes, a mixed frame's linear node's
+ * unit block, a soft world's value, an SCM-only standardised frame's
+ * mean/std (0 and 1), and the tail of a mixed frame's linear soft target's
+ * block. Each: ECORRUPT from the decoders naming its section, EINVAL from
+ * the encoder. */
+static void zero_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  size_t size;
+  /* MLP: section 2 carries 4*E zero bytes */
+  tf_spec sp = {.seed = 26, .index = 1, .n = 6, .s = 5, .k = 3, .mlp = 1, .edge_p = 0.6};
+  tf_sample(ref_g, &sp);
+  uint32_t n = sp.n, rb = (n + 7) / 8, h = ref_g->n_hidden, P = h * n + 2 * h, ld = ref_g->ld_adj, fi = n, fj = n;
+  for (uint32_t i = 0; i < n && fi == n; i++) /* the first edge, row-major */
+    for (uint32_t j = 0; j < n; j++)
+      if (ref_g->adj[i * ld + j]) {
+        fi = i;
+        fj = j;
+        break;
+      }
+  TC_REQUIRE(fi < n);
+  zero_rule(frame, cap, cc, (size_t)n * rb, 0x3f800000u, "section 2 (edge weights)");
+  ref_g->weight[fi * ld + fj] = 0.5f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  /* mixed: node 0 is linear (tf_sample), its unit block all zero */
+  sp = (tf_spec){.seed = 26, .index = 2, .n = 6, .s = 5, .k = 6, .mlp = 3, .kinds = 5, .edge_p = 0.6};
+  tf_sample(ref_g, &sp);
+  TC_REQUIRE(ref_g->node_mech[0] == TWINCACHE_MECH_LINEAR && ref_g->kind[0] == TWINCACHE_INTER_SOFT &&
+             ref_g->target[0] == 0);
+  uint32_t edges = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) edges += ref_g->adj[i * ld + j];
+  size_t mlp_at = (size_t)n * rb + 4 * edges;
+  zero_rule(frame, cap, cc, mlp_at + 4 * (size_t)h * n, 0x3f800000u, "section 3 (unit blocks)"); /* b1[0] */
+  ref_g->mlp[h * n] = 0.5f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->mlp[h * n] = 0.0f;
+  /* ... and its world 0, soft on linear node 0: n weights, then +0.0 */
+  size_t soft_at = mlp_at + 4 * (size_t)n * P + n + 4 * n + 8 * 6 + 6 * rb;
+  zero_rule(frame, cap, cc, soft_at + 4 * (size_t)n, 0x80000000u, "section 7a (soft mechanisms)");
+  ref_g->soft[n] = 0.5f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  /* a soft world's value (linear, every world soft) */
+  sp = (tf_spec){.seed = 26, .index = 3, .n = 6, .s = 5, .k = 3, .kinds = 5, .edge_p = 0.6};
+  tf_sample(ref_g, &sp);
+  edges = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) edges += ref_g->adj[i * ld + j];
+  zero_rule(frame, cap, cc, (size_t)n * rb + 4 * edges + 4 * n + 4, 0x3f800000u, "section 6 (interventions)");
+  ref_g->value[0] = 1.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  /* an SCM-only standardised frame: mean 0, std 1 */
+  sp = (tf_spec){.seed = 26, .index = 4, .n = 6, .s = 0, .k = 3, .standardize = 1, .edge_p = 0.6};
+  tf_sample(ref_g, &sp);
+  for (uint32_t j = 0; j < n; j++) {
+    ref_g->norm_mean[j] = 0.0f;
+    ref_g->norm_std[j] = 1.0f;
+  }
+  edges = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) edges += ref_g->adj[i * ld + j];
+  size_t norm_at = (size_t)n * rb + 4 * edges + 4 * n;
+  zero_rule(frame, cap, cc, norm_at + 8, 0x3f000000u, "section 5 (normalisation)");          /* mean[2] */
+  zero_rule(frame, cap, cc, norm_at + 4 * n + 4, 0x40000000u, "section 5 (normalisation)"); /* std[1] */
+  ref_g->norm_std[1] = 2.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+}
+
 /* Section 6a (extra targets): a repeated or out-of-range extra target, a
  * non-zero reserved byte, an a_k over 15 and a version-3 label are
  * ECORRUPT; the unchanged payload decodes. Linear, not standardised. */
@@ -185,10 +276,15 @@ static void frame_attacks(const uint8_t *frame, size_t size, const char *what) {
     copy[size - 1] ^= 1; /* last byte of zstd's XXH64 content checksum */
   }
   TC_CHECK_RC(twincache_frame_decode(dc, copy, size, out_g), TWINCACHE_ECHECKSUM);
-  /* trailing bytes after the frame are ignored by size fields, not read */
+  /* bytes after the frame's end inside its slot are covered by no checksum:
+   * refused by both decoders (peek reads the header only) */
   memcpy(copy, frame, size);
   memset(copy + size, 0xab, 64);
-  TC_CHECK_RC(twincache_frame_decode(dc, copy, size + 64, out_g), 0);
+  TC_CHECK_RC(twincache_frame_decode(dc, copy, size + 64, out_g), TWINCACHE_ECORRUPT);
+  TC_CHECK(strstr(twincache_last_error(), "64 bytes after its end") != NULL, "%s", twincache_last_error());
+  twincache_frame_view tv;
+  TC_CHECK_RC(twincache_frame_decode_view(dc, copy, size + 1, &tv), TWINCACHE_ECORRUPT);
+  TC_CHECK_RC(twincache_frame_peek(copy, size + 64, NULL, NULL, NULL, NULL, NULL), TWINCACHE_OK);
   /* random garbage, with and without a valid magic */
   tc_rng r;
   tc_rng_init(&r, 99, 0);
@@ -455,13 +551,30 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
   /* hand-made tables with a valid checksum */
   uint32_t count = tc_load_u32(chunk + 16);
   uint8_t *t = c + 28;
-  struct { uint32_t slot, v; } cases[] = {{0, 1}, {1, 0}, {1, 0xffffffffu}, {count, 0}, {1, 39}};
+  /* frame 0 of exactly the frame header's size (48 bytes from version 3,
+   * 40 before) has no zstd byte: ECORRUPT; one byte more parses (its
+   * frame is then the decoder's to refuse) */
+  uint32_t hb = tc_load_u16(chunk + 4) >= 3 ? 48u : 40u;
+  struct { uint32_t slot, v; int rc; } cases[] = {
+      {0, 1, TWINCACHE_ECORRUPT}, {1, 0, TWINCACHE_ECORRUPT}, {1, 0xffffffffu, TWINCACHE_ECORRUPT},
+      {count, 0, TWINCACHE_ECORRUPT}, {1, 39, TWINCACHE_ECORRUPT}, {1, hb, TWINCACHE_ECORRUPT},
+      {1, hb + 1, TWINCACHE_OK}};
+  TC_REQUIRE(count >= 2 && tc_load_u32(t + 8) > hb + 1 + hb); /* frame 1 stays longer than a header */
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     memcpy(c, chunk, size);
     tc_store_u32(t + 4 * cases[k].slot, cases[k].v);
     tc_store_u32(c + 20, tc_fnv1a32(t, 4 * ((size_t)count + 1)));
     tc_store_u32(c + 24, tc_fnv1a32(c, 24));
-    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECORRUPT);
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), cases[k].rc);
+  }
+  /* the tag trailer (versions >= 2): its checksum, or the tag under it, flipped */
+  if (tc_load_u16(chunk + 4) >= 2) {
+    memcpy(c, chunk, size);
+    c[size - 1] ^= 0x04; /* the trailer's FNV-1a */
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
+    memcpy(c, chunk, size);
+    c[size - 12] ^= 0x01; /* the tag */
+    TC_CHECK_RC(twincache_chunk_parse(c, size, &v), TWINCACHE_ECHECKSUM);
   }
   uint32_t counts[] = {0, count + 1, 0xffffffffu, TWINCACHE_MAX_CHUNK_GRAPHS + 1};
   for (size_t k = 0; k < 4; k++) {
@@ -556,6 +669,7 @@ int main(void) {
   }
   soft_rules(frame, cap, cc);
   multi_rules(frame, cap, cc);
+  zero_rules(frame, cap, cc);
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);
 

@@ -1,5 +1,7 @@
-/* Meta entries (dims, stats), status strings, the DAG helpers on known
- * graphs, graph allocation limits, and tc_permute as a bijection. */
+/* Meta entries (dims, stats), the meta record's rules that depend on the
+ * version (SCM-only dims only from version 4), status strings, the DAG
+ * helpers on known graphs, graph allocation limits, and tc_permute as a
+ * bijection. */
 #include "tf_common.h"
 
 static void meta_roundtrip(void) {
@@ -131,8 +133,49 @@ static void permute_bijection(void) {
   TC_CHECK(differ > 900);
 }
 
+/* A meta record of `version` whose dims have `samples`, with a valid tag and
+ * checksum from version 2: what twincache_meta_parse returns for it. */
+static int meta_parse_samples(uint32_t version, uint32_t samples) {
+  static const char config[] = "{\"seed\":1}";
+  twincache_meta m = {.version = version,
+                      .dims = {.graphs = 10, .chunk_graphs = 4, .max_nodes = 6, .max_inter = 6, .samples = samples},
+                      .config = config, .config_len = sizeof config - 1, .library = "", .library_len = 0};
+  m.tag = twincache_meta_tag(m.config, m.config_len);
+  uint8_t ver[4], dims[TWINCACHE_DIMS_BYTES], tag[8], check[TWINCACHE_META_CHECK_BYTES];
+  tc_store_u32(ver, version);
+  twincache_dims_encode(&m.dims, dims);
+  tc_store_u64(tag, m.tag);
+  twincache_meta_check_encode(&m, check);
+  twincache_meta_entry e[TWINCACHE_MK_COUNT] = {{0}};
+  e[TWINCACHE_MK_VERSION] = (twincache_meta_entry){ver, 4};
+  e[TWINCACHE_MK_CONFIG] = (twincache_meta_entry){config, m.config_len};
+  e[TWINCACHE_MK_DIMS] = (twincache_meta_entry){dims, sizeof dims};
+  if (version >= 2) {
+    e[TWINCACHE_MK_TAG] = (twincache_meta_entry){tag, 8};
+    e[TWINCACHE_MK_CHECK] = (twincache_meta_entry){check, sizeof check};
+  }
+  twincache_meta out;
+  return twincache_meta_parse(e, &out);
+}
+
+/* SCM-only caches (dims samples = 0) exist from version 4 only: an older
+ * record that says so is damaged, not SCM-only (FORMAT.md 4). */
+static void meta_scm_only_versions(void) {
+  for (uint32_t v = 1; v <= TWINCACHE_FORMAT_VERSION; v++) {
+    TC_CHECK_RC(meta_parse_samples(v, 64), TWINCACHE_OK);
+    int rc = meta_parse_samples(v, 0);
+    if (v >= 4) {
+      TC_CHECK_RC(rc, TWINCACHE_OK);
+    } else {
+      TC_CHECK_RC(rc, TWINCACHE_ECORRUPT);
+      TC_CHECK(strstr(twincache_last_error(), "SCM-only") != NULL, "version %u: %s", v, twincache_last_error());
+    }
+  }
+}
+
 int main(void) {
   meta_roundtrip();
+  meta_scm_only_versions();
   strerror_all();
   dag_helpers();
   alloc_limits();

@@ -290,11 +290,95 @@ static void encoding_option(void) {
   twincache_graph_free(src);
 }
 
+/* twincache_frame_bound on the worst cases it promises to cover: a complete
+ * DAG (every edge i -> j, i < j) of N up to 256 with random, incompressible
+ * floats, and every world of one extreme kind. A buffer of exactly the
+ * bound's bytes must hold the frame (ETOOBIG otherwise), and it decodes.
+ *   soft_sink: every world soft on the sink (N-1 parents: a full soft
+ *              block each), S = 0: the soft section is all the payload;
+ *   shift_root: every world shifts the root (all N columns stored);
+ *   mixed_soft: a mixed graph (MLP units on every node but 0, which is
+ *              linear) with H = 64, every world soft on the sink. */
+enum { WORST_SOFT_SINK, WORST_SHIFT_ROOT, WORST_MIXED_SOFT };
+static void bound_case(int which, uint32_t n, uint32_t s_n, uint32_t k_n, uint32_t h_n) {
+  twincache_graph *g = twincache_graph_alloc(n, s_n, k_n, h_n);
+  TC_REQUIRE(g);
+  tc_rng r;
+  tc_rng_init(&r, 91, (uint64_t)which);
+  g->index = 3;
+  g->n_nodes = n;
+  g->n_samples = s_n;
+  g->n_inter = k_n;
+  g->n_hidden = h_n;
+  g->mechanism = which == WORST_MIXED_SOFT ? TWINCACHE_MECH_MIXED : TWINCACHE_MECH_LINEAR;
+  g->noise = TWINCACHE_NOISE_GAUSS;
+  g->flags = 0;
+  uint32_t P = twincache_soft_stride(n, h_n, g->mechanism), stride = h_n * n + 2 * h_n;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) {
+      g->adj[i * g->ld_adj + j] = i < j;
+      /* a block node's edges carry no linear weight */
+      int lin = which != WORST_MIXED_SOFT || j == 0;
+      g->weight[i * g->ld_adj + j] = i < j && lin ? (float)tc_rng_range(&r, -2.0, 2.0) : 0.0f;
+    }
+  if (which == WORST_MIXED_SOFT) {
+    for (uint32_t j = 0; j < n; j++) {
+      g->node_mech[j] = j == 0 ? TWINCACHE_MECH_LINEAR : TWINCACHE_MECH_MLP;
+      for (uint32_t q = 0; q < stride; q++) /* W1 (H,N): parents i < j only */
+        g->mlp[(size_t)j * stride + q] =
+            j == 0 || (q < h_n * n && q % n >= j) ? 0.0f : (float)tc_rng_range(&r, -1.0, 1.0);
+    }
+  }
+  for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
+  for (size_t q = 0; q < (size_t)s_n * g->ld; q++) g->base[q] = (float)tc_rng_normal(&r);
+  for (uint32_t k = 0; k < k_n; k++) {
+    uint32_t t = which == WORST_SHIFT_ROOT ? 0 : n - 1;
+    g->target[k] = (uint16_t)t;
+    g->kind[k] = which == WORST_SHIFT_ROOT ? TWINCACHE_SHIFT : TWINCACHE_INTER_SOFT;
+    g->value[k] = which == WORST_SHIFT_ROOT ? (float)tc_rng_range(&r, 1.0, 3.0) : 0.0f;
+    g->n_targets[k] = 1;
+    for (uint32_t q = 0; which != WORST_SHIFT_ROOT && q < P; q++) /* the sink's parents: all i < n-1 */
+      g->soft[(size_t)k * P + q] = q < (h_n ? h_n * n : n) && q % n == n - 1 ? 0.0f
+                                   : q >= (h_n ? h_n * n + 2 * h_n : n) ? 0.0f
+                                                                        : (float)tc_rng_range(&r, -2.0, 2.0);
+    for (uint32_t s = 0; s < s_n; s++) /* the changed columns differ, the rest are base's */
+      for (uint32_t j = 0; j < n; j++) {
+        int changed = which == WORST_SHIFT_ROOT || j == t;
+        float b = g->base[(size_t)s * g->ld + j];
+        g->inter[((size_t)k * s_n + s) * g->ld + j] = changed ? (float)tc_rng_normal(&r) : b;
+      }
+  }
+  size_t bound = twincache_frame_bound(n, s_n, k_n, h_n), written = 0;
+  uint8_t *buf = malloc(bound);
+  TC_REQUIRE(buf);
+  int rc = twincache_frame_encode(cc, g, buf, bound, &written);
+  TC_CHECK(rc == TWINCACHE_OK, "worst case %d (n=%u s=%u k=%u h=%u): encode into the bound's %zu bytes: %s (%s)",
+           which, n, s_n, k_n, h_n, bound, twincache_strerror(rc), twincache_last_error());
+  if (rc == TWINCACHE_OK) {
+    twincache_graph *out = twincache_graph_alloc(n, s_n, k_n, h_n);
+    TC_REQUIRE(out);
+    TC_CHECK_RC(twincache_frame_decode(dc, buf, written, out), TWINCACHE_OK);
+    printf("frame_bound worst case %d: n=%u s=%u k=%u h=%u: frame %zu of %zu bytes\n", which, n, s_n, k_n, h_n,
+           written, bound);
+    twincache_graph_free(out);
+  }
+  free(buf);
+  twincache_graph_free(g);
+}
+
+static void bound_worst_cases(void) {
+  bound_case(WORST_SOFT_SINK, 256, 0, 256, 0);
+  bound_case(WORST_SOFT_SINK, 256, 2, 64, 0);
+  bound_case(WORST_SHIFT_ROOT, 256, 3, 64, 0);
+  bound_case(WORST_MIXED_SOFT, 96, 0, 64, 64);
+}
+
 int main(void) {
   tf_encoders_create(encs, 3);
   cc = encs[0];
   dc = twincache_dctx_create();
   TC_REQUIRE(dc);
+  bound_worst_cases();
   uint64_t index = 0;
   for (int mlp = 0; mlp < 4; mlp++) /* linear, MLP, RFF, mixed */
     for (int kinds = 0; kinds < 7; kinds++)

@@ -109,8 +109,8 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
         if (sp->mlp == 3 && g->node_mech[j] == TWINCACHE_MECH_LINEAR) v = 0.0f;
         g->mlp[(size_t)j * stride + q] = v;
       }
-    for (uint32_t j = 0; sp->mlp == 3 && j < n; j++) /* mixed: block nodes keep no linear weights */
-      if (g->node_mech[j] != TWINCACHE_MECH_LINEAR)
+    for (uint32_t j = 0; j < n; j++) /* block nodes keep no linear weights (section 2 is +0.0 there) */
+      if (sp->mlp != 3 || g->node_mech[j] != TWINCACHE_MECH_LINEAR)
         for (uint32_t i = 0; i < n; i++) g->weight[i * g->ld_adj + j] = 0.0f;
   }
   for (uint32_t j = 0; j < n; j++) g->noise_scale[j] = (float)tc_rng_range(&r, 0.5, 1.5);
@@ -141,6 +141,8 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
         float w = (float)tc_rng_range(&r, -2.0, 2.0);
         uint32_t i = q % n; /* linear: entry i; MLP: W1 column i while q < H*n */
         if ((H == 0 || q < H * n) && !g->adj[i * g->ld_adj + t]) w = 0.0f;
+        if (g->mechanism == TWINCACHE_MECH_MIXED && g->node_mech[t] == TWINCACHE_MECH_LINEAR && q >= n)
+          w = 0.0f; /* a mixed graph's linear target: n weights, the rest of its block +0.0 */
         soft[q] = w;
       }
     }

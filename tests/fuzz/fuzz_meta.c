@@ -2,8 +2,9 @@
  * (twincache_meta_parse): the input is split into the eight meta entries,
  * each present or absent, and parsed. Any return code is fine; a crash, an
  * ASan report, or an accepted record that breaks its own invariants (dims
- * beyond the format's limits, a v2 record whose checksum or tag does not
- * hold, a v1 record whose tag is not its config's) is a bug.
+ * beyond the format's limits, samples 0 (SCM-only) before version 4, a v2
+ * record whose checksum or tag does not hold, a v1 record whose tag is not
+ * its config's) is a bug.
  *
  * Input: byte 0 is the presence mask (bit k = entry k present); then, for
  * each present entry in key order, a u16 LE length and that many bytes
@@ -47,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const twincache_dims *d = &m.dims;
     if (m.version == 0 || m.version > TWINCACHE_FORMAT_VERSION || d->chunk_graphs == 0 ||
         d->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS || d->max_nodes == 0 ||
-        d->max_nodes > TWINCACHE_MAX_NODES || d->samples == 0 || d->samples > TWINCACHE_MAX_SAMPLES ||
+        d->max_nodes > TWINCACHE_MAX_NODES || (d->samples == 0 && m.version < 4) ||
+        d->samples > TWINCACHE_MAX_SAMPLES ||
         d->max_inter > TWINCACHE_MAX_INTER || d->hidden > TWINCACHE_MAX_HIDDEN)
       abort();
     if (m.tag != twincache_meta_tag(m.config, m.config_len)) abort();

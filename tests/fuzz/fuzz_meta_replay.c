@@ -1,8 +1,11 @@
 /* fuzz_meta_replay — runs the meta fuzz target without libFuzzer so every
  * build exercises it: over the files named on the command line, or, with
- * none, over built-in seeds (a valid v2 and a v1 meta record in the target's
- * input format), all their truncations and a few thousand mutations.
+ * none, over built-in seeds (valid meta records of versions 1 to 4, the
+ * last also SCM-only, in the target's input format), all their truncations
+ * and a few thousand mutations.
  *   fuzz_meta_replay [FILE...]
+ *   fuzz_meta_replay --mutate FILE...    the files as seeds (meta records of
+ *                                        real caches: tests/cache's fuzz_seeds)
  *   fuzz_meta_replay --write-seeds DIR   writes the seeds as a libFuzzer corpus */
 #include <errno.h>
 #include <stdio.h>
@@ -21,12 +24,14 @@ static size_t put_entry(uint8_t *buf, size_t at, const void *v, size_t n) {
   return at + 2 + n;
 }
 
-/* A meta record of format version `version` in the target's input format. */
-static size_t make_seed(uint8_t *buf, uint32_t version) {
+/* A meta record of format version `version` in the target's input format,
+ * of an SCM-only cache (dims samples 0) when scm_only. */
+static size_t make_seed(uint8_t *buf, uint32_t version, int scm_only) {
   static const char config[] = "{\"format_version\":1,\"seed\":11,\"nodes_max\":10}";
   static const char library[] = "twincache-gen 0.1.0";
   twincache_meta m = {.version = version,
-                      .dims = {.graphs = 5000, .chunk_graphs = 200, .max_nodes = 10, .max_inter = 10, .samples = 64},
+                      .dims = {.graphs = 5000, .chunk_graphs = 200, .max_nodes = 10, .max_inter = 10,
+                               .samples = scm_only ? 0 : 64},
                       .committed = 3000,
                       .stats = {.raw_bytes = 1u << 20, .frame_bytes = 1u << 18, .edges = 9000, .nodes = 21000},
                       .config = config, .config_len = sizeof config - 1,
@@ -55,24 +60,49 @@ static size_t make_seed(uint8_t *buf, uint32_t version) {
   return at;
 }
 
-static int replay_file(const char *path) {
+/* One seed: every truncation, then `mutations` copies with 1-4 random bytes
+ * changed. Returns the inputs run. */
+static size_t fuzz_seed(const uint8_t *seed, size_t size, tc_rng *r, int mutations) {
+  static uint8_t m[1 << 20];
+  size_t runs = 0;
+  if (size > sizeof m) size = sizeof m;
+  for (size_t n = 0; n <= size; n++, runs++) LLVMFuzzerTestOneInput(seed, n);
+  for (int t = 0; t < mutations && size > 0; t++, runs++) {
+    memcpy(m, seed, size);
+    int flips = 1 + (int)tc_rng_below(r, 4);
+    for (int f = 0; f < flips; f++) m[tc_rng_below(r, (uint32_t)size)] ^= (uint8_t)(1 + tc_rng_below(r, 255));
+    LLVMFuzzerTestOneInput(m, size);
+  }
+  return runs;
+}
+
+/* Reads a file of at most 1 MiB into buf; returns its size, or -1. */
+static long read_file(const char *path, uint8_t *buf, size_t cap) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "fuzz_meta_replay: cannot open %s: %s\n", path, strerror(errno));
-    return 1;
+    return -1;
   }
-  static uint8_t buf[1 << 20];
-  size_t n = fread(buf, 1, sizeof buf, f);
+  size_t n = fread(buf, 1, cap, f);
   fclose(f);
-  LLVMFuzzerTestOneInput(buf, n);
+  return (long)n;
+}
+
+static int replay_file(const char *path) {
+  static uint8_t buf[1 << 20];
+  long n = read_file(path, buf, sizeof buf);
+  if (n < 0) return 1;
+  LLVMFuzzerTestOneInput(buf, (size_t)n);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  uint8_t seeds[2][512];
-  size_t sizes[2] = {make_seed(seeds[0], 2), make_seed(seeds[1], 1)};
+  enum { N_SEEDS = 5 };
+  uint8_t seeds[N_SEEDS][512];
+  size_t sizes[N_SEEDS] = {make_seed(seeds[0], 2, 0), make_seed(seeds[1], 1, 0), make_seed(seeds[2], 3, 0),
+                           make_seed(seeds[3], 4, 0), make_seed(seeds[4], 4, 1)};
   /* the seeds must parse: otherwise the mutations explore nothing */
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < N_SEEDS; i++) {
     twincache_meta_entry e[TWINCACHE_MK_COUNT];
     memset(e, 0, sizeof e);
     size_t at = 1;
@@ -87,9 +117,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "fuzz_meta_replay: seed %d does not parse\n", i);
       return 1;
     }
+    LLVMFuzzerTestOneInput(seeds[i], sizes[i]); /* and meets the target's invariants */
   }
   if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < N_SEEDS; i++) {
       char path[4096];
       snprintf(path, sizeof path, "%s/meta-seed-%d", argv[2], i);
       FILE *f = fopen(path, "wb");
@@ -102,9 +133,22 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  tc_rng r;
+  if (argc > 2 && strcmp(argv[1], "--mutate") == 0) {
+    static uint8_t buf[1 << 20];
+    tc_rng_init(&r, 80, 0);
+    size_t runs = 0;
+    for (int i = 2; i < argc; i++) {
+      long n = read_file(argv[i], buf, sizeof buf);
+      if (n < 0) return 1;
+      runs += fuzz_seed(buf, (size_t)n, &r, 2000);
+    }
+    printf("fuzz_meta_replay: %d seed file(s), %zu inputs ok\n", argc - 2, runs);
+    return 0;
+  }
   if (argc > 1) {
     if (argv[1][0] == '-') {
-      fprintf(stderr, "usage: fuzz_meta_replay [FILE...] | --write-seeds DIR\n");
+      fprintf(stderr, "usage: fuzz_meta_replay [FILE...] | --mutate FILE... | --write-seeds DIR\n");
       return 2;
     }
     for (int i = 1; i < argc; i++)
@@ -112,19 +156,9 @@ int main(int argc, char **argv) {
     printf("fuzz_meta_replay: %d input(s) ok\n", argc - 1);
     return 0;
   }
-  tc_rng r;
   tc_rng_init(&r, 78, 0);
   size_t runs = 0;
-  for (int i = 0; i < 2; i++) {
-    uint8_t m[512];
-    for (size_t n = 0; n <= sizes[i]; n++, runs++) LLVMFuzzerTestOneInput(seeds[i], n);
-    for (int t = 0; t < 5000; t++, runs++) {
-      memcpy(m, seeds[i], sizes[i]);
-      int flips = 1 + (int)tc_rng_below(&r, 4);
-      for (int f = 0; f < flips; f++) m[tc_rng_below(&r, (uint32_t)sizes[i])] ^= (uint8_t)(1 + tc_rng_below(&r, 255));
-      LLVMFuzzerTestOneInput(m, sizes[i]);
-    }
-  }
+  for (int i = 0; i < N_SEEDS; i++) runs += fuzz_seed(seeds[i], sizes[i], &r, 5000);
   printf("fuzz_meta_replay: %zu inputs ok\n", runs);
   return 0;
 }

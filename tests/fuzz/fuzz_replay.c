@@ -1,17 +1,25 @@
 /* fuzz_replay — runs the fuzz target without libFuzzer so every build
  * exercises it: over the files named on the command line (crash inputs,
  * a corpus), or, with none, over built-in seeds (a frame and a chunk of the
- * test SCM), all their truncations and a few thousand mutations.
+ * test SCM, and the golden frames of format versions 1 to 4), all their
+ * truncations and a few thousand mutations.
  *   fuzz_replay [FILE...]
+ *   fuzz_replay --mutate FILE...    the files as seeds (frames and chunks of
+ *                                   real caches: tests/cache's fuzz_seeds),
+ *                                   with their truncations and mutations
  *   fuzz_replay --write-seeds DIR   writes the seeds as a libFuzzer corpus */
 #include <errno.h>
 #include <stdio.h>
 
 #include "../format/tf_common.h"
+#include "../format/tf_golden_v1.h"
+#include "../format/tf_golden_v2.h"
+#include "../format/tf_golden_v3.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int replay_file(const char *path) {
+/* Reads a whole file into *buf (malloc'd) and *n. 0, or 1 after a message. */
+static int read_file(const char *path, uint8_t **out, size_t *out_n) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "fuzz_replay: cannot open %s: %s\n", path, strerror(errno));
@@ -35,9 +43,35 @@ static int replay_file(const char *path) {
     n += got;
   } while (got > 0);
   fclose(f);
+  *out = buf;
+  *out_n = n;
+  return 0;
+}
+
+static int replay_file(const char *path) {
+  uint8_t *buf;
+  size_t n;
+  if (read_file(path, &buf, &n) != 0) return 1;
   LLVMFuzzerTestOneInput(buf, n);
   free(buf);
   return 0;
+}
+
+/* One seed: every truncation, then `mutations` copies with 1-4 random bytes
+ * changed. Returns the inputs run. */
+static size_t fuzz_seed(const uint8_t *seed, size_t size, tc_rng *r, int mutations) {
+  size_t runs = 0;
+  uint8_t *m = malloc(size ? size : 1);
+  TC_REQUIRE(m);
+  for (size_t n = 0; n <= size; n++, runs++) LLVMFuzzerTestOneInput(seed, n);
+  for (int t = 0; t < mutations && size > 0; t++, runs++) {
+    memcpy(m, seed, size);
+    int flips = 1 + (int)tc_rng_below(r, 4);
+    for (int f = 0; f < flips; f++) m[tc_rng_below(r, (uint32_t)size)] ^= (uint8_t)(1 + tc_rng_below(r, 255));
+    LLVMFuzzerTestOneInput(m, size);
+  }
+  free(m);
+  return runs;
 }
 
 /* seeds[0] a linear frame, [1] an MLP standardised frame, [2] a chunk. */
@@ -90,10 +124,24 @@ int main(int argc, char **argv) {
     }
     return rc;
   }
+  if (argc > 2 && strcmp(argv[1], "--mutate") == 0) {
+    tc_rng r;
+    tc_rng_init(&r, 79, 0);
+    size_t runs = 0;
+    for (int i = 2; i < argc; i++) {
+      uint8_t *buf;
+      size_t n;
+      if (read_file(argv[i], &buf, &n) != 0) return 1;
+      runs += fuzz_seed(buf, n, &r, 1000);
+      free(buf);
+    }
+    printf("fuzz_replay: %d seed file(s), %zu inputs ok\n", argc - 2, runs);
+    return 0;
+  }
   if (argc > 1) {
     if (strcmp(argv[1], "--help") == 0 || argv[1][0] == '-') {
       fprintf(argv[1][1] == '-' && strcmp(argv[1], "--help") == 0 ? stdout : stderr,
-              "usage: fuzz_replay [FILE...] | --write-seeds DIR\n");
+              "usage: fuzz_replay [FILE...] | --mutate FILE... | --write-seeds DIR\n");
       return strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
     for (int i = 1; i < argc; i++)
@@ -106,18 +154,16 @@ int main(int argc, char **argv) {
   tc_rng_init(&r, 77, 0);
   size_t runs = 0;
   for (int i = 0; i < 3; i++) {
-    uint8_t *m = malloc(sizes[i]);
-    TC_REQUIRE(m);
-    for (size_t n = 0; n <= sizes[i]; n++, runs++) LLVMFuzzerTestOneInput(seeds[i], n);
-    for (int t = 0; t < 3000; t++, runs++) {
-      memcpy(m, seeds[i], sizes[i]);
-      int flips = 1 + (int)tc_rng_below(&r, 4);
-      for (int f = 0; f < flips; f++) m[tc_rng_below(&r, (uint32_t)sizes[i])] ^= (uint8_t)(1 + tc_rng_below(&r, 255));
-      LLVMFuzzerTestOneInput(m, sizes[i]);
-    }
-    free(m);
+    runs += fuzz_seed(seeds[i], sizes[i], &r, 3000);
     free(seeds[i]);
   }
+  /* the golden frames: real bytes of every format version's encoder */
+  static const struct { const uint8_t *p; size_t n; } golden[] = {
+      {tf_golden_v1_plain, sizeof tf_golden_v1_plain}, {tf_golden_v1_shuffle, sizeof tf_golden_v1_shuffle},
+      {tf_golden_v2_plain, sizeof tf_golden_v2_plain}, {tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle},
+      {tf_golden_v3_plain, sizeof tf_golden_v3_plain}, {tf_golden_v3_shuffle, sizeof tf_golden_v3_shuffle},
+      {tf_golden_v4_plain, sizeof tf_golden_v4_plain}, {tf_golden_v4_shuffle, sizeof tf_golden_v4_shuffle}};
+  for (size_t i = 0; i < sizeof golden / sizeof golden[0]; i++) runs += fuzz_seed(golden[i].p, golden[i].n, &r, 500);
   printf("fuzz_replay: %zu inputs ok\n", runs);
   return 0;
 }

@@ -1,7 +1,9 @@
 /* test_loader_corrupt — a cache copy with one damaged graph frame: the FAIL
  * policy ends the stream with the decode error at that batch; SKIP counts
  * it, reports it, fills the batch from the next position, and gives the same
- * stream for any thread count.
+ * stream for any thread count. A second copy with two damaged graphs in one
+ * batch whose first borrowed replacement is damaged too: SKIP fills the
+ * batch with distinct, undamaged graphs and the stream ends normally.
  * usage: test_loader_corrupt CACHE_DIR SCRATCH_DIR */
 #include <pthread.h>
 
@@ -49,6 +51,54 @@ static void damage_graph(const char *dir, uint32_t chunk_graphs, uint64_t victim
   TC_REQUIRE(tc_cache_raw_put(r, "graphs", key_bytes, 8, copy, v_size) == 0);
   TC_REQUIRE(tc_cache_raw_close(r) == 0);
   free(copy);
+}
+
+/* Batch 1 (no shuffle, G graphs a batch) holds two damaged graphs, and the
+ * first position it borrows from (2G, the next batch's first) is damaged
+ * too: SKIP gives G distinct graphs, none damaged, the borrowed ones the
+ * next undamaged positions, and every batch of the stream distinct ids. */
+static void skip_twice_in_one_batch(const char *cache, const char *scratch, uint32_t chunk_graphs,
+                                    uint64_t count) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/copy-two", scratch);
+  tl_mkdir(dir);
+  TC_REQUIRE(tc_cache_raw_copy(cache, dir) == 0);
+  const uint64_t bad[3] = {G + 5, G + 9, 2 * G};
+  for (int i = 0; i < 3; i++) damage_graph(dir, chunk_graphs, bad[i]);
+  twincache_loader_options o;
+  twincache_loader_options_init(&o);
+  o.batch_size = G;
+  o.shuffle = 0;
+  o.threads = 2;
+  o.corrupt_policy = TWINCACHE_CORRUPT_SKIP;
+  twincache_loader *l = NULL;
+  TC_CHECK_RC(twincache_loader_open(dir, &o, NULL, &l), TWINCACHE_OK);
+  if (!l) return;
+  twincache_batch_layout L = *twincache_loader_layout(l);
+  tl_stream s = {0};
+  TC_CHECK_RC(tl_stream_read(l, 0, &s), TWINCACHE_END);
+  twincache_loader_stats st;
+  twincache_loader_get_stats(l, &st);
+  twincache_loader_close(l);
+  TC_CHECK(st.corrupt == 4, "corrupt %llu, want 4 (2G + 5, 2G + 9, 2G borrowed and in its own batch)",
+           (unsigned long long)st.corrupt);
+  TC_CHECK(s.count == (count + G - 1) / G, "%zu batches", s.count);
+  for (size_t i = 0; i < s.count; i++)
+    for (uint32_t a = 0; a < s.n_graphs[i]; a++) {
+      uint64_t id = tl_graph_id(&s, &L, i, a);
+      TC_CHECK(id != bad[0] && id != bad[1] && id != bad[2], "batch %zu holds damaged graph %llu", i,
+               (unsigned long long)id);
+      for (uint32_t q = 0; q < a; q++)
+        TC_CHECK(tl_graph_id(&s, &L, i, q) != id, "batch %zu holds graph %llu twice", i, (unsigned long long)id);
+    }
+  /* batch 1: its own graphs but the two damaged, then 2G + 1 and 2G + 2 */
+  if (s.count > 1) {
+    TC_CHECK(s.n_graphs[1] == G);
+    TC_CHECK(tl_graph_id(&s, &L, 1, 5) == 2 * G + 1 && tl_graph_id(&s, &L, 1, 9) == 2 * G + 2,
+             "batch 1 borrowed %llu and %llu", (unsigned long long)tl_graph_id(&s, &L, 1, 5),
+             (unsigned long long)tl_graph_id(&s, &L, 1, 9));
+  }
+  tl_stream_free(&s);
 }
 
 int main(int argc, char **argv) {
@@ -172,6 +222,7 @@ int main(int argc, char **argv) {
     }
   }
   tl_stream_free(&ref);
+  skip_twice_in_one_batch(argv[1], argv[2], dims.chunk_graphs, count);
   (void)reports;
   return tc_test_finish("test_loader_corrupt");
 }

@@ -1,6 +1,7 @@
 /* inspect_test.c — see inspect_test.h. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "inspect_test.h"
+#include "tc_common.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -186,4 +187,31 @@ void tt_reader_close(tt_reader *r) {
   twincache_dctx_free(r->dctx);
   twincache_cache_close(r->cache);
   memset(r, 0, sizeof *r);
+}
+
+/* LMDB's meta pages (page 0 and page 1 of data.mdb): MDB_meta after the
+ * 16-byte page header, mm_dbs[0].md_pad (the page size) at 40, mm_last_pg at
+ * 136, mm_txnid at 144. Writes `value` at offset `at` of the meta page with
+ * the larger transaction id (the one LMDB reads). 0, or -1. */
+int tt_lmdb_meta_poke(const char *dir, unsigned at, uint64_t value) {
+  char data[4200];
+  snprintf(data, sizeof data, "%s/data.mdb", dir);
+  size_t n = 0;
+  uint8_t *b = (uint8_t *)tt_read_file(data, &n);
+  if (!b || n < 8192) {
+    free(b);
+    return -1;
+  }
+  uint32_t psize = tc_load_u32(b + 40);
+  if (psize < 4096 || (size_t)psize * 2 > n) {
+    free(b);
+    return -1;
+  }
+  size_t page = tc_load_u64(b + 144) > tc_load_u64(b + psize + 144) ? 0 : psize;
+  tc_store_u64(b + page + at, value);
+  FILE *f = fopen(data, "r+b");
+  int ok = f && fwrite(b, 1, n, f) == n;
+  if (f) ok = fclose(f) == 0 && ok;
+  free(b);
+  return ok ? 0 : -1;
 }

@@ -44,6 +44,11 @@ int tt_make_cache(const char *gen, const char *dir, const char *scratch, unsigne
 /* Copies the data file(s) of cache src (not lock.mdb) into a new directory dst. 0 or -1. */
 int tt_copy_cache(const char *src, const char *dst);
 
+/* Writes the u64 value at byte `at` of the LMDB meta page of cache dir's
+ * data.mdb that LMDB reads (the one with the larger transaction id):
+ * mm_last_pg is at 136, mm_txnid at 144 (MDB_meta after the 16-byte page
+ * header). Damages a cache as a bad disk would. Returns 0 or -1. */
+int tt_lmdb_meta_poke(const char *dir, unsigned at, uint64_t value);
 
 /* The start of every test's main: checks that argv is GEN INSPECT SCRATCH,
  * empties SCRATCH and generates the test cache (tt_make_cache, no extra

@@ -75,6 +75,24 @@ static void test_truncated(const char *cache) {
   twincache_cache_close(c);
 }
 
+/* A cache whose committed graphs LMDB cannot see (its newest meta page
+ * damaged: LMDB falls back to the state before any graph was committed)
+ * reads as holding 0 graphs: the loader says so, of how many, and how to
+ * finish, instead of "graph range [0, 0) is empty". */
+static void test_nothing_committed(const char *cache) {
+  char copy[2100];
+  snprintf(copy, sizeof copy, "%s/nothing-committed", scratch);
+  TC_CHECK(tt_copy_cache(cache, copy) == 0 && tt_lmdb_meta_poke(copy, 144, 0) == 0, "damage %s", copy);
+  twincache_cache *c = NULL;
+  TC_CHECK(twincache_cache_open(copy, &c) == 0 && twincache_cache_count(c) == 0,
+           "the older meta page of %s holds graphs: %s", copy, twincache_last_error());
+  twincache_cache_close(c);
+  twincache_loader *l = NULL;
+  expect_msg("loader_open nothing committed", loader_open_opts(copy, NULL, NULL, &l), TWINCACHE_EINVAL,
+             (const char *const[]){copy, "0 of the", "rerun twincache-gen to finish", "damaged", NULL});
+  twincache_loader_close(l);
+}
+
 static void test_options(const char *cache) {
   twincache_loader_options o;
   twincache_loader *l = NULL;
@@ -271,6 +289,7 @@ int main(int argc, char **argv) {
   test_not_a_cache();
   test_truncated(cache);
   test_options(cache);
+  test_nothing_committed(cache);
   test_damaged(cache);
   test_checkpoint();
   if (tc_test_failures()) return 1;

@@ -6,6 +6,8 @@
  *  - inspect info / verify / stats / show exit 0 and say there are no
  *    samples; show --fresh-rows S prints fresh worlds of S rows (text and
  *    JSON), --fresh-rows 0 and --epoch without --fresh-rows are usage errors;
+ *  - export refuses an SCM-only graph in every format (exit 1, pointing to
+ *    show --fresh-rows) and writes nothing;
  *  - the loader refuses stored mode with a message naming the SCM-only
  *    cache, and rows 0 or beyond the format in fresh mode, nothing opened;
  *    fresh mode streams every graph.
@@ -137,6 +139,19 @@ int main(int argc, char **argv) {
           (const char *const[]){"show", only, "5", "--fresh-rows", "7", "--epoch", "3", "--json", NULL});
   inspect(insp, scratch, 2, "--fresh-rows", (const char *const[]){"show", only, "5", "--fresh-rows", "0", NULL});
   inspect(insp, scratch, 2, "--epoch", (const char *const[]){"show", only, "5", "--epoch", "1", NULL});
+  /* export has no stored worlds to write: it refuses, every format, and
+   * writes nothing (it wrote empty datasets and exited 0) */
+  static const char *const formats[] = {"csv", "npy", "dcdi", "causica"};
+  char out[4200], probe[4300];
+  for (int f = 0; f < 4; f++) {
+    snprintf(out, sizeof out, "%s/export-%s", scratch, formats[f]);
+    inspect(insp, scratch, 1, "--fresh-rows",
+            (const char *const[]){"export", only, "2", "--format", formats[f], "--out", out, NULL});
+    snprintf(probe, sizeof probe, f < 2 ? "%s_base.%s" : "%s", out, formats[f]);
+    FILE *pf = fopen(probe, "r");
+    TC_CHECK(pf == NULL, "export --format %s of an SCM-only cache left %s behind", formats[f], probe);
+    if (pf) fclose(pf);
+  }
   loader_checks(only);
   loader_checks(only_mlp);
   return tc_test_finish("test_inspect_scm_only");

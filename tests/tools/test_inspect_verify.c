@@ -5,6 +5,8 @@
  *   2. chunk 0's record also filed under key 1 (every checksum fine, wrong
  *      place)                                                  -> "chunk 1 (...) ..."
  *   3. the last chunk deleted while meta still counts it       -> "chunk K (...) missing ..."
+ *   4. the meta's edge or node total off by one, the meta checksum
+ *      recomputed (every record valid, the totals wrong)       -> "meta stats disagree"
  * usage: test_inspect_verify GEN INSPECT SCRATCH */
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +66,44 @@ static int damage_chunk(const char *dir, uint64_t chunk, int how, uint32_t a) {
 cleanup:
   free(copy);
   tc_cache_raw_abort(raw); /* a failed damage is not committed */
+  return ok ? 0 : -1;
+}
+
+/* Adds `edges` and `nodes` to the meta stats of the cache at dir and
+ * rewrites meta_check to match, so the meta record is valid and only its
+ * totals disagree with the graphs. 0, or -1. */
+static int damage_totals(const char *dir, uint64_t edges, uint64_t nodes) {
+  tc_cache_raw *raw = NULL;
+  void *val[TWINCACHE_MK_COUNT] = {0};
+  twincache_meta_entry e[TWINCACHE_MK_COUNT];
+  int ok = 0;
+  if (tc_cache_raw_open(dir, 1, &raw) != 0) goto cleanup;
+  for (int k = 0; k < TWINCACHE_MK_COUNT; k++) {
+    const char *key = twincache_meta_key_name(k);
+    size_t size = 0;
+    e[k].data = NULL;
+    e[k].size = 0;
+    if (tc_cache_raw_get(raw, "meta", key, strlen(key), &val[k], &size) == 0) {
+      e[k].data = val[k];
+      e[k].size = size;
+    }
+  }
+  twincache_meta m;
+  if (twincache_meta_parse(e, &m) != 0 || m.version < 2) goto cleanup;
+  m.stats.edges += edges;
+  m.stats.nodes += nodes;
+  uint8_t stats[TWINCACHE_STATS_BYTES], check[TWINCACHE_META_CHECK_BYTES];
+  twincache_stats_encode(&m.stats, stats);
+  twincache_meta_check_encode(&m, check);
+  const char *ks = twincache_meta_key_name(TWINCACHE_MK_STATS), *kc = twincache_meta_key_name(TWINCACHE_MK_CHECK);
+  if (tc_cache_raw_put(raw, "meta", ks, strlen(ks), stats, sizeof stats) != 0 ||
+      tc_cache_raw_put(raw, "meta", kc, strlen(kc), check, sizeof check) != 0)
+    goto cleanup;
+  ok = tc_cache_raw_close(raw) == 0;
+  raw = NULL;
+cleanup:
+  tc_cache_raw_abort(raw);
+  for (int k = 0; k < TWINCACHE_MK_COUNT; k++) free(val[k]);
   return ok ? 0 : -1;
 }
 
@@ -140,6 +180,20 @@ int main(int argc, char **argv) {
     expect_verify(inspect, bad, scratch, 1, want);
   else
     TC_CHECK(0, "could not damage a copy of the cache (delete)");
+
+  /* 4: the totals alone wrong, under a valid meta checksum */
+  for (int which = 0; which < 2; which++) {
+    if (tt_copy_cache(cache, bad) == 0 && damage_totals(bad, which == 0, which == 1) == 0) {
+      twincache_cache *dc = NULL;
+      TC_CHECK(twincache_cache_open(bad, &dc) == 0, "the meta record of %s must stay valid: %s", bad,
+               twincache_last_error());
+      twincache_cache_close(dc);
+      expect_verify(inspect, bad, scratch, 1, "meta stats disagree");
+      expect_verify(inspect, bad, scratch, 1, which == 0 ? "edges " : "nodes ");
+    } else {
+      TC_CHECK(0, "could not damage a copy of the cache (totals)");
+    }
+  }
 
   /* --quiet: nothing on success */
   {
