@@ -88,9 +88,9 @@ def open_error(code, path):
     """The exception of a failed C open of `path` (C's message), saying so
     when the path is a file."""
     e = error_from_status(code, path)
-    if os.path.isfile(path):
+    if os.path.isfile(path) and code == C.ENOTCACHE:  # a file that is no set manifest either
         e = type(e)(f"{e.message}: {path} is a file; a cache is the directory twincache-gen "
-                    "--out wrote", code)
+                    "--out wrote (or a cache-set manifest)", code)
     return e
 
 
