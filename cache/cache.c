@@ -373,10 +373,11 @@ uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 uint32_t twincache_cache_format_version(const twincache_cache *c) { return c->version; }
 const char *tc_cache_path(const twincache_cache *c) { return c->path; }
 uint64_t twincache_cache_first(const twincache_cache *c) { return c->first; }
-int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count) {
+int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count, uint64_t *end) {
   if (!c->shard.count) return 0;
   if (index) *index = c->shard.index;
   if (count) *count = c->shard.count;
+  if (end) *end = c->shard.end;
   return 1;
 }
 

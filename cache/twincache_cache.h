@@ -68,10 +68,11 @@ uint64_t twincache_cache_tag(const twincache_cache *c);
  * (count is the end of its committed part of the index; other indices are
  * TWINCACHE_ENOTFOUND, "open the set"). twincache_cache_first returns that
  * first index (0 for a whole cache or a set); twincache_cache_shard returns
- * 1 and the shard's index and shard count (either pointer may be NULL) for a
- * shard, 0 for a whole cache or a set. */
+ * 1 and the shard's index, the shard count and the end of its range (one
+ * past its last graph once complete) for a shard (any pointer may be NULL),
+ * 0 for a whole cache or a set. */
 uint64_t twincache_cache_first(const twincache_cache *c);
-int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count);
+int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count, uint64_t *end);
 /* A set's shards: their number (0 when c is one directory), and shard i's
  * handle (valid as long as c; NULL when i is out of range). */
 uint32_t twincache_cache_members(const twincache_cache *c);

@@ -382,7 +382,7 @@ static int cache_complete(tc_engine *e, const char *config_json) {
   int done = 0;
   uint32_t index = 0, count = 0;
   if (twincache_cache_open(e->cfg->out_dir, &c) == TWINCACHE_OK && twincache_cache_members(c) == 0 &&
-      twincache_cache_shard(c, &index, &count) == (e->shard.count > 0) && index == e->shard.index &&
+      twincache_cache_shard(c, &index, &count, NULL) == (e->shard.count > 0) && index == e->shard.index &&
       count == e->shard.count && twincache_cache_first(c) == e->shard.first &&
       strcmp(twincache_cache_config(c), config_json) == 0 && twincache_cache_count(c) >= e->target) {
     e->committed = twincache_cache_count(c);

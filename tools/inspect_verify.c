@@ -126,10 +126,12 @@ int tc_cmd_verify(int argc, char **argv) {
     goto cleanup;
   }
 
-  uint64_t bad = 0, bad_chunks = 0, chunks = (count + per_chunk - 1) / per_chunk;
+  /* a shard opened alone holds graphs [first, count): whole chunks from first */
+  uint64_t first = twincache_cache_first(c), held = count - first;
+  uint64_t bad = 0, bad_chunks = 0, chunks = (held + per_chunk - 1) / per_chunk;
   twincache_stats sum = {0, 0, 0, 0};
   char reason[256];
-  for (uint64_t i = 0; i < count;) {
+  for (uint64_t i = first; i < count;) {
     uint64_t chunk = i / per_chunk;
     void *frame = NULL;
     size_t size = 0;
@@ -186,11 +188,11 @@ int tc_cmd_verify(int argc, char **argv) {
   }
   if (bad || totals_bad) {
     printf("verify %s: %llu of %llu graphs bad (%llu of %llu chunks missing or unreadable)%s\n",
-           path, (unsigned long long)bad, (unsigned long long)count, (unsigned long long)bad_chunks,
+           path, (unsigned long long)bad, (unsigned long long)held, (unsigned long long)bad_chunks,
            (unsigned long long)chunks, totals_bad ? ", meta totals wrong" : "");
     status = TC_EXIT_FAIL;
   } else if (!quiet) {
-    printf("verify %s: all %llu graphs in %llu chunk%s good\n", path, (unsigned long long)count,
+    printf("verify %s: all %llu graphs in %llu chunk%s good\n", path, (unsigned long long)held,
            (unsigned long long)chunks, chunks == 1 ? "" : "s");
   }
 

@@ -236,6 +236,24 @@ static int read_only(void) {
   return tc_test_finish("cache_set_readonly");
 }
 
+/* twincache-inspect on the set and on one shard alone. */
+static void tools(void) {
+  const char *s = scratch, *in = inspect;
+  TC_CHECK(sh("'%s' verify '%s/lin_set' | grep -q 'all 100 graphs'", in, s) == 0, "verify of the set");
+  TC_CHECK(sh("'%s' verify '%s/lin_set/shard-00001-of-00004' | grep -q 'all 24 graphs in 3 chunks good'", in, s) == 0,
+           "verify of shard 1 alone");
+  TC_CHECK(sh("'%s' info '%s/lin_set/shard-00003-of-00004' | grep -q 'shard            3 of 4: graphs 72..99'", in, s) == 0,
+           "info of shard 3 alone");
+  TC_CHECK(sh("'%s' stats '%s/lin_set/shard-00003-of-00004' | grep -q ': 28 graphs'", in, s) == 0,
+           "stats of shard 3 alone");
+  TC_CHECK(sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'not in this shard'", in, s) == 0,
+           "show of a graph another shard holds");
+  TC_CHECK(sh("cd '%s' && rm -f ex_* && '%s' export lin_whole 77 --format npy --out ex_w > /dev/null && "
+              "'%s' export lin_set 77 --format npy --out ex_s > /dev/null && ls ex_w_*.npy | grep -q base && "
+              "for f in ex_w_*.npy; do cmp -s \"$f\" \"ex_s_${f#ex_w_}\" || exit 1; done", s, in, in) == 0,
+           "export from the set differs from the whole cache's");
+}
+
 int main(int argc, char **argv) {
   TC_REQUIRE(argc >= 4, "usage: test_cache_set GEN INSPECT SCRATCH [readonly]");
   gen = argv[1];
@@ -248,6 +266,7 @@ int main(int argc, char **argv) {
   snprintf(whole, sizeof whole, "%s/lin_whole", scratch);
   snprintf(set, sizeof set, "%s/lin_set", scratch);
   same_epochs(whole, set, 0);
+  tools();
   make("scm", "--samples 0");
   snprintf(whole, sizeof whole, "%s/scm_whole", scratch);
   snprintf(set, sizeof set, "%s/scm_set", scratch);

@@ -68,7 +68,7 @@ static void compare_set(const char *whole, const char *set, uint32_t shards) {
   TC_REQUIRE(rc == 0, "open set %s: %s", set, twincache_last_error());
   TC_CHECK(twincache_cache_members(b) == shards, "%u members", twincache_cache_members(b));
   TC_CHECK(twincache_cache_count(a) == twincache_cache_count(b), "count");
-  TC_CHECK(twincache_cache_first(b) == 0 && !twincache_cache_shard(b, NULL, NULL), "a set is not a shard");
+  TC_CHECK(twincache_cache_first(b) == 0 && !twincache_cache_shard(b, NULL, NULL, NULL), "a set is not a shard");
   TC_CHECK(twincache_cache_tag(a) == twincache_cache_tag(b), "tag");
   TC_CHECK(strcmp(twincache_cache_config(a), twincache_cache_config(b)) == 0, "config");
   TC_CHECK(memcmp(twincache_cache_dims(a), twincache_cache_dims(b), sizeof(twincache_dims)) == 0, "dims");
@@ -103,7 +103,7 @@ static void compare_set(const char *whole, const char *set, uint32_t shards) {
   for (uint32_t m = 0; m < twincache_cache_members(b); m++) {
     const twincache_cache *mc = twincache_cache_member(b, m);
     uint32_t index = 99, count = 0;
-    TC_CHECK(twincache_cache_shard(mc, &index, &count) && index == m && count == shards, "member %u", m);
+    TC_CHECK(twincache_cache_shard(mc, &index, &count, NULL) && index == m && count == shards, "member %u", m);
     char dir[4300];
     snprintf(dir, sizeof dir, "%s/shard-%05u-of-%05u", set, m, shards);
     tc_cache_raw *r = NULL;
