@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tc_cache_lmdb.h"
 #include "tc_error.h"
@@ -62,6 +63,30 @@ twincache_cache *tc_set_member(const twincache_cache *c, uint64_t index, uint32_
   }
   if (pos) *pos = lo;
   return s->m[lo];
+}
+
+int twincache_cache_write_manifest(const twincache_cache *c, const char *out_path) {
+  if (!c || !out_path) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_write_manifest: NULL argument");
+  if (!c->set) return tc_error_set(TWINCACHE_EINVAL, "%s is not a set of shards", c->path);
+  char tmp[PATH_MAX], real[PATH_MAX];
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", out_path, (long)getpid()) >= sizeof tmp)
+    return tc_error_set(TWINCACHE_EINVAL, "%s: path too long", out_path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return tc_error_os(errno, TWINCACHE_EIO, "cannot write %s", tmp);
+  fprintf(f, TC_MANIFEST_MAGIC "\n# %u shards of one cache: shard I N FIRST END PATH (graphs FIRST..END-1)\n"
+          "tag %016llx\nconfig %s\n", c->set->n, (unsigned long long)c->tag, c->config);
+  int rc = TWINCACHE_OK;
+  for (uint32_t i = 0; i < c->set->n && rc == TWINCACHE_OK; i++) {
+    const twincache_cache *m = c->set->m[i];
+    if (!realpath(m->path, real)) rc = tc_error_os(errno, TWINCACHE_EIO, "%s", m->path);
+    else fprintf(f, "shard %u %u %llu %llu %s\n", m->shard.index, m->shard.count,
+                 (unsigned long long)m->shard.first, (unsigned long long)m->shard.end, real);
+  }
+  if (fclose(f) != 0 && rc == TWINCACHE_OK) rc = tc_error_os(errno, TWINCACHE_EIO, "cannot write %s", tmp);
+  if (rc == TWINCACHE_OK && rename(tmp, out_path) != 0)
+    rc = tc_error_os(errno, TWINCACHE_EIO, "cannot rename %s to %s", tmp, out_path);
+  if (rc != TWINCACHE_OK) unlink(tmp);
+  return rc;
 }
 
 static void members_free(member *v, size_t n) {

@@ -77,6 +77,13 @@ int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *c
  * handle (valid as long as c; NULL when i is out of range). */
 uint32_t twincache_cache_members(const twincache_cache *c);
 const twincache_cache *twincache_cache_member(const twincache_cache *c, uint32_t i);
+/* Writes a manifest (FORMAT.md 7.2) naming the shards of the set c by
+ * their absolute paths to out_path, through a temporary file renamed into
+ * place (an existing out_path is replaced only by a complete manifest).
+ * Edit its paths to move shards (e.g. a node's shards onto local disk).
+ * Returns 0, TWINCACHE_EINVAL (c is not a set) or TWINCACHE_EIO with the
+ * message naming the file. */
+int twincache_cache_write_manifest(const twincache_cache *c, const char *out_path);
 
 /* Decodes graph `index` into g (capacities as in twincache_graph; use
  * twincache_graph_alloc with the cache's dims). Returns 0,

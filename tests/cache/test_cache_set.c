@@ -1,5 +1,6 @@
 /* test_cache_set — cache sets (issue 29, FORMAT.md section 7):
- *  - the loader reads a set of 4 shards (a directory, and a manifest) with
+ *  - the loader reads a set of 4 shards (a directory, a manifest written by
+ *    hand and one written by `twincache-inspect manifest`) with
  *    1 and 2 decode threads, 1 and 2 ranks, 2 shuffled epochs: the same
  *    batches, byte for byte, as the whole cache; an SCM-only set in fresh
  *    mode too (its noise is keyed by the cache tag, the whole cache's);
@@ -208,6 +209,12 @@ static void manifests(void) {
   snprintf(whole, sizeof whole, "%s/lin_whole", scratch);
   manifest(path, NULL, NULL);
   same_epochs(whole, path, 0);
+  /* the one inspect writes (absolute paths), read from another directory */
+  char written[4300];
+  snprintf(written, sizeof written, "%s/elsewhere/written.tcset", scratch);
+  TC_REQUIRE(sh("mkdir -p '%s/elsewhere' && '%s' manifest '%s/lin_set' --out '%s' > /dev/null", scratch, inspect,
+                scratch, written) == 0);
+  same_epochs(whole, written, 0);
   manifest(path, NULL, "24 48");
   refused("manifest range", path, TWINCACHE_EMISMATCH, NEEDLES(path, "line 7", "shard-00002-of-00004"));
   manifest(path, "tag 0123456789abcdef", NULL);
