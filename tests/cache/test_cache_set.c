@@ -11,7 +11,9 @@
  *  - `readonly`: the set made read-only (chmod -R a-w) is verified by
  *    twincache-inspect run as nobody, and no lock file is written (needs
  *    root and setpriv; exit 77 otherwise).
- * usage: test_cache_set GEN INSPECT SCRATCH [readonly] */
+ *  - twincache-train on the set trains on the whole cache's batches and
+ *    reports its validation metrics;
+ * usage: test_cache_set GEN INSPECT TRAIN SCRATCH [readonly] */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@
 #include "tc_test.h"
 
 #define SHARDS 4
-static const char *gen, *inspect, *scratch;
+static const char *gen, *inspect, *train, *scratch;
 
 /* Runs a shell command built like printf; returns its exit status. */
 static int sh(const char *fmt, ...) {
@@ -243,6 +245,17 @@ static int read_only(void) {
   return tc_test_finish("cache_set_readonly");
 }
 
+/* twincache-train on the set: the batches it trained on (its batch log)
+ * and its validation metrics are the whole cache's. */
+static void trainer(void) {
+  const char *s = scratch;
+  int rc = sh("cd '%s' && for c in lin_whole lin_set; do '%s' --cache $c --steps 12 --batch 16 --device cpu "
+              "--threads 2 --batch-log $c.batches --quiet --json > $c.json || exit 1; "
+              "grep -o '\"val_[a-z]*\": [-0-9.e]*' $c.json > $c.val; done && grep -q val_loss lin_set.val && "
+              "cmp lin_whole.batches lin_set.batches && cmp lin_whole.val lin_set.val", s, train);
+  TC_CHECK(rc == 0, "twincache-train on the set: other batches or metrics than on the whole cache");
+}
+
 /* twincache-inspect on the set and on one shard alone. */
 static void tools(void) {
   const char *s = scratch, *in = inspect;
@@ -262,18 +275,20 @@ static void tools(void) {
 }
 
 int main(int argc, char **argv) {
-  TC_REQUIRE(argc >= 4, "usage: test_cache_set GEN INSPECT SCRATCH [readonly]");
+  TC_REQUIRE(argc >= 5, "usage: test_cache_set GEN INSPECT TRAIN SCRATCH [readonly]");
   gen = argv[1];
   inspect = argv[2];
-  scratch = argv[3];
+  train = argv[3];
+  scratch = argv[4];
   TC_REQUIRE(sh("mkdir -p '%s'", scratch) == 0);
   make("lin", "--samples 16");
-  if (argc > 4 && strcmp(argv[4], "readonly") == 0) return read_only();
+  if (argc > 5 && strcmp(argv[5], "readonly") == 0) return read_only();
   char whole[4200], set[4200];
   snprintf(whole, sizeof whole, "%s/lin_whole", scratch);
   snprintf(set, sizeof set, "%s/lin_set", scratch);
   same_epochs(whole, set, 0);
   tools();
+  trainer();
   make("scm", "--samples 0");
   snprintf(whole, sizeof whole, "%s/scm_whole", scratch);
   snprintf(set, sizeof set, "%s/scm_set", scratch);
