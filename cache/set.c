@@ -178,6 +178,36 @@ static int dir_members(const char *path, member **v, size_t *n) {
   return rc;
 }
 
+/* Reads the decimal number at *p (digits only, at most max) and the one
+ * space after it; advances *p past both. 0 or -1. */
+static int take_u64(const char **p, uint64_t max, uint64_t *out) {
+  const char *q = *p;
+  uint64_t v = 0;
+  if (*q < '0' || *q > '9') return -1;
+  for (; *q >= '0' && *q <= '9'; q++) {
+    if (v > (max - (uint64_t)(*q - '0')) / 10) return -1;
+    v = 10 * v + (uint64_t)(*q - '0');
+  }
+  if (*q != ' ') return -1;
+  *p = q + 1;
+  *out = v;
+  return 0;
+}
+
+/* A manifest's tag: exactly 16 hex digits. 0 or -1. */
+static int take_tag(const char *q, uint64_t *out) {
+  uint64_t v = 0;
+  for (int i = 0; i < 16; i++, q++) {
+    int d = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+            : *q >= 'A' && *q <= 'F' ? *q - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v << 4 | (uint64_t)d;
+  }
+  if (*q) return -1;
+  *out = v;
+  return 0;
+}
+
 /* Parses the manifest at path (FORMAT.md 7.2) into members, tag and config
  * (*config malloc'd, NULL when the manifest has no config line). */
 static int manifest_members(const char *path, member **v, size_t *n, uint64_t *tag, char **config) {
@@ -203,22 +233,21 @@ static int manifest_members(const char *path, member **v, size_t *n, uint64_t *t
       continue;
     }
     if (len == 0 || line[0] == '#') continue;
-    unsigned long long a, b;
-    unsigned i, k;
-    int used = 0;
+    const char *q = line + 6;
+    uint64_t i, k, a, b;
     if (strncmp(line, "tag ", 4) == 0) {
-      if (have_tag || sscanf(line + 4, "%16llx%n", &a, &used) != 1 || used != 16 || line[4 + used])
+      if (have_tag || take_tag(line + 4, tag) != 0)
         rc = tc_error_set(TWINCACHE_ECORRUPT, "%s:%d: expected \"tag\" and 16 hex digits, once", path, no);
-      *tag = a;
       have_tag = 1;
     } else if (strncmp(line, "config ", 7) == 0) {
       if (*config || !(*config = strdup(line + 7)))
         rc = tc_error_set(*config ? TWINCACHE_ECORRUPT : TWINCACHE_ENOMEM, "%s:%d: a second config line", path,
                           no);
-    } else if (strncmp(line, "shard ", 6) == 0 &&
-               sscanf(line + 6, "%u %u %llu %llu %n", &i, &k, &a, &b, &used) == 4 && line[6 + used]) {
-      tc_cache_shard said = {i, k, a, b};
-      if (members_add(v, n, &cap, path_join(dir, line + 6 + used), no, &said) != TWINCACHE_OK)
+    } else if (strncmp(line, "shard ", 6) == 0 && take_u64(&q, UINT32_MAX, &i) == 0 &&
+               take_u64(&q, UINT32_MAX, &k) == 0 && take_u64(&q, UINT64_MAX, &a) == 0 &&
+               take_u64(&q, UINT64_MAX, &b) == 0 && *q) {
+      tc_cache_shard said = {(uint32_t)i, (uint32_t)k, a, b};
+      if (members_add(v, n, &cap, path_join(dir, q), no, &said) != TWINCACHE_OK)
         rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
     } else {
       rc = tc_error_set(TWINCACHE_ECORRUPT, "%s:%d: not a manifest line (\"tag HEX\", \"config JSON\" or "
@@ -241,12 +270,18 @@ static int manifest_members(const char *path, member **v, size_t *n, uint64_t *t
 static int members_check(const char *path, member *v, size_t n, const uint64_t *tag, const char *config,
                          struct tc_cache_set *s) {
   for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    /* a member is one cache directory: never a set (a manifest naming
+     * itself, or a directory holding itself, would never end) */
+    if (stat(v[i].path, &st) == 0 && tc_set_is_set(v[i].path, &st))
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is not a shard directory (%s)", path, v[i].path,
+                          S_ISREG(st.st_mode) ? "a file" : "no data.mdb");
     int rc = twincache_cache_open(v[i].path, &v[i].c);
     if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "set %s", path);
     const twincache_cache *c = v[i].c;
-    if (c->set || !c->shard.count)
-      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is %s, not a shard (twincache-gen --shard I/N writes "
-                          "shards)", path, v[i].path, c->set ? "itself a set" : "a whole cache");
+    if (!c->shard.count)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is a whole cache, not a shard (twincache-gen --shard "
+                          "I/N writes shards)", path, v[i].path);
   }
   const twincache_cache *c0 = v[0].c;
   uint32_t count = c0->shard.count;

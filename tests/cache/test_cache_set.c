@@ -223,6 +223,13 @@ static void manifests(void) {
   refused("manifest tag", path, TWINCACHE_EMISMATCH, NEEDLES(path, "another config or seed", "0123456789abcdef"));
   manifest(path, "tag 12345", NULL);
   refused("manifest tag line", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":3:"));
+  manifest(path, "tag 0x0123456789abcd", NULL);
+  refused("manifest tag 0x", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":3:"));
+  manifest(path, NULL, "+24 48");
+  refused("manifest signed range", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":7:"));
+  /* a manifest naming itself as a shard: refused, not followed */
+  TC_REQUIRE(sh("printf 'twincache-set 1\\ntag 0123456789abcdef\\nshard 0 1 0 100 lin.tcset\\n' > '%s'", path) == 0);
+  refused("manifest naming itself", path, TWINCACHE_EMISMATCH, NEEDLES(path, "is not a shard directory"));
   TC_REQUIRE(sh("printf 'twincache-set 2\\n' > '%s'", path) == 0);
   refused("manifest magic", path, TWINCACHE_ENOTCACHE, NEEDLES(path, "not a twincache cache"));
 }
