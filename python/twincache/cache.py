@@ -112,7 +112,9 @@ class Closable:
 
 
 class Cache(Closable):
-    """A cache opened read-only. len(cache) graphs committed; cache[i] decodes
+    """A cache opened read-only: one cache directory, or a set of shards (their
+    directory or a manifest, twincache-gen --shard) read as the whole cache.
+    len(cache) graphs committed; cache[i] decodes
     graph i (negative i counts from the end). Thread-safe (one decoder, locked).
     Close with close() or a `with` block."""
 
