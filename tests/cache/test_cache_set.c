@@ -11,6 +11,7 @@
  *  - `readonly`: the set made read-only (chmod -R a-w) is verified by
  *    twincache-inspect run as nobody, and no lock file is written (needs
  *    root and setpriv; exit 77 otherwise).
+ *  - the loader on one shard alone reads its graphs, each once per epoch;
  *  - twincache-train on the set trains on the whole cache's batches and
  *    reports its validation metrics;
  * usage: test_cache_set GEN INSPECT TRAIN SCRATCH [readonly] */
@@ -263,6 +264,39 @@ static void trainer(void) {
   TC_CHECK(rc == 0, "twincache-train on the set: other batches or metrics than on the whole cache");
 }
 
+/* The loader on shard 2 of 4 alone (graphs 48..71): each of them once per
+ * epoch by default, the whole cache's graphs; a range below it refused. */
+static void lone_shard(void) {
+  char shard[4300];
+  snprintf(shard, sizeof shard, "%s/lin_set/shard-00002-of-00004", scratch);
+  twincache_loader_options o;
+  twincache_loader_options_init(&o);
+  o.batch_size = 5;
+  o.threads = 2;
+  twincache_loader *l = NULL;
+  TC_REQUIRE(twincache_loader_open(shard, &o, NULL, &l) == 0, "%s", twincache_last_error());
+  int seen[100] = {0}, others = 0;
+  twincache_batch *b;
+  int rc;
+  while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) {
+    for (uint32_t g = 0; g < b->n_graphs; g++) {
+      uint64_t id = b->graph_id[g];
+      if (id >= 48 && id < 72) seen[id]++;
+      else others++;
+    }
+    twincache_loader_release(l, b);
+  }
+  TC_CHECK(rc == TWINCACHE_END, "%s", twincache_last_error());
+  twincache_loader_close(l);
+  int once = 0;
+  for (int i = 48; i < 72; i++) once += seen[i] == 1;
+  TC_CHECK(once == 24 && others == 0, "%d of graphs 48..71 once, %d others", once, others);
+  o.index_begin = 40;
+  o.index_end = 60;
+  TC_CHECK(twincache_loader_open(shard, &o, NULL, &l) == TWINCACHE_EINVAL && !l, "range below the shard");
+  TC_CHECK(strstr(twincache_last_error(), "holds graphs 48.. only"), "%s", twincache_last_error());
+}
+
 /* twincache-inspect on the set and on one shard alone. */
 static void tools(void) {
   const char *s = scratch, *in = inspect;
@@ -296,6 +330,7 @@ int main(int argc, char **argv) {
   same_epochs(whole, set, 0);
   tools();
   trainer();
+  lone_shard();
   make("scm", "--samples 0");
   snprintf(whole, sizeof whole, "%s/scm_whole", scratch);
   snprintf(set, sizeof set, "%s/scm_set", scratch);
