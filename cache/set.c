@@ -165,7 +165,7 @@ static int dir_members(const char *path, member **v, size_t *n) {
     }
   }
   closedir(d);
-  if (rc == TWINCACHE_OK) qsort(names, nn, sizeof *names, cmp_names);
+  if (rc == TWINCACHE_OK && nn > 1) qsort(names, nn, sizeof *names, cmp_names);
   for (size_t i = 0; i < nn; i++) {
     if (rc == TWINCACHE_OK) rc = members_add(v, n, &cap, names[i], 0, NULL);
     else free(names[i]);
