@@ -127,6 +127,23 @@ static char *text_dup(const char *s, size_t n) {
   return t;
 }
 
+/* Reads a shard's entry, when there is one, into c (after the meta). */
+static int shard_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
+  MDB_val v;
+  int rc = tc_meta_get(txn, meta, TC_META_SHARD, &v);
+  if (rc == MDB_NOTFOUND) return TWINCACHE_OK;
+  if (rc != MDB_SUCCESS) return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND), "the shard entry: %s",
+                                             mdb_strerror(rc));
+  rc = tc_cache_shard_decode(v.mv_data, v.mv_size, c->tag, c->dims.graphs, c->dims.chunk_graphs, &c->shard);
+  if (rc != TWINCACHE_OK) return rc;
+  if (c->count < c->shard.first || c->count > c->shard.end)
+    return tc_error_set(TWINCACHE_ECORRUPT, "shard %u of %u (graphs %llu..%llu) counts graphs up to %llu",
+                        c->shard.index, c->shard.count, (unsigned long long)c->shard.first,
+                        (unsigned long long)c->shard.end - 1, (unsigned long long)c->count);
+  c->first = c->shard.first;
+  return TWINCACHE_OK;
+}
+
 /* Reads and checks the meta record into c. */
 static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
   twincache_meta_entry e[TWINCACHE_MK_COUNT];
@@ -141,7 +158,8 @@ static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
   c->tag = m.tag;
   c->config = text_dup(m.config, m.config_len);
   c->library = text_dup(m.library, m.library_len);
-  return c->config && c->library ? TWINCACHE_OK : TWINCACHE_ENOMEM;
+  if (!c->config || !c->library) return TWINCACHE_ENOMEM;
+  return shard_read(c, txn, meta);
 }
 
 /* One MDB_env per cache directory per process: LMDB forbids opening an
@@ -232,6 +250,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
     if (errno == ENOENT) return tc_error_set(TWINCACHE_ENOTFOUND, "%s: no such cache directory", path);
     return tc_error_os(errno, TWINCACHE_ENOTFOUND, "%s", path); /* "DIR: Permission denied" */
   }
+  if (tc_set_is_set(path, &dir_st)) return tc_set_open(path, &dir_st, out);
   if (!S_ISDIR(dir_st.st_mode))
     return tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (not a directory)", path);
 
@@ -370,6 +389,7 @@ void twincache_cache_close(twincache_cache *c) {
     shared_env_unref(c->shared);
     pthread_mutex_unlock(&tc_envs_mu);
   }
+  tc_set_free(c->set);
   free(c->path);
   free(c->config);
   free(c->library);
@@ -386,6 +406,14 @@ uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_b
 uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 uint32_t twincache_cache_format_version(const twincache_cache *c) { return c->version; }
 const char *tc_cache_path(const twincache_cache *c) { return c->path; }
+uint64_t twincache_cache_first(const twincache_cache *c) { return c->first; }
+int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count, uint64_t *end) {
+  if (!c->shard.count) return 0;
+  if (index) *index = c->shard.index;
+  if (count) *count = c->shard.count;
+  if (end) *end = c->shard.end;
+  return 1;
+}
 
 /* Maps every page of a chunk record the first time a loader thread reads
  * it (chunk < c->n_chunks), in one madvise(MADV_POPULATE_READ) instead of
@@ -414,7 +442,7 @@ static void chunk_prefault(const twincache_cache *c, uint64_t chunk, const MDB_v
 /* Finds graph `index` in txn (see tc_cache_find_frame). */
 static int find_view(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
                      twincache_chunk_view *local, const twincache_chunk_view **out, uint32_t *out_slot) {
-  if (index >= c->count) return TWINCACHE_ENOTFOUND;
+  if (index >= c->count || index < c->first) return TWINCACHE_ENOTFOUND;
   uint64_t chunk = index / c->dims.chunk_graphs;
   uint32_t slot = (uint32_t)(index % c->dims.chunk_graphs);
   twincache_chunk_view *v = local;
@@ -496,18 +524,29 @@ static int graph_error(const twincache_cache *c, uint64_t index, int rc) {
   return tc_error_wrap(rc, "%s: graph %llu", c->path, (unsigned long long)index);
 }
 
+/* ENOTFOUND with its message for an index c does not hold. */
+static int index_check(const twincache_cache *c, uint64_t index) {
+  if (index >= c->count)
+    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu: the cache has %llu graphs", c->path,
+                        (unsigned long long)index, (unsigned long long)c->count);
+  if (index < c->first)
+    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu is not in this shard (%u of %u: graphs %llu..%llu); "
+                        "open the set of shards", c->path, (unsigned long long)index, c->shard.index,
+                        c->shard.count, (unsigned long long)c->first, (unsigned long long)c->count - 1);
+  return TWINCACHE_OK;
+}
+
 int twincache_cache_read_graph(twincache_cache *c, twincache_dctx *d, uint64_t index,
                                twincache_graph *g) {
   MDB_txn *txn = NULL;
   const void *frame;
   size_t size;
+  int rc;
   if (!c || !d || !g) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_read_graph: NULL argument");
-  if (index >= c->count)
-    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu: the cache has %llu graphs", c->path,
-                        (unsigned long long)index, (unsigned long long)c->count);
+  if ((rc = index_check(c, index)) != TWINCACHE_OK) return rc;
+  if (c->set) return twincache_cache_read_graph(tc_set_member(c, index, NULL), d, index, g);
   tc_error_clear();
-  int rc = txn_begin(c, &txn);
-  if (rc != TWINCACHE_OK) return rc;
+  if ((rc = txn_begin(c, &txn)) != TWINCACHE_OK) return rc;
   if ((rc = find_frame(c, txn, NULL, index, &frame, &size)) != TWINCACHE_OK) goto cleanup;
   if ((rc = twincache_frame_decode(d, frame, size, g)) != TWINCACHE_OK) goto cleanup;
   if (g->index != index) /* a frame filed under the wrong key */
@@ -529,11 +568,11 @@ int twincache_cache_read_frame(twincache_cache *c, uint64_t index, void **frame,
   if (!c || !frame || !size) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_read_frame: NULL argument");
   *frame = NULL;
   *size = 0;
-  if (index >= c->count)
-    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu: the cache has %llu graphs", c->path,
-                        (unsigned long long)index, (unsigned long long)c->count);
+  int rc = index_check(c, index);
+  if (rc != TWINCACHE_OK) return rc;
+  if (c->set) return twincache_cache_read_frame(tc_set_member(c, index, NULL), index, frame, size);
   tc_error_clear();
-  int rc = txn_begin(c, &txn);
+  rc = txn_begin(c, &txn);
   if (rc != TWINCACHE_OK) return rc;
   if ((rc = find_frame(c, txn, NULL, index, &src, &n)) != TWINCACHE_OK) goto cleanup;
   void *copy = malloc(n ? n : 1);
@@ -553,6 +592,12 @@ cleanup:
 int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cache *cc,
                         uint64_t index, const void **frame, size_t *size) {
   if (!c || !t || !t->live) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_find_frame: no live read handle");
+  if (c->set) {
+    uint32_t m;
+    const twincache_cache *mc = index < c->count ? tc_set_member(c, index, &m) : NULL;
+    if (!mc) return TWINCACHE_ENOTFOUND;
+    return find_frame(mc, t->members[m]->txn, cc, index, frame, size);
+  }
   return find_frame(c, t->txn, cc, index, frame, size);
 }
 
@@ -560,7 +605,11 @@ void tc_cache_prefetch_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk
                              size_t max_bytes) {
   twincache_chunk_view local;
   const twincache_chunk_view *v;
-  uint32_t slot;
+  uint32_t slot, m;
+  if (c && t && c->set && index < c->count) {
+    c = tc_set_member(c, index, &m);
+    t = t->members[m];
+  }
   if (!c || !t || !t->live || find_view(c, t->txn, cc, index, &local, &v, &slot) != TWINCACHE_OK)
     return; /* the demand read reports it */
   /* the frame's place from the offset table alone: its bytes are not read
@@ -578,13 +627,26 @@ int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
   *out = NULL;
   tc_cache_txn *t = calloc(1, sizeof *t);
   if (!t) return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", c->path);
+  t->c = c;
+  if (c->set) { /* one idle handle per member */
+    uint32_t n = twincache_cache_members(c);
+    int rc = (t->members = calloc(n, sizeof *t->members)) ? TWINCACHE_OK
+                                                           : tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", c->path);
+    for (uint32_t m = 0; m < n && rc == TWINCACHE_OK; m++)
+      rc = tc_cache_txn_create(twincache_cache_member(c, m), &t->members[m]);
+    if (rc != TWINCACHE_OK) {
+      tc_cache_txn_free(t);
+      return rc;
+    }
+    *out = t;
+    return TWINCACHE_OK;
+  }
   int rc = txn_begin(c, &t->txn);
   if (rc != TWINCACHE_OK) {
     free(t);
     return rc;
   }
   mdb_txn_reset(t->txn); /* idle until renewed: holds no snapshot */
-  t->c = c;
   *out = t;
   return TWINCACHE_OK;
 }
@@ -592,6 +654,17 @@ int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
 int tc_cache_txn_renew(tc_cache_txn *t) {
   if (!t) return tc_error_set(TWINCACHE_EINVAL, "tc_cache_txn_renew: NULL handle");
   if (t->live) return TWINCACHE_OK;
+  if (t->members) {
+    for (uint32_t m = 0; m < twincache_cache_members(t->c); m++) {
+      int rc = tc_cache_txn_renew(t->members[m]);
+      if (rc != TWINCACHE_OK) {
+        tc_cache_txn_reset(t);
+        return rc;
+      }
+    }
+    t->live = 1;
+    return TWINCACHE_OK;
+  }
   int rc = mdb_txn_renew(t->txn);
   if (rc != MDB_SUCCESS)
     return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_ENOTFOUND), "%s: cannot renew a read transaction: %s",
@@ -601,13 +674,20 @@ int tc_cache_txn_renew(tc_cache_txn *t) {
 }
 
 void tc_cache_txn_reset(tc_cache_txn *t) {
-  if (!t || !t->live) return;
-  mdb_txn_reset(t->txn);
+  if (!t) return;
+  if (t->members)
+    for (uint32_t m = 0; m < twincache_cache_members(t->c); m++) tc_cache_txn_reset(t->members[m]);
+  else if (t->live)
+    mdb_txn_reset(t->txn);
   t->live = 0;
 }
 
 void tc_cache_txn_free(tc_cache_txn *t) {
   if (!t) return;
-  mdb_txn_abort(t->txn);
+  if (t->members) {
+    for (uint32_t m = 0; m < twincache_cache_members(t->c); m++) tc_cache_txn_free(t->members[m]);
+    free(t->members);
+  }
+  if (t->txn) mdb_txn_abort(t->txn);
   free(t);
 }

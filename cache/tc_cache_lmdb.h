@@ -7,8 +7,10 @@
 #include <lmdb.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tc_cache_internal.h"
+#include "tc_cache_shard.h"
 #include "tc_common.h"
 #include "tc_error.h"
 
@@ -55,6 +57,7 @@ int tc_meta_read_entries(MDB_txn *txn, MDB_dbi meta, twincache_meta_entry e[TWIN
 int tc_data_check_short(const char *data_path, uint64_t size_bytes);
 
 struct tc_shared_env;
+struct tc_cache_set;
 
 struct twincache_cache {
   struct tc_shared_env *shared; /* the process's one env of this directory */
@@ -73,12 +76,31 @@ struct twincache_cache {
    * pages into this process's map (tc_chunk_prefault) */
   atomic_uchar *prefaulted;
   uint64_t n_chunks;
+  /* A shard (shard.count > 0) holds graphs [shard.first, count): its
+   * committed count is the end of its committed part of the index. */
+  tc_cache_shard shard;
+  uint64_t first; /* the first index it holds: shard.first, else 0 */
+  /* A set of shards (set.c): env is NULL, reads go to its members. */
+  struct tc_cache_set *set;
 };
 
 struct tc_cache_txn {
   const twincache_cache *c;
   MDB_txn *txn;
   int live;
+  tc_cache_txn **members; /* a set's: one handle per member (txn NULL) */
 };
+
+/* ---- sets (set.c) ---- */
+/* A path that names a set: a regular file (a manifest) or a directory
+ * without data.mdb. */
+int tc_set_is_set(const char *path, const struct stat *st);
+/* Opens the set at path (tc_set_is_set); as twincache_cache_open. */
+int tc_set_open(const char *path, const struct stat *st, twincache_cache **out);
+/* Closes the members and frees the set (accepts NULL). */
+void tc_set_free(struct tc_cache_set *s);
+/* The member of set c holding graph index (index < count), and its
+ * position in the set's member list. */
+twincache_cache *tc_set_member(const twincache_cache *c, uint64_t index, uint32_t *pos);
 
 #endif /* TC_CACHE_LMDB_H */

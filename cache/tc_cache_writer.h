@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tc_cache_shard.h"
 #include "twincache_format.h"
 
 typedef struct tc_cache_writer tc_cache_writer;
@@ -37,6 +38,15 @@ typedef struct tc_cache_chunk {
  * stays open on error. */
 int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char *config_json,
                          const char *library, uint64_t map_size_bytes, tc_cache_writer **out);
+/* The same for shard `shard` of the cache (NULL: the whole cache, exactly
+ * tc_cache_writer_open). A new shard gets the `shard` meta entry and
+ * committed = shard->first (a shard's committed count is the end of its
+ * committed part of the index, FORMAT.md section 7); an existing directory
+ * must hold this very shard (or, with NULL, a whole cache), else
+ * TWINCACHE_EMISMATCH naming what it holds. */
+int tc_cache_writer_open_shard(const char *dir, const twincache_dims *dims, const char *config_json,
+                               const char *library, uint64_t map_size_bytes, const tc_cache_shard *shard,
+                               tc_cache_writer **out);
 
 /* The config JSON stored in the cache (not NUL-terminated; *len bytes),
  * valid until close. */

@@ -22,7 +22,15 @@ extern "C" {
 
 typedef struct twincache_cache twincache_cache;
 
-/* Opens the cache directory `path` read-only. Returns 0 and sets *out, or
+/* Opens the cache directory `path` read-only, or a cache set (FORMAT.md
+ * section 7): a directory whose subdirectories are the shards of one cache
+ * (twincache-gen --shard I/N; a directory without data.mdb is read as a
+ * set), or a manifest file naming them. A set behaves as the whole cache
+ * (same count, dims, config, tag, graphs and frames); it is checked
+ * completely at open, before any graph is read: a shard missing, twice, of
+ * another split, config or seed, incomplete, or not matching its manifest
+ * line is TWINCACHE_EMISMATCH with a message naming the shard or line, and
+ * each shard's own open error comes back prefixed by "set PATH: ". Returns 0 and sets *out, or
  * TWINCACHE_ENOTFOUND (no such directory), TWINCACHE_ENOTCACHE (not an LMDB
  * environment with twincache meta), TWINCACHE_EVERSION (newer format),
  * TWINCACHE_ECORRUPT (meta unreadable, or a v2 meta record failing its
@@ -55,6 +63,27 @@ uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
  * it; computed from the config for v1 caches). Two caches of the same config
  * have the same tag. Thread-safe. */
 uint64_t twincache_cache_tag(const twincache_cache *c);
+
+/* Shards. A shard opened alone holds graphs [first, count) of its cache
+ * (count is the end of its committed part of the index; other indices are
+ * TWINCACHE_ENOTFOUND, "open the set"). twincache_cache_first returns that
+ * first index (0 for a whole cache or a set); twincache_cache_shard returns
+ * 1 and the shard's index, the shard count and the end of its range (one
+ * past its last graph once complete) for a shard (any pointer may be NULL),
+ * 0 for a whole cache or a set. */
+uint64_t twincache_cache_first(const twincache_cache *c);
+int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count, uint64_t *end);
+/* A set's shards: their number (0 when c is one directory), and shard i's
+ * handle (valid as long as c; NULL when i is out of range). */
+uint32_t twincache_cache_members(const twincache_cache *c);
+const twincache_cache *twincache_cache_member(const twincache_cache *c, uint32_t i);
+/* Writes a manifest (FORMAT.md 7.2) naming the shards of the set c by
+ * their absolute paths to out_path, through a temporary file renamed into
+ * place (an existing out_path is replaced only by a complete manifest).
+ * Edit its paths to move shards (e.g. a node's shards onto local disk).
+ * Returns 0, TWINCACHE_EINVAL (c is not a set) or TWINCACHE_EIO with the
+ * message naming the file. */
+int twincache_cache_write_manifest(const twincache_cache *c, const char *out_path);
 
 /* Decodes graph `index` into g (capacities as in twincache_graph; use
  * twincache_graph_alloc with the cache's dims). Returns 0,

@@ -35,6 +35,7 @@ struct tc_cache_writer {
   size_t config_len;
   char *library;
   uint64_t tag; /* the cache tag: FNV-1a 64 of config */
+  tc_cache_shard shard; /* count 0: a whole cache */
 };
 
 /* Writes dims, committed, stats and the meta checksum over all of meta. */
@@ -112,14 +113,43 @@ static int create_meta(tc_cache_writer *w, MDB_txn *txn) {
       (rc = mdb_dbi_open(txn, TC_DB_META, MDB_CREATE, &w->dbi_meta)))
     return rc;
   memset(&w->stats, 0, sizeof w->stats);
-  w->committed = 0;
+  w->committed = w->shard.first; /* 0 for a whole cache */
   if ((rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_VERSION, ver, 4)) ||
       (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_CONFIG, w->config, w->config_len)) ||
       (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_LIBRARY, w->library, strlen(w->library))) ||
       (rc = tc_meta_put(txn, w->dbi_meta, TWINCACHE_META_TAG, tag, sizeof tag)) ||
-      (rc = put_progress_meta(w, txn, 0, &w->stats)))
+      (rc = put_progress_meta(w, txn, w->committed, &w->stats)))
     return rc;
+  if (w->shard.count) {
+    uint8_t entry[TC_SHARD_ENTRY_BYTES];
+    tc_cache_shard_encode(&w->shard, w->tag, entry);
+    if ((rc = tc_meta_put(txn, w->dbi_meta, TC_META_SHARD, entry, sizeof entry))) return rc;
+  }
   return MDB_SUCCESS;
+}
+
+/* Checks that an existing cache holds the shard w is asked to write (or,
+ * for a whole cache, is no shard). */
+static int shard_match(tc_cache_writer *w, MDB_txn *txn, const char *dir, const twincache_meta *m) {
+  MDB_val v;
+  tc_cache_shard have = {0, 0, 0, 0};
+  int rc = tc_meta_get(txn, w->dbi_meta, TC_META_SHARD, &v);
+  if (rc == MDB_SUCCESS) {
+    rc = tc_cache_shard_decode(v.mv_data, v.mv_size, m->tag, m->dims.graphs, m->dims.chunk_graphs, &have);
+    if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "%s: refusing to extend it", dir);
+  } else if (rc != MDB_NOTFOUND) {
+    return tc_error_set(tc_status_from_mdb(rc, TWINCACHE_EIO), "%s: the shard entry: %s", dir, mdb_strerror(rc));
+  }
+  if (have.count == w->shard.count && have.index == w->shard.index && have.first == w->shard.first &&
+      have.end == w->shard.end)
+    return TWINCACHE_OK;
+  char held[96], asked[96];
+  if (have.count) snprintf(held, sizeof held, "shard %u/%u", have.index, have.count);
+  else snprintf(held, sizeof held, "a whole cache");
+  if (w->shard.count) snprintf(asked, sizeof asked, "shard %u/%u", w->shard.index, w->shard.count);
+  else snprintf(asked, sizeof asked, "a whole cache");
+  return tc_error_set(TWINCACHE_EMISMATCH, "%s holds %s, not %s: use another --out or its --shard", dir, held,
+                      asked);
 }
 
 /* Reads and checks the meta of an existing cache inside txn; a status and
@@ -160,7 +190,7 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir) {
   w->committed = m.committed;
   w->stats = m.stats;
   w->tag = m.tag;
-  return TWINCACHE_OK;
+  return shard_match(w, txn, dir, &m);
 }
 
 /* Validates what the writer is given before anything is created: dims within
@@ -199,6 +229,12 @@ static void remove_created(tc_cache_writer *w) {
 
 int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char *config_json,
                          const char *library, uint64_t map_size_bytes, tc_cache_writer **out) {
+  return tc_cache_writer_open_shard(dir, dims, config_json, library, map_size_bytes, NULL, out);
+}
+
+int tc_cache_writer_open_shard(const char *dir, const twincache_dims *dims, const char *config_json,
+                               const char *library, uint64_t map_size_bytes, const tc_cache_shard *shard,
+                               tc_cache_writer **out) {
   tc_cache_writer *w = NULL;
   MDB_txn *txn = NULL;
   int rc, mrc = MDB_SUCCESS;
@@ -213,6 +249,7 @@ int tc_cache_writer_open(const char *dir, const twincache_dims *dims, const char
   }
   w->lock_fd = -1;
   w->dims = *dims;
+  if (shard) w->shard = *shard;
   if ((rc = dir_lock(w, dir)) != TWINCACHE_OK) goto cleanup;
   {
     char data_path[4096];

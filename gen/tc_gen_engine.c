@@ -58,7 +58,8 @@ typedef struct tc_engine {
   const tc_gen_config *cfg;
   const volatile sig_atomic_t *stop_flag;
   uint32_t C;
-  uint64_t target, resumed_from, first_chunk, end_chunk;
+  uint64_t target, resumed_from, first_chunk, end_chunk; /* target: end index */
+  tc_cache_shard shard; /* the range built: the whole cache, or --shard's */
   /* shared state, guarded by mu */
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_writer, cv_main;
@@ -352,8 +353,8 @@ static void *writer_main(void *arg) {
  * same config. Fills committed/stats. */
 static int open_cache(tc_engine *e, const char *config_json) {
   const char *dir = e->cfg->out_dir;
-  int rc = tc_cache_writer_open(dir, &e->dims, config_json, "twincache-gen " TWINCACHE_VERSION_STRING,
-                                e->cfg->map_size_bytes, &e->w);
+  int rc = tc_cache_writer_open_shard(dir, &e->dims, config_json, "twincache-gen " TWINCACHE_VERSION_STRING,
+                                      e->cfg->map_size_bytes, e->shard.count ? &e->shard : NULL, &e->w);
   if (rc) return rc; /* the writer's message names the directory */
   size_t len;
   const char *stored = tc_cache_writer_config(e->w, &len);
@@ -379,7 +380,10 @@ static int open_cache(tc_engine *e, const char *config_json) {
 static int cache_complete(tc_engine *e, const char *config_json) {
   twincache_cache *c = NULL;
   int done = 0;
-  if (twincache_cache_open(e->cfg->out_dir, &c) == TWINCACHE_OK &&
+  uint32_t index = 0, count = 0;
+  if (twincache_cache_open(e->cfg->out_dir, &c) == TWINCACHE_OK && twincache_cache_members(c) == 0 &&
+      twincache_cache_shard(c, &index, &count, NULL) == (e->shard.count > 0) && index == e->shard.index &&
+      count == e->shard.count && twincache_cache_first(c) == e->shard.first &&
       strcmp(twincache_cache_config(c), config_json) == 0 && twincache_cache_count(c) >= e->target) {
     e->committed = twincache_cache_count(c);
     e->stats = *twincache_cache_stats(c);
@@ -393,7 +397,8 @@ static int cache_complete(tc_engine *e, const char *config_json) {
 /* Where the run stands, for the caller's on_progress (read under e->mu, or
  * after the threads are joined). */
 static tc_gen_progress progress_of(const tc_engine *e, uint64_t start_ns, int final) {
-  tc_gen_progress p = {.done = e->resumed_from + e->done_graphs, .target = e->target,
+  tc_gen_progress p = {.done = e->resumed_from + e->done_graphs - e->shard.first,
+                       .target = e->target - e->shard.first,
                        .graphs_new = e->done_graphs, .frame_bytes = e->done_frame_bytes,
                        .raw_bytes = e->done_raw_bytes, .seconds = (tc_now_ns() - start_ns) * 1e-9,
                        .final = final};
@@ -430,6 +435,12 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   e->stop_flag = stop_flag;
   e->C = tc_gen_chunk_graphs(c);
   e->target = c->graphs;
+  if (c->shard_count) {
+    if ((rc = tc_cache_shard_split(c->graphs, e->C, c->shard_index, c->shard_count, &e->shard)))
+      return tc_error_wrap(rc, "--shard %u/%u", c->shard_index, c->shard_count);
+    e->target = e->shard.end;
+  }
+  r->graphs_target = e->target - e->shard.first;
   if (!tc_gen_config_json(c, config_json, sizeof config_json))
     return tc_error_set(TWINCACHE_EINVAL, "the config's JSON is longer than %zu bytes", sizeof config_json);
   e->dims.graphs = c->graphs;
@@ -454,9 +465,9 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   }
   r->chunk_graphs = e->C;
   e->resumed_from = e->committed;
-  r->resumed_from = e->committed;
+  r->resumed_from = e->committed - e->shard.first;
   if (e->committed >= e->target) { /* nothing to do */
-    r->graphs_total = e->committed;
+    r->graphs_total = e->committed - e->shard.first;
     r->stats = e->stats;
     goto cleanup;
   }
@@ -536,7 +547,7 @@ cleanup:
   if (e->slots)
     for (uint32_t s = 0; s < e->nslots; s++) twincache_chunk_builder_free(e->slots[s].b);
   if (writer_started || e->committed) {
-    r->graphs_total = e->committed;
+    r->graphs_total = e->committed - e->shard.first;
     r->stats = e->stats;
     r->graphs_new = e->committed - e->resumed_from;
   }
@@ -564,6 +575,6 @@ cleanup:
   pthread_cond_destroy(&e->cv_main);
   pthread_mutex_destroy(&e->mu);
   r->seconds = (tc_now_ns() - t_start) * 1e-9;
-  if (!r->interrupted && stop_flag && *stop_flag && r->graphs_total < c->graphs) r->interrupted = 1;
+  if (!r->interrupted && stop_flag && *stop_flag && r->graphs_total < r->graphs_target) r->interrupted = 1;
   return rc;
 }

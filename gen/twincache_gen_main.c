@@ -1,16 +1,20 @@
 /* twincache-gen — build (or resume, or extend) a twincache cache.
  * Exit codes: 0 done, 1 runtime error, 2 usage error, 130 interrupted. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tc_args.h"
+#include "tc_cache_shard.h"
 #include "tc_gen.h"
 #include "tc_gen_family.h"
 #include "tc_gen_inter.h"
 #include "tc_gen_mech.h"
+#include "tc_launch.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) {
@@ -28,7 +32,42 @@ typedef struct model_seen {
   int family_opt[N_FAMILY_OPTS];
   unsigned family_opt_families[N_FAMILY_OPTS];
   const char *family_opt_name[N_FAMILY_OPTS];
+  int shard_auto; /* --shard auto: rank and size from the launcher, resolved in main */
 } model_seen;
+
+/* --shard I/N (0 <= I < N) or auto: o->dst is the config, o->dst2 the
+ * model_seen whose shard_auto "auto" sets. */
+static int parse_shard(const char *v, const tc_opt *o) {
+  tc_gen_config *c = o->dst;
+  if (!strcmp(v, "auto")) {
+    ((model_seen *)o->dst2)->shard_auto = 1;
+    return 0;
+  }
+  const char *slash = strchr(v, '/');
+  char index_text[16];
+  uint32_t index, count;
+  if (!slash || (size_t)(slash - v) >= sizeof index_text) return -1;
+  memcpy(index_text, v, (size_t)(slash - v));
+  index_text[slash - v] = '\0';
+  if (tc_parse_u32_in(slash + 1, 1, UINT32_MAX, &count) || tc_parse_u32_in(index_text, 0, count - 1, &index))
+    return -1;
+  c->shard_index = index;
+  c->shard_count = count;
+  ((model_seen *)o->dst2)->shard_auto = 0;
+  return 0;
+}
+
+/* --shard auto: the launcher's rank and size; 0, or 2 with the line printed. */
+static int resolve_shard_auto(tc_gen_config *c, const model_seen *s) {
+  if (!s->shard_auto) return 0;
+  char msg[256];
+  const char *source;
+  if (tc_launch_rank(&c->shard_index, &c->shard_count, &source, msg, sizeof msg) != TC_LAUNCH_OK) {
+    fprintf(stderr, "twincache-gen: --shard auto: %s (or give --shard I/N)\n", msg);
+    return 2;
+  }
+  return 0;
+}
 
 static const char *const k_encodings[] = {"fast", "small", NULL}; /* twincache_encoding */
 
@@ -174,6 +213,12 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.name = "--chunk-graphs", .meta = "C", .kind = TC_OPT_U32, .dst = &c->chunk_graphs, .lo = 1,
        .hi = TWINCACHE_MAX_CHUNK_GRAPHS,
        .help = "graphs per LMDB record (default: ~1 MiB records, {} here)"},
+      {.name = "--shard", .meta = "I/N|auto", .kind = TC_OPT_CUSTOM, .dst = c, .dst2 = s,
+       .parse = parse_shard, .def = "the whole cache",
+       .expect = "I/N with 0 <= I < N, or auto",
+       .help = "build shard I of N of the cache into --out/shard-IIIII-of-NNNNN\n"
+               "(--out is then the set's directory; auto: rank and size from\n"
+               "Slurm, Open MPI, MPICH/PMI or torchrun) (default: {})"},
       {.name = "--map-size", .meta = "BYTES", .kind = TC_OPT_U64, .dst = &c->map_size_bytes,
        .lo = TC_GEN_MIN_MAP_BYTES, .hi = TC_GEN_MAX_MAP_BYTES,
        .help = "initial LMDB map size; doubles when full (default {})"},
@@ -322,6 +367,7 @@ int main(int argc, char **argv) {
   if (resolve_model(&c, &seen)) return 2;
   int file_rc = load_graph_file(&c, seen.nodes);
   if (file_rc) return file_rc;
+  if (resolve_shard_auto(&c, &seen)) return 2;
   int status = run(&c);
   tc_gen_dag_file_free((tc_gen_dag_file *)c.dag_file);
   return status;
@@ -334,6 +380,25 @@ static int run(tc_gen_config *cfg) {
   if (tc_gen_config_check(&c, &flag)) {
     fprintf(stderr, "twincache-gen: invalid value for %s (see --help)\n", flag);
     return 2;
+  }
+  tc_cache_shard shard;
+  if (c.shard_count &&
+      tc_cache_shard_split(c.graphs, tc_gen_chunk_graphs(&c), c.shard_index, c.shard_count, &shard) != 0) {
+    fprintf(stderr, "twincache-gen: invalid value for --shard: %s (see --help)\n", twincache_last_error());
+    return 2;
+  }
+  char shard_dir[4200];
+  if (c.shard_count) { /* --out names the set: the shard is one directory in it */
+    if ((size_t)snprintf(shard_dir, sizeof shard_dir, "%s/shard-%05u-of-%05u", c.out_dir, c.shard_index,
+                         c.shard_count) >= sizeof shard_dir) {
+      fprintf(stderr, "twincache-gen: --out is too long\n");
+      return 2;
+    }
+    if (mkdir(c.out_dir, 0755) != 0 && errno != EEXIST) { /* every shard's process may make it */
+      fprintf(stderr, "twincache-gen: cannot create %s: %s\n", c.out_dir, strerror(errno));
+      return 1;
+    }
+    c.out_dir = shard_dir;
   }
   if (!c.quiet && isatty(STDERR_FILENO)) c.on_progress = print_progress;
 
@@ -354,13 +419,13 @@ static int run(tc_gen_config *cfg) {
     fprintf(stderr,
             "twincache-gen: interrupted; %llu of %llu graphs committed to %s. Rerun the same "
             "command to resume.\n",
-            (unsigned long long)r.graphs_total, (unsigned long long)c.graphs, c.out_dir);
+            (unsigned long long)r.graphs_total, (unsigned long long)r.graphs_target, c.out_dir);
     return 130;
   }
   if (!c.quiet) {
-    if (r.graphs_total > c.graphs) {
+    if (r.graphs_total > r.graphs_target) {
       fprintf(stderr, "twincache-gen: %s already holds %llu graphs (asked for %llu); nothing to do\n",
-              c.out_dir, (unsigned long long)r.graphs_total, (unsigned long long)c.graphs);
+              c.out_dir, (unsigned long long)r.graphs_total, (unsigned long long)r.graphs_target);
     } else {
       double ratio = r.stats.raw_bytes ? (double)r.stats.frame_bytes / r.stats.raw_bytes : 0.0;
       fprintf(stderr,

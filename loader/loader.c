@@ -517,6 +517,8 @@ static int open_stream(twincache_loader *l, const char *path) {
   const twincache_dims *d = twincache_cache_dims(l->cache);
   uint64_t count = twincache_cache_count(l->cache);
   uint64_t end = o->index_end ? o->index_end : count;
+  /* a shard opened alone holds graphs [first, count): by default its range */
+  uint64_t first = twincache_cache_first(l->cache), begin = o->index_begin ? o->index_begin : first;
   if (end > count)
     return tc_error_set(TWINCACHE_EINVAL, "option index_end %llu is beyond the %llu graphs committed",
                         (unsigned long long)o->index_end, (unsigned long long)count);
@@ -524,11 +526,13 @@ static int open_stream(twincache_loader *l, const char *path) {
     return tc_error_set(TWINCACHE_EINVAL, "cache %s holds 0 of the %llu graphs it was generated for: "
                         "the generation was interrupted (rerun twincache-gen to finish) or the cache is "
                         "damaged (twincache-inspect verify)", path, (unsigned long long)d->graphs);
-  if (o->index_begin >= end)
+  if (begin < first)
+    return tc_error_set(TWINCACHE_EINVAL, "option index_begin %llu: %s holds graphs %llu.. only (a shard; open "
+                        "its set)", (unsigned long long)begin, path, (unsigned long long)first);
+  if (begin >= end)
     return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
-                        (unsigned long long)o->index_begin, (unsigned long long)end);
-  if ((rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), o->index_begin, end - o->index_begin)) !=
-      TWINCACHE_OK)
+                        (unsigned long long)begin, (unsigned long long)end);
+  if ((rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
     return rc;
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
     return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",

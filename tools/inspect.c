@@ -13,7 +13,8 @@
 
 static const char k_usage[] =
     "usage: " TC_PROG " COMMAND CACHE [ARGS] [FLAGS]\n"
-    "Look inside a twincache cache (an LMDB directory written by twincache-gen).\n"
+    "Look inside a twincache cache (an LMDB directory written by twincache-gen, or a\n"
+    "set of shards: their directory, or a manifest).\n"
     "\n"
     "commands:\n"
     "  info   CACHE [--json]                  config, counts, sizes, compression, histograms\n"
@@ -23,6 +24,7 @@ static const char k_usage[] =
     "  export CACHE INDEX --format csv|npy|dcdi|causica --out PREFIX|DIR [--dataset I] [--force]\n"
     "                                         one graph's samples and adjacency as files\n"
     "  dot    CACHE INDEX                     Graphviz DOT of one graph\n"
+    "  manifest SET --out FILE                a manifest naming a set's shards\n"
     "\n"
     "'" TC_PROG " COMMAND --help' lists a command's flags and their defaults.\n"
     "Exit status (every command): 0 ok; 1 runtime error: the cache is missing, not a\n"
@@ -38,6 +40,7 @@ typedef struct tc_command {
 static const tc_command k_commands[] = {
     {"info", tc_cmd_info},     {"show", tc_cmd_show},     {"verify", tc_cmd_verify},
     {"stats", tc_cmd_stats},   {"export", tc_cmd_export}, {"dot", tc_cmd_dot},
+    {"manifest", tc_cmd_manifest},
 };
 
 int main(int argc, char **argv) {
@@ -59,7 +62,7 @@ int main(int argc, char **argv) {
   if (argv[1][0] == '-')
     fprintf(stderr, "%s: unknown flag '%s' (expected a command; see --help)\n", TC_PROG, argv[1]);
   else
-    fprintf(stderr, "%s: unknown command '%s' (info, show, verify, stats, export, dot)\n",
+    fprintf(stderr, "%s: unknown command '%s' (info, show, verify, stats, export, dot, manifest)\n",
             TC_PROG, argv[1]);
   return TC_EXIT_USAGE;
 }

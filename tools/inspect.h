@@ -128,5 +128,6 @@ int tc_cmd_verify(int argc, char **argv);
 int tc_cmd_stats(int argc, char **argv);
 int tc_cmd_export(int argc, char **argv);
 int tc_cmd_dot(int argc, char **argv);
+int tc_cmd_manifest(int argc, char **argv);
 
 #endif /* TC_INSPECT_H */

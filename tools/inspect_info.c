@@ -130,7 +130,11 @@ int tc_cmd_info(int argc, char **argv) {
 
   const twincache_dims *dims = twincache_cache_dims(c);
   const twincache_stats *st = twincache_cache_stats(c);
-  uint64_t count = twincache_cache_count(c);
+  /* a shard opened alone holds graphs [first, first + count) */
+  uint64_t first = twincache_cache_first(c), count = twincache_cache_count(c) - first;
+  uint32_t shard_index = 0, shard_count = 0;
+  uint64_t shard_end = 0;
+  int shard = twincache_cache_shard(c, &shard_index, &shard_count, &shard_end);
   uint64_t disk_bytes = twincache_cache_disk_bytes(c);
   uint64_t max_edges = (uint64_t)dims->max_nodes * (dims->max_nodes ? dims->max_nodes - 1 : 0) / 2;
   node_counts = calloc((size_t)dims->max_nodes + 1, sizeof *node_counts);
@@ -152,7 +156,7 @@ int tc_cmd_info(int argc, char **argv) {
   tc_sortability_sum sort;
   memset(&sort, 0, sizeof sort);
   int first_err = 0;
-  for (uint64_t i = 0; i < count; i++) {
+  for (uint64_t i = first; i < first + count; i++) {
     int r = twincache_cache_read_graph(c, d, i, &view);
     if (r != TWINCACHE_OK || view.n_nodes > dims->max_nodes) {
       if (errors++ == 0) {
@@ -187,6 +191,10 @@ int tc_cmd_info(int argc, char **argv) {
            "  \"chunks\": %llu,\n",
            (unsigned long long)count, (unsigned long long)dims->graphs, dims->chunk_graphs,
            (unsigned long long)chunks);
+    printf("  \"set_shards\": %u,\n", twincache_cache_members(c));
+    if (shard)
+      printf("  \"shard\": {\"index\": %u, \"count\": %u, \"first\": %llu},\n", shard_index, shard_count,
+             (unsigned long long)first);
     printf("  \"max_nodes\": %u,\n  \"max_inter\": %u,\n  \"samples\": %u,\n  \"hidden\": %u,\n",
            dims->max_nodes, dims->max_inter, dims->samples, dims->hidden);
     printf("  \"disk_bytes\": %llu,\n  \"raw_bytes\": %llu,\n  \"frame_bytes\": %llu,\n",
@@ -213,8 +221,19 @@ int tc_cmd_info(int argc, char **argv) {
     printf("written by       %s, format version %u (read by twincache %s, format version <= %d)\n",
            twincache_cache_library(c), twincache_cache_format_version(c), TWINCACHE_VERSION_STRING,
            TWINCACHE_FORMAT_VERSION);
-    printf("graphs           %llu committed of %llu requested%s\n", (unsigned long long)count,
-           (unsigned long long)dims->graphs, count < dims->graphs ? " (incomplete: rerun the generator to resume)" : "");
+    if (twincache_cache_members(c))
+      printf("set              %u shards\n", twincache_cache_members(c));
+    if (shard) {
+      printf("shard            %u of %u: graphs %llu..%llu of the whole cache\n", shard_index, shard_count,
+             (unsigned long long)first, (unsigned long long)shard_end - 1);
+      printf("graphs           %llu committed of the shard's %llu%s\n", (unsigned long long)count,
+             (unsigned long long)(shard_end - first),
+             first + count < shard_end ? " (incomplete: rerun the generator to resume)" : "");
+    } else {
+      printf("graphs           %llu committed of %llu requested%s\n", (unsigned long long)count,
+             (unsigned long long)dims->graphs,
+             count < dims->graphs ? " (incomplete: rerun the generator to resume)" : "");
+    }
     printf("chunks           %llu of %u graphs each\n", (unsigned long long)chunks,
            dims->chunk_graphs);
     if (dims->samples)

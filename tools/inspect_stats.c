@@ -322,8 +322,9 @@ int tc_cmd_stats(int argc, char **argv) {
   twincache_dctx *d = og.dctx;
   twincache_graph *g = og.graph;
   const twincache_dims *dims = twincache_cache_dims(c);
-  uint64_t committed = twincache_cache_count(c);
-  uint64_t count = limit && limit < committed ? limit : committed;
+  uint64_t first = twincache_cache_first(c); /* a shard opened alone holds [first, first + committed) */
+  uint64_t committed = twincache_cache_count(c) - first;
+  uint64_t count = first + (limit && limit < committed ? limit : committed);
   per_node = calloc((size_t)dims->max_nodes + 1, sizeof *per_node);
   fit_scratch = malloc(sizeof(double) * ((size_t)dims->samples * (2 * (size_t)dims->max_nodes + 2) + 1));
   if (!per_node || !fit_scratch) {
@@ -334,7 +335,7 @@ int tc_cmd_stats(int argc, char **argv) {
   totals t;
   memset(&t, 0, sizeof t);
   t.frame_min = UINT64_MAX;
-  for (uint64_t i = 0; i < count; i++) {
+  for (uint64_t i = first; i < count; i++) {
     void *frame = NULL;
     size_t size = 0;
     int r = twincache_cache_read_frame(c, i, &frame, &size);

@@ -129,10 +129,12 @@ int tc_cmd_verify(int argc, char **argv) {
     goto cleanup;
   }
 
-  uint64_t bad = 0, bad_chunks = 0, chunks = (count + per_chunk - 1) / per_chunk;
+  /* a shard opened alone holds graphs [first, count): whole chunks from first */
+  uint64_t first = twincache_cache_first(c), held = count - first;
+  uint64_t bad = 0, bad_chunks = 0, chunks = (held + per_chunk - 1) / per_chunk;
   twincache_stats sum = {0, 0, 0, 0};
   char reason[256];
-  for (uint64_t i = 0; i < count;) {
+  for (uint64_t i = first; i < count;) {
     uint64_t chunk = i / per_chunk;
     void *frame = NULL;
     size_t size = 0;
@@ -190,20 +192,22 @@ int tc_cmd_verify(int argc, char **argv) {
   /* Fewer graphs than requested is never a good cache: a generator that
    * was stopped (resumable), or damage that made LMDB fall back to an
    * older meta page (such as a damaged transaction id). */
-  int short_bad = count < dims->graphs;
+  uint64_t want = dims->graphs; /* a shard opened alone: the end of its own range */
+  if (!twincache_cache_shard(c, NULL, NULL, &want)) want = dims->graphs;
+  int short_bad = count < want;
   if (short_bad)
     printf("verify %s: only %llu of %llu graphs committed: the generation was interrupted (rerun "
            "twincache-gen to finish) or the cache is damaged\n",
-           path, (unsigned long long)count, (unsigned long long)dims->graphs);
+           path, (unsigned long long)(count - first), (unsigned long long)(want - first));
   if (bad || totals_bad) {
     printf("verify %s: %llu of %llu graphs bad (%llu of %llu chunks missing or unreadable)%s\n",
-           path, (unsigned long long)bad, (unsigned long long)count, (unsigned long long)bad_chunks,
+           path, (unsigned long long)bad, (unsigned long long)held, (unsigned long long)bad_chunks,
            (unsigned long long)chunks, totals_bad ? ", meta totals wrong" : "");
     status = TC_EXIT_FAIL;
   } else if (short_bad) {
     status = TC_EXIT_FAIL;
   } else if (!quiet) {
-    printf("verify %s: all %llu graphs in %llu chunk%s good\n", path, (unsigned long long)count,
+    printf("verify %s: all %llu graphs in %llu chunk%s good\n", path, (unsigned long long)held,
            (unsigned long long)chunks, chunks == 1 ? "" : "s");
   }
 

@@ -92,9 +92,9 @@ def open_error(code, path):
     """The exception of a failed C open of `path` (C's message), saying so
     when the path is a file."""
     e = error_from_status(code, path)
-    if os.path.isfile(path):
+    if os.path.isfile(path) and code == C.ENOTCACHE:  # a file that is no set manifest either
         e = type(e)(f"{e.message}: {path} is a file; a cache is the directory twincache-gen "
-                    "--out wrote", code)
+                    "--out wrote (or a cache-set manifest)", code)
     return e
 
 
@@ -116,7 +116,9 @@ class Closable:
 
 
 class Cache(Closable):
-    """A cache opened read-only. len(cache) graphs committed; cache[i] decodes
+    """A cache opened read-only: one cache directory, or a set of shards (their
+    directory or a manifest, twincache-gen --shard) read as the whole cache.
+    len(cache) graphs committed; cache[i] decodes
     graph i (negative i counts from the end). Thread-safe (one decoder, locked).
     Close with close() or a `with` block.
 

@@ -46,7 +46,8 @@ def _cuda_usable():
 
 
 class Loader(*_BASES, Closable):
-    """Batches of a cache, decoded by C threads into pre-allocated slots.
+    """Batches of a cache (or of a set of shards: the whole cache's batches),
+    decoded by C threads into pre-allocated slots.
 
     Loader(path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
            world_size=None, threads=2, drop_last=False, index_range=None,

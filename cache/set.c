@@ -1,0 +1,382 @@
+/* set.c — a cache set: the shards of one cache (FORMAT.md section 7), each
+ * its own LMDB environment, opened behind one twincache_cache handle. A set
+ * is a directory whose subdirectories are the shards, or a manifest file
+ * naming them. Every check happens at open, before any graph is read: one
+ * message names the shard (or manifest line) at fault. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tc_cache_lmdb.h"
+#include "tc_error.h"
+
+#define TC_MANIFEST_MAGIC "twincache-set 1"
+
+struct tc_cache_set {
+  uint32_t n;          /* shards, in shard order */
+  twincache_cache **m; /* (n) member handles */
+  uint64_t *ends;      /* (n) m[i]'s end index */
+};
+
+/* One member found by a manifest line or a directory entry. */
+typedef struct member {
+  char *path;
+  int line;               /* manifest line, 0 for a directory's member */
+  tc_cache_shard said;    /* the manifest's range (line > 0) */
+  twincache_cache *c;
+} member;
+
+int tc_set_is_set(const char *path, const struct stat *st) {
+  if (S_ISREG(st->st_mode)) return 1;
+  if (!S_ISDIR(st->st_mode)) return 0;
+  char data_path[PATH_MAX];
+  struct stat ds;
+  if ((size_t)snprintf(data_path, sizeof data_path, "%s/data.mdb", path) >= sizeof data_path) return 0;
+  return stat(data_path, &ds) != 0 && errno == ENOENT;
+}
+
+void tc_set_free(struct tc_cache_set *s) {
+  if (!s) return;
+  for (uint32_t i = 0; i < s->n; i++) twincache_cache_close(s->m[i]);
+  free(s->m);
+  free(s->ends);
+  free(s);
+}
+
+uint32_t twincache_cache_members(const twincache_cache *c) { return c->set ? c->set->n : 0; }
+const twincache_cache *twincache_cache_member(const twincache_cache *c, uint32_t i) {
+  return c->set && i < c->set->n ? c->set->m[i] : NULL;
+}
+
+twincache_cache *tc_set_member(const twincache_cache *c, uint64_t index, uint32_t *pos) {
+  const struct tc_cache_set *s = c->set;
+  uint32_t lo = 0, hi = s->n - 1; /* the first member whose end is above index */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s->ends[mid] > index) hi = mid;
+    else lo = mid + 1;
+  }
+  if (pos) *pos = lo;
+  return s->m[lo];
+}
+
+int twincache_cache_write_manifest(const twincache_cache *c, const char *out_path) {
+  if (!c || !out_path) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_write_manifest: NULL argument");
+  if (!c->set) return tc_error_set(TWINCACHE_EINVAL, "%s is not a set of shards", c->path);
+  char tmp[PATH_MAX], real[PATH_MAX];
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", out_path, (long)getpid()) >= sizeof tmp)
+    return tc_error_set(TWINCACHE_EINVAL, "%s: path too long", out_path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return tc_error_os(errno, TWINCACHE_EIO, "cannot write %s", tmp);
+  fprintf(f, TC_MANIFEST_MAGIC "\n# %u shards of one cache: shard I N FIRST END PATH (graphs FIRST..END-1)\n"
+          "tag %016llx\nconfig %s\n", c->set->n, (unsigned long long)c->tag, c->config);
+  int rc = TWINCACHE_OK;
+  for (uint32_t i = 0; i < c->set->n && rc == TWINCACHE_OK; i++) {
+    const twincache_cache *m = c->set->m[i];
+    if (!realpath(m->path, real)) rc = tc_error_os(errno, TWINCACHE_EIO, "%s", m->path);
+    else fprintf(f, "shard %u %u %llu %llu %s\n", m->shard.index, m->shard.count,
+                 (unsigned long long)m->shard.first, (unsigned long long)m->shard.end, real);
+  }
+  if (fclose(f) != 0 && rc == TWINCACHE_OK) rc = tc_error_os(errno, TWINCACHE_EIO, "cannot write %s", tmp);
+  if (rc == TWINCACHE_OK && rename(tmp, out_path) != 0)
+    rc = tc_error_os(errno, TWINCACHE_EIO, "cannot rename %s to %s", tmp, out_path);
+  if (rc != TWINCACHE_OK) unlink(tmp);
+  return rc;
+}
+
+static void members_free(member *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].path);
+    twincache_cache_close(v[i].c);
+  }
+  free(v);
+}
+
+/* Appends a member; returns 0 or ENOMEM. */
+static int members_add(member **v, size_t *n, size_t *cap, char *path, int line, const tc_cache_shard *said) {
+  if (!path) return TWINCACHE_ENOMEM;
+  if (*n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 8;
+    member *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv) {
+      free(path);
+      return TWINCACHE_ENOMEM;
+    }
+    *v = nv;
+    *cap = nc;
+  }
+  member m = {path, line, {0, 0, 0, 0}, NULL};
+  if (said) m.said = *said;
+  (*v)[(*n)++] = m;
+  return TWINCACHE_OK;
+}
+
+/* "base/name" (or name alone when it is absolute or base is empty). */
+static char *path_join(const char *base, const char *name) {
+  if (name[0] == '/' || !base[0]) return strdup(name);
+  size_t a = strlen(base), b = strlen(name);
+  char *p = malloc(a + b + 2);
+  if (!p) return NULL;
+  memcpy(p, base, a);
+  p[a] = '/';
+  memcpy(p + a + 1, name, b + 1);
+  return p;
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The members of a directory set: its subdirectories holding a data.mdb
+ * (in name order; other entries are ignored). */
+static int dir_members(const char *path, member **v, size_t *n) {
+  size_t cap = 0, nn = 0, ncap = 0;
+  char **names = NULL;
+  int rc = TWINCACHE_OK;
+  DIR *d = opendir(path);
+  if (!d) return tc_error_os(errno, TWINCACHE_ENOTFOUND, "%s", path);
+  struct dirent *de;
+  while (rc == TWINCACHE_OK && (de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char *sub = path_join(path, de->d_name), data[PATH_MAX];
+    struct stat st;
+    if (!sub) {
+      rc = TWINCACHE_ENOMEM;
+      break;
+    }
+    if ((size_t)snprintf(data, sizeof data, "%s/data.mdb", sub) < sizeof data && stat(data, &st) == 0) {
+      if (nn == ncap) {
+        char **nv = realloc(names, (ncap = ncap ? 2 * ncap : 8) * sizeof *nv);
+        if (!nv) {
+          free(sub);
+          rc = TWINCACHE_ENOMEM;
+          break;
+        }
+        names = nv;
+      }
+      names[nn++] = sub;
+    } else {
+      free(sub);
+    }
+  }
+  closedir(d);
+  if (rc == TWINCACHE_OK && nn > 1) qsort(names, nn, sizeof *names, cmp_names);
+  for (size_t i = 0; i < nn; i++) {
+    if (rc == TWINCACHE_OK) rc = members_add(v, n, &cap, names[i], 0, NULL);
+    else free(names[i]);
+  }
+  free(names);
+  if (rc == TWINCACHE_ENOMEM) return tc_error_set(rc, "%s: out of memory", path);
+  if (rc == TWINCACHE_OK && *n == 0)
+    rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (no data.mdb, and no shard directories "
+                      "in it)", path);
+  return rc;
+}
+
+/* Reads the decimal number at *p (digits only, at most max) and the one
+ * space after it; advances *p past both. 0 or -1. */
+static int take_u64(const char **p, uint64_t max, uint64_t *out) {
+  const char *q = *p;
+  uint64_t v = 0;
+  if (*q < '0' || *q > '9') return -1;
+  for (; *q >= '0' && *q <= '9'; q++) {
+    if (v > (max - (uint64_t)(*q - '0')) / 10) return -1;
+    v = 10 * v + (uint64_t)(*q - '0');
+  }
+  if (*q != ' ') return -1;
+  *p = q + 1;
+  *out = v;
+  return 0;
+}
+
+/* A manifest's tag: exactly 16 hex digits. 0 or -1. */
+static int take_tag(const char *q, uint64_t *out) {
+  uint64_t v = 0;
+  for (int i = 0; i < 16; i++, q++) {
+    int d = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+            : *q >= 'A' && *q <= 'F' ? *q - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v << 4 | (uint64_t)d;
+  }
+  if (*q) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Parses the manifest at path (FORMAT.md 7.2) into members, tag and config
+ * (*config malloc'd, NULL when the manifest has no config line). */
+static int manifest_members(const char *path, member **v, size_t *n, uint64_t *tag, char **config) {
+  FILE *f = fopen(path, "r");
+  if (!f) return tc_error_os(errno, TWINCACHE_ENOTFOUND, "%s", path);
+  char *dir = strdup(path), *line = NULL;
+  size_t cap = 0, line_cap = 0;
+  int rc = TWINCACHE_OK, have_tag = 0;
+  if (!dir) rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
+  else {
+    char *slash = strrchr(dir, '/');
+    if (slash) slash[slash == dir] = '\0';
+    else dir[0] = '\0';
+  }
+  for (int no = 1; rc == TWINCACHE_OK; no++) {
+    ssize_t len = getline(&line, &line_cap, f);
+    if (len < 0) break;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ')) line[--len] = '\0';
+    if (no == 1) {
+      if (strcmp(line, TC_MANIFEST_MAGIC) != 0)
+        rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (not a directory, nor a cache-set "
+                          "manifest: its first line is not \"" TC_MANIFEST_MAGIC "\")", path);
+      continue;
+    }
+    if (len == 0 || line[0] == '#') continue;
+    const char *q = line + 6;
+    uint64_t i, k, a, b;
+    if (strncmp(line, "tag ", 4) == 0) {
+      if (have_tag || take_tag(line + 4, tag) != 0)
+        rc = tc_error_set(TWINCACHE_ECORRUPT, "%s:%d: expected \"tag\" and 16 hex digits, once", path, no);
+      have_tag = 1;
+    } else if (strncmp(line, "config ", 7) == 0) {
+      if (*config || !(*config = strdup(line + 7)))
+        rc = tc_error_set(*config ? TWINCACHE_ECORRUPT : TWINCACHE_ENOMEM, "%s:%d: a second config line", path,
+                          no);
+    } else if (strncmp(line, "shard ", 6) == 0 && take_u64(&q, UINT32_MAX, &i) == 0 &&
+               take_u64(&q, UINT32_MAX, &k) == 0 && take_u64(&q, UINT64_MAX, &a) == 0 &&
+               take_u64(&q, UINT64_MAX, &b) == 0 && *q) {
+      tc_cache_shard said = {(uint32_t)i, (uint32_t)k, a, b};
+      if (members_add(v, n, &cap, path_join(dir, q), no, &said) != TWINCACHE_OK)
+        rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
+    } else {
+      rc = tc_error_set(TWINCACHE_ECORRUPT, "%s:%d: not a manifest line (\"tag HEX\", \"config JSON\" or "
+                        "\"shard I N FIRST END PATH\")", path, no);
+    }
+  }
+  if (rc == TWINCACHE_OK && ferror(f)) rc = tc_error_os(errno, TWINCACHE_EIO, "%s", path);
+  if (rc == TWINCACHE_OK && !have_tag)
+    rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache-set manifest (no \"tag\" line)", path);
+  if (rc == TWINCACHE_OK && *n == 0)
+    rc = tc_error_set(TWINCACHE_ENOTCACHE, "%s: the manifest names no shard", path);
+  fclose(f);
+  free(line);
+  free(dir);
+  return rc;
+}
+
+/* Opens every member and checks that together they are exactly the shards
+ * of one cache; fills s->m in shard order (taking the handles). */
+static int members_check(const char *path, member *v, size_t n, const uint64_t *tag, const char *config,
+                         struct tc_cache_set *s) {
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    /* a member is one cache directory: never a set (a manifest naming
+     * itself, or a directory holding itself, would never end) */
+    if (stat(v[i].path, &st) == 0 && tc_set_is_set(v[i].path, &st))
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is not a shard directory (%s)", path, v[i].path,
+                          S_ISREG(st.st_mode) ? "a file" : "no data.mdb");
+    int rc = twincache_cache_open(v[i].path, &v[i].c);
+    if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "set %s", path);
+    const twincache_cache *c = v[i].c;
+    if (!c->shard.count)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is a whole cache, not a shard (twincache-gen --shard "
+                          "I/N writes shards)", path, v[i].path);
+  }
+  const twincache_cache *c0 = v[0].c;
+  uint32_t count = c0->shard.count;
+  if (!(s->m = calloc(count, sizeof *s->m)) || !(s->ends = calloc(count, sizeof *s->ends)))
+    return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
+  s->n = count;
+  for (size_t i = 0; i < n; i++) {
+    const twincache_cache *c = v[i].c;
+    const tc_cache_shard *sh = &c->shard;
+    if (tag && c->tag != *tag)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is a shard of another config or seed (cache tag "
+                          "%016llx, the manifest says %016llx)", path, v[i].path, (unsigned long long)c->tag,
+                          (unsigned long long)*tag);
+    if (c->tag != c0->tag || c->version != c0->version)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is a shard of another config or seed than %s (cache "
+                          "tags %016llx and %016llx)", path, v[i].path, v[0].path, (unsigned long long)c->tag,
+                          (unsigned long long)c0->tag);
+    if (c->dims.graphs != c0->dims.graphs || c->dims.chunk_graphs != c0->dims.chunk_graphs)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s splits a cache of %llu graphs, %s one of %llu: shards "
+                          "of different --graphs", path, v[i].path, (unsigned long long)c->dims.graphs, v[0].path,
+                          (unsigned long long)c0->dims.graphs);
+    if (config && strcmp(config, c->config) != 0)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s was built with another config than the manifest's",
+                          path, v[i].path);
+    if (sh->count != count)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is shard %u of %u, but %s is shard %u of %u: shards "
+                          "of different splits overlap", path, v[i].path, sh->index, sh->count, v[0].path,
+                          c0->shard.index, count);
+    if (v[i].line && (v[i].said.index != sh->index || v[i].said.count != sh->count ||
+                      v[i].said.first != sh->first || v[i].said.end != sh->end))
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s, line %d: %s is shard %u of %u (graphs %llu..%llu), "
+                          "not the shard %u of %u (graphs %llu..%llu) the line says", path, v[i].line,
+                          v[i].path, sh->index, sh->count, (unsigned long long)sh->first,
+                          (unsigned long long)sh->end - 1, v[i].said.index, v[i].said.count,
+                          (unsigned long long)v[i].said.first, (unsigned long long)v[i].said.end - 1);
+    if (s->m[sh->index])
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: shard %u of %u twice: %s and %s", path, sh->index, count,
+                          tc_cache_path(s->m[sh->index]), v[i].path);
+    if (c->count < sh->end)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s (shard %u of %u) is incomplete: %llu of its %llu "
+                          "graphs committed; rerun its twincache-gen command to finish it", path, v[i].path,
+                          sh->index, count, (unsigned long long)(c->count - sh->first),
+                          (unsigned long long)(sh->end - sh->first));
+    s->m[sh->index] = v[i].c;
+    s->ends[sh->index] = sh->end;
+    v[i].c = NULL; /* the set owns it now */
+  }
+  for (uint32_t i = 0; i < count; i++)
+    if (!s->m[i]) {
+      tc_cache_shard want;
+      tc_cache_shard_split(c0->dims.graphs, c0->dims.chunk_graphs, i, count, &want);
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: shard %u of %u (graphs %llu..%llu) is missing", path,
+                          i, count, (unsigned long long)want.first, (unsigned long long)want.end - 1);
+    }
+  return TWINCACHE_OK;
+}
+
+int tc_set_open(const char *path, const struct stat *st, twincache_cache **out) {
+  member *v = NULL;
+  size_t n = 0;
+  uint64_t tag = 0;
+  char *config = NULL;
+  twincache_cache *c = calloc(1, sizeof *c);
+  int rc;
+  if (!c || !(c->path = strdup(path)) || !(c->set = calloc(1, sizeof *c->set))) {
+    rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
+    goto cleanup;
+  }
+  int manifest = S_ISREG(st->st_mode);
+  rc = manifest ? manifest_members(path, &v, &n, &tag, &config) : dir_members(path, &v, &n);
+  if (rc == TWINCACHE_OK) rc = members_check(path, v, n, manifest ? &tag : NULL, config, c->set);
+  if (rc != TWINCACHE_OK) goto cleanup;
+  const twincache_cache *c0 = c->set->m[0];
+  if (!(c->config = strdup(c0->config)) || !(c->library = strdup(c0->library))) {
+    rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
+    goto cleanup;
+  }
+  c->version = c0->version;
+  c->tag = c0->tag;
+  c->dims = c0->dims;
+  for (uint32_t i = 0; i < c->set->n; i++) {
+    const twincache_cache *m = c->set->m[i];
+    c->stats.raw_bytes += m->stats.raw_bytes;
+    c->stats.frame_bytes += m->stats.frame_bytes;
+    c->stats.edges += m->stats.edges;
+    c->stats.nodes += m->stats.nodes;
+    c->disk_bytes += m->disk_bytes;
+  }
+  c->count = c->set->ends[c->set->n - 1];
+  *out = c;
+  c = NULL;
+
+cleanup:
+  members_free(v, n);
+  free(config);
+  twincache_cache_close(c);
+  return rc;
+}
