@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tc_checked.h"
 #include "tc_checkpoint.h"
 #include "tc_common.h"
 #include "tc_train.h"
@@ -30,14 +29,14 @@ static int pick_device(run *r) {
     fprintf(stderr, PROG ": --device cuda: %s\n", why);
     return 1;
   }
-  r->cuda = usable;
-  if (r->cuda) tc_cuda_device_name(name, sizeof name);
+  r->be = usable ? &train_backend_cuda : &train_backend_cpu;
+  if (usable) tc_cuda_device_name(name, sizeof name);
   if (!o->quiet) {
-    if (r->cuda) fprintf(r->text, "device: cuda (%s)\n", name);
+    if (usable) fprintf(r->text, "device: cuda (%s)\n", name);
     else if (o->device == DEV_CPU) fprintf(r->text, "device: cpu (--device cpu)\n");
     else fprintf(r->text, "device: cpu (%s)\n", why);
   }
-  if (o->sync_copies && !r->cuda && !o->quiet)
+  if (o->sync_copies && !usable && !o->quiet)
     fprintf(r->text, "note: --sync-copies only changes the CUDA data path\n");
   return 0;
 }
@@ -255,8 +254,7 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
-  if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
-  if (r->cuda) lo.layout = TWINCACHE_LAYOUT_COMPACT; /* expanded on the GPU */
+  lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
   int st = twincache_loader_open(o->cache, &lo, o->resume ? &r->stream : NULL, tl);
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
@@ -271,33 +269,6 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_get_state(*tl, &r->stream);
   r->layout = *twincache_loader_layout(*tl);
   return 0;
-}
-
-/* The CUDA context and the host copies of its evaluation outputs (G*N*N
- * floats each), or the CPU workspace (which also serves evaluation). */
-static int backend_create(run *r) {
-  const twincache_batch_layout *l = &r->layout;
-  if (!r->cuda) {
-    r->cpu = tc_cpu_create((int)l->graphs, (int)l->nodes);
-    if (!r->cpu) goto oom;
-    tc_cpu_set_threads(r->cpu, (int)r->o.cpu_threads);
-    return 0;
-  }
-  uint64_t pair_bytes;
-  size_t bytes;
-  if (tc_mul3_u64_overflow(l->graphs, l->nodes, l->nodes, &pair_bytes) ||
-      tc_mul_u64_overflow(pair_bytes, sizeof(float), &pair_bytes) ||
-      tc_u64_to_size_overflow(pair_bytes, &bytes)) {
-    fprintf(stderr, PROG ": --batch: %u graphs x %u x %u node pairs do not fit in memory\n",
-            l->graphs, l->nodes, l->nodes);
-    return 1;
-  }
-  r->ev_logit = malloc(bytes), r->ev_T = malloc(bytes), r->ev_w = malloc(bytes);
-  if (!r->ev_logit || !r->ev_T || !r->ev_w) goto oom;
-  return tc_cuda_create(&r->dev, l, r->model) != 0 ? train_device_failed() : 0;
-oom:
-  fprintf(stderr, PROG ": out of memory\n");
-  return 1;
 }
 
 /* --log: the metrics CSV and its header; --batch-log: the batches' CSV. */
@@ -361,16 +332,18 @@ int main(int argc, char **argv) {
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
-  if (open_train_stream(r, &tl) || backend_create(r) || log_open(r)) goto cleanup;
+  if (open_train_stream(r, &tl) || r->be->create(r) || train_eval_open(r) || log_open(r))
+    goto cleanup;
   print_plan(r);
 
   loop_stats ls = {0};
   uint64_t t0 = tc_now_ns();
-  if (train_loop_run(r, tl, &ls) != 0) goto cleanup;
+  if (r->be->loop(r, tl, &ls) != 0) goto cleanup;
   train_report(r, tl, &ls, tc_now_ns() - t0);
   rc = 0;
 
 cleanup:
+  twincache_loader_close(r->val);
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);
@@ -380,9 +353,7 @@ cleanup:
     fprintf(stderr, PROG ": --batch-log: cannot write %s\n", o->batch_log);
     rc = 1;
   }
-  tc_cuda_free(r->dev);
-  tc_cpu_free(r->cpu);
+  if (r->be) r->be->destroy(r);
   tc_model_free(r->model);
-  free(r->ev_logit), free(r->ev_T), free(r->ev_w);
   return rc;
 }
