@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "tc_device.h"
+#include "tc_dist.h"
 #include "tc_model.h"
 #include "twincache_loader.h"
 
@@ -84,6 +85,7 @@ extern const train_backend train_backend_cuda;
 struct run {
   opts o;
   const train_backend *be; /* chosen once by pick_device */
+  tc_dist dist;            /* this process's rank of the job (1 process: rank 0 of 1) */
   tc_model *model;
   tc_cpu *cpu;
   tc_cuda *dev;
@@ -109,7 +111,8 @@ struct run {
 
 /* Counters of the training loop. */
 struct loop_stats {
-  uint64_t wait_ns, steps, graphs;
+  uint64_t wait_ns, steps, graphs; /* graphs: this rank's */
+  uint64_t reduce_ns;              /* in the gradient all-reduce (world > 1) */
 };
 
 /* 1 when the run evaluates: a --val-cache, or a held-out tail (--val-split). */
@@ -117,7 +120,8 @@ int train_has_validation(const run *r);
 /* Opens r->val over the validation graphs (all of --val-cache, else
  * [train_end, count) of --cache) once for the run: unshuffled and endless,
  * so each evaluation reads the next epoch, which holds the same batches
- * (fresh worlds keep epoch 0's draw). No-op when nothing is held out. */
+ * (fresh worlds keep epoch 0's draw). No-op when nothing is held out, and on
+ * ranks other than 0 (rank 0 evaluates for the job). */
 int train_eval_open(run *r);
 /* One pass (one epoch of r->val); out->done = 0 when there is nothing to
  * validate on. */
@@ -128,6 +132,12 @@ int train_evaluate(run *r, val_result *out);
 int train_next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_stats *ls);
 /* After step `done` (1-based): CSV row, evaluation, checkpoint when due. */
 int train_record(run *r, uint64_t done, float loss, float lr);
+/* Data parallel (world > 1): the gradients grads[n] of a batch whose loss
+ * and gradients are means over pair weight wsum become, on every rank, those
+ * of the whole global batch (sums of grads*wsum and wsum over the ranks, one
+ * MPI_Allreduce each; then divided), and *loss its loss; so W ranks at batch
+ * B step as one process at batch W*B. Does nothing on one process. */
+int train_grads_average(run *r, float *grads, size_t n, double wsum, float *loss, loop_stats *ls);
 /* 1 when step `done` is followed by an evaluation or a checkpoint, which
  * need the parameters of exactly that step. */
 int train_is_sync_step(const run *r, uint64_t done);

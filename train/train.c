@@ -29,6 +29,12 @@ static int pick_device(run *r) {
     fprintf(stderr, PROG ": --device cuda: %s\n", why);
     return 1;
   }
+  if (usable && r->dist.world > 1) { /* the NCCL path is not built yet */
+    fprintf(stderr, PROG ": rank %d of %d: data-parallel training runs on the CPU backend only "
+            "(the CUDA backend has no NCCL gradient all-reduce yet); add --device cpu\n",
+            r->dist.rank, r->dist.world);
+    return 1;
+  }
   r->be = usable ? &train_backend_cuda : &train_backend_cpu;
   if (usable) tc_cuda_device_name(name, sizeof name);
   if (!o->quiet) {
@@ -201,6 +207,13 @@ static int resume_from(run *r) {
             s->batch_size, o->batch);
     return 1;
   }
+  if (s->world_size != (uint32_t)r->dist.world) {
+    fprintf(stderr, PROG ": --resume: checkpoint %s was written by %" PRIu32 " rank(s), this run has "
+            "%d; resuming at another world size needs the loader's elastic state, which does not "
+            "exist yet: resume with the same number of ranks (mpirun -np %" PRIu32 ")\n", o->resume,
+            s->world_size, r->dist.world, s->world_size);
+    return 1;
+  }
   if (info.fresh_rows != o->fresh_rows || info.resample_every != o->resample_every) {
     fprintf(stderr, PROG ": --fresh-rows/--resample-every: checkpoint %s was written with --fresh-rows %"
             PRIu32 " --resample-every %" PRIu32 " (0 rows: the stored worlds), this run has %" PRIu32 " and %"
@@ -234,6 +247,7 @@ static int resume_from(run *r) {
     return 1;
   }
   r->stream = *s;
+  r->stream.rank = (uint32_t)r->dist.rank; /* rank 0 wrote it; the ranks step in lockstep */
   r->step0 = info.step, r->seq0 = s->next_seq;
   if (!o->quiet) {
     fprintf(r->text, "resumed from %s at step %" PRIu64 " (loader state: batch %" PRIu64
@@ -252,6 +266,7 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_options_init(&lo);
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
+  lo.rank = (uint32_t)r->dist.rank, lo.world_size = (uint32_t)r->dist.world;
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
@@ -307,6 +322,13 @@ static void print_plan(const run *r) {
             r->sort_var, r->sort_r2, r->sort_graphs);
   else
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
+  if (r->dist.world > 1) {
+    char mpi[128];
+    tc_dist_describe(mpi, sizeof mpi);
+    fprintf(r->text, "data parallel: %d ranks of batch %u (global batch %u), gradients averaged "
+            "every step over %s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
+            o->batch * (uint32_t)r->dist.world, mpi);
+  }
   if (o->val_cache)
     fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,
             r->val_count);
@@ -316,13 +338,20 @@ static void print_plan(const run *r) {
             r->val_fresh ? "fresh worlds (epoch 0's draw, the same at every evaluation)" : "the stored worlds");
 }
 
-int main(int argc, char **argv) {
-  run R;
-  memset(&R, 0, sizeof R);
-  run *r = &R;
+/* Ranks other than 0 train silently: no text, CSV, JSON, checkpoint or
+ * evaluation (rank 0 does those for the job). */
+static void quiet_other_ranks(run *r) {
+  if (r->dist.rank == 0) return;
+  r->o.quiet = 1, r->o.json = 0;
+  r->o.log = r->o.batch_log = r->o.checkpoint = NULL;
+}
+
+/* The run as named steps; returns the exit status. */
+static int train_main(run *r, int argc, char **argv) {
   twincache_loader *tl = NULL;
   int rc = train_flags_parse(argc, argv, &r->o);
   if (rc >= 0) return rc;
+  quiet_other_ranks(r);
   const opts *o = &r->o;
   r->text = o->json ? stderr : stdout;
   if (o->bench_h2d) return train_bench_h2d(o);
@@ -355,5 +384,21 @@ cleanup:
   }
   if (r->be) r->be->destroy(r);
   tc_model_free(r->model);
+  return rc;
+}
+
+/* Under an MPI launcher every rank runs train_main; one that fails ends the
+ * whole job with its status (its message printed first), so no rank waits
+ * in an all-reduce for it. */
+int main(int argc, char **argv) {
+  run R;
+  memset(&R, 0, sizeof R);
+  if (tc_dist_init(&R.dist, &argc, &argv) != 0) {
+    fprintf(stderr, PROG ": cannot join the MPI job: %s\n", twincache_last_error());
+    return 1;
+  }
+  int rc = train_main(&R, argc, argv);
+  if (rc != 0) tc_dist_abort(&R.dist, rc);
+  tc_dist_finalize(&R.dist);
   return rc;
 }

@@ -29,6 +29,10 @@ static int cpu_loop(run *r, twincache_loader *l, loop_stats *ls) {
     tc_batch_view v;
     tc_batch_view_init(&v, &b->layout, b->slab);
     float loss = tc_cpu_forward_backward(r->cpu, r->model, &v, r->optim.pos_weight, 1);
+    if (train_grads_average(r, r->model->grads, TC_MODEL_PARAMS, r->cpu->wsum, &loss, ls)) {
+      twincache_loader_release(l, b);
+      return 1;
+    }
     float lr = tc_lr_at(&r->optim, s);
     tc_cpu_adamw(r->model, &r->optim, lr, (int)(s + 1));
     twincache_loader_release(l, b);

@@ -14,6 +14,7 @@ int train_has_validation(const run *r) { return r->o.val_cache || r->o.val_split
 
 int train_eval_open(run *r) {
   const char *cache = r->o.val_cache ? r->o.val_cache : r->o.cache;
+  if (r->dist.rank != 0) return 0; /* rank 0 evaluates for the job */
   if (!train_has_validation(r) || (!r->o.val_cache && r->train_end >= r->count)) return 0;
   twincache_loader_options lo;
   twincache_loader_options_init(&lo);

@@ -11,6 +11,7 @@
 typedef struct summary {
   uint64_t steps;
   double train_s, graphs_per_s, ms_per_step, host_wait;
+  double reduce; /* share of the training time in the gradient all-reduce (waits for the other ranks included) */
   uint32_t decode_threads;
   double decode_per_thread_s, decode_busy; /* rate of a busy thread; busy fraction */
   int data_path;                           /* the backend times a copy path (CUDA) */
@@ -27,6 +28,7 @@ static void measure(const run *r, twincache_loader *tl, const loop_stats *ls, ui
   m->graphs_per_s = (double)ls->graphs / m->train_s;
   m->ms_per_step = ls->steps ? m->train_s * 1e3 / (double)ls->steps : 0;
   m->host_wait = (double)ls->wait_ns / (double)train_ns;
+  m->reduce = (double)ls->reduce_ns / (double)train_ns;
   /* the decode threads: their rate while busy, and how busy they were */
   twincache_loader_stats lst;
   twincache_loader_get_stats(tl, &lst);
@@ -53,6 +55,11 @@ static void print_text(const run *r, const summary *m) {
           "%.2f ms/step, host waited in the loader %.1f%% of the time\n",
           r->be->name, m->steps, m->train_s, (double)r->eval_ns * 1e-9, m->graphs_per_s,
           m->ms_per_step, 100 * m->host_wait);
+  if (r->dist.world > 1)
+    fprintf(r->text, "data parallel: rank 0 of %d, %.0f graphs/s per rank (%.0f for the job), "
+            "gradient all-reduce %.1f%% of the time (%.3f ms/step)\n", r->dist.world,
+            m->graphs_per_s, m->graphs_per_s * r->dist.world, 100 * m->reduce,
+            m->steps ? m->reduce * m->train_s * 1e3 / (double)m->steps : 0.0);
   fprintf(r->text, "loader: %u decode threads, %.0f graphs/s per busy thread, busy %.0f%% of the "
           "training time\n", m->decode_threads, m->decode_per_thread_s, 100 * m->decode_busy);
   if (m->data_path)
@@ -78,13 +85,14 @@ static void print_json(const run *r, const summary *m) {
          "\"ms_per_step\": %.4f, \"host_wait_fraction\": %.6f, \"copy_wait_fraction\": %.6f, "
          "\"h2d_gb_per_s\": %.3f, \"copy_wait_ms\": %.3f, \"compute_ms_per_step\": %.4f, "
          "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, "
-         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, \"val_graphs\": %" PRIu64 ", ",
+         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, \"val_graphs\": %" PRIu64 ", "
+         "\"world_size\": %d, \"allreduce_fraction\": %.6f, ",
          r->be->name, o->steps, o->batch, m->graphs_per_s, m->ms_per_step, m->host_wait,
          m->copy_wait, m->h2d_gb_per_s, tm->copy_wait_ms, tm->steps ? tm->step_ms / (double)tm->steps : 0.0,
          m->decode_per_thread_s, m->decode_busy, o->sync_copies ? "true" : "false",
          tm->steps ? tm->expand_ms / (double)tm->steps : 0.0,
          tm->copies ? (double)tm->copy_bytes / ((double)tm->copies * o->batch) : 0.0,
-         v->done ? v->graphs : 0);
+         v->done ? v->graphs : 0, r->dist.world, m->reduce);
   const char *keys[] = {"val_loss", "val_auroc", "val_auprc", "val_shd", "baseline_auroc",
                         "baseline_auprc", "baseline_shd"};
   double vals[] = {v->loss, v->auroc, v->auprc, v->shd, v->base_auroc, v->base_auprc, v->base_shd};
