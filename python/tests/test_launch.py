@@ -22,6 +22,8 @@ def env(monkeypatch):
 def test_default_one_process(env):
     assert twincache.launch_ranks() == (0, 1, 0, "default")
     assert twincache.default_rank_world() == (0, 1)
+    env(LOCAL_RANK=1)  # one process on a GPU chosen by hand
+    assert twincache.launch_ranks() == (0, 1, 1, "default")
 
 
 def test_torchrun_alone(env):

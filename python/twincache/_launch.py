@@ -13,7 +13,8 @@ first of these that is there:
    SLURM_LOCALID (default 0) (source "slurm"). Slurm sets them in every task
    of `srun`; note that an `sbatch` script's own shell has them too (rank 0
    of the allocation's task count): start training processes with srun.
-4. Otherwise one process: (0, 1, 0) (source "default").
+4. Otherwise one process: rank 0 of 1, local rank LOCAL_RANK when set (a
+   GPU chosen by hand), else 0 (source "default").
 
 Only the first source found is read (no mixing of variables from two
 launchers). A variable that is not an integer, a world size < 1, or a rank
@@ -70,4 +71,4 @@ def launch_ranks():
     if rank is not None and world is not None:
         return _checked(rank, world, _env_int("SLURM_LOCALID", 0), "slurm",
                         ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"))
-    return LaunchRanks(0, 1, 0, "default")
+    return _checked(0, 1, _env_int("LOCAL_RANK", 0), "default", ("-", "-", "LOCAL_RANK"))
