@@ -50,7 +50,7 @@ echo "== torchrun --nproc_per_node 2 (gloo, CPU) examples/train_avici.py"
 rm -rf "$tmp/ddp-cache"
 "$venv/bin/twincache-gen" --out "$tmp/ddp-cache" --graphs 256 --nodes 5:8 --samples 16 --seed 4 \
   --threads 2 --quiet
-OMP_NUM_THREADS=1 "$venv/bin/torchrun" --nproc_per_node 2 --master_port 29511 \
+OMP_NUM_THREADS=1 "$venv/bin/torchrun" --standalone --nproc_per_node 2 \
   examples/train_avici.py --data twincache --cache "$tmp/ddp-cache" --steps 6 --batch 8 \
   --layers 1 --eval-graphs 64 --amp off >"$tmp/ddp.log" 2>&1 ||
   { cat "$tmp/ddp.log"; echo "torchrun check failed"; exit 1; }
