@@ -254,6 +254,9 @@ def main():
                          "SCMs every epoch (evaluation always reads the stored held-out worlds)")
     ap.add_argument("--fresh-rows", type=int, default=0,
                     help="rows per fresh world (0 = the cache's stored S)")
+    ap.add_argument("--loss-log", metavar="FILE",
+                    help="CSV of every step (rank 0): step, the global batch's loss (all ranks' "
+                         "pairs), its graph ids sorted — what one process at --batch x ranks logs")
     ap.add_argument("--data-only", action="store_true",
                     help="no model: how fast the data source alone delivers batches (on the device)")
     a = ap.parse_args()
@@ -262,15 +265,17 @@ def main():
     if a.resume and not a.checkpoint:
         ap.error("--resume needs --checkpoint")
 
-    # -- processes: torchrun (or RANK/WORLD_SIZE/MASTER_ADDR by hand) => data parallel
+    # -- processes: twincache.launch_ranks() (torch.distributed, torchrun's RANK/WORLD_SIZE/
+    # LOCAL_RANK, Slurm's SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID) => data parallel over
+    # gloo (CPU) or NCCL (GPU: cuda:LOCAL_RANK); the rendezvous is env:// (MASTER_ADDR,
+    # MASTER_PORT: torchrun sets them, a Slurm script exports them)
+    import twincache
     cuda = torch.cuda.is_available()
-    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
-    local = int(os.environ.get("LOCAL_RANK", "0"))
-    if distributed:
-        dist.init_process_group("nccl" if cuda else "gloo")
-        rank, world = dist.get_rank(), dist.get_world_size()
-    else:
-        rank, world = 0, 1
+    rank, world, local, launcher = twincache.launch_ranks()
+    distributed = world > 1
+    if distributed and not dist.is_initialized():
+        dist.init_process_group("nccl" if cuda else "gloo", init_method="env://", rank=rank,
+                                world_size=world)
     main_proc = rank == 0
     if cuda:
         torch.cuda.set_device(local)
@@ -306,7 +311,6 @@ def main():
         t = min(1.0, (step - a.warmup) / max(1, a.steps - a.warmup))
         return a.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
 
-    import twincache
     loader = None
     if a.data == "twincache":
         n = len(twincache.Cache(a.cache))
@@ -336,7 +340,9 @@ def main():
         if loader is not None:
             if len(ck["loader"]) != world:
                 sys.exit(f"train_avici.py: --checkpoint {a.checkpoint} was written by "
-                         f"{len(ck['loader'])} processes, this run has {world}")
+                         f"{len(ck['loader'])} processes, this run has {world}; resuming at another "
+                         f"world size needs the loader's elastic state, which does not exist yet: "
+                         f"resume with {len(ck['loader'])} processes")
             loader.load_state_dict(ck["loader"][rank])
         if main_proc:
             print(f"resumed from {a.checkpoint}: step {step}, {graphs} graphs seen, "
@@ -395,13 +401,23 @@ def main():
         with amp():
             logits = model(inp)
         pm = pair_mask(inp["node_mask"], gm)
-        loss = F.binary_cross_entropy_with_logits(logits.float()[pm],
-                                                  b["adj"].to(dev, non_blocking=True).float()[pm])
+        adj = b["adj"].to(dev, non_blocking=True).float()[pm]
+        if distributed:
+            # the global batch's mean over all ranks' pairs: DDP averages the ranks'
+            # gradients, so each rank's loss is its pairs' sum * world / all pairs
+            lsum = F.binary_cross_entropy_with_logits(logits.float()[pm], adj, reduction="sum")
+            tot = torch.stack([pm.sum().float(), lsum.detach()])
+            dist.all_reduce(tot)
+            loss = lsum * world / tot[0].clamp_min(1)
+            shown = tot[1] / tot[0].clamp_min(1)
+        else:
+            loss = F.binary_cross_entropy_with_logits(logits.float()[pm], adj)
+            shown = loss.detach()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
-        return loss.detach()
+        return shown
 
     log_every = a.log_every or max(a.steps // 10, 1)
     t_start = time.perf_counter()
@@ -409,12 +425,24 @@ def main():
     g_log, window_loss = graphs, []
     stop_reason = "steps"
     seen_ids = []
+    loss_log = open(a.loss_log, "w") if a.loss_log and main_proc else None
+    if loss_log:
+        loss_log.write("step,loss,graph_ids\n")
     while step < a.steps:
         b = next(batches)
         if distributed and len(seen_ids) < 64 and "graph_id" in b.keys():
             gid = b["graph_id"][b["valid"].bool()]
             seen_ids.extend(gid.cpu().tolist())
+        ids = None
+        if a.loss_log and "graph_id" in b.keys():
+            ids = b["graph_id"][b["valid"].bool()].cpu().tolist()
+            if distributed:
+                every = [None] * world
+                dist.all_gather_object(every, ids)
+                ids = [i for part in every for i in part]
         loss = train_step(b)
+        if loss_log:
+            loss_log.write(f"{step + 1},{loss.item():.9g},{' '.join(map(str, sorted(ids or [])))}\n")
         del b
         step += 1
         graphs += a.batch * world
@@ -458,8 +486,27 @@ def main():
     if not a.data_only:
         report_eval()
         save()
+    if loss_log:
+        loss_log.close()
     if loader is not None:
         loader.close()
+    if distributed and not a.data_only:
+        # the all-reduce's cost: DDP overlaps its bucketed reduce with the backward pass,
+        # so time the same volume (every gradient) alone, against the mean step
+        flat = torch.zeros(sum(p.numel() for p in net.parameters()), device=dev)
+        dist.barrier()
+        t1 = time.perf_counter()
+        for _ in range(20):
+            dist.all_reduce(flat)
+        if cuda:
+            torch.cuda.synchronize()
+        ar_ms = (time.perf_counter() - t1) / 20 * 1e3
+        step_ms = train_s / max(step, 1) * 1e3
+        if main_proc:
+            print(f"all-reduce of the {flat.numel()} gradients ({'nccl' if cuda else 'gloo'}, "
+                  f"{launcher}): {ar_ms:.3f} ms = {100 * ar_ms / step_ms:.1f}% of the mean step "
+                  f"({step_ms:.1f} ms); {graphs / max(train_s, 1e-9) / world:.1f} graphs/s per rank",
+                  flush=True)
     if distributed:  # the data-parallel invariants, checked once at the end
         ids = [None] * world
         dist.all_gather_object(ids, set(seen_ids))

@@ -5,8 +5,9 @@ set -euo pipefail
 
 # The Python binding's tests run under Debian's /usr/bin/python3 with these,
 # and in a venv (python3-venv) with numpy 2 / torch 2 from the package index.
+# Open MPI: data-parallel twincache-train (mpirun) and its tests.
 need=(build-essential cmake pkg-config libzstd-dev libxxhash-dev liblmdb-dev libigraph-dev
-      python3 python3-numpy python3-torch python3-pytest python3-venv)
+      python3 python3-numpy python3-torch python3-pytest python3-venv libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

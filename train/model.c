@@ -225,6 +225,7 @@ float tc_cpu_forward_backward(tc_cpu *c, tc_model *m, const tc_batch_view *b, fl
     P++;
   }
   proto.rows = P, proto.wsum = wsum;
+  c->wsum = wsum;
   /* MLP and loss by fixed chunks */
   tc_parallel(&proto, 1);
   memset(c->logit, 0, sizeof(float) * c->P);

@@ -77,6 +77,7 @@ typedef struct tc_cpu {
   int threads;
   float *part_grads;           /* (TC_CPU_CHUNKS, TC_MODEL_PARAMS) */
   double chunk_loss[TC_CPU_CHUNKS], chunk_w[TC_CPU_CHUNKS];
+  double wsum; /* the last batch's sum of pair weights: its loss and gradients are means by it */
 } tc_cpu;
 
 /* Workspace for batches of G graphs of N nodes, computing with 1 thread.

@@ -1,12 +1,17 @@
 /* tc_train.h — the parts of twincache-train (program-internal):
- *   train_flags.c   the options: table, parsing, --help, what may change on resume
- *   train_eval.c    one pass over the held-out range: loss, AUROC, AUPRC, SHD
- *   train_loop.c    the CPU and the double-buffered CUDA training loops, and
- *                   what happens after each step (CSV row, evaluation, checkpoint)
- *   train_report.c  the summary (text and JSON) and --bench-h2d
- *   train.c         main: the run as named steps
- * Functions print their one error line themselves and return 0 or 1 (the
- * program's exit status for a runtime error). */
+ *   train_flags.c        the options: table, parsing, --help, what may change on resume
+ *   train_backend_cpu.c  the CPU backend: the reference kernels' loop and forward pass
+ *   train_backend_cuda.c the CUDA backend: the double-buffered loop, the device forward pass
+ *   train_loop.c         what every backend's loop shares: fetching a batch, and
+ *                        after each step the CSV row, evaluation and checkpoint
+ *   train_eval.c         the validation loader (kept open) and one pass over it:
+ *                        loss, AUROC, AUPRC, SHD
+ *   train_report.c       the summary (text and JSON) and --bench-h2d
+ *   train.c              main: the run as named steps
+ * Calls run down this list's dependency order, never back: the backends call
+ * train_loop.c, which calls train_eval.c, which reaches the backend only
+ * through the table (r->be). Functions print their one error line themselves
+ * and return 0 or 1 (the program's exit status for a runtime error). */
 #ifndef TC_TRAIN_H
 #define TC_TRAIN_H
 
@@ -14,6 +19,7 @@
 #include <stdio.h>
 
 #include "tc_device.h"
+#include "tc_dist.h"
 #include "tc_model.h"
 #include "twincache_loader.h"
 
@@ -44,10 +50,42 @@ typedef struct val_result {
   uint64_t graphs, pairs;
 } val_result;
 
+typedef struct run run;
+typedef struct loop_stats loop_stats;
+
+/* One backend: everything that differs between CPU and CUDA, chosen once at
+ * start (train.c's pick_device); no call site asks which one it is. */
+typedef struct train_backend {
+  const char *name; /* "cpu" or "cuda": the summary's device */
+  int layout;       /* the training loader's batch layout (TWINCACHE_LAYOUT_DENSE or _COMPACT) */
+  /* the loaders' slot memory (NULL: the loader's malloc) */
+  void *(*host_alloc)(size_t bytes, void *user);
+  void (*host_free)(void *ptr, void *user);
+  /* After the training loader opened (r->layout set): the workspace or
+   * device context. destroy accepts a run whose create failed or never ran. */
+  int (*create)(run *r);
+  void (*destroy)(run *r);
+  /* Steps [r->step0, r->end_step) on batches of l. */
+  int (*loop)(run *r, twincache_loader *l, loop_stats *ls);
+  /* Forward pass on one dense validation batch: its loss and pointers to
+   * the logits, T statistics and pair weights (each G*N*N floats, valid
+   * until the next call). */
+  int (*eval_batch)(run *r, const twincache_batch *b, float *loss, const float **logit,
+                    const float **T, const float **pair_w);
+  /* Brings r->model up to date (params and AdamW moments) for a checkpoint. */
+  int (*sync_model)(run *r);
+  /* The data path's event timings; 0 when the backend has none (*t zeroed). */
+  int (*timing)(const run *r, tc_cuda_timing *t);
+} train_backend;
+
+extern const train_backend train_backend_cpu;
+extern const train_backend train_backend_cuda;
+
 /* Everything one run holds. */
-typedef struct run {
+struct run {
   opts o;
-  int cuda; /* backend: 1 CUDA, 0 CPU */
+  const train_backend *be; /* chosen once by pick_device */
+  tc_dist dist;            /* this process's rank of the job (1 process: rank 0 of 1) */
   tc_model *model;
   tc_cpu *cpu;
   tc_cuda *dev;
@@ -66,29 +104,47 @@ typedef struct run {
   twincache_loader_state stream;
   FILE *log, *batch_log, *text; /* text: where human-readable lines go */
   float *ev_logit, *ev_T, *ev_w; /* CUDA eval host copies, G*N*N each */
+  twincache_loader *val;         /* the validation loader, open for the whole run (or NULL) */
   val_result last;
   uint64_t eval_ns, ckpt_ns;
-} run;
+};
 
 /* Counters of the training loop. */
-typedef struct loop_stats {
-  uint64_t wait_ns, steps, graphs;
-} loop_stats;
+struct loop_stats {
+  uint64_t wait_ns, steps, graphs; /* graphs: this rank's */
+  uint64_t reduce_ns;              /* in the gradient all-reduce (world > 1) */
+};
 
 /* 1 when the run evaluates: a --val-cache, or a held-out tail (--val-split). */
 int train_has_validation(const run *r);
-/* One pass over the validation graphs: all of --val-cache, else
- * [train_end, count) of --cache; out->done = 0 when there are none. */
+/* Opens r->val over the validation graphs (all of --val-cache, else
+ * [train_end, count) of --cache) once for the run: unshuffled and endless,
+ * so each evaluation reads the next epoch, which holds the same batches
+ * (fresh worlds keep epoch 0's draw). No-op when nothing is held out, and on
+ * ranks other than 0 (rank 0 evaluates for the job). */
+int train_eval_open(run *r);
+/* One pass (one epoch of r->val); out->done = 0 when there is nothing to
+ * validate on. */
 int train_evaluate(run *r, val_result *out);
-/* Steps [step0, end_step) on the backend r->cuda picks. */
-int train_loop_run(run *r, twincache_loader *l, loop_stats *ls);
+
+/* The loops' shared parts (train_loop.c). Fetches the next training batch
+ * (counted in ls, written to --batch-log). */
+int train_next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_stats *ls);
+/* After step `done` (1-based): CSV row, evaluation, checkpoint when due. */
+int train_record(run *r, uint64_t done, float loss, float lr);
+/* Data parallel (world > 1): the gradients grads[n] of a batch whose loss
+ * and gradients are means over pair weight wsum become, on every rank, those
+ * of the whole global batch (sums of grads*wsum and wsum over the ranks, one
+ * MPI_Allreduce each; then divided), and *loss its loss; so W ranks at batch
+ * B step as one process at batch W*B. Does nothing on one process. */
+int train_grads_average(run *r, float *grads, size_t n, double wsum, float *loss, loop_stats *ls);
+/* 1 when step `done` is followed by an evaluation or a checkpoint, which
+ * need the parameters of exactly that step. */
+int train_is_sync_step(const run *r, uint64_t done);
 /* The summary lines (unless --quiet) and the --json object; wall_ns is the
  * loop's wall time, evaluations and checkpoints included. */
 void train_report(run *r, twincache_loader *l, const loop_stats *ls, uint64_t wall_ns);
 /* --bench-h2d: a plain pinned cudaMemcpy of one batch slab. */
 int train_bench_h2d(const opts *o);
-/* The one stderr line of a failed tc_device.h call (its message names the
- * CUDA call and error); returns 1. */
-int train_device_failed(void);
 
 #endif /* TC_TRAIN_H */

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tc_checked.h"
 #include "tc_checkpoint.h"
 #include "tc_common.h"
 #include "tc_train.h"
@@ -30,14 +29,20 @@ static int pick_device(run *r) {
     fprintf(stderr, PROG ": --device cuda: %s\n", why);
     return 1;
   }
-  r->cuda = usable;
-  if (r->cuda) tc_cuda_device_name(name, sizeof name);
+  if (usable && r->dist.world > 1) { /* the NCCL path is not built yet */
+    fprintf(stderr, PROG ": rank %d of %d: data-parallel training runs on the CPU backend only "
+            "(the CUDA backend has no NCCL gradient all-reduce yet); add --device cpu\n",
+            r->dist.rank, r->dist.world);
+    return 1;
+  }
+  r->be = usable ? &train_backend_cuda : &train_backend_cpu;
+  if (usable) tc_cuda_device_name(name, sizeof name);
   if (!o->quiet) {
-    if (r->cuda) fprintf(r->text, "device: cuda (%s)\n", name);
+    if (usable) fprintf(r->text, "device: cuda (%s)\n", name);
     else if (o->device == DEV_CPU) fprintf(r->text, "device: cpu (--device cpu)\n");
     else fprintf(r->text, "device: cpu (%s)\n", why);
   }
-  if (o->sync_copies && !r->cuda && !o->quiet)
+  if (o->sync_copies && !usable && !o->quiet)
     fprintf(r->text, "note: --sync-copies only changes the CUDA data path\n");
   return 0;
 }
@@ -202,6 +207,13 @@ static int resume_from(run *r) {
             s->batch_size, o->batch);
     return 1;
   }
+  if (s->world_size != (uint32_t)r->dist.world) {
+    fprintf(stderr, PROG ": --resume: checkpoint %s was written by %" PRIu32 " rank(s), this run has "
+            "%d; resuming at another world size needs the loader's elastic state, which does not "
+            "exist yet: resume with the same number of ranks (mpirun -np %" PRIu32 ")\n", o->resume,
+            s->world_size, r->dist.world, s->world_size);
+    return 1;
+  }
   if (info.fresh_rows != o->fresh_rows || info.resample_every != o->resample_every) {
     fprintf(stderr, PROG ": --fresh-rows/--resample-every: checkpoint %s was written with --fresh-rows %"
             PRIu32 " --resample-every %" PRIu32 " (0 rows: the stored worlds), this run has %" PRIu32 " and %"
@@ -235,6 +247,7 @@ static int resume_from(run *r) {
     return 1;
   }
   r->stream = *s;
+  r->stream.rank = (uint32_t)r->dist.rank; /* rank 0 wrote it; the ranks step in lockstep */
   r->step0 = info.step, r->seq0 = s->next_seq;
   if (!o->quiet) {
     fprintf(r->text, "resumed from %s at step %" PRIu64 " (loader state: batch %" PRIu64
@@ -253,10 +266,10 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_options_init(&lo);
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
+  lo.rank = (uint32_t)r->dist.rank, lo.world_size = (uint32_t)r->dist.world;
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
-  if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
-  if (r->cuda) lo.layout = TWINCACHE_LAYOUT_COMPACT; /* expanded on the GPU */
+  lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
   int st = twincache_loader_open(o->cache, &lo, o->resume ? &r->stream : NULL, tl);
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
@@ -271,33 +284,6 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_get_state(*tl, &r->stream);
   r->layout = *twincache_loader_layout(*tl);
   return 0;
-}
-
-/* The CUDA context and the host copies of its evaluation outputs (G*N*N
- * floats each), or the CPU workspace (which also serves evaluation). */
-static int backend_create(run *r) {
-  const twincache_batch_layout *l = &r->layout;
-  if (!r->cuda) {
-    r->cpu = tc_cpu_create((int)l->graphs, (int)l->nodes);
-    if (!r->cpu) goto oom;
-    tc_cpu_set_threads(r->cpu, (int)r->o.cpu_threads);
-    return 0;
-  }
-  uint64_t pair_bytes;
-  size_t bytes;
-  if (tc_mul3_u64_overflow(l->graphs, l->nodes, l->nodes, &pair_bytes) ||
-      tc_mul_u64_overflow(pair_bytes, sizeof(float), &pair_bytes) ||
-      tc_u64_to_size_overflow(pair_bytes, &bytes)) {
-    fprintf(stderr, PROG ": --batch: %u graphs x %u x %u node pairs do not fit in memory\n",
-            l->graphs, l->nodes, l->nodes);
-    return 1;
-  }
-  r->ev_logit = malloc(bytes), r->ev_T = malloc(bytes), r->ev_w = malloc(bytes);
-  if (!r->ev_logit || !r->ev_T || !r->ev_w) goto oom;
-  return tc_cuda_create(&r->dev, l, r->model) != 0 ? train_device_failed() : 0;
-oom:
-  fprintf(stderr, PROG ": out of memory\n");
-  return 1;
 }
 
 /* --log: the metrics CSV and its header; --batch-log: the batches' CSV. */
@@ -336,6 +322,13 @@ static void print_plan(const run *r) {
             r->sort_var, r->sort_r2, r->sort_graphs);
   else
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
+  if (r->dist.world > 1) {
+    char mpi[128];
+    tc_dist_describe(mpi, sizeof mpi);
+    fprintf(r->text, "data parallel: %d ranks of batch %u (global batch %u), gradients averaged "
+            "every step over %s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
+            o->batch * (uint32_t)r->dist.world, mpi);
+  }
   if (o->val_cache)
     fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,
             r->val_count);
@@ -345,13 +338,20 @@ static void print_plan(const run *r) {
             r->val_fresh ? "fresh worlds (epoch 0's draw, the same at every evaluation)" : "the stored worlds");
 }
 
-int main(int argc, char **argv) {
-  run R;
-  memset(&R, 0, sizeof R);
-  run *r = &R;
+/* Ranks other than 0 train silently: no text, CSV, JSON, checkpoint or
+ * evaluation (rank 0 does those for the job). */
+static void quiet_other_ranks(run *r) {
+  if (r->dist.rank == 0) return;
+  r->o.quiet = 1, r->o.json = 0;
+  r->o.log = r->o.batch_log = r->o.checkpoint = NULL;
+}
+
+/* The run as named steps; returns the exit status. */
+static int train_main(run *r, int argc, char **argv) {
   twincache_loader *tl = NULL;
   int rc = train_flags_parse(argc, argv, &r->o);
   if (rc >= 0) return rc;
+  quiet_other_ranks(r);
   const opts *o = &r->o;
   r->text = o->json ? stderr : stdout;
   if (o->bench_h2d) return train_bench_h2d(o);
@@ -361,16 +361,18 @@ int main(int argc, char **argv) {
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
-  if (open_train_stream(r, &tl) || backend_create(r) || log_open(r)) goto cleanup;
+  if (open_train_stream(r, &tl) || r->be->create(r) || train_eval_open(r) || log_open(r))
+    goto cleanup;
   print_plan(r);
 
   loop_stats ls = {0};
   uint64_t t0 = tc_now_ns();
-  if (train_loop_run(r, tl, &ls) != 0) goto cleanup;
+  if (r->be->loop(r, tl, &ls) != 0) goto cleanup;
   train_report(r, tl, &ls, tc_now_ns() - t0);
   rc = 0;
 
 cleanup:
+  twincache_loader_close(r->val);
   twincache_loader_close(tl);
   if (r->log && fclose(r->log) != 0 && rc == 0) {
     fprintf(stderr, PROG ": --log: cannot write %s\n", o->log);
@@ -380,9 +382,23 @@ cleanup:
     fprintf(stderr, PROG ": --batch-log: cannot write %s\n", o->batch_log);
     rc = 1;
   }
-  tc_cuda_free(r->dev);
-  tc_cpu_free(r->cpu);
+  if (r->be) r->be->destroy(r);
   tc_model_free(r->model);
-  free(r->ev_logit), free(r->ev_T), free(r->ev_w);
+  return rc;
+}
+
+/* Under an MPI launcher every rank runs train_main; one that fails ends the
+ * whole job with its status (its message printed first), so no rank waits
+ * in an all-reduce for it. */
+int main(int argc, char **argv) {
+  run R;
+  memset(&R, 0, sizeof R);
+  if (tc_dist_init(&R.dist, &argc, &argv) != 0) {
+    fprintf(stderr, PROG ": cannot join the MPI job: %s\n", twincache_last_error());
+    return 1;
+  }
+  int rc = train_main(&R, argc, argv);
+  if (rc != 0) tc_dist_abort(&R.dist, rc);
+  tc_dist_finalize(&R.dist);
   return rc;
 }

@@ -1,5 +1,6 @@
-/* train_eval.c — one pass over the held-out tail of the cache: the model's
- * loss, AUROC, AUPRC and SHD against the |T| baseline (train/MODEL.md). */
+/* train_eval.c — the validation loader, opened once per run, and one pass
+ * over it: the model's loss, AUROC, AUPRC and SHD against the |T| baseline
+ * (train/MODEL.md), on whichever backend the run chose. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,63 +12,62 @@ static float sigmoidf_(float z) { return 1.0f / (1.0f + expf(-z)); }
 
 int train_has_validation(const run *r) { return r->o.val_cache || r->o.val_split > 0; }
 
-/* One pass over the validation graphs. Returns 0 or 1 (message printed). */
-int train_evaluate(run *r, val_result *out) {
-  int rc = 1;
-  twincache_loader *vl = NULL;
-  tc_scores sc = {0};
-  double loss_w = 0, loss_sum = 0, shd = 0, base_shd = 0;
-  uint64_t graphs = 0;
-  uint8_t *pred = NULL, *bpred = NULL;
-  memset(out, 0, sizeof *out);
+int train_eval_open(run *r) {
   const char *cache = r->o.val_cache ? r->o.val_cache : r->o.cache;
-  if (!r->o.val_cache && r->train_end >= r->count) return 0; /* nothing held out */
+  if (r->dist.rank != 0) return 0; /* rank 0 evaluates for the job */
+  if (!train_has_validation(r) || (!r->o.val_cache && r->train_end >= r->count)) return 0;
   twincache_loader_options lo;
   twincache_loader_options_init(&lo);
-  lo.batch_size = r->o.batch, lo.epochs = 1, lo.shuffle = 0, lo.seed = r->loader_seed;
+  /* endless and unshuffled: every epoch is the same batches in the same order */
+  lo.batch_size = r->o.batch, lo.epochs = 0, lo.shuffle = 0, lo.seed = r->loader_seed;
   lo.threads = r->o.threads, lo.index_begin = r->train_end, lo.index_end = r->count;
   if (r->o.val_cache) lo.index_begin = 0, lo.index_end = r->val_count;
-  if (r->val_fresh) lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = r->o.fresh_rows; /* epoch 0's draw */
-  if (r->cuda) lo.alloc = tc_cuda_host_alloc, lo.free = tc_cuda_host_free;
-  int st = twincache_loader_open(cache, &lo, NULL, &vl);
+  if (r->val_fresh) /* epoch 0's draw at every evaluation: all epochs share it */
+    lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = r->o.fresh_rows, lo.resample_every = UINT32_MAX;
+  lo.alloc = r->be->host_alloc, lo.free = r->be->host_free;
+  int st = twincache_loader_open(cache, &lo, NULL, &r->val);
   if (st != 0) {
     fprintf(stderr, PROG ": cannot open the validation range of %s: %s\n", cache, twincache_last_error());
-    goto cleanup;
+    return 1;
   }
-  const twincache_batch_layout *vlay = twincache_loader_layout(vl);
+  const twincache_batch_layout *vlay = twincache_loader_layout(r->val);
   if (vlay->nodes != r->layout.nodes || vlay->inter != r->layout.inter ||
       vlay->samples != r->layout.samples) { /* split_cache checked the dims: a defect if seen */
     fprintf(stderr, PROG ": validation batches of %s are N=%u K=%u S=%u, training batches N=%u K=%u "
             "S=%u\n", cache, vlay->nodes, vlay->inter, vlay->samples, r->layout.nodes, r->layout.inter,
             r->layout.samples);
-    goto cleanup;
+    return 1;
   }
+  return 0;
+}
+
+/* One pass over the validation graphs: the next epoch of r->val. Returns 0
+ * or 1 (message printed). */
+int train_evaluate(run *r, val_result *out) {
+  int rc = 1;
+  tc_scores sc = {0};
+  double loss_w = 0, loss_sum = 0, shd = 0, base_shd = 0;
+  uint64_t graphs = 0;
+  uint8_t *pred = NULL, *bpred = NULL;
+  memset(out, 0, sizeof *out);
+  if (!r->val) return 0; /* nothing held out */
+  twincache_loader *vl = r->val;
+  uint64_t batches = twincache_loader_batches_per_epoch(vl);
   int N = (int)r->layout.nodes;
   pred = malloc((size_t)N * N), bpred = malloc((size_t)N * N);
   if (!pred || !bpred) goto oom;
-  for (;;) {
+  for (uint64_t i = 0; i < batches; i++) {
     twincache_batch *b = NULL;
-    st = twincache_loader_next(vl, &b);
-    if (st == TWINCACHE_END) break;
+    int st = twincache_loader_next(vl, &b);
     if (st != 0) {
       fprintf(stderr, PROG ": validation batch: %s\n", twincache_last_error());
       goto cleanup;
     }
     float loss;
     const float *logit, *T, *w;
-    if (r->cuda) {
-      if (tc_cuda_eval(r->dev, b->slab, r->optim.pos_weight, &loss, r->ev_logit, r->ev_T,
-                       r->ev_w) != 0) {
-        train_device_failed();
-        twincache_loader_release(vl, b);
-        goto cleanup;
-      }
-      logit = r->ev_logit, T = r->ev_T, w = r->ev_w;
-    } else {
-      tc_batch_view v;
-      tc_batch_view_init(&v, &b->layout, b->slab);
-      loss = tc_cpu_forward_backward(r->cpu, r->model, &v, r->optim.pos_weight, 0);
-      logit = r->cpu->logit, T = r->cpu->T, w = r->cpu->pair_w;
+    if (r->be->eval_batch(r, b, &loss, &logit, &T, &w) != 0) {
+      twincache_loader_release(vl, b);
+      goto cleanup;
     }
     double bw = 0;
     for (uint32_t g = 0; g < b->n_graphs; g++) {
@@ -109,7 +109,6 @@ cleanup:
   free(pred);
   free(bpred);
   tc_scores_free(&sc);
-  twincache_loader_close(vl);
   return rc;
 }
 

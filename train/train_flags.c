@@ -36,7 +36,7 @@ static size_t train_opts(opts *p, tc_opt *o) {
       {.name = "--resample-every", .meta = "R", .kind = TC_OPT_U32, .dst = &p->resample_every, .lo = 1,
        .hi = UINT32_MAX, .help = "with --fresh-rows: R consecutive epochs share one draw\n(default {})"},
       {.name = "--batch", .meta = "G", .kind = TC_OPT_U32, .dst = &p->batch, .lo = 1, .hi = 4096,
-       .help = "graphs per batch, 1..4096 (default {})"},
+       .help = "graphs per batch (per rank under mpirun), 1..4096 (default {})"},
       {.name = "--steps", .meta = "N", .kind = TC_OPT_U64, .dst = &p->steps, .lo = 1, .hi = UINT32_MAX,
        .help = "optimiser steps, >= 1 (default {})"},
       {.name = "--lr", .meta = "X", .kind = TC_OPT_F64, .dst = &p->lr, .fhi = 10, .open = TC_OPEN_LO,
@@ -118,6 +118,11 @@ static void usage(FILE *f) {
           "  naming the flag or the loader-state field): they fix the batch stream. A damaged, truncated or older-version checkpoint is\n"
           "  refused with exit 1 and one line naming the file and the fault. Checkpoints are\n"
           "  written to FILE.tmp, flushed, then renamed over FILE: a crash leaves the old one.\n"
+          "data parallel: mpirun -np W " PROG " ... runs W ranks (built with MPI): rank r\n"
+          "  takes every W-th batch of the stream, the gradients are combined every step\n"
+          "  (MPI_Allreduce) so W ranks at --batch B train as one process at --batch W*B;\n"
+          "  rank 0 alone logs, evaluates and checkpoints; a rank that fails ends the job.\n"
+          "  CPU backend only (--device cpu) for now; a checkpoint resumes at its own W only.\n"
           "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
           "  device, I/O), 2 usage error (one line naming the flag and what it accepts).\n");
 }

@@ -1,7 +1,7 @@
-/* train_loop.c — the training loops: the CPU one, and the CUDA one that
- * overlaps each batch's host-to-device copy with the previous step; after
- * every step, record() writes the CSV row and runs the evaluation and the
- * checkpoint when they are due. */
+/* train_loop.c — what every backend's training loop shares: fetching the
+ * next batch (counted, written to --batch-log), and after every step
+ * train_record(): the CSV row, the evaluation and the checkpoint when due.
+ * The loops themselves are the backends' (train_backend_*.c). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "tc_train.h"
 
 static int save_checkpoint(run *r, uint64_t steps_done) {
-  if (r->cuda && tc_cuda_download(r->dev, r->model) != 0) return train_device_failed();
+  if (r->be->sync_model(r) != 0) return 1;
   /* the loader's own state may run ahead (CUDA stages the next batch):
    * the checkpoint's position is one batch per step done */
   tc_checkpoint_info info = {.step = steps_done, .seed = r->o.seed, .stream = r->stream,
@@ -39,8 +39,11 @@ static void fmt_metric(char *buf, size_t cap, double x) {
   else snprintf(buf, cap, "%.4f", x);
 }
 
-/* After step `done` (1-based count): CSV row, evaluation, checkpoint. */
-static int record(run *r, uint64_t done, float loss, float lr) {
+int train_is_sync_step(const run *r, uint64_t done) {
+  return is_eval_step(r, done) || is_ckpt_step(r, done);
+}
+
+int train_record(run *r, uint64_t done, float loss, float lr) {
   val_result v = {0};
   uint64_t t0 = tc_now_ns();
   if (is_eval_step(r, done) && train_has_validation(r)) {
@@ -72,7 +75,7 @@ static int record(run *r, uint64_t done, float loss, float lr) {
   return 0;
 }
 
-static int next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_stats *ls) {
+int train_next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_stats *ls) {
   uint64_t t0 = tc_now_ns();
   int st = twincache_loader_next(l, b);
   ls->wait_ns += tc_now_ns() - t0;
@@ -93,100 +96,19 @@ static int next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_sta
   return 0;
 }
 
-static int train_cpu(run *r, twincache_loader *l, loop_stats *ls) {
-  for (uint64_t s = r->step0; s < r->end_step; s++) {
-    twincache_batch *b = NULL;
-    if (next_batch(r, l, &b, ls)) return 1;
-    tc_batch_view v;
-    tc_batch_view_init(&v, &b->layout, b->slab);
-    float loss = tc_cpu_forward_backward(r->cpu, r->model, &v, r->optim.pos_weight, 1);
-    float lr = tc_lr_at(&r->optim, s);
-    tc_cpu_adamw(r->model, &r->optim, lr, (int)(s + 1));
-    twincache_loader_release(l, b);
-    ls->steps++;
-    if (record(r, s + 1, loss, lr)) return 1;
+
+int train_grads_average(run *r, float *grads, size_t n, double wsum, float *loss, loop_stats *ls) {
+  if (r->dist.world == 1) return 0;
+  uint64_t t0 = tc_now_ns();
+  for (size_t i = 0; i < n; i++) grads[i] *= (float)wsum;
+  double tot[2] = {wsum, (double)*loss * wsum};
+  if (tc_dist_sum_f32(&r->dist, grads, n) != 0 || tc_dist_sum_f64(&r->dist, tot, 2) != 0) {
+    fprintf(stderr, PROG ": rank %d: gradient all-reduce: %s\n", r->dist.rank, twincache_last_error());
+    return 1;
   }
+  double inv = tot[0] > 0 ? 1.0 / tot[0] : 0.0;
+  for (size_t i = 0; i < n; i++) grads[i] = (float)((double)grads[i] * inv);
+  *loss = (float)(tot[1] * inv);
+  ls->reduce_ns += tc_now_ns() - t0;
   return 0;
-}
-
-/* Double-buffered: step s runs on buffer s&1. Before step s is queued, batch
- * s+1 is fetched from the loader and its copy into the other buffer queued
- * (the copy stream first waits for step s-1, the last reader of that
- * buffer). So the host's loader wait overlaps the GPU's work, and the copy
- * of batch s, queued an iteration earlier, has had that whole wait to finish
- * before step s needs it: the compute stream only waits on a copy when
- * copies are slower than the data arrives. The loss of step s is read after
- * step s+1 is queued, except before evaluations and checkpoints, which need
- * the parameters of exactly step s. */
-static int train_cuda(run *r, twincache_loader *l, loop_stats *ls) {
-  twincache_batch *held[2] = {NULL, NULL};
-  int rc = 1, pending = 0;
-  float pending_lr = 0;
-  uint64_t s = r->step0;
-  if (s >= r->end_step) return 0;
-  if (r->o.sync_copies) { /* the comparison: copy, then compute, serialised */
-    for (; s < r->end_step; s++) {
-      twincache_batch *b = NULL;
-      float loss, lr = tc_lr_at(&r->optim, s);
-      if (next_batch(r, l, &b, ls)) return 1;
-      held[0] = b;
-      if (tc_cuda_copy(r->dev, 0, b) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
-          tc_cuda_step_result(r->dev, 0, &loss) || tc_cuda_copy_wait(r->dev, 0)) {
-        train_device_failed();
-        goto cleanup;
-      }
-      twincache_loader_release(l, b);
-      held[0] = NULL;
-      ls->steps++;
-      if (record(r, s + 1, loss, lr)) return 1;
-    }
-    return 0;
-  }
-  if (next_batch(r, l, &held[s & 1], ls)) goto cleanup;
-  if (tc_cuda_copy(r->dev, (int)(s & 1), held[s & 1])) goto device_failed;
-  for (; s < r->end_step; s++) {
-    int cur = (int)(s & 1), nxt = 1 - cur;
-    float lr = tc_lr_at(&r->optim, s), loss;
-    if (s + 1 < r->end_step) { /* stage batch s+1 while step s-1 runs */
-      if (next_batch(r, l, &held[nxt], ls)) goto cleanup;
-      if (tc_cuda_copy(r->dev, nxt, held[nxt])) goto device_failed;
-    }
-    if (tc_cuda_step(r->dev, cur, &r->optim, lr, (int)(s + 1))) goto device_failed;
-    if (pending) { /* step s-1, read while step s is queued behind it */
-      if (tc_cuda_step_result(r->dev, nxt, &loss)) goto device_failed;
-      pending = 0;
-      if (record(r, s, loss, pending_lr)) goto cleanup;
-    }
-    /* the slot goes back only once its copy has completed */
-    if (tc_cuda_copy_wait(r->dev, cur)) goto device_failed;
-    twincache_loader_release(l, held[cur]);
-    held[cur] = NULL;
-    ls->steps++;
-    if (is_eval_step(r, s + 1) || is_ckpt_step(r, s + 1) || s + 1 == r->end_step) {
-      if (tc_cuda_step_result(r->dev, cur, &loss)) goto device_failed;
-      if (record(r, s + 1, loss, lr)) goto cleanup;
-    } else {
-      pending = 1, pending_lr = lr;
-    }
-  }
-  rc = 0; /* the last step is always a sync point, so nothing is pending */
-  goto cleanup;
-device_failed:
-  train_device_failed();
-cleanup:
-  for (int b = 0; b < 2; b++)
-    if (held[b]) {
-      tc_cuda_copy_wait(r->dev, b); /* never hand back a slot mid-copy */
-      twincache_loader_release(l, held[b]);
-    }
-  return rc;
-}
-
-int train_device_failed(void) {
-  fprintf(stderr, PROG ": %s\n", twincache_last_error());
-  return 1;
-}
-
-int train_loop_run(run *r, twincache_loader *l, loop_stats *ls) {
-  return r->cuda ? train_cuda(r, l, ls) : train_cpu(r, l, ls);
 }

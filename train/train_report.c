@@ -11,10 +11,12 @@
 typedef struct summary {
   uint64_t steps;
   double train_s, graphs_per_s, ms_per_step, host_wait;
+  double reduce; /* share of the training time in the gradient all-reduce (waits for the other ranks included) */
   uint32_t decode_threads;
   double decode_per_thread_s, decode_busy; /* rate of a busy thread; busy fraction */
+  int data_path;                           /* the backend times a copy path (CUDA) */
   tc_cuda_timing tm;
-  double copy_wait, h2d_gb_per_s;          /* CUDA only */
+  double copy_wait, h2d_gb_per_s;          /* with a data path only */
 } summary;
 
 static void measure(const run *r, twincache_loader *tl, const loop_stats *ls, uint64_t wall_ns,
@@ -26,6 +28,7 @@ static void measure(const run *r, twincache_loader *tl, const loop_stats *ls, ui
   m->graphs_per_s = (double)ls->graphs / m->train_s;
   m->ms_per_step = ls->steps ? m->train_s * 1e3 / (double)ls->steps : 0;
   m->host_wait = (double)ls->wait_ns / (double)train_ns;
+  m->reduce = (double)ls->reduce_ns / (double)train_ns;
   /* the decode threads: their rate while busy, and how busy they were */
   twincache_loader_stats lst;
   twincache_loader_get_stats(tl, &lst);
@@ -37,8 +40,8 @@ static void measure(const run *r, twincache_loader *tl, const loop_stats *ls, ui
   /* of the training time: evaluations pause the stream once the ring is full */
   m->decode_busy = lst.threads ? (double)busy_ns / ((double)train_ns * lst.threads) : 0;
   if (m->decode_busy > 1) m->decode_busy = 1;
-  if (r->cuda) {
-    tc_cuda_get_timing(r->dev, &m->tm);
+  m->data_path = r->be->timing(r, &m->tm);
+  if (m->data_path) {
     m->copy_wait = m->tm.copy_wait_ms * 1e-3 / m->train_s;
     m->h2d_gb_per_s = m->tm.copy_ms > 0 ? (double)m->tm.copy_bytes / (m->tm.copy_ms * 1e-3) / 1e9 : 0;
   }
@@ -50,11 +53,16 @@ static void print_text(const run *r, const summary *m) {
   const tc_cuda_timing *tm = &m->tm;
   fprintf(r->text, "summary: %s, %" PRIu64 " steps in %.1f s (+%.1f s evaluation): %.0f graphs/s, "
           "%.2f ms/step, host waited in the loader %.1f%% of the time\n",
-          r->cuda ? "cuda" : "cpu", m->steps, m->train_s, (double)r->eval_ns * 1e-9, m->graphs_per_s,
+          r->be->name, m->steps, m->train_s, (double)r->eval_ns * 1e-9, m->graphs_per_s,
           m->ms_per_step, 100 * m->host_wait);
+  if (r->dist.world > 1)
+    fprintf(r->text, "data parallel: rank 0 of %d, %.0f graphs/s per rank (%.0f for the job), "
+            "gradient all-reduce %.1f%% of the time (%.3f ms/step)\n", r->dist.world,
+            m->graphs_per_s, m->graphs_per_s * r->dist.world, 100 * m->reduce,
+            m->steps ? m->reduce * m->train_s * 1e3 / (double)m->steps : 0.0);
   fprintf(r->text, "loader: %u decode threads, %.0f graphs/s per busy thread, busy %.0f%% of the "
           "training time\n", m->decode_threads, m->decode_per_thread_s, 100 * m->decode_busy);
-  if (r->cuda)
+  if (m->data_path)
     fprintf(r->text, "data path (%s): compute stream waited on copies %.2f%% of the time "
             "(%.1f ms), H2D %.2f GB/s over %" PRIu64 " copies (compact, %.0f bytes/graph), "
             "compute %.2f ms/step (expansion %.3f ms)\n",
@@ -77,13 +85,14 @@ static void print_json(const run *r, const summary *m) {
          "\"ms_per_step\": %.4f, \"host_wait_fraction\": %.6f, \"copy_wait_fraction\": %.6f, "
          "\"h2d_gb_per_s\": %.3f, \"copy_wait_ms\": %.3f, \"compute_ms_per_step\": %.4f, "
          "\"decode_graphs_per_thread_s\": %.0f, \"decode_busy_fraction\": %.4f, \"sync_copies\": %s, "
-         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, \"val_graphs\": %" PRIu64 ", ",
-         r->cuda ? "cuda" : "cpu", o->steps, o->batch, m->graphs_per_s, m->ms_per_step, m->host_wait,
+         "\"expand_ms_per_step\": %.4f, \"copy_bytes_per_graph\": %.0f, \"val_graphs\": %" PRIu64 ", "
+         "\"world_size\": %d, \"allreduce_fraction\": %.6f, ",
+         r->be->name, o->steps, o->batch, m->graphs_per_s, m->ms_per_step, m->host_wait,
          m->copy_wait, m->h2d_gb_per_s, tm->copy_wait_ms, tm->steps ? tm->step_ms / (double)tm->steps : 0.0,
          m->decode_per_thread_s, m->decode_busy, o->sync_copies ? "true" : "false",
          tm->steps ? tm->expand_ms / (double)tm->steps : 0.0,
          tm->copies ? (double)tm->copy_bytes / ((double)tm->copies * o->batch) : 0.0,
-         v->done ? v->graphs : 0);
+         v->done ? v->graphs : 0, r->dist.world, m->reduce);
   const char *keys[] = {"val_loss", "val_auroc", "val_auprc", "val_shd", "baseline_auroc",
                         "baseline_auprc", "baseline_shd"};
   double vals[] = {v->loss, v->auroc, v->auprc, v->shd, v->base_auroc, v->base_auprc, v->base_shd};

@@ -1,34 +1,21 @@
 """Rank and world size of a data-parallel job, and the local rank (the GPU
-of this process): torch.distributed when initialised, else the environment
-torchrun and most launchers set (RANK, WORLD_SIZE, LOCAL_RANK)."""
+of this process), for the Loader's defaults: _launch.launch_ranks() decides
+(torch.distributed, then torchrun's RANK/WORLD_SIZE/LOCAL_RANK, then Slurm's
+SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID, else one process)."""
 import os
 
-from .errors import InvalidArgument
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-
-def _env_int(name, default):
-    v = os.environ.get(name)
-    if v is None:
-        return default
-    try:
-        return int(v)
-    except ValueError:
-        raise InvalidArgument(f"the environment variable {name} must be an integer, got {v!r}")
+from ._launch import launch_ranks
 
 
 def default_rank_world():
-    """(rank, world_size): torch.distributed when initialised, else the
-    RANK / WORLD_SIZE environment variables, else (0, 1)."""
-    if torch is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return _env_int("RANK", 0), _env_int("WORLD_SIZE", 1)
+    """(rank, world_size) of launch_ranks()."""
+    r = launch_ranks()
+    return r.rank, r.world_size
 
 
 def local_rank():
-    """LOCAL_RANK (set by torchrun per process on a node), or None."""
-    return _env_int("LOCAL_RANK", None)
+    """The local rank of launch_ranks() when a launcher named one (LOCAL_RANK
+    or SLURM_LOCALID is set), else None (the caller's current device)."""
+    if "LOCAL_RANK" not in os.environ and "SLURM_LOCALID" not in os.environ:
+        return None
+    return launch_ranks().local_rank

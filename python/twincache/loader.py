@@ -55,8 +55,9 @@ class Loader(*_BASES, Closable):
            layout="dense", samples="stored", rows=None, resample_every=1,
            withhold_targets=False)
 
-    rank/world_size: None = torch.distributed when initialised, else the
-    RANK/WORLD_SIZE environment variables, else 0/1. Rank r of W takes every
+    rank/world_size: None = twincache.launch_ranks(): torch.distributed when
+    initialised, else torchrun's RANK/WORLD_SIZE, else Slurm's SLURM_PROCID/
+    SLURM_NTASKS, else 0/1. Rank r of W takes every
     W-th batch of the global stream. index_range=(begin, end) reads graphs
     [begin, end) only (end None or 0 = all committed). corrupt: "fail" (raise
     Corrupt) or "skip" (refill from the next graph; skipped (index, status)
