@@ -33,10 +33,10 @@ static int parse_mechanism(const char *v, const tc_opt *o) {
   return tc_gen_parse_mechanism((tc_gen_config *)o->dst, v) ? -1 : 0;
 }
 
-/* --targets all|K: 0 = every node. */
+/* --targets all|none|K: 0 = every node, TC_GEN_TARGETS_NONE = no twin world. */
 static int parse_targets(const char *v, const tc_opt *o) {
-  if (!strcmp(v, "all")) {
-    *(uint32_t *)o->dst = 0;
+  if (!strcmp(v, "all") || !strcmp(v, "none")) {
+    *(uint32_t *)o->dst = v[0] == 'a' ? 0 : TC_GEN_TARGETS_NONE;
     return 0;
   }
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
@@ -162,9 +162,10 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
       {.help = "interventions (one twin world each, sharing the base world's noise):"},
       {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, g_meta_kind, sizeof g_meta_kind),
        .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, noise: X's noise term times v, or soft: X's mechanism redrawn (default {})"},
-      {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
-       .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
-       .help = "every node, or K distinct random nodes (default {})"},
+      {.name = "--targets", .meta = "all|none|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
+       .parse = parse_targets, .expect = "all, none or an integer in [1, 256]", .def = "all",
+       .help = "every node, none (observational only: no twin world), or K distinct random "
+               "nodes (default {})"},
       {.name = "--targets-per-world", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->targets_per_world_min,
        .dst2 = &c->targets_per_world_max, .lo = 1, .hi = TWINCACHE_MAX_TARGETS,
        .help = "nodes one world intervenes on at once, uniform per world (its target and more "
