@@ -186,7 +186,8 @@ def test_perfect_predictor_scores_one(built):
     assert "pair_kinds" not in rep["results"]["perfect"]["obs"]
     assert rep["splits"] == {"t": ["obs"]}
     md = ts.markdown(rep)
-    assert "## OOD split: t" in md and "| do |" in md
+    assert "## OOD split: t" in md and "| do |" in md and "| var-sortability |" in md
+    assert "| do | only j moved |" in md  # the per-kind table, a row per cell and kind
 
 
 def test_chance_is_the_density_and_twin_T_orients(built):

@@ -444,7 +444,7 @@ def evaluate(preds, root, cell, gt=None):
         check_prediction(np.asarray(q), cell["name"], i, n=len(adj))
         for k, v in graph_metrics(q, adj).items():
             per[k].append(v)
-        if kinds is not None and not cell.get("withhold_targets"):
+        if kinds is not None:  # what moved is in the worlds, withheld targets or not
             off = ~np.eye(len(adj), dtype=bool)
             for k in pooled:
                 m = (kinds == k) & off
@@ -706,6 +706,7 @@ def _check_built(root, cells):
 def _report(recipe, cells, results, timing, root):
     return {"suite": suite_id(recipe), "threshold": THRESHOLD, "root": os.fspath(root),
             "cells": [c["name"] for c in cells],
+            "cell_stats": {c["name"]: cell_stats(root, c) for c in cells},
             "splits": {k: [n for n in v.get("test", []) if n in {c["name"] for c in cells}]
                        for k, v in recipe.get("splits", {}).items()},
             "results": results, "seconds": timing}
@@ -741,6 +742,13 @@ def markdown(report, metrics=METRICS):
             rows.append(f"| {c} | " + " | ".join(vals) + " |")
         return rows + [""]
 
+    out += ["### cells: what a sort could game (twincache-inspect stats)", "",
+            "| cell | var-sortability | R2-sortability | linear-fit share |", "|---|---|---|---|"]
+    for c in report["cells"]:
+        st = report.get("cell_stats", {}).get(c, {})
+        out.append(f"| {c} | " + " | ".join("—" if st.get(k) is None else f"{st[k]:.3f}" for k in
+                                            ("var_sortability", "r2_sortability", "linear_share")) + " |")
+    out.append("")
     for metric in metrics:
         out += table(f"{metric}", report["cells"], metric)
     for split, cells in report["splits"].items():
@@ -750,15 +758,19 @@ def markdown(report, metrics=METRICS):
                 out += table(f"{split}: {metric}", cells, metric)
     kinds_rows = []
     for c in report["cells"]:
-        for m in models:
-            r = report["results"][m].get(c, {})
-            for kname, k in r.get("pair_kinds", {}).items():
-                if k["pairs"]:
-                    ap = "—" if k["auprc"] is None or k["auprc"] != k["auprc"] else f"{k['auprc']:.3f}"
-                    kinds_rows.append(f"| {c} | {m} | {kname} | {k['pairs']} | {k['edges']} | {ap} |")
+        first = report["results"][models[0]].get(c, {}).get("pair_kinds", {})
+        for kname, k in first.items():
+            if not k["pairs"]:
+                continue
+            aps = []
+            for m in models:
+                ap = report["results"][m].get(c, {}).get("pair_kinds", {}).get(kname, {}).get("auprc")
+                aps.append("—" if ap is None or ap != ap else f"{ap:.3f}")
+            kinds_rows.append(f"| {c} | {kname} | {k['pairs']} | {k['edges']} | " + " | ".join(aps) + " |")
     if kinds_rows:
         out += ["## AUPRC per kind of pair (pooled over the cell's graphs)", "",
-                "| cell | model | pair (i, j) | pairs | edges | AUPRC |", "|---|---|---|---|---|---|"]
+                "| cell | pair (i, j) | pairs | edges | " + " | ".join(models) + " |",
+                "|---|---|---|---|" + "---|" * len(models)]
         out += kinds_rows + [""]
     out += ["## seconds per cell (predict + metrics)", "",
             "| cell | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
