@@ -101,6 +101,23 @@ def test_graph_metrics_by_hand():
     assert m["auprc"] == pytest.approx(5 / 6)
 
 
+def test_r2_scores_are_least_squares_r2():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 6))
+    X[:, 1] += 2 * X[:, 0]
+    X[:, 2] += X[:, 1] - X[:, 3]
+    Z = X - X.mean(0)
+    want = []
+    for j in range(6):
+        A, y = np.delete(Z, j, axis=1), Z[:, j]
+        res = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+        want.append(1 - res @ res / (y @ y))
+    assert ts._r2_each(X) == pytest.approx(want, abs=1e-9)
+    # sortnregress in the true order finds the edges, nothing against it
+    W = ts._regress_in_order(X, np.array([0, 3, 1, 2, 4, 5]))
+    assert W[0, 1] > 0.5 and W[1, 2] > 0.3 and W[3, 2] > 0.3 and W[1, 0] == 0 and W[2, 1] == 0
+
+
 def test_summarize_interval():
     s = ts.summarize([1.0, 2.0, 3.0, float("nan")])
     assert s["n"] == 3 and s["mean"] == pytest.approx(2.0)

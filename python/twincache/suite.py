@@ -503,19 +503,14 @@ def _regress_in_order(X, order):
 
 
 def _r2_each(X):
-    """R^2 of each node regressed on all the others (least squares)."""
-    S, n = X.shape
-    Z = X - X.mean(0)
-    r2 = np.zeros(n)
-    for j in range(n):
-        A = np.delete(Z, j, axis=1)
-        y = Z[:, j]
-        if A.shape[1] == 0:
-            continue
-        coef = np.linalg.lstsq(A, y, rcond=None)[0]
-        res = y - A @ coef
-        r2[j] = 1.0 - (res @ res) / max(y @ y, 1e-300)
-    return r2
+    """R^2 of each node regressed on all the others: 1 - 1/[C^-1]_jj of the
+    correlation matrix C (as twincache_graph_sortability computes it)."""
+    n = X.shape[1]
+    if n < 2:
+        return np.zeros(n)
+    C = np.nan_to_num(np.corrcoef(X, rowvar=False))
+    d = np.diag(np.linalg.pinv(C))
+    return 1.0 - 1.0 / np.maximum(d, 1.0)
 
 
 def _batch_out(batch):
