@@ -7,11 +7,12 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 
 import numpy as np
 import pytest
 
-from conftest import BUILD, package_env
+from conftest import BUILD, INSTALLED, package_env
 
 import twincache.suite as ts
 
@@ -309,10 +310,13 @@ def test_write_report(built):
 # ---- the command line ------------------------------------------------------------
 
 def test_cli_program(built):
-    """The program itself (the build tree's wrapper, else python -m): a usage
-    error is one line and exit 2."""
+    """The program itself (the wheel's console script, the build tree's
+    wrapper, else python -m): a usage error is one line and exit 2."""
     root, recipe = built
     cmd = os.environ.get("TWINCACHE_SUITE")
+    if INSTALLED:  # pyproject.toml's [project.scripts]
+        cmd = os.path.join(sysconfig.get_path("scripts"), "twincache-suite")
+        assert os.access(cmd, os.X_OK), f"the wheel installed no {cmd}"
     cmd = [cmd] if cmd else [sys.executable, "-m", "twincache.suite"]
     r = subprocess.run(cmd + ["--recipe", recipe["_path"], "build", root, "--cells", "do,nope"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
