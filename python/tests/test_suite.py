@@ -343,3 +343,23 @@ def test_cli(built, capsys):
     assert rc == 0 and "| obs |" in out and "var-sort" in out, err
     rc, out, err = cli("score", root, "--cells", "obs", "--no-baselines")
     assert rc == 2 and "nothing to score" in err
+
+
+def test_example_model_scorer(built):
+    """examples/score_suite.py: a train_avici.py checkpoint (an untrained
+    model here) loads and its predictor scores through the suite."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+    import score_suite
+    from twin_model import TwinModel
+    root, recipe = built
+    torch.manual_seed(0)
+    f = {"d": 16, "layers": 0, "heads": 2, "stats": "on", "edge_layers": 1, "rows": 8}
+    net = TwinModel(f["d"], f["layers"], f["heads"], True, f["edge_layers"], 0, 16)
+    path = os.path.join(TMP, "untrained.pt")
+    torch.save({"args": f, "model": net.state_dict()}, path)
+    net2, f2 = score_suite.load_checkpoint(path)
+    rep = ts.score(score_suite.predictor(net2, f2), root, recipe=recipe, cells=["do"], name="m",
+                   baselines=False, output="torch")
+    m = rep["results"]["m"]["do"]["metrics"]
+    assert m["auprc"]["n"] > 0 and 0 <= m["auprc"]["mean"] <= 1 and m["shd"]["mean"] >= 0

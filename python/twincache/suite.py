@@ -582,7 +582,7 @@ def baselines(density):
 # scoring
 
 
-def _score_cells(models, root, cells, batch_size, threads, output, results, timing):
+def _score_cells(models, root, cells, batch_size, threads, output, results, timing, cpu):
     """models: name -> predict or name -> {cell: {gid: (n,n)}} (stored predictions)."""
     for cell in cells:
         gt = truth(root, cell)
@@ -591,7 +591,7 @@ def _score_cells(models, root, cells, batch_size, threads, output, results, timi
         if "chance" in ms and ms["chance"] is None:
             ms["chance"] = baseline_chance(dens)
         for name, model in ms.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             if callable(model):
                 preds = collect(model, root, cell, batch_size, threads, output)
             else:
@@ -600,6 +600,7 @@ def _score_cells(models, root, cells, batch_size, threads, output, results, timi
                 preds = model[cell["name"]]
             results.setdefault(name, {})[cell["name"]] = evaluate(preds, root, cell, gt)
             timing.setdefault(name, {})[cell["name"]] = time.perf_counter() - t0
+            cpu.setdefault(name, {})[cell["name"]] = time.process_time() - c0
 
 
 def _models(predict, name, with_baselines, stored=None):
@@ -623,10 +624,10 @@ def score(predict, root, cells=None, name="model", baselines=True, batch_size=32
     recipe = recipe or load_recipe()
     sel = select_cells(recipe, cells)
     _check_built(root, sel)
-    results, timing = {}, {}
+    results, timing, cpu = {}, {}, {}
     _score_cells(_models(predict, name, baselines), root, sel, batch_size, threads, output,
-                 results, timing)
-    return _report(recipe, sel, results, timing, root)
+                 results, timing, cpu)
+    return _report(recipe, sel, results, timing, cpu, root)
 
 
 def read_predictions(path, recipe):
@@ -685,10 +686,10 @@ def score_file(path, root, cells=None, name=None, baselines=True, recipe=None):
         if c["name"] not in stored:
             raise SuiteError(f"{path}: no prediction for cell {c['name']}")
     _check_built(root, sel)
-    results, timing = {}, {}
+    results, timing, cpu = {}, {}, {}
     name = name or os.path.splitext(os.path.basename(path))[0]
-    _score_cells(_models(None, name, baselines, stored), root, sel, 32, 2, "numpy", results, timing)
-    return _report(recipe, sel, results, timing, root)
+    _score_cells(_models(None, name, baselines, stored), root, sel, 32, 2, "numpy", results, timing, cpu)
+    return _report(recipe, sel, results, timing, cpu, root)
 
 
 def _check_built(root, cells):
@@ -698,13 +699,13 @@ def _check_built(root, cells):
                              f"twincache-suite build {root} --cells {c['name']}")
 
 
-def _report(recipe, cells, results, timing, root):
+def _report(recipe, cells, results, timing, cpu, root):
     return {"suite": suite_id(recipe), "threshold": THRESHOLD, "root": os.fspath(root),
             "cells": [c["name"] for c in cells],
             "cell_stats": {c["name"]: cell_stats(root, c) for c in cells},
             "splits": {k: [n for n in v.get("test", []) if n in {c["name"] for c in cells}]
                        for k, v in recipe.get("splits", {}).items()},
-            "results": results, "seconds": timing}
+            "results": results, "seconds": timing, "cpu_seconds": cpu}
 
 
 # ---------------------------------------------------------------------------
@@ -767,11 +768,14 @@ def markdown(report, metrics=METRICS):
                 "| cell | pair (i, j) | pairs | edges | " + " | ".join(models) + " |",
                 "|---|---|---|---|" + "---|" * len(models)]
         out += kinds_rows + [""]
-    out += ["## seconds per cell (predict + metrics)", "",
+    out += ["## seconds per cell (predict + metrics: wall clock / CPU of this process, "
+            "the loader's decode threads included)", "",
             "| cell | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
     for c in report["cells"]:
         out.append(f"| {c} | " + " | ".join(
-            f"{report['seconds'][m][c]:.2f}" if c in report["seconds"].get(m, {}) else ""
+            f"{report['seconds'][m][c]:.2f} / " + (f"{report['cpu_seconds'][m][c]:.2f}" if
+                                                   c in report.get("cpu_seconds", {}).get(m, {}) else "?")
+            if c in report["seconds"].get(m, {}) else ""
             for m in models) + " |")
     return "\n".join(out) + "\n"
 
