@@ -175,6 +175,10 @@ def test_digest_mismatch_names_the_cell(built):
         f.write(ts.dump_recipe(bad))
     with pytest.raises(ts.SuiteError, match="cell obs: digest"):
         ts.build(root, threads=2, recipe=ts.load_recipe(path), progress=None)
+    # the way to accept an intended change: build without the check, rewrite
+    out = ts.build(root, threads=2, recipe=ts.load_recipe(path), check=False, progress=None)
+    assert ts.update_digests(root, recipe=ts.load_recipe(path)) == ["obs"]
+    assert ts.load_recipe(path)["cells"][1]["digest"] == out["obs"][0] == recipe["cells"][1]["digest"]
 
 
 def test_observational_cell_has_no_twin_world(built):
@@ -335,6 +339,8 @@ def test_cli(built, capsys):
     assert rc == 2 and "--threads 0" in err
     rc, out, err = cli("digest", root)
     assert rc == 0 and out.count(" ok") == 3, out + err
+    rc, out, err = cli("build", root, "--no-check", "--cells", "do")
+    assert rc == 0 and "do " in out and " ok" in out, out + err
     rc, out, err = cli("info", root)
     assert rc == 0 and "var-sort" in out and "[targets withheld]" in out, err
     rc, out, err = cli("score", root, os.path.join(TMP, "missing.npz"))

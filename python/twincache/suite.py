@@ -9,6 +9,7 @@ pure function of (options, seed), so the recipe is the suite.
     twincache-suite info DIR                                # sortability per cell
     twincache-suite score DIR [PRED.npz] [--out PREFIX]     # baselines (+ a model)
     twincache-suite digest DIR [--update]                   # recompute (rewrite) digests
+    (after an intended generator change: rm -rf DIR; build DIR --no-check; digest DIR --update)
 
     import twincache.suite as ts
     report = ts.score(predict, "suite-dir", cells=["er-n20-linear-gauss-do"])
@@ -195,8 +196,9 @@ def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
                              "suite's (another generator?); rerun `twincache-suite digest "
                              "--update` only when the change is intended")
         if progress:
-            progress(f"{cell['name']:28s} {cell['graphs']:5d} graphs {dt:6.2f} s "
-                     f"{'ok' if want and dg == want else 'no digest in recipe' if not want else ''}")
+            verdict = ("no digest in recipe" if not want else "ok" if dg == want else
+                       "DIFFERS (not checked)")
+            progress(f"{cell['name']:28s} {cell['graphs']:5d} graphs {dt:6.2f} s {verdict}")
     return out
 
 
@@ -848,6 +850,8 @@ def main(argv=None):
     b.add_argument("dir")
     b.add_argument("--threads", type=int, default=2, help="twincache-gen threads (default 2)")
     b.add_argument("--cells", help="comma-separated cell names (default: all)")
+    b.add_argument("--no-check", action="store_true",
+                   help="do not compare digests (before `digest --update`, on a fresh DIR)")
     i = sub.add_parser("info", help="cells with var-/R2-sortability and linear-fit share")
     i.add_argument("dir", nargs="?", help="a built suite (without: the recipe only)")
     i.add_argument("--cells")
@@ -872,7 +876,7 @@ def main(argv=None):
             if a.threads < 1 or a.threads > 1024:
                 return _usage(f"--threads {a.threads}: an integer in [1, 1024]")
             t0 = time.perf_counter()
-            r = build(a.dir, a.threads, a.cells, recipe)
+            r = build(a.dir, a.threads, a.cells, recipe, check=not a.no_check)
             print(f"{suite_id(recipe)}: {len(r)} cells built and checked in "
                   f"{time.perf_counter() - t0:.1f} s, {disk_bytes(a.dir) / 2**20:.1f} MiB "
                   f"on disk under {a.dir}")
