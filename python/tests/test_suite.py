@@ -369,3 +369,30 @@ def test_example_model_scorer(built):
                    baselines=False, output="torch")
     m = rep["results"]["m"]["do"]["metrics"]
     assert m["auprc"]["n"] > 0 and 0 <= m["auprc"]["mean"] <= 1 and m["shd"]["mean"] >= 0
+
+
+def test_cpdag_probs_by_hand():
+    # causal-learn's encoding: G[j,i] = 1, G[i,j] = -1 <=> i -> j; both -1: i - j
+    G = np.zeros((3, 3), int)
+    G[1, 0], G[0, 1] = 1, -1     # 0 -> 1
+    G[1, 2] = G[2, 1] = -1       # 1 - 2 (undirected)
+    p = ts._cpdag_probs(G)
+    assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
+
+
+def test_reference_algorithms(built):
+    """causal-learn's PC and GES (venv tests only: pip install causal-learn)."""
+    pytest.importorskip("causallearn")
+    root, recipe = built
+    rep = ts.score(None, root, recipe=recipe, cells=["obs"], baselines=False, reference=True)
+    for m in ("pc", "ges"):
+        s = rep["results"][m]["obs"]["metrics"]
+        assert s["auprc"]["n"] > 0 and s["shd"]["mean"] >= 0
+
+
+def test_corr_is_symmetric(built):
+    root, recipe = built
+    import twincache
+    with twincache.Loader(os.path.join(root, "do"), batch_size=4, shuffle=False, output="numpy") as ld:
+        p = ts.baseline_corr(next(iter(ld)))
+    assert np.array_equal(p, np.swapaxes(p, 1, 2))

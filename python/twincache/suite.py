@@ -552,6 +552,7 @@ def baseline_corr(batch):
     for g, n, X, _, _ in _graphs(batch):
         c = np.abs(np.corrcoef(X, rowvar=False)) if len(X) > 1 else np.zeros((n, n))
         c = np.nan_to_num(c)
+        c = 0.5 * (c + c.T)  # exactly symmetric: the tie of (i, j) and (j, i) on any numpy
         np.fill_diagonal(c, 0.0)
         out[g, :n, :n] = np.clip(c, 0.0, 1.0)
     return out
@@ -573,6 +574,40 @@ def baseline_twin_T(batch):
         np.fill_diagonal(w, 0.0)
         out[g, :n, :n] = _squash(w, 1.0)
     return out
+
+
+def _cpdag_probs(G):
+    """causal-learn's graph matrix (G[j,i] = 1 and G[i,j] = -1 <=> i -> j;
+    both -1: undirected) as (n,n) probabilities: 1 on i -> j, 0.5 both ways
+    on an undirected edge (below the SHD/F1 threshold), 0 elsewhere."""
+    G = np.asarray(G)
+    p = ((G.T == 1) & (G == -1)).astype(np.float64)
+    p[(G == -1) & (G.T == -1)] = 0.5
+    np.fill_diagonal(p, 0.0)
+    return p
+
+
+def reference_models():
+    """The reference algorithms of causal-learn (pip install causal-learn;
+    never a dependency of this package): PC (Fisher-z tests, alpha 0.05) and
+    GES (BIC), each on the base world's samples (observational). Raises
+    SuiteError when causal-learn is not importable."""
+    try:
+        from causallearn.search.ConstraintBased.PC import pc
+        from causallearn.search.ScoreBased.GES import ges
+    except ImportError as e:
+        raise SuiteError(f"the reference algorithms need causal-learn (pip install "
+                         f"causal-learn==0.1.4.0): {e}") from None
+
+    def run(fit):
+        def predict(batch):
+            out = _batch_out(batch)
+            for g, n, X, _, _ in _graphs(batch):
+                out[g, :n, :n] = _cpdag_probs(fit(X))
+            return out
+        return predict
+    return {"pc": run(lambda X: pc(X, 0.05, "fisherz", show_progress=False, verbose=False).G.graph),
+            "ges": run(lambda X: ges(X, score_func="local_score_BIC")["G"].graph)}
 
 
 def baselines(density):
@@ -618,17 +653,20 @@ def _models(predict, name, with_baselines, stored=None):
 
 
 def score(predict, root, cells=None, name="model", baselines=True, batch_size=32, threads=2,
-          output=None, recipe=None):
+          output=None, recipe=None, reference=False):
     """Scores predict(batch) -> (G, N, N) edge probabilities on the suite
     built under root, beside the baselines (baselines=False: the model only).
     Returns the report dict (write_report / markdown). predict=None scores the
-    baselines alone."""
+    baselines alone; reference=True adds causal-learn's PC and GES
+    (reference_models)."""
     recipe = recipe or load_recipe()
     sel = select_cells(recipe, cells)
     _check_built(root, sel)
+    models = _models(predict, name, baselines)
+    if reference:
+        models.update(reference_models())
     results, timing, cpu = {}, {}, {}
-    _score_cells(_models(predict, name, baselines), root, sel, batch_size, threads, output,
-                 results, timing, cpu)
+    _score_cells(models, root, sel, batch_size, threads, output, results, timing, cpu)
     return _report(recipe, sel, results, timing, cpu, root)
 
 
@@ -675,7 +713,7 @@ def write_predictions(path, preds, recipe=None):
     np.savez_compressed(path, **arrays)
 
 
-def score_file(path, root, cells=None, name=None, baselines=True, recipe=None):
+def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, reference=False):
     """Scores a predictions file (read_predictions) beside the baselines, on
     the cells it holds (or `cells`)."""
     recipe = recipe or load_recipe()
@@ -690,7 +728,10 @@ def score_file(path, root, cells=None, name=None, baselines=True, recipe=None):
     _check_built(root, sel)
     results, timing, cpu = {}, {}, {}
     name = name or os.path.splitext(os.path.basename(path))[0]
-    _score_cells(_models(None, name, baselines, stored), root, sel, 32, 2, "numpy", results, timing, cpu)
+    models = _models(None, name, baselines, stored)
+    if reference:
+        models.update(reference_models())
+    _score_cells(models, root, sel, 32, 2, "numpy", results, timing, cpu)
     return _report(recipe, sel, results, timing, cpu, root)
 
 
@@ -865,6 +906,8 @@ def main(argv=None):
     s.add_argument("--cells")
     s.add_argument("--name", help="the model's name in the tables (default: the file's)")
     s.add_argument("--no-baselines", action="store_true")
+    s.add_argument("--reference", action="store_true",
+                   help="add causal-learn's PC and GES (pip install causal-learn; slow: N = 10 cells)")
     s.add_argument("--out", help="write OUT.json, OUT.md (and OUT.png); default: Markdown to stdout")
     try:
         a = ap.parse_args(argv)
@@ -910,11 +953,12 @@ def main(argv=None):
                       (" [targets withheld]" if c.get("withhold_targets") else ""))
         elif a.cmd == "score":
             if a.predictions:
-                rep = score_file(a.predictions, a.dir, a.cells, a.name, not a.no_baselines, recipe)
+                rep = score_file(a.predictions, a.dir, a.cells, a.name, not a.no_baselines, recipe,
+                                 a.reference)
             else:
                 if a.no_baselines:
                     return _usage("score: nothing to score (no predictions file, --no-baselines)")
-                rep = score(None, a.dir, a.cells, recipe=recipe)
+                rep = score(None, a.dir, a.cells, recipe=recipe, reference=a.reference)
             if a.out:
                 paths, note = write_report(rep, a.out)
                 print("wrote " + ", ".join(paths) + (f" ({note})" if note else ""))
