@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_avici as ta  # noqa: E402  (this folder; it finds twincache as the script does)
-from twin_model import TwinModel  # noqa: E402
+from score_suite import load_checkpoint  # noqa: E402  (this folder)
 
 KINDS = ("neither moved", "only j moved", "both moved", "only i moved")
 
@@ -44,20 +44,7 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     a = ap.parse_args()
     import twincache
-    if not os.path.exists(a.checkpoint):
-        sys.exit(f"breakdown.py: --checkpoint {a.checkpoint}: no such file")
-    ck = torch.load(a.checkpoint, map_location="cpu")
-    f = ck.get("args")
-    if not isinstance(f, dict) or "model" not in ck:
-        sys.exit(f"breakdown.py: {a.checkpoint} is not a train_avici.py checkpoint")
-    net = TwinModel(f["d"], f["layers"], f["heads"], f["stats"] == "on", f["edge_layers"], f.get("pair_rows", 0),
-                    f.get("pair_width", 16))
-    try:
-        net.load_state_dict(ck["model"])
-    except RuntimeError as e:
-        sys.exit(f"breakdown.py: {a.checkpoint} holds another model than this twin_model.py builds: "
-                 f"{str(e).splitlines()[0]}")
-    net.eval()
+    net, f = load_checkpoint(a.checkpoint, "breakdown.py")
     n = len(twincache.Cache(a.cache))
     if not 0 < a.eval_graphs <= n:
         sys.exit(f"breakdown.py: --eval-graphs {a.eval_graphs}: the cache has {n} graphs")

@@ -26,6 +26,8 @@ enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_S
  * at >= 64 KiB and doubles when full; 2^46 bytes (64 TiB) is half the
  * x86-64 user address space, so a start there can still double once. */
 #define TC_GEN_MAX_GRAPHS (UINT64_C(1) << 60)
+/* tc_gen_config.targets of --targets none: observational only, no twin world */
+#define TC_GEN_TARGETS_NONE UINT32_MAX
 #define TC_GEN_MIN_MAP_BYTES UINT64_C(65536)
 #define TC_GEN_MAX_MAP_BYTES (UINT64_C(1) << 46)
 /* a mixture weight (--graph, --mechanism) lies in (0, 1e300): the sum of at
@@ -75,7 +77,8 @@ typedef struct tc_gen_config {
   int standardize;          /* 0/1 */
   int iscm;                 /* 0/1: internally standardised SCM (stored standardised, flags STANDARDIZED|ISCM) */
   int intervention;         /* enum twincache_inter_kind */
-  uint32_t targets;         /* 0 = every node, else K random distinct nodes */
+  uint32_t targets;         /* 0 = every node, TC_GEN_TARGETS_NONE = no twin world
+                             * (observational only), else K random distinct nodes */
   uint32_t targets_per_world_min, targets_per_world_max; /* nodes hit at once by one world, 1:1 default */
   int value_dist;           /* enum tc_gen_value_dist */
   double value_min, value_max;

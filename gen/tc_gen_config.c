@@ -86,8 +86,8 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
         c->noise_scale_max < 1e6))
     BAD("--noise-scale");
   if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
-  if (c->targets > TWINCACHE_MAX_INTER) BAD("--targets");
-  if (c->targets > c->nodes_max) /* no graph could have K targets: the config would say what never happens */
+  if (c->targets > TWINCACHE_MAX_INTER && c->targets != TC_GEN_TARGETS_NONE) BAD("--targets");
+  if (c->targets > c->nodes_max && c->targets != TC_GEN_TARGETS_NONE) /* no graph could have K targets */
     BAD("--targets (K must be at most the largest --nodes)");
   if (c->targets_per_world_min < 1 || c->targets_per_world_max < c->targets_per_world_min ||
       c->targets_per_world_max > TWINCACHE_MAX_TARGETS)
@@ -124,6 +124,7 @@ int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
 }
 
 uint32_t tc_gen_max_inter(const tc_gen_config *c) {
+  if (c->targets == TC_GEN_TARGETS_NONE) return 1; /* a graph's capacity is >= 1; none is used */
   if (c->targets == 0 || c->targets > c->nodes_max) return c->nodes_max;
   return c->targets;
 }
@@ -133,7 +134,7 @@ uint32_t tc_gen_chunk_graphs(const tc_gen_config *c) {
   /* Estimate the average frame as 0.3x the raw float32 bytes (the sparse twin
    * encoding measures 0.26-0.27 on the default workload) and fill ~1 MiB. */
   double n = 0.5 * (c->nodes_min + c->nodes_max);
-  double k = c->targets == 0 ? n : (c->targets < n ? c->targets : n);
+  double k = c->targets == TC_GEN_TARGETS_NONE ? 0.0 : c->targets == 0 ? n : (c->targets < n ? c->targets : n);
   double raw = (double)c->samples * n * (1.0 + k) * 4.0;
   double frame = 0.3 * raw + 64.0 + n * n * 5.0;
   double per = (1024.0 * 1024.0) / frame;
@@ -328,10 +329,11 @@ static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
   /* Flat object, fixed key order, numbers with %.17g: the same options give
    * the same bytes. No value contains a comma (tc_gen_config_diff relies on it). */
-  char graph[256], extra[1024], tpw[64] = ""; /* extra: <= ~560 bytes with every optional key at %.17g */
+  char graph[256], extra[1024], tpw[64] = "", targets[16] = "\"none\""; /* extra: <= ~560 bytes with every optional key at %.17g */
   if (c->targets_per_world_max > 1) /* absent at 1:1, so older caches keep their config text */
     snprintf(tpw, sizeof tpw, ",\"targets_per_world\":\"%u:%u\"", c->targets_per_world_min,
              c->targets_per_world_max);
+  if (c->targets != TC_GEN_TARGETS_NONE) snprintf(targets, sizeof targets, "%u", c->targets);
   if (graph_spec(c, graph, sizeof graph) != 0 || family_json(c, extra, sizeof extra) != 0) return 0;
   int n = snprintf(
       buf, cap,
@@ -340,7 +342,7 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"nodes_min\":%u,\"nodes_max\":%u,\"samples\":%u,\"mechanism\":\"%s\","
       "\"weight_min\":%.17g,\"weight_max\":%.17g,\"mlp_hidden\":%u,\"mlp_scale\":%.17g,%s\"noise\":\"%s\","
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
-      "\"intervention\":\"%s\",\"targets\":%u,\"value_dist\":\"%s\",\"value_min\":%.17g,"
+      "\"intervention\":\"%s\",\"targets\":%s,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s%s}",
       TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
@@ -350,7 +352,7 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
        * older MLP cache has no such key, so it is never extended with them */
       c->mechanism == TWINCACHE_MECH_MLP ? "\"mlp_tanh\":\"scm1\"," : "", choice(TWINCACHE_CHOICE_NOISE, c->noise), c->noise_scale_min, c->noise_scale_max,
       c->standardize ? "true" : "false", choice(TWINCACHE_CHOICE_INTER_KIND, c->intervention),
-      c->targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
+      targets, c->value_dist == TC_VALUES_SIGNED ? "signed" : "uniform", c->value_min,
       c->value_max, (unsigned long long)c->seed, c->zstd_level,
       c->encoding == TWINCACHE_ENCODING_SMALL ? "small" : "fast", tc_gen_chunk_graphs(c), tpw, extra);
   if (n < 0 || (size_t)n >= cap) return 0;

@@ -311,12 +311,12 @@ static void draw_parameters(tc_gen_worker *w, tc_rng *rw, uint32_t n) {
   }
 }
 
-/* Interventions (inter stream): K targets (every node, or K distinct random
- * nodes), their kind and value. */
+/* Interventions (inter stream): K targets (every node, K distinct random
+ * nodes, or none: --targets none), their kind and value. */
 static void draw_interventions(tc_gen_worker *w, tc_rng *ri, uint32_t n) {
   const tc_gen_config *c = &w->cfg;
   twincache_graph *g = w->g;
-  uint32_t K = (c->targets == 0 || c->targets > n) ? n : c->targets;
+  uint32_t K = c->targets == TC_GEN_TARGETS_NONE ? 0 : (c->targets == 0 || c->targets > n) ? n : c->targets;
   g->n_inter = K;
   if (c->targets == 0) {
     for (uint32_t k = 0; k < K; k++) g->target[k] = (uint16_t)k;

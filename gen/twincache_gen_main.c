@@ -89,10 +89,10 @@ static int parse_mechanism(const char *v, const tc_opt *o) {
   return keep_why(tc_gen_parse_mechanism((tc_gen_config *)o->dst, v));
 }
 
-/* --targets all|K: 0 = every node. */
+/* --targets all|none|K: 0 = every node, TC_GEN_TARGETS_NONE = no twin world. */
 static int parse_targets(const char *v, const tc_opt *o) {
-  if (!strcmp(v, "all")) {
-    *(uint32_t *)o->dst = 0;
+  if (!strcmp(v, "all") || !strcmp(v, "none")) {
+    *(uint32_t *)o->dst = v[0] == 'a' ? 0 : TC_GEN_TARGETS_NONE;
     return 0;
   }
   return tc_parse_u32_in(v, 1, TWINCACHE_MAX_INTER, (uint32_t *)o->dst);
@@ -189,11 +189,11 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "term times v, or soft: X's mechanism redrawn (a root, with no\n"
                "weight to redraw: its noise scale times 2^U[-1,1) and its\n"
                "mean + a --values draw) (default {})"},
-      {.name = "--targets", .meta = "all|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
-       .parse = parse_targets, .expect = "all or an integer in [1, 256]", .def = "all",
-       .help = "every node, or K distinct random nodes; K at most the largest\n"
-               "--nodes, and a graph of fewer nodes intervenes on each of them\n"
-               "(default {})"},
+      {.name = "--targets", .meta = "all|none|K", .kind = TC_OPT_CUSTOM, .dst = &c->targets,
+       .parse = parse_targets, .expect = "all, none or an integer in [1, 256]", .def = "all",
+       .help = "every node, none (observational only: no twin world), or K\n"
+               "distinct random nodes; K at most the largest --nodes, and a\n"
+               "graph of fewer nodes intervenes on each of them (default {})"},
       {.name = "--targets-per-world", .meta = "LO:HI", .kind = TC_OPT_U32_PAIR, .dst = &c->targets_per_world_min,
        .dst2 = &c->targets_per_world_max, .lo = 1, .hi = TWINCACHE_MAX_TARGETS,
        .help = "nodes one world intervenes on at once, uniform per world\n"

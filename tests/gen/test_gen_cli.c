@@ -2,7 +2,8 @@
  * default; a bad flag or value exits 2 with one line naming it; a different
  * config against an existing cache exits 1 naming the differing fields; an
  * output path that is a file exits 1; a tiny --map-size grows and the cache is
- * the same as with the default map; an LMDB env that is not a cache is refused.
+ * the same as with the default map; an LMDB env that is not a cache is refused;
+ * --targets none writes graphs without twin worlds.
  * usage: test_gen_cli TWINCACHE_GEN TMPDIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,11 @@ static void expect(int want_rc, const char *must_contain, const char *const *arg
     char *nl = strchr(err, '\n');
     TC_REQUIRE(nl && nl[1] == 0, "usage error is not exactly one line: %s", err);
   }
+}
+
+static void count_inter(const twincache_graph *g, const twincache_dims *dims, void *user) {
+  (void)dims;
+  *(uint64_t *)user += g->n_inter;
 }
 
 int main(int argc, char **argv) {
@@ -110,7 +116,8 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--intervention", "hard", NULL}; expect(2, "--intervention", x); }
   { const char *x[] = {"--out", a, "--intervention", "noise", "--value-dist", "uniform", "--values", "-1:1", NULL};
     expect(2, "factor: LO >= 0", x); }
-  { const char *x[] = {"--out", a, "--targets", "none", NULL}; expect(2, "--targets", x); }
+  { const char *x[] = {"--out", a, "--targets", "nothing", NULL}; expect(2, "--targets", x); }
+  { const char *x[] = {"--out", a, "--targets", "0", NULL}; expect(2, "all, none or an integer", x); }
   { const char *x[] = {"--out", a, "--zstd-level", "99", NULL}; expect(2, "--zstd-level", x); }
   { const char *x[] = {"--out", a, "--threads", "0", NULL}; expect(2, "--threads", x); }
   { const char *x[] = {"--out", a, "--samples", "65536", NULL}; expect(2, "--samples", x); }
@@ -233,6 +240,18 @@ int main(int argc, char **argv) {
   char *lib = tg_meta(a, TWINCACHE_META_LIBRARY, &n);
   TC_REQUIRE(lib && strstr(lib, TWINCACHE_VERSION_STRING), "library");
   free(lib);
+
+  /* --targets none: observational only, every graph without a twin world,
+   * the config says so (a capacity of one world stays in the dims) */
+  tg_rmrf(b);
+  { const char *x[] = {"--out", b, "--graphs", "12", "--nodes", "4:6", "--targets", "none", "--quiet", NULL};
+    expect(0, NULL, x); }
+  cfg = tg_meta(b, TWINCACHE_META_CONFIG, &n);
+  TC_REQUIRE(cfg && strstr(cfg, "\"targets\":\"none\""), "--targets none config: %s", cfg ? cfg : "(none)");
+  free(cfg);
+  uint64_t obs_inter = 0;
+  TC_REQUIRE(tg_for_each_graph(b, count_inter, &obs_inter) == 12, "--targets none: 12 graphs");
+  TC_REQUIRE(obs_inter == 0, "--targets none: %llu twin worlds", (unsigned long long)obs_inter);
 
   tg_rmrf(a);
   tg_rmrf(b);

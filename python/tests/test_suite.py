@@ -1,0 +1,398 @@
+"""twincache.suite: the recipe, build and digests, the metrics against
+hand-computed cases, the scorer's known answers (a perfect predictor, chance,
+the |T| baseline's orientation), the predictions file and its errors, the
+command line's exit codes. Small cells (a test recipe of its own) plus three
+of v1's cheapest cells checked against v1's digests."""
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, INSTALLED, package_env
+
+import twincache.suite as ts
+
+TMP = os.environ.get("TWINCACHE_TEST_TMP", os.path.join(BUILD, "test-tmp", "suite"))
+
+SMALL = {"graph": "er", "expected_degree": 2, "nodes": [5, 7], "samples": 32, "mechanism": "linear",
+         "noise": "gauss", "intervention": "do", "targets": "all"}
+
+
+def small_recipe(path):
+    cells = [
+        {"name": "do", "seed": 11, "graphs": 12, "options": dict(SMALL)},
+        {"name": "obs", "seed": 12, "graphs": 10, "options": dict(SMALL, targets="none")},
+        {"name": "unknown", "seed": 13, "graphs": 9, "options": dict(SMALL, targets=2),
+         "withhold_targets": True},
+    ]
+    r = {"suite": "twincache-suite", "version": 99, "splits": {"t": {"test": ["obs"]}}, "cells": cells}
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe(r))
+    return path
+
+
+@pytest.fixture(scope="module")
+def built():
+    """A built small suite with its digests written into its recipe."""
+    root = os.path.join(TMP, "small")
+    os.makedirs(TMP, exist_ok=True)
+    rpath = small_recipe(os.path.join(TMP, "small.json"))
+    import shutil
+    shutil.rmtree(root, ignore_errors=True)
+    ts.build(root, threads=2, recipe=ts.load_recipe(rpath), progress=None)
+    assert sorted(ts.update_digests(root, recipe=ts.load_recipe(rpath))) == ["do", "obs", "unknown"]
+    return root, ts.load_recipe(rpath)
+
+
+# ---- metrics against hand-computed cases ------------------------------------
+
+def test_average_precision_by_hand():
+    # ranks: 1 (pos) P=1 R=1/2, 2 (neg), 3 (pos) P=2/3 R=1 -> 1/2*1 + 1/2*2/3
+    assert ts.average_precision([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0]) == pytest.approx(5 / 6)
+    # one tied group: a single threshold, P = 1/3, R = 1 (sklearn's definition)
+    assert ts.average_precision([0.5, 0.5, 0.5], [1, 0, 0]) == pytest.approx(1 / 3)
+    # ties between a positive and a negative ranked first: P = 1/2 at R = 1/2
+    assert ts.average_precision([0.9, 0.9, 0.1, 0.2], [1, 0, 1, 0]) == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)
+    assert np.isnan(ts.average_precision([0.1, 0.2], [0, 0]))
+
+
+def test_roc_auc_by_hand():
+    # positives 0.9, 0.7 against negatives 0.8, 0.6: 3 of 4 pairs ordered
+    assert ts.roc_auc([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0]) == pytest.approx(0.75)
+    assert ts.roc_auc([0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]) == pytest.approx(0.5)  # ties: 1/2
+    assert ts.roc_auc([0.2, 0.2, 0.9], [1, 0, 0]) == pytest.approx(0.25)  # (0.5 + 0) / 2
+    assert np.isnan(ts.roc_auc([0.1, 0.2], [1, 1]))
+
+
+def test_shd_reversal_once_and_twice():
+    adj = np.zeros((3, 3), np.uint8)
+    adj[0, 1] = adj[1, 2] = 1  # 0 -> 1 -> 2
+    pred = np.zeros((3, 3), np.uint8)
+    pred[1, 0] = 1  # reversed
+    pred[1, 2] = 1  # right
+    pred[0, 2] = 1  # extra
+    assert ts.shd(pred, adj) == 2  # the reversal once, the extra edge once
+    assert ts.shd_double(pred, adj) == 3  # the reversal twice
+    assert ts.shd(adj, adj) == 0 and ts.shd(np.zeros_like(adj), adj) == 2
+    both = pred.copy()
+    both[0, 1] = 1  # 0 <-> 1 predicted: differs from 0 -> 1, counted once
+    assert ts.shd(both, adj) == 2
+    up = np.zeros((3, 3), np.uint8)
+    up[2, 0] = 1  # an edge against the index order, predicted right, then reversed
+    assert ts.shd(up, up) == 0 and ts.shd(up.T, up) == 1 and ts.shd_double(up.T, up) == 2
+
+
+def test_graph_metrics_by_hand():
+    adj = np.zeros((3, 3), np.uint8)
+    adj[0, 1] = adj[1, 2] = 1
+    p = np.zeros((3, 3))
+    p[0, 1] = 0.9   # right, oriented right
+    p[2, 1] = 0.8   # the edge 1 -> 2 predicted reversed
+    p[1, 2] = 0.3
+    m = ts.graph_metrics(p, adj)
+    # thresholded: {0->1, 2->1}; tp 1, 2 predicted, 2 true -> F1 1/2
+    assert m["f1"] == pytest.approx(0.5)
+    assert m["shd"] == 1 and m["shd2"] == 2
+    assert m["orient"] == pytest.approx(0.5)  # 0->1 right, 1->2 wrong
+    # ranking: 0.9 (pos), 0.8 (neg), 0.3 (pos): AP = 1/2 + 1/2 * 2/3
+    assert m["auprc"] == pytest.approx(5 / 6)
+
+
+def test_r2_scores_are_least_squares_r2():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 6))
+    X[:, 1] += 2 * X[:, 0]
+    X[:, 2] += X[:, 1] - X[:, 3]
+    Z = X - X.mean(0)
+    want = []
+    for j in range(6):
+        A, y = np.delete(Z, j, axis=1), Z[:, j]
+        res = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+        want.append(1 - res @ res / (y @ y))
+    assert ts._r2_each(X) == pytest.approx(want, abs=1e-9)
+    # sortnregress in the true order finds the edges, nothing against it
+    W = ts._regress_in_order(X, np.array([0, 3, 1, 2, 4, 5]))
+    assert W[0, 1] > 0.5 and W[1, 2] > 0.3 and W[3, 2] > 0.3 and W[1, 0] == 0 and W[2, 1] == 0
+
+
+def test_summarize_interval():
+    s = ts.summarize([1.0, 2.0, 3.0, float("nan")])
+    assert s["n"] == 3 and s["mean"] == pytest.approx(2.0)
+    assert s["hi"] - s["mean"] == pytest.approx(1.96 * 1.0 / np.sqrt(3))
+    assert ts.summarize([float("nan")])["mean"] is None
+
+
+# ---- the v1 recipe ----------------------------------------------------------
+
+def test_v1_recipe_covers_the_issue():
+    r = ts.load_recipe()
+    assert r["version"] == 1 and len(r["cells"]) >= 30
+    opts = [c["options"] for c in r["cells"]]
+    assert all(c["digest"].startswith("sha256:") for c in r["cells"])
+    assert {o["graph"] for o in opts} >= {"er", "sf", "ba", "ws", "sbm", "rgg"}
+    assert {o["nodes"][0] for o in opts} >= {10, 20, 30}
+    assert {o["mechanism"] for o in opts} >= {"linear", "mlp", "rff", "sigmoid", "poly"}
+    assert any(o.get("standardize") for o in opts) and any(o.get("iscm") for o in opts)
+    assert {o["noise"] for o in opts} >= {"gauss", "laplace", "cauchy"} and any(o.get("hetero") for o in opts)
+    assert {str(o["targets"]) for o in opts} >= {"all", "none", "3"}
+    assert {o["intervention"] for o in opts} >= {"do", "soft", "noise"}
+    assert any(c.get("withhold_targets") for c in r["cells"])
+    assert {o["nodes"][0] for o in opts if o["samples"] == 1000} == {10, 20, 30}
+    assert set(r["splits"]) == {"avici", "sea"}
+
+
+def test_v1_cells_match_their_digests():
+    """Three cheap cells of v1, built here, against the recipe's digests (a
+    generator change that alters them fails here: `digest --update`)."""
+    root = os.path.join(TMP, "v1")
+    import shutil
+    shutil.rmtree(root, ignore_errors=True)
+    out = ts.build(root, threads=1, cells="nodes-10,inter-obs,inter-do3", progress=None)
+    assert set(out) == {"nodes-10", "inter-obs", "inter-do3"}
+
+
+# ---- build and digests --------------------------------------------------------
+
+def test_digest_independent_of_threads(built):
+    root, recipe = built
+    other = os.path.join(TMP, "small-t1")
+    import shutil
+    shutil.rmtree(other, ignore_errors=True)
+    out = ts.build(other, threads=1, recipe=recipe, progress=None)  # checks every digest
+    assert all(out[c["name"]][0] == c["digest"] for c in recipe["cells"])
+
+
+def test_digest_mismatch_names_the_cell(built):
+    root, recipe = built
+    bad = json.loads(json.dumps({k: v for k, v in recipe.items() if k != "_path"}))
+    bad["cells"][1]["digest"] = "sha256:" + "0" * 64
+    path = os.path.join(TMP, "bad.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe(bad))
+    with pytest.raises(ts.SuiteError, match="cell obs: digest"):
+        ts.build(root, threads=2, recipe=ts.load_recipe(path), progress=None)
+    # the way to accept an intended change: build without the check, rewrite
+    out = ts.build(root, threads=2, recipe=ts.load_recipe(path), check=False, progress=None)
+    assert ts.update_digests(root, recipe=ts.load_recipe(path)) == ["obs"]
+    assert ts.load_recipe(path)["cells"][1]["digest"] == out["obs"][0] == recipe["cells"][1]["digest"]
+
+
+def test_observational_cell_has_no_twin_world(built):
+    root, recipe = built
+    import twincache
+    with twincache.Cache(os.path.join(root, "obs")) as c:
+        assert len(c) == 10 and all(c[i].n_inter == 0 for i in range(len(c)))
+    assert all(k is None for _, k in ts.truth(root, recipe["cells"][1]))
+
+
+# ---- scoring ------------------------------------------------------------------
+
+def perfect(batch):
+    return np.asarray(ts._field(batch, "adj"), dtype=np.float64)
+
+
+def test_perfect_predictor_scores_one(built):
+    root, recipe = built
+    rep = ts.score(perfect, root, recipe=recipe, name="perfect")
+    for cell in ("do", "obs", "unknown"):
+        m = rep["results"]["perfect"][cell]["metrics"]
+        for k in ("auprc", "auroc", "f1", "orient"):
+            assert m[k]["mean"] == pytest.approx(1.0), (cell, k)
+        assert m["shd"]["mean"] == 0 and m["shd2"]["mean"] == 0
+    kinds = rep["results"]["perfect"]["do"]["pair_kinds"]
+    assert kinds["only j moved"]["edges"] == 0  # an edge i -> j: do(i) moves j too
+    assert "pair_kinds" not in rep["results"]["perfect"]["obs"]
+    assert rep["splits"] == {"t": ["obs"]}
+    md = ts.markdown(rep)
+    assert "## OOD split: t" in md and "| do |" in md and "| var-sortability |" in md
+    assert "| do | only j moved |" in md  # the per-kind table, a row per cell and kind
+
+
+def test_chance_is_the_density_and_twin_T_orients(built):
+    root, recipe = built
+    rep = ts.score(None, root, recipe=recipe, cells=["do", "obs"])
+    for cell in recipe["cells"][:2]:
+        dens = np.mean([a.sum() / (len(a) * (len(a) - 1)) for a, _ in ts.truth(root, cell)
+                        if a.sum() > 0])
+        ch = rep["results"]["chance"][cell["name"]]["metrics"]
+        assert ch["auprc"]["mean"] == pytest.approx(dens)  # AP of a constant = the base rate
+        assert ch["auroc"]["mean"] == pytest.approx(0.5)
+    # one do() per node, linear: do(i) moves exactly i's descendants, so |T|
+    # scores i -> j above j -> i on every edge
+    assert rep["results"]["twin-T"]["do"]["metrics"]["orient"]["mean"] == pytest.approx(1.0)
+    # no twin world: |T| has nothing, every score 0
+    assert rep["results"]["twin-T"]["obs"]["metrics"]["auroc"]["mean"] == pytest.approx(0.5)
+    assert set(rep["results"]) == set(ts.BASELINES)
+
+
+def test_unknown_cell_withholds_targets(built):
+    root, recipe = built
+    seen = []
+
+    def spy(batch):
+        seen.append(int(np.asarray(ts._field(batch, "target")).sum()))
+        return perfect(batch)
+    ts.score(spy, root, recipe=recipe, cells=["unknown"], baselines=False)
+    assert seen and all(s == 0 for s in seen)
+
+
+def test_predict_errors(built):
+    root, recipe = built
+    with pytest.raises(ts.SuiteError, match=r"cell do: predict returned shape \(3,\)"):
+        ts.score(lambda b: np.zeros(3), root, recipe=recipe, cells=["do"], baselines=False)
+
+    def nan(batch):
+        p = perfect(batch)
+        p[0, 0, 1] = np.nan
+        return p
+    with pytest.raises(ts.SuiteError, match="cell do graph 0: prediction holds NaN"):
+        ts.score(nan, root, recipe=recipe, cells=["do"], baselines=False)
+    with pytest.raises(ts.SuiteError, match=r"in \[0, 1\]"):
+        ts.score(lambda b: perfect(b) * 3, root, recipe=recipe, cells=["do"], baselines=False)
+    with pytest.raises(ts.UnknownCell, match="unknown cell"):
+        ts.score(perfect, root, recipe=recipe, cells=["nope"])
+
+
+def _perfect_preds(root, recipe, cells):
+    return {c["name"]: {i: a.astype(float) for i, (a, _) in enumerate(ts.truth(root, c))}
+            for c in recipe["cells"] if c["name"] in cells}
+
+
+def test_predictions_file_roundtrip_and_errors(built):
+    root, recipe = built
+    path = os.path.join(TMP, "pred.npz")
+    preds = _perfect_preds(root, recipe, ("do", "obs"))
+    ts.write_predictions(path, preds, recipe)
+    rep = ts.score_file(path, root, recipe=recipe, baselines=False)
+    assert rep["cells"] == ["do", "obs"]
+    assert rep["results"]["pred"]["do"]["metrics"]["auprc"]["mean"] == pytest.approx(1.0)
+
+    def bad(mutate, match):
+        p = json.loads(json.dumps({c: {str(g): a.tolist() for g, a in d.items()}
+                                   for c, d in preds.items()}))
+        arrays = {"suite": np.array(ts.suite_id(recipe))}
+        for c, d in p.items():
+            for g, a in d.items():
+                arrays[f"{c}/{g}"] = np.array(a)
+        mutate(arrays)
+        f = os.path.join(TMP, "bad.npz")
+        np.savez(f, **arrays)
+        with pytest.raises(ts.SuiteError, match=match):
+            ts.score_file(f, root, recipe=recipe, baselines=False)
+
+    bad(lambda a: a.update(suite=np.array("twincache-suite v1")),
+        "predictions for 'twincache-suite v1', this suite is 'twincache-suite v99'")
+    bad(lambda a: a.pop("suite"), "no 'suite' key")
+    bad(lambda a: a.pop("do/3"), "cell do: predictions miss 1 of 12 graphs")
+    bad(lambda a: a.update({"do/2": np.zeros((2, 2))}), r"cell do graph 2: prediction shape \(2, 2\)")
+    bad(lambda a: a.update({"do/1": np.full_like(a["do/1"], np.nan)}), "cell do graph 1: prediction holds NaN")
+    bad(lambda a: a.update({"elsewhere/0": np.zeros((2, 2))}), "no cell 'elsewhere'")
+    bad(lambda a: a.update({"do/x": np.zeros((2, 2))}), "expected '<cell>/<graph id>'")
+    with open(os.path.join(TMP, "junk.npz"), "w") as f:
+        f.write("not a zip")
+    with pytest.raises(ts.SuiteError, match="not a readable .npz"):
+        ts.score_file(os.path.join(TMP, "junk.npz"), root, recipe=recipe)
+
+
+def test_write_report(built):
+    root, recipe = built
+    rep = ts.score(perfect, root, recipe=recipe, cells=["do"], baselines=False)
+    paths, note = ts.write_report(rep, os.path.join(TMP, "report", "r"))
+    assert json.load(open(paths[0]))["results"]["model"]["do"]["graphs"] == 12
+    assert open(paths[1]).read().startswith("# twincache-suite v99")
+    try:
+        import matplotlib  # noqa: F401
+        assert note is None and os.path.getsize(paths[2]) > 0
+    except ImportError:
+        assert "matplotlib" in note and len(paths) == 2
+
+
+# ---- the command line ------------------------------------------------------------
+
+def test_cli_program(built):
+    """The program itself (the wheel's console script, the build tree's
+    wrapper, else python -m): a usage error is one line and exit 2."""
+    root, recipe = built
+    cmd = os.environ.get("TWINCACHE_SUITE")
+    if INSTALLED:  # pyproject.toml's [project.scripts]
+        cmd = os.path.join(sysconfig.get_path("scripts"), "twincache-suite")
+        assert os.access(cmd, os.X_OK), f"the wheel installed no {cmd}"
+    cmd = [cmd] if cmd else [sys.executable, "-m", "twincache.suite"]
+    r = subprocess.run(cmd + ["--recipe", recipe["_path"], "build", root, "--cells", "do,nope"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "unknown cell(s) nope" in r.stderr
+
+
+def test_cli(built, capsys):
+    """The subcommands, in this process (each program start imports torch)."""
+    root, recipe = built
+
+    def cli(*args):
+        rc = ts.main(["--recipe", recipe["_path"], *args])
+        out, err = capsys.readouterr()
+        return rc, out, err
+    rc, _, err = cli("build", root, "--threads", "0")
+    assert rc == 2 and "--threads 0" in err
+    rc, out, err = cli("digest", root)
+    assert rc == 0 and out.count(" ok") == 3, out + err
+    rc, out, err = cli("build", root, "--no-check", "--cells", "do")
+    assert rc == 0 and "do " in out and " ok" in out, out + err
+    rc, out, err = cli("info", root)
+    assert rc == 0 and "var-sort" in out and "[targets withheld]" in out, err
+    rc, out, err = cli("score", root, os.path.join(TMP, "missing.npz"))
+    assert rc == 1 and "not a readable .npz" in err and err.count("\n") == 1
+    rc, out, err = cli("score", root, "--cells", "obs")
+    assert rc == 0 and "| obs |" in out and "var-sort" in out, err
+    rc, out, err = cli("score", root, "--cells", "obs", "--no-baselines")
+    assert rc == 2 and "nothing to score" in err
+
+
+def test_example_model_scorer(built):
+    """examples/score_suite.py: a train_avici.py checkpoint (an untrained
+    model here) loads and its predictor scores through the suite."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+    import score_suite
+    from twin_model import TwinModel
+    root, recipe = built
+    torch.manual_seed(0)
+    f = {"d": 16, "layers": 0, "heads": 2, "stats": "on", "edge_layers": 1, "rows": 8}
+    net = TwinModel(f["d"], f["layers"], f["heads"], True, f["edge_layers"], 0, 16)
+    path = os.path.join(TMP, "untrained.pt")
+    torch.save({"args": f, "model": net.state_dict()}, path)
+    net2, f2 = score_suite.load_checkpoint(path)
+    rep = ts.score(score_suite.predictor(net2, f2), root, recipe=recipe, cells=["do"], name="m",
+                   baselines=False, output="torch")
+    m = rep["results"]["m"]["do"]["metrics"]
+    assert m["auprc"]["n"] > 0 and 0 <= m["auprc"]["mean"] <= 1 and m["shd"]["mean"] >= 0
+
+
+def test_cpdag_probs_by_hand():
+    # causal-learn's encoding: G[j,i] = 1, G[i,j] = -1 <=> i -> j; both -1: i - j
+    G = np.zeros((3, 3), int)
+    G[1, 0], G[0, 1] = 1, -1     # 0 -> 1
+    G[1, 2] = G[2, 1] = -1       # 1 - 2 (undirected)
+    p = ts._cpdag_probs(G)
+    assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
+
+
+def test_reference_algorithms(built):
+    """causal-learn's PC and GES (venv tests only: pip install causal-learn)."""
+    pytest.importorskip("causallearn")
+    root, recipe = built
+    rep = ts.score(None, root, recipe=recipe, cells=["obs"], baselines=False, reference=True)
+    for m in ("pc", "ges"):
+        s = rep["results"][m]["obs"]["metrics"]
+        assert s["auprc"]["n"] > 0 and s["shd"]["mean"] >= 0
+
+
+def test_corr_is_symmetric(built):
+    root, recipe = built
+    import twincache
+    with twincache.Loader(os.path.join(root, "do"), batch_size=4, shuffle=False, output="numpy") as ld:
+        p = ts.baseline_corr(next(iter(ld)))
+    assert np.array_equal(p, np.swapaxes(p, 1, 2))
