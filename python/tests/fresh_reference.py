@@ -358,8 +358,11 @@ def fresh_worlds(g, tag, group, S):
                 x = column(g, j, tw, e[j]) + targets[j]
             elif j in targets and kind == 2:  # noise
                 x = column(g, j, tw, targets[j] * e[j])
-            elif j in targets and kind == 3:  # soft
+            elif j in targets and kind == 3 and g.adj[:, j].any():  # soft
                 x = column(g, j, tw, e[j], params=g.soft[k])
+            elif j in targets and kind == 3:  # soft on a root: noise term times a, + v
+                a = f32(np.asarray(g.soft[k], np.float32)[j])
+                x = column(g, j, tw, a * e[j] if a != 0 else e[j], params=g.soft[k]) + targets[j]
             else:
                 x = column(g, j, tw, e[j])
             if iscm:

@@ -1,9 +1,10 @@
 """FORMAT.md 3.8 specifies fresh worlds completely: fresh_reference.py, a
 reader written from that text alone, reproduces `twincache-inspect show
 --fresh-rows S --epoch E` bit for bit for every noise family, mechanism and
-intervention kind, standardised and iSCM, multi-target; and the promise on
-row counts: without standardisation a world of S' < S rows is the first S'
-rows of the S-row world (the noise of a row never depends on S)."""
+intervention kind (soft worlds on roots among them), standardised and iSCM,
+multi-target; and the promise on row counts: without standardisation a
+world of S' < S rows is the first S' rows of the S-row world (the noise of
+a row never depends on S)."""
 import json
 import os
 import subprocess
@@ -47,14 +48,19 @@ def test_reference_reader_reproduces_show(case, gen_exe, inspect_exe, tmp_root):
     subprocess.run([gen_exe, "--out", path, "--graphs", "6", "--nodes", "3:7", "--samples", "0",
                     "--edge-prob", "0.6", "--seed", "11", "--threads", "1", "--quiet", *CASES[case]],
                    check=True)
+    soft_roots = 0  # soft worlds on a root (FORMAT.md 3.6: new noise scale and mean)
     with twincache.Cache(path) as c:
         tag = ref.fnv1a64(c.config_text.encode("utf-8"))
         for index, rows, epoch in [(0, 9, 0), (3, 16, 2), (5, 33, 1)]:
             g = c[index]
+            soft_roots += sum(int(g.kind[k]) == 3 and not g.adj[:, t].any()
+                              for k in range(g.n_inter) for t in g.target_sets[k])
             want_base, want_inter = show(inspect_exe, path, index, rows, epoch)
             base, inter = ref.fresh_worlds(g, tag, epoch, rows)
             assert same_bits(base, want_base), (case, index, np.abs(base - want_base).max())
             assert same_bits(inter, want_inter), (case, index, np.abs(inter - want_inter).max())
+    if "soft" in CASES[case]:
+        assert soft_roots > 0, case
 
 
 def test_fewer_rows_are_the_first_rows(gen_exe, inspect_exe, tmp_root):

@@ -45,6 +45,8 @@ def test_batch_help_says_every_kind():
     doc = twincache.Batch.__doc__
     for words in ("0 = do", "1 = shift", "2 = noise", "3 = soft", "RAW units", "--standardize", "--iscm"):
         assert words in doc, words
+    flat = " ".join(doc.split())  # a soft world's value on a root is its new mean (FORMAT.md 3.6)
+    assert "value is 0, except on a root" in flat and "value the root's new mean" in flat
 
 
 def test_fresh_without_rows_says_so_in_python(cache_path):

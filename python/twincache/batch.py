@@ -86,7 +86,11 @@ class Batch:
                                    2 = noise: x_t := f_t + value * noise; value
                                        is a unitless factor >= 0
                                    3 = soft: t's mechanism redrawn (parameters in
-                                       Graph.soft); value is 0
+                                       Graph.soft); value is 0, except on a
+                                       root (no parents): x_t := f'_t + a *
+                                       noise + value, value the root's new
+                                       mean in RAW units, a = Graph.soft[k][t]
+                                       its noise scale factor (0: factor 1)
                                    (formats/FORMAT.md 3.6 gives every formula)
       adj       (G,N,N)   uint8    adj[g,i,j] = 1 <=> edge i -> j
       node_mask (G,N)     uint8    1 on the graph's real nodes (the rest is padding)

@@ -39,7 +39,9 @@ class Graph:
     (P as C's twincache_soft_stride says: n for linear, the weight of edge
     i -> target at i; H*n+2H for the other mechanisms, a node block as in
     mlp; in a mixed graph a linear target's weights are its first n floats),
-    rows of other worlds 0; None when no world is soft;
+    rows of other worlds 0; None when no world is soft. On a root target t
+    (no parents) entry t is its noise scale factor (0: factor 1) and
+    value[k] its new mean (FORMAT.md 3.6);
     target_sets / value_sets: per world, every node it intervenes on at once
     (target[k] first; several for multi-target worlds) and their values;
     adj (n,n) uint8, adj[i,j]=1 <=> edge i->j; weight (n,n) float32;
