@@ -158,7 +158,7 @@ static int meta_read(twincache_cache *c, MDB_txn *txn, MDB_dbi meta) {
   c->tag = m.tag;
   c->config = text_dup(m.config, m.config_len);
   c->library = text_dup(m.library, m.library_len);
-  if (!c->config || !c->library) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!c->config || !c->library, TWINCACHE_ENOMEM, "%s: out of memory for the config text", c->path);
   return shard_read(c, txn, meta);
 }
 
@@ -442,7 +442,8 @@ static void chunk_prefault(const twincache_cache *c, uint64_t chunk, const MDB_v
 /* Finds graph `index` in txn (see tc_cache_find_frame). */
 static int find_view(const twincache_cache *c, MDB_txn *txn, tc_chunk_cache *cc, uint64_t index,
                      twincache_chunk_view *local, const twincache_chunk_view **out, uint32_t *out_slot) {
-  if (index >= c->count || index < c->first) return TWINCACHE_ENOTFOUND;
+  TC_RETURN_IF(index >= c->count || index < c->first, TWINCACHE_ENOTFOUND, "graph %llu: not in %llu..%llu",
+               (unsigned long long)index, (unsigned long long)c->first, (unsigned long long)c->count);
   uint64_t chunk = index / c->dims.chunk_graphs;
   uint32_t slot = (uint32_t)(index % c->dims.chunk_graphs);
   twincache_chunk_view *v = local;
@@ -595,7 +596,8 @@ int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cach
   if (c->set) {
     uint32_t m;
     const twincache_cache *mc = index < c->count ? tc_set_member(c, index, &m) : NULL;
-    if (!mc) return TWINCACHE_ENOTFOUND;
+    TC_RETURN_IF(!mc, TWINCACHE_ENOTFOUND, "graph %llu: the set has %llu graphs", (unsigned long long)index,
+                 (unsigned long long)c->count);
     return find_frame(mc, t->members[m]->txn, cc, index, frame, size);
   }
   return find_frame(c, t->txn, cc, index, frame, size);

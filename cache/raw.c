@@ -4,6 +4,7 @@
 
 #include "tc_cache_lmdb.h"
 #include "tc_cache_raw.h"
+#include "tc_error.h"
 
 /* 0, or the status of LMDB code rc with the message "what: LMDB's text". */
 static int raw_status(int rc, const char *what) {
@@ -18,10 +19,10 @@ struct tc_cache_raw {
 };
 
 int tc_cache_raw_open(const char *dir, int writable, tc_cache_raw **out) {
-  if (!dir || !out) return TWINCACHE_EINVAL;
+  TC_RETURN_IF(!dir || !out, TWINCACHE_EINVAL, "tc_cache_raw_open: NULL argument");
   *out = NULL;
   tc_cache_raw *r = calloc(1, sizeof *r);
-  if (!r) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!r, TWINCACHE_ENOMEM, "%s: out of memory", dir);
   r->writable = writable;
   int rc = mdb_env_create(&r->env);
   if (!rc) rc = mdb_env_set_maxdbs(r->env, 8);
@@ -79,7 +80,7 @@ int tc_cache_raw_get(tc_cache_raw *r, const char *db, const void *key, size_t ke
   if (!rc) rc = mdb_get(r->txn, dbi, &k, &v);
   if (rc) return raw_status(rc, db);
   *val = malloc(v.mv_size ? v.mv_size : 1);
-  if (!*val) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!*val, TWINCACHE_ENOMEM, "%s: out of memory for a %zu-byte value", db, v.mv_size);
   memcpy(*val, v.mv_data, v.mv_size);
   *val_len = v.mv_size;
   return TWINCACHE_OK;

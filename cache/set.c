@@ -99,13 +99,13 @@ static void members_free(member *v, size_t n) {
 
 /* Appends a member; returns 0 or ENOMEM. */
 static int members_add(member **v, size_t *n, size_t *cap, char *path, int line, const tc_cache_shard *said) {
-  if (!path) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!path, TWINCACHE_ENOMEM, "cache set: out of memory for a member's path");
   if (*n == *cap) {
     size_t nc = *cap ? 2 * *cap : 8;
     member *nv = realloc(*v, nc * sizeof *nv);
     if (!nv) {
       free(path);
-      return TWINCACHE_ENOMEM;
+      return tc_error_set(TWINCACHE_ENOMEM, "cache set: out of memory for %zu members", nc);
     }
     *v = nv;
     *cap = nc;

@@ -29,7 +29,7 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return TWINCACHE_OK;
   size_t want = need < 64 ? 64 : need + need / 2;
   void *p = realloc(*buf, want * elem);
-  if (!p) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!p, TWINCACHE_ENOMEM, "chunk builder: out of memory for %zu elements of %zu bytes", want, elem);
   *buf = p;
   *cap = want;
   return TWINCACHE_OK;

@@ -98,7 +98,7 @@ void twincache_cctx_free(twincache_cctx *c) {
 }
 
 int twincache_cctx_set_shuffle(twincache_cctx *c, int on) {
-  if (!c) return TWINCACHE_EINVAL;
+  TC_RETURN_IF(!c, TWINCACHE_EINVAL, "twincache_cctx_set_shuffle: NULL context");
   c->shuffle = on != 0;
   return TWINCACHE_OK;
 }
@@ -109,31 +109,47 @@ static int f32_same(const float *a, const float *b) { return memcmp(a, b, sizeof
 static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *edges,
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
-  if (n == 0 || n > TWINCACHE_MAX_NODES || s_n > TWINCACHE_MAX_SAMPLES ||
-      k_n > TWINCACHE_MAX_INTER || g->ld < n || g->ld_adj < n || g->noise >= TWINCACHE_NOISE_COUNT ||
-      (g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN) ||
-      (g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM)) ||
-      ((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED)))
-    return TWINCACHE_EINVAL;
+  TC_RETURN_IF(n == 0 || n > TWINCACHE_MAX_NODES, TWINCACHE_EINVAL, "%u nodes, 1..%d allowed", n,
+               TWINCACHE_MAX_NODES);
+  TC_RETURN_IF(s_n > TWINCACHE_MAX_SAMPLES, TWINCACHE_EINVAL, "%u samples, at most %d allowed", s_n,
+               TWINCACHE_MAX_SAMPLES);
+  TC_RETURN_IF(k_n > TWINCACHE_MAX_INTER, TWINCACHE_EINVAL, "%u interventions, at most %d allowed", k_n,
+               TWINCACHE_MAX_INTER);
+  TC_RETURN_IF(g->ld < n || g->ld_adj < n, TWINCACHE_EINVAL, "ld %u / ld_adj %u below %u nodes", g->ld,
+               g->ld_adj, n);
+  TC_RETURN_IF(g->noise >= TWINCACHE_NOISE_COUNT, TWINCACHE_EINVAL, "noise %u unknown", g->noise);
+  TC_RETURN_IF(g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN, TWINCACHE_EINVAL,
+               "family %u unknown", g->family);
+  TC_RETURN_IF(g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM),
+               TWINCACHE_EINVAL, "flags 0x%x: unknown bits", g->flags);
+  TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED), TWINCACHE_EINVAL,
+               "flags 0x%x: ISCM without STANDARDIZED", g->flags);
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
-    if (g->n_hidden != 0 || !g->weight) return TWINCACHE_EINVAL;
+    TC_RETURN_IF(g->n_hidden != 0, TWINCACHE_EINVAL, "a linear graph with %u hidden units", g->n_hidden);
+    TC_RETURN_IF(!g->weight, TWINCACHE_EINVAL, "a linear graph without weight");
   } else if (g->mechanism < TWINCACHE_MECH_COUNT) { /* MLP, RFF: unit blocks */
-    if (g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN || !g->mlp) return TWINCACHE_EINVAL;
+    TC_RETURN_IF(g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN, TWINCACHE_EINVAL,
+                 "mechanism %u with %u hidden units, 1..%d allowed", g->mechanism, g->n_hidden,
+                 TWINCACHE_MAX_HIDDEN);
+    TC_RETURN_IF(!g->mlp, TWINCACHE_EINVAL, "mechanism %u without unit parameters (mlp)", g->mechanism);
     if (g->mechanism == TWINCACHE_MECH_MIXED) {
-      if (!g->node_mech) return TWINCACHE_EINVAL;
+      TC_RETURN_IF(!g->node_mech, TWINCACHE_EINVAL, "a mixed graph without node_mech");
       for (uint32_t j = 0; j < n; j++)
-        if (g->node_mech[j] >= TWINCACHE_MECH_MIXED)
-          return tc_error_set(TWINCACHE_EINVAL, "node %u: mechanism %u in a mixed graph", j, g->node_mech[j]);
+        TC_RETURN_IF(g->node_mech[j] >= TWINCACHE_MECH_MIXED, TWINCACHE_EINVAL,
+                     "node %u: mechanism %u in a mixed graph", j, g->node_mech[j]);
     }
   } else {
-    return TWINCACHE_EINVAL;
+    return tc_error_set(TWINCACHE_EINVAL, "mechanism %u unknown", g->mechanism);
   }
-  if (!g->adj || !g->noise_scale || (s_n > 0 && !g->base)) return TWINCACHE_EINVAL;
-  if ((g->flags & TWINCACHE_GRAPH_HETERO) && (!g->hetero_w || !g->hetero_c)) return TWINCACHE_EINVAL;
-  if ((g->flags & TWINCACHE_GRAPH_STANDARDIZED) && (!g->norm_mean || !g->norm_std))
-    return TWINCACHE_EINVAL;
-  if (k_n > 0 && (!g->target || !g->kind || !g->value || (s_n > 0 && !g->inter))) return TWINCACHE_EINVAL;
-
+  TC_RETURN_IF(!g->adj || !g->noise_scale, TWINCACHE_EINVAL, "adj or noise_scale missing");
+  TC_RETURN_IF(s_n > 0 && !g->base, TWINCACHE_EINVAL, "%u samples without base", s_n);
+  TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_HETERO) && (!g->hetero_w || !g->hetero_c), TWINCACHE_EINVAL,
+               "HETERO without hetero_w or hetero_c");
+  TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_STANDARDIZED) && (!g->norm_mean || !g->norm_std), TWINCACHE_EINVAL,
+               "STANDARDIZED without norm_mean or norm_std");
+  TC_RETURN_IF(k_n > 0 && (!g->target || !g->kind || !g->value), TWINCACHE_EINVAL,
+               "%u interventions without target, kind or value", k_n);
+  TC_RETURN_IF(k_n > 0 && s_n > 0 && !g->inter, TWINCACHE_EINVAL, "%u interventions without inter", k_n);
   tc_dag *w = &c->dag;
   uint32_t e = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -221,7 +237,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   uint64_t cols_total = 0;
   tc_error_clear();
   int rc = encode_check(c, g, &edges, &cols_total);
-  if (rc != TWINCACHE_OK) /* sizes, mechanism or a missing array when encode_check left no message */
+  if (rc != TWINCACHE_OK) /* every refusal of encode_check left its reason */
     return tc_error_wrap(rc, "frame encode: graph %llu", (unsigned long long)g->index);
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;

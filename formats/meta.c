@@ -62,7 +62,7 @@ int twincache_stats_decode(const void *src, size_t size, twincache_stats *s) {
   uint32_t version = tc_load_u32(p);
   if (version == 0) return tc_error_set(TWINCACHE_ECORRUPT, "meta stats: version 0");
   if (version > TC_STATS_VERSION) return tc_error_set(TWINCACHE_EVERSION, "meta stats: version %u", version);
-  if (tc_load_u32(p + 4) != 0) return TWINCACHE_ECORRUPT;
+  TC_RETURN_IF(tc_load_u32(p + 4) != 0, TWINCACHE_ECORRUPT, "meta stats: reserved word %u, not 0", tc_load_u32(p + 4));
   s->raw_bytes = tc_load_u64(p + 8);
   s->frame_bytes = tc_load_u64(p + 16);
   s->edges = tc_load_u64(p + 24);

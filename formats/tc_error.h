@@ -20,6 +20,15 @@ extern "C" {
 int tc_error_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tc_error_vset(int status, const char *fmt, va_list ap);
 
+/* Leaves the function with status and its message when cond holds, in the
+ * style of zstd's RETURN_ERROR_IF: every failure a user can reach says why.
+ *   TC_RETURN_IF(n == 0, TWINCACHE_EINVAL, "graph %llu: no nodes", idx);
+ * cond is evaluated once; the format's arguments only when it holds. */
+#define TC_RETURN_IF(cond, status, ...)             \
+  do {                                              \
+    if (cond) return tc_error_set((status), __VA_ARGS__); \
+  } while (0)
+
 /* Prefixes this thread's current message with context ("ctx: inner"); when
  * there is none, "ctx: twincache_strerror(status)". Returns status. For
  * outer layers that know the file or record an inner failure concerns

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_error.h"
 #include "tc_scm.h"
 
 struct tc_scm_store {
@@ -119,8 +120,9 @@ static void bits_to_bytes(uint8_t *dst, const uint8_t *src, uint32_t n) {
 
 int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m) {
   const uint32_t n = v->n_nodes, R = v->set_bytes, H = v->n_hidden;
-  if (n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden)
-    return TWINCACHE_ETOOBIG;
+  TC_RETURN_IF(n < 1 || n > st->cap_nodes || v->n_inter > st->cap_inter || H > st->cap_hidden, TWINCACHE_ETOOBIG,
+               "graph %llu: N=%u K=%u H=%u beyond the store's %u, %u, %u", (unsigned long long)v->index, n,
+               v->n_inter, H, st->cap_nodes, st->cap_inter, st->cap_hidden);
   /* adjacency (n, n), a byte per node pair */
   for (uint32_t i = 0; i < n; i++) bits_to_bytes(st->adj + (size_t)i * n, v->adj + (size_t)i * R, n);
   /* parents of j, ascending (the generator's order: its float sums follow
@@ -167,7 +169,8 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
         if (j < n && --st->indeg[j] == 0) st->order[placed++] = j;
       }
   }
-  if (placed != n) return TWINCACHE_ECORRUPT; /* a cycle: not a frame that decoded */
+  /* a cycle: not a frame that decoded */
+  TC_RETURN_IF(placed != n, TWINCACHE_ECORRUPT, "graph %llu: the adjacency has a cycle", (unsigned long long)v->index);
   /* the changed sets (target and descendants) as the frame stores them */
   for (uint32_t k = 0; k < v->n_inter; k++) bits_to_bytes(st->desc + (size_t)k * n, v->desc + (size_t)k * R, n);
   if (H) memcpy(st->mlp, v->mlp, (size_t)n * ((size_t)H * n + 2u * H) * sizeof(float));
