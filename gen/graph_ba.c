@@ -2,8 +2,8 @@
  * node, linear preference), undirected, oriented along a random node order. */
 #include "tc_gen_family.h"
 
-static int ba_check(const tc_gen_config *c, const char **flag) {
-  if (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES) return *flag = "--ba-m", TWINCACHE_EINVAL;
+static int ba_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES) return tc_gen_refuse(bad, "--ba-m", NULL);
   return TWINCACHE_OK;
 }
 

@@ -3,10 +3,10 @@
  * random node order. */
 #include "tc_gen_family.h"
 
-static int er_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) return *flag = "--edge-prob", TWINCACHE_EINVAL;
+static int er_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (!(c->edge_prob >= 0.0 && c->edge_prob <= 1.0)) return tc_gen_refuse(bad, "--edge-prob", NULL);
   if (!(c->expected_degree >= 0.0 && c->expected_degree <= TWINCACHE_MAX_NODES))
-    return *flag = "--expected-degree", TWINCACHE_EINVAL;
+    return tc_gen_refuse(bad, "--expected-degree", NULL);
   return TWINCACHE_OK;
 }
 

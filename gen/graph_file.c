@@ -18,11 +18,11 @@
 #include "tc_error.h"
 #include "tc_gen_family.h"
 
-static int file_check(const tc_gen_config *c, const char **flag) {
-  if (!c->dag_file) return *flag = "--graph-file (needed by --graph file)", TWINCACHE_EINVAL;
-  if (c->n_families != 1) return *flag = "--graph (file cannot be mixed)", TWINCACHE_EINVAL;
+static int file_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (!c->dag_file) return tc_gen_refuse(bad, "--graph-file", "needed by --graph file");
+  if (c->n_families != 1) return tc_gen_refuse(bad, "--graph", "file cannot be mixed");
   if (c->nodes_min != c->dag_file->n || c->nodes_max != c->dag_file->n)
-    return *flag = "--nodes (a --graph-file fixes it to the file's node count)", TWINCACHE_EINVAL;
+    return tc_gen_refuse(bad, "--nodes", "a --graph-file fixes it to the file's node count");
   return TWINCACHE_OK;
 }
 

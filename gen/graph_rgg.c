@@ -3,8 +3,8 @@
  * oriented along a random node order. The positions are not stored. */
 #include "tc_gen_family.h"
 
-static int rgg_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->rgg_radius >= 0.0 && c->rgg_radius <= 1.5)) return *flag = "--rgg-radius", TWINCACHE_EINVAL;
+static int rgg_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (!(c->rgg_radius >= 0.0 && c->rgg_radius <= 1.5)) return tc_gen_refuse(bad, "--rgg-radius", NULL);
   return TWINCACHE_OK;
 }
 

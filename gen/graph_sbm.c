@@ -5,10 +5,10 @@
  * random node order. Node labels stay igraph's: block b is a range of labels. */
 #include "tc_gen_family.h"
 
-static int sbm_check(const tc_gen_config *c, const char **flag) {
-  if (c->sbm_blocks < 1 || c->sbm_blocks > TWINCACHE_MAX_NODES) return *flag = "--sbm-blocks", TWINCACHE_EINVAL;
-  if (!(c->sbm_p_in >= 0.0 && c->sbm_p_in <= 1.0)) return *flag = "--sbm-p-in", TWINCACHE_EINVAL;
-  if (!(c->sbm_p_out >= 0.0 && c->sbm_p_out <= 1.0)) return *flag = "--sbm-p-out", TWINCACHE_EINVAL;
+static int sbm_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (c->sbm_blocks < 1 || c->sbm_blocks > TWINCACHE_MAX_NODES) return tc_gen_refuse(bad, "--sbm-blocks", NULL);
+  if (!(c->sbm_p_in >= 0.0 && c->sbm_p_in <= 1.0)) return tc_gen_refuse(bad, "--sbm-p-in", NULL);
+  if (!(c->sbm_p_out >= 0.0 && c->sbm_p_out <= 1.0)) return tc_gen_refuse(bad, "--sbm-p-out", NULL);
   return TWINCACHE_OK;
 }
 

@@ -10,8 +10,8 @@
  * direction.) */
 #include "tc_gen_family.h"
 
-static int sf_check(const tc_gen_config *c, const char **flag) {
-  if (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES) return *flag = "--ba-m", TWINCACHE_EINVAL;
+static int sf_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (c->ba_m < 1 || c->ba_m > TWINCACHE_MAX_NODES) return tc_gen_refuse(bad, "--ba-m", NULL);
   return TWINCACHE_OK;
 }
 

@@ -3,11 +3,11 @@
  * oriented along a random node order. */
 #include "tc_gen_family.h"
 
-static int ws_check(const tc_gen_config *c, const char **flag) {
-  if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) return *flag = "--ws-k", TWINCACHE_EINVAL;
+static int ws_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (c->ws_k < 1 || c->ws_k > TWINCACHE_MAX_NODES) return tc_gen_refuse(bad, "--ws-k", NULL);
   if (2 * c->ws_k >= c->nodes_min) /* igraph needs 2k < n */
-    return *flag = "--ws-k (2 x K must stay below the smallest node count of --nodes)", TWINCACHE_EINVAL;
-  if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) return *flag = "--ws-p", TWINCACHE_EINVAL;
+    return tc_gen_refuse(bad, "--ws-k", "2 x K must stay below the smallest node count of --nodes");
+  if (!(c->ws_p >= 0.0 && c->ws_p <= 1.0)) return tc_gen_refuse(bad, "--ws-p", NULL);
   return TWINCACHE_OK;
 }
 

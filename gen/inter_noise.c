@@ -5,8 +5,8 @@
  * (--value-dist does not apply). */
 #include "tc_gen_inter.h"
 
-static int noise_check(const tc_gen_config *c, const char **flag) {
-  if (!(c->value_min >= 0.0)) return *flag = "--values (a noise intervention's factor: LO >= 0)", TWINCACHE_EINVAL;
+static int noise_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (!(c->value_min >= 0.0)) return tc_gen_refuse(bad, "--values", "a noise intervention's factor: LO >= 0");
   return TWINCACHE_OK;
 }
 

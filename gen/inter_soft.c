@@ -14,16 +14,17 @@
 
 #include "tc_gen_inter.h"
 
-static int soft_check(const tc_gen_config *c, const char **flag) {
+static int soft_check(const tc_gen_config *c, tc_gen_refusal *bad) {
   const tc_gen_mech *m = tc_gen_mech_get(c->mechanism);
   if (m && m->code != TWINCACHE_MECH_MIXED && !m->draw_node)
-    return *flag = "--intervention (soft: the mechanism draws no node alone)", TWINCACHE_EINVAL;
+    return tc_gen_refuse(bad, "--intervention", "soft: the mechanism draws no node alone");
   for (uint32_t k = 0; m && m->code == TWINCACHE_MECH_MIXED && k < c->n_mechs; k++) {
     const tc_gen_mech *mk = tc_gen_mech_get(c->mechs[k]);
     if (mk && !mk->draw_node)
-      return *flag = "--intervention (soft: a mixture component draws no node alone)", TWINCACHE_EINVAL;
+      return tc_gen_refuse(bad, "--intervention", "soft: a mixture component draws no node alone");
   }
-  if (c->targets_per_world_max > 1) return *flag = "--targets-per-world (a soft intervention has one target)", TWINCACHE_EINVAL;
+  if (c->targets_per_world_max > 1)
+    return tc_gen_refuse(bad, "--targets-per-world", "a soft intervention has one target");
   return TWINCACHE_OK;
 }
 

@@ -16,16 +16,16 @@ static uint32_t mixed_hidden(const tc_gen_config *c) {
   return h;
 }
 
-static int mixed_check(const tc_gen_config *c, const char **flag) {
-  if (c->n_mechs < 2 || c->n_mechs > TWINCACHE_MECH_MIXED) return *flag = "--mechanism", TWINCACHE_EINVAL;
+static int mixed_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (c->n_mechs < 2 || c->n_mechs > TWINCACHE_MECH_MIXED) return tc_gen_refuse(bad, "--mechanism", NULL);
   for (uint32_t k = 0; k < c->n_mechs; k++) {
     const tc_gen_mech *m = c->mechs[k] < TWINCACHE_MECH_MIXED ? tc_gen_mech_get(c->mechs[k]) : NULL;
-    if (!m) return *flag = "--mechanism", TWINCACHE_EINVAL;
+    if (!m) return tc_gen_refuse(bad, "--mechanism", NULL);
     if (!(c->mech_weights[k] > 0.0 && c->mech_weights[k] < TC_GEN_MAX_WEIGHT))
-      return *flag = "--mechanism (a mixture weight must be > 0 and below 1e300)", TWINCACHE_EINVAL;
+      return tc_gen_refuse(bad, "--mechanism", "a mixture weight must be > 0 and below 1e300");
     for (uint32_t q = 0; q < k; q++)
-      if (c->mechs[q] == c->mechs[k]) return *flag = "--mechanism (a mechanism twice in the mixture)", TWINCACHE_EINVAL;
-    if (m->check && m->check(c, flag)) return TWINCACHE_EINVAL;
+      if (c->mechs[q] == c->mechs[k]) return tc_gen_refuse(bad, "--mechanism", "a mechanism twice in the mixture");
+    if (m->check && m->check(c, bad)) return TWINCACHE_EINVAL;
   }
   return TWINCACHE_OK;
 }

@@ -27,13 +27,13 @@
 
 static uint32_t mlp_hidden(const tc_gen_config *c) { return c->mlp_hidden; }
 
-static int mlp_check(const tc_gen_config *c, const char **flag) {
-  if (tc_gen_mech_check_weights(c, flag) != TWINCACHE_OK) return TWINCACHE_EINVAL; /* unused here, but part of the config */
-  if (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN) return *flag = "--mlp-hidden", TWINCACHE_EINVAL;
-  if (!(c->mlp_scale > 0.0 && c->mlp_scale <= 1000.0)) return *flag = "--mlp-scale", TWINCACHE_EINVAL;
-  if (!(c->mlp_bias >= 0.0 && c->mlp_bias <= 1000.0)) return *flag = "--mlp-bias", TWINCACHE_EINVAL;
-  if (!(c->mlp_bump >= 0.0 && c->mlp_bump <= 1000.0)) return *flag = "--mlp-bump", TWINCACHE_EINVAL;
-  if (!(c->mlp_gain > 0.0 && c->mlp_gain <= 1000.0)) return *flag = "--mlp-gain", TWINCACHE_EINVAL;
+static int mlp_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (tc_gen_mech_check_weights(c, bad) != TWINCACHE_OK) return TWINCACHE_EINVAL; /* unused here, but part of the config */
+  if (c->mlp_hidden < 1 || c->mlp_hidden > TWINCACHE_MAX_HIDDEN) return tc_gen_refuse(bad, "--mlp-hidden", NULL);
+  if (!(c->mlp_scale > 0.0 && c->mlp_scale <= 1000.0)) return tc_gen_refuse(bad, "--mlp-scale", NULL);
+  if (!(c->mlp_bias >= 0.0 && c->mlp_bias <= 1000.0)) return tc_gen_refuse(bad, "--mlp-bias", NULL);
+  if (!(c->mlp_bump >= 0.0 && c->mlp_bump <= 1000.0)) return tc_gen_refuse(bad, "--mlp-bump", NULL);
+  if (!(c->mlp_gain > 0.0 && c->mlp_gain <= 1000.0)) return tc_gen_refuse(bad, "--mlp-gain", NULL);
   return TWINCACHE_OK;
 }
 

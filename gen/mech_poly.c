@@ -13,8 +13,8 @@
 
 #include "tc_gen_mech.h"
 
-static int poly_check(const tc_gen_config *c, const char **flag) {
-  return tc_gen_mech_check_unit_per_parent(c, flag, "--nodes (poly: one unit per parent, at most 65 nodes)");
+static int poly_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  return tc_gen_mech_check_unit_per_parent(c, bad, "poly: one unit per parent, at most 65 nodes");
 }
 
 static void poly_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {

@@ -16,10 +16,10 @@
 
 static uint32_t rff_hidden(const tc_gen_config *c) { return c->rff_features; }
 
-static int rff_check(const tc_gen_config *c, const char **flag) {
-  if (tc_gen_mech_check_weights(c, flag) != TWINCACHE_OK) return TWINCACHE_EINVAL; /* unused here, but part of the config */
-  if (c->rff_features < 1 || c->rff_features > TWINCACHE_MAX_HIDDEN) return *flag = "--rff-features", TWINCACHE_EINVAL;
-  if (!(c->rff_lengthscale >= 1e-3 && c->rff_lengthscale <= 1e3)) return *flag = "--rff-length", TWINCACHE_EINVAL;
+static int rff_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  if (tc_gen_mech_check_weights(c, bad) != TWINCACHE_OK) return TWINCACHE_EINVAL; /* unused here, but part of the config */
+  if (c->rff_features < 1 || c->rff_features > TWINCACHE_MAX_HIDDEN) return tc_gen_refuse(bad, "--rff-features", NULL);
+  if (!(c->rff_lengthscale >= 1e-3 && c->rff_lengthscale <= 1e3)) return tc_gen_refuse(bad, "--rff-length", NULL);
   return TWINCACHE_OK;
 }
 

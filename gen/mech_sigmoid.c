@@ -8,8 +8,8 @@
  * weights stay 0. */
 #include "tc_gen_mech.h"
 
-static int sigmoid_check(const tc_gen_config *c, const char **flag) {
-  return tc_gen_mech_check_unit_per_parent(c, flag, "--nodes (sigmoid: one unit per parent, at most 65 nodes)");
+static int sigmoid_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+  return tc_gen_mech_check_unit_per_parent(c, bad, "sigmoid: one unit per parent, at most 65 nodes");
 }
 
 static void sigmoid_draw_node(const tc_gen_config *c, tc_gen_params *p, uint32_t j, tc_rng *rw) {

@@ -146,14 +146,31 @@ typedef struct tc_gen_progress {
   int final;              /* 1 on the last report of the run */
 } tc_gen_progress;
 
+/* Why tc_gen_config_check refused a config: the option (a static string,
+ * "--targets") and, where the option's own range does not say it, the rule it
+ * broke (a static string, "K must be at most the largest --nodes"; NULL when
+ * none). twincache-gen prints "invalid value for FLAG[: WHY]". */
+typedef struct tc_gen_refusal {
+  const char *flag;
+  const char *why;
+} tc_gen_refusal;
+
+/* Sets *bad to (flag, why) and returns TWINCACHE_EINVAL: a check's refusal
+ * reads `return tc_gen_refuse(bad, "--ws-k", "2 x K must ...")`. */
+static inline int tc_gen_refuse(tc_gen_refusal *bad, const char *flag, const char *why) {
+  bad->flag = flag;
+  bad->why = why;
+  return TWINCACHE_EINVAL;
+}
+
 /* Fills the defaults (the common workload). threads = online cores. */
 void tc_gen_config_default(tc_gen_config *c);
 /* Checks ranges and every count x size product the run will form (graphs x
  * RNG streams, chunk count, one graph's worlds in bytes, map size and its
  * doubling) with overflow-checked arithmetic, before anything is created.
- * On error returns TWINCACHE_EINVAL and writes the name of the offending
- * flag, with its accepted range, to *flag (a static string). */
-int tc_gen_config_check(const tc_gen_config *c, const char **flag);
+ * On error returns TWINCACHE_EINVAL and fills *bad: the offending flag and,
+ * where one helps, the rule it broke. */
+int tc_gen_config_check(const tc_gen_config *c, tc_gen_refusal *bad);
 /* C chosen from the config so one chunk is ~1 MiB (when chunk_graphs == 0). */
 uint32_t tc_gen_chunk_graphs(const tc_gen_config *c);
 /* K of the batch: largest intervention count of any graph. */

@@ -57,68 +57,64 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->progress_user = NULL;
 }
 
-int tc_gen_config_check(const tc_gen_config *c, const char **flag) {
-#define BAD(f)     \
-  do {             \
-    *flag = f;     \
-    return TWINCACHE_EINVAL; \
-  } while (0)
+int tc_gen_config_check(const tc_gen_config *c, tc_gen_refusal *bad) {
+#define BAD(f, why) return tc_gen_refuse(bad, f, why)
   if (c->nodes_min < 1 || c->nodes_max < c->nodes_min || c->nodes_max > TWINCACHE_MAX_NODES)
-    BAD("--nodes");
-  if (c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples");
-  if (c->n_families < 1 || c->n_families > TWINCACHE_FAMILY_COUNT) BAD("--graph");
+    BAD("--nodes", NULL);
+  if (c->samples > TWINCACHE_MAX_SAMPLES) BAD("--samples", NULL);
+  if (c->n_families < 1 || c->n_families > TWINCACHE_FAMILY_COUNT) BAD("--graph", NULL);
   for (uint32_t k = 0; k < c->n_families; k++) {
     const tc_gen_family *fam = tc_gen_family_get(c->families[k]);
-    if (!fam) BAD("--graph");
+    if (!fam) BAD("--graph", NULL);
     if (!(c->family_weights[k] > 0.0 && c->family_weights[k] < TC_GEN_MAX_WEIGHT))
-      BAD("--graph (a mixture weight must be > 0 and below 1e300)");
+      BAD("--graph", "a mixture weight must be > 0 and below 1e300");
     for (uint32_t q = 0; q < k; q++)
-      if (c->families[q] == c->families[k]) BAD("--graph (a family twice in the mixture)");
-    if (fam->check && fam->check(c, flag)) return TWINCACHE_EINVAL;
+      if (c->families[q] == c->families[k]) BAD("--graph", "a family twice in the mixture");
+    if (fam->check && fam->check(c, bad)) return TWINCACHE_EINVAL;
   }
   const tc_gen_mech *mech = tc_gen_mech_get(c->mechanism);
-  if (!mech) BAD("--mechanism");
-  if (mech->check && mech->check(c, flag)) return TWINCACHE_EINVAL;
-  if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise");
+  if (!mech) BAD("--mechanism", NULL);
+  if (mech->check && mech->check(c, bad)) return TWINCACHE_EINVAL;
+  if (!twincache_choice_name(TWINCACHE_CHOICE_NOISE, c->noise)) BAD("--noise", NULL);
   const tc_gen_inter *inter = tc_gen_inter_get(c->intervention);
-  if (!inter) BAD("--intervention");
+  if (!inter) BAD("--intervention", NULL);
   if (!(c->noise_scale_min >= 0.0 && c->noise_scale_max >= c->noise_scale_min &&
         c->noise_scale_max < 1e6))
-    BAD("--noise-scale");
-  if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero");
-  if (c->targets > TWINCACHE_MAX_INTER && c->targets != TC_GEN_TARGETS_NONE) BAD("--targets");
+    BAD("--noise-scale", NULL);
+  if (!(c->hetero >= 0.0 && c->hetero <= 100.0)) BAD("--hetero", NULL);
+  if (c->targets > TWINCACHE_MAX_INTER && c->targets != TC_GEN_TARGETS_NONE) BAD("--targets", NULL);
   if (c->targets > c->nodes_max && c->targets != TC_GEN_TARGETS_NONE) /* no graph could have K targets */
-    BAD("--targets (K must be at most the largest --nodes)");
+    BAD("--targets", "K must be at most the largest --nodes");
   if (c->targets_per_world_min < 1 || c->targets_per_world_max < c->targets_per_world_min ||
       c->targets_per_world_max > TWINCACHE_MAX_TARGETS)
-    BAD("--targets-per-world");
+    BAD("--targets-per-world", NULL);
   if (c->targets_per_world_max > c->nodes_max) /* no graph could reach HI: the config would say what never happens */
-    BAD("--targets-per-world (HI must be at most the largest --nodes)");
+    BAD("--targets-per-world", "HI must be at most the largest --nodes");
   /* one graph's worlds live in memory per worker and in one frame: <= 1 GiB */
   uint64_t worlds_bytes;
   if (tc_mul3_u64_overflow(c->samples, c->nodes_max, 1 + (uint64_t)tc_gen_max_inter(c), &worlds_bytes) ||
       tc_mul_u64_overflow(worlds_bytes, sizeof(float), &worlds_bytes) || worlds_bytes > (UINT64_C(1) << 30))
-    BAD("--samples (one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB)");
-  if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values");
+    BAD("--samples", "one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB");
+  if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values", NULL);
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
-    BAD("--values (LO >= 0 with --value-dist signed: the sign is drawn)");
-  if (inter->check && inter->check(c, flag)) return TWINCACHE_EINVAL;
-  if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level");
+    BAD("--values", "LO >= 0 with --value-dist signed: the sign is drawn");
+  if (inter->check && inter->check(c, bad)) return TWINCACHE_EINVAL;
+  if (c->zstd_level < 1 || c->zstd_level > 19) BAD("--zstd-level", NULL);
   if (c->encoding != TWINCACHE_ENCODING_FAST && c->encoding != TWINCACHE_ENCODING_SMALL)
-    BAD("--encoding");
-  if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs");
-  if (c->threads < 1 || c->threads > 1024) BAD("--threads");
+    BAD("--encoding", NULL);
+  if (c->chunk_graphs > TWINCACHE_MAX_CHUNK_GRAPHS) BAD("--chunk-graphs", NULL);
+  if (c->threads < 1 || c->threads > 1024) BAD("--threads", NULL);
   /* the graph count: its RNG streams and chunk keys must not wrap */
   uint64_t streams, last_graph_end;
   if (c->graphs > TC_GEN_MAX_GRAPHS || tc_mul_u64_overflow(c->graphs, TC_STREAMS_PER_GRAPH, &streams) ||
       tc_add_u64_overflow(c->graphs, tc_gen_chunk_graphs(c), &last_graph_end))
-    BAD("--graphs (an integer in [0, 1152921504606846976], 2^60)");
+    BAD("--graphs", "an integer in [0, 1152921504606846976], 2^60");
   /* the map: a size_t the kernel can map, and room to double it */
   uint64_t doubled;
   size_t map_bytes;
   if (c->map_size_bytes < TC_GEN_MIN_MAP_BYTES || c->map_size_bytes > TC_GEN_MAX_MAP_BYTES ||
       tc_mul_u64_overflow(c->map_size_bytes, 2, &doubled) || tc_u64_to_size_overflow(doubled, &map_bytes))
-    BAD("--map-size (an integer in [65536, 70368744177664], 64 KiB to 2^46)");
+    BAD("--map-size", "an integer in [65536, 70368744177664], 64 KiB to 2^46");
   return TWINCACHE_OK;
 #undef BAD
 }

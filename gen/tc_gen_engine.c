@@ -425,11 +425,13 @@ int tc_gen_run(const tc_gen_config *c, const volatile sig_atomic_t *stop_flag, t
   uint32_t started = 0;
   int writer_started = 0, rc = 0;
   char config_json[4096];
-  const char *flag;
+  tc_gen_refusal bad;
   uint64_t t_start = tc_now_ns();
   uint64_t igraph_locked0 = tc_gen_igraph_locked_ns();
 
-  if (tc_gen_config_check(c, &flag)) return tc_error_set(TWINCACHE_EINVAL, "invalid value for %s", flag);
+  if (tc_gen_config_check(c, &bad))
+    return tc_error_set(TWINCACHE_EINVAL, "invalid value for %s%s%s", bad.flag, bad.why ? ": " : "",
+                        bad.why ? bad.why : "");
   if (!c->out_dir) return tc_error_set(TWINCACHE_EINVAL, "no output directory (--out)");
   e->cfg = c;
   e->stop_flag = stop_flag;

@@ -41,8 +41,8 @@ typedef struct tc_gen_family {
   int code;   /* enum twincache_family */
   int orient; /* enum tc_gen_orient */
   /* Checks the family's own options; on error returns TWINCACHE_EINVAL and
-   * sets *flag to the offending flag (a static string). NULL: none. */
-  int (*check)(const tc_gen_config *c, const char **flag);
+   * fills *bad (tc_gen_refuse). NULL: none. */
+  int (*check)(const tc_gen_config *c, tc_gen_refusal *bad);
   /* Writes the structure of an n-node graph to edges as (2E) node ids,
    * pairs (a, b). Called under the igraph lock with igraph's RNG seeded.
    * Returns 0 or a negative status. */

@@ -17,8 +17,8 @@
 typedef struct tc_gen_inter {
   int code; /* enum twincache_inter_kind */
   /* Checks the kind's options (--values, --value-dist); TWINCACHE_EINVAL
-   * with *flag set to the offending flag. NULL: none. */
-  int (*check)(const tc_gen_config *c, const char **flag);
+   * with *bad filled (tc_gen_refuse). NULL: none. */
+  int (*check)(const tc_gen_config *c, tc_gen_refusal *bad);
   /* The stored value of one intervention on node `target` of the graph
    * whose parameters p holds, from ri in a fixed order (graph i stays a
    * pure function of (seed, i, config)); a kind with parameters of its own

@@ -22,16 +22,16 @@ const tc_gen_mech *tc_gen_mech_get(int code) {
   return k_mechs[code];
 }
 
-int tc_gen_mech_check_weights(const tc_gen_config *c, const char **flag) {
+int tc_gen_mech_check_weights(const tc_gen_config *c, tc_gen_refusal *bad) {
   if (!(c->weight_min >= 0.0 && c->weight_max >= c->weight_min && c->weight_max < 1e6))
-    return *flag = "--weights", TWINCACHE_EINVAL;
+    return tc_gen_refuse(bad, "--weights", NULL);
   return TWINCACHE_OK;
 }
 
 uint32_t tc_gen_mech_unit_per_parent(const tc_gen_config *c) { return c->nodes_max > 1 ? c->nodes_max - 1 : 1; }
 
-int tc_gen_mech_check_unit_per_parent(const tc_gen_config *c, const char **flag, const char *why) {
-  if (tc_gen_mech_check_weights(c, flag) != TWINCACHE_OK) return TWINCACHE_EINVAL;
-  if (c->nodes_max > TWINCACHE_MAX_HIDDEN + 1) return *flag = why, TWINCACHE_EINVAL;
+int tc_gen_mech_check_unit_per_parent(const tc_gen_config *c, tc_gen_refusal *bad, const char *why) {
+  if (tc_gen_mech_check_weights(c, bad) != TWINCACHE_OK) return TWINCACHE_EINVAL;
+  if (c->nodes_max > TWINCACHE_MAX_HIDDEN + 1) return tc_gen_refuse(bad, "--nodes", why);
   return TWINCACHE_OK;
 }

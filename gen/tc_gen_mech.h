@@ -27,8 +27,8 @@ typedef struct tc_gen_mech {
   int code; /* enum twincache_mechanism */
   /* H of the frames: 0 for linear. */
   uint32_t (*hidden)(const tc_gen_config *c);
-  /* Checks the mechanism's options; TWINCACHE_EINVAL with *flag set. NULL: none. */
-  int (*check)(const tc_gen_config *c, const char **flag);
+  /* Checks the mechanism's options; TWINCACHE_EINVAL with *bad filled. NULL: none. */
+  int (*check)(const tc_gen_config *c, tc_gen_refusal *bad);
   /* Draws node j's parameters from rw, in a fixed order (graph i stays a
    * pure function of (seed, i, config)): linear weights into g->weight and
    * pa_w, or units 0.. of node j's block (stride H*n + 2H, H = p->hidden,
@@ -60,13 +60,13 @@ enum { TC_GEN_MECH_MAX_OPTS = 5 }; /* options of one mechanism, at most */
 const tc_gen_mech *tc_gen_mech_get(int code);
 
 /* --weights LO:HI as every mechanism checks it (part of the config even where
- * unused): 0 <= LO <= HI < 1e6. TWINCACHE_EINVAL with *flag set. */
-int tc_gen_mech_check_weights(const tc_gen_config *c, const char **flag);
+ * unused): 0 <= LO <= HI < 1e6. TWINCACHE_EINVAL with *bad filled. */
+int tc_gen_mech_check_weights(const tc_gen_config *c, tc_gen_refusal *bad);
 /* H of the mechanisms with one unit per parent (sigmoid, poly): nodes_max - 1
- * (at least 1); their check: at most TWINCACHE_MAX_HIDDEN + 1 nodes, *flag
- * naming `why` ("--nodes (sigmoid: ...)"). */
+ * (at least 1); their check: at most TWINCACHE_MAX_HIDDEN + 1 nodes, *bad
+ * naming --nodes and `why` ("sigmoid: one unit per parent, ..."). */
 uint32_t tc_gen_mech_unit_per_parent(const tc_gen_config *c);
-int tc_gen_mech_check_unit_per_parent(const tc_gen_config *c, const char **flag, const char *why);
+int tc_gen_mech_check_unit_per_parent(const tc_gen_config *c, tc_gen_refusal *bad, const char *why);
 
 /* |w| uniform in [lo, hi), then a sign +-1 with probability 1/2 (two draws,
  * in that order). */

@@ -376,9 +376,10 @@ int main(int argc, char **argv) {
 /* Checks the options and runs the generator; returns the exit status. */
 static int run(tc_gen_config *cfg) {
   tc_gen_config c = *cfg;
-  const char *flag;
-  if (tc_gen_config_check(&c, &flag)) {
-    fprintf(stderr, "twincache-gen: invalid value for %s (see --help)\n", flag);
+  tc_gen_refusal bad;
+  if (tc_gen_config_check(&c, &bad)) {
+    fprintf(stderr, "twincache-gen: invalid value for %s%s%s (see --help)\n", bad.flag, bad.why ? ": " : "",
+            bad.why ? bad.why : "");
     return 2;
   }
   tc_cache_shard shard;

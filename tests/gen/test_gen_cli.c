@@ -126,19 +126,27 @@ int main(int argc, char **argv) {
   { const char *x[] = {"--out", a, "--seed", NULL}; expect(2, "--seed", x); }
   { const char *x[] = {"--out", a, "--graph", "ws", "--ws-k", "3", "--nodes", "5:10", NULL}; expect(2, "--ws-k", x); }
   { const char *x[] = {"--out", a, "--graph", "er", "--ba-m", "3", NULL}; expect(2, "--ba-m", x); }
+  /* a flag and the rule it broke, apart: each family's, mechanism's and
+   * kind's own check says why; a range alone says nothing more */
+  { const char *x[] = {"--out", a, "--graph", "ws", "--ws-k", "3", "--nodes", "6:10", NULL};
+    expect(2, "invalid value for --ws-k: 2 x K must stay below the smallest node count of --nodes (see", x); }
+  { const char *x[] = {"--out", a, "--mechanism", "poly", "--nodes", "66:66", NULL};
+    expect(2, "invalid value for --nodes: poly: one unit per parent, at most 65 nodes (see", x); }
+  { const char *x[] = {"--out", a, "--intervention", "soft", "--targets-per-world", "1:2", NULL};
+    expect(2, "invalid value for --targets-per-world: a soft intervention has one target (see", x); }
   { const char *x[] = {"--out", a, "extra", NULL}; expect(2, "extra", x); }
   /* more targets per world than any graph has nodes: refused, not clamped
    * under a config that records what never happened */
   { const char *x[] = {"--out", a, "--targets-per-world", "11:11", "--nodes", "10:10", NULL};
-    expect(2, "--targets-per-world (HI must be at most the largest --nodes)", x); }
+    expect(2, "invalid value for --targets-per-world: HI must be at most the largest --nodes (see --help)", x); }
   { const char *x[] = {"--out", a, "--targets-per-world", "2:11", "--nodes", "5:10", NULL};
     expect(2, "--targets-per-world", x); }
   /* --targets K above the largest --nodes: refused likewise (every graph
    * would intervene on all its nodes under a config recording K) */
   { const char *x[] = {"--out", a, "--targets", "11", "--nodes", "10:10", NULL};
-    expect(2, "--targets (K must be at most the largest --nodes)", x); }
+    expect(2, "invalid value for --targets: K must be at most the largest --nodes (see --help)", x); }
   { const char *x[] = {"--out", a, "--targets", "4", "--nodes", "1:3", NULL};
-    expect(2, "--targets (K must be at most the largest --nodes)", x); }
+    expect(2, "invalid value for --targets: K must be at most the largest --nodes (see --help)", x); }
   /* mixture weights whose sum overflows: refused with the reason */
   { const char *x[] = {"--out", a, "--graph", "er:1e308,ba:1e308", NULL}; expect(2, "below 1e300", x); }
   { const char *x[] = {"--out", a, "--mechanism", "linear:1e308,mlp:1e308", NULL}; expect(2, "below 1e300", x); }
