@@ -28,9 +28,11 @@ static int file_check(const tc_gen_config *c, tc_gen_refusal *bad) {
 
 static int file_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int_t *edges) {
   const tc_gen_dag_file *f = c->dag_file;
-  if (!f || n != f->n) return TWINCACHE_EINVAL;
-  if (igraph_vector_int_resize(edges, 2 * (igraph_integer_t)f->n_edges) != IGRAPH_SUCCESS)
-    return TWINCACHE_ENOMEM;
+  /* the config check fixed --nodes to the file's node count */
+  TC_RETURN_IF(!f || n != f->n, TWINCACHE_EINVAL, "--graph-file: a %u-node graph asked of a file of %u nodes", n,
+               f ? f->n : 0);
+  TC_RETURN_IF(igraph_vector_int_resize(edges, 2 * (igraph_integer_t)f->n_edges) != IGRAPH_SUCCESS, TWINCACHE_ENOMEM,
+               "--graph-file: out of memory for %u edges", f->n_edges);
   for (uint32_t e = 0; e < 2 * f->n_edges; e++) VECTOR(*edges)[e] = f->edges[e];
   return TWINCACHE_OK;
 }

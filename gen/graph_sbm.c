@@ -3,6 +3,7 @@
  * (the first n mod B blocks one larger); a pair is an edge with probability
  * --sbm-p-in inside a block and --sbm-p-out between blocks; oriented along a
  * random node order. Node labels stay igraph's: block b is a range of labels. */
+#include "tc_error.h"
 #include "tc_gen_family.h"
 
 static int sbm_check(const tc_gen_config *c, tc_gen_refusal *bad) {
@@ -16,10 +17,11 @@ static int sbm_make_locked(const tc_gen_config *c, uint32_t n, igraph_vector_int
   uint32_t B = c->sbm_blocks < n ? c->sbm_blocks : n;
   igraph_matrix_t pref;
   igraph_vector_int_t sizes;
-  if (igraph_matrix_init(&pref, B, B) != IGRAPH_SUCCESS) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(igraph_matrix_init(&pref, B, B) != IGRAPH_SUCCESS, TWINCACHE_ENOMEM,
+               "sbm: out of memory for a %u x %u block matrix", B, B);
   if (igraph_vector_int_init(&sizes, B) != IGRAPH_SUCCESS) {
     igraph_matrix_destroy(&pref);
-    return TWINCACHE_ENOMEM;
+    return tc_error_set(TWINCACHE_ENOMEM, "sbm: out of memory for %u block sizes", B);
   }
   for (uint32_t a = 0; a < B; a++) {
     VECTOR(sizes)[a] = n / B + (a < n % B ? 1 : 0);

@@ -230,17 +230,17 @@ static int pending_add(tc_engine *e, const tc_slot *sl) {
     size_t cap = e->pend_cap ? e->pend_cap : ((size_t)4 << 20);
     while (cap < e->pend_bytes + sl->size) cap *= 2;
     uint8_t *nb = realloc(e->pend_buf, cap);
-    if (!nb) return TWINCACHE_ENOMEM;
+    TC_RETURN_IF(!nb, TWINCACHE_ENOMEM, "writer: out of memory for %zu pending frame bytes", cap);
     e->pend_buf = nb;
     e->pend_cap = cap;
   }
   if (e->pend_n == e->pend_capn) {
     size_t capn = e->pend_capn ? 2 * e->pend_capn : 64;
     tc_pending *np = realloc(e->pend, capn * sizeof *np);
-    if (!np) return TWINCACHE_ENOMEM;
+    TC_RETURN_IF(!np, TWINCACHE_ENOMEM, "writer: out of memory for %zu pending frames", capn);
     e->pend = np;
     tc_cache_chunk *nc = realloc(e->pend_chunks, capn * sizeof *nc);
-    if (!nc) return TWINCACHE_ENOMEM;
+    TC_RETURN_IF(!nc, TWINCACHE_ENOMEM, "writer: out of memory for %zu pending chunks", capn);
     e->pend_chunks = nc;
     e->pend_capn = capn;
   }
