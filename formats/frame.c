@@ -16,11 +16,21 @@
 #include "tc_frame.h"
 
 const char *const tc_frame_section_names[TC_SEC_COUNT] = {
-    "1 (adjacency)",      "2 (edge weights)",           "3 (unit blocks)",
-    "3b (node mechanisms)", "4 (noise scale)",          "4b (heteroscedastic noise)",
-    "4b (heteroscedastic noise)", "5 (normalisation)",  "6 (interventions)",
-    "6a (extra targets)", "7 (changed masks)",          "7a (soft mechanisms)",
-    "8 (base samples)",   "9 (twin columns)"};
+    [TC_SEC_ADJ] = TC_SEC_NAME_ADJ,
+    [TC_SEC_WEIGHT] = TC_SEC_NAME_WEIGHT,
+    [TC_SEC_UNITS] = TC_SEC_NAME_UNITS,
+    [TC_SEC_NODE_MECH] = TC_SEC_NAME_NODE_MECH,
+    [TC_SEC_NOISE] = TC_SEC_NAME_NOISE,
+    [TC_SEC_HETERO_W] = TC_SEC_NAME_HETERO_W,
+    [TC_SEC_HETERO_C] = TC_SEC_NAME_HETERO_C,
+    [TC_SEC_NORM] = TC_SEC_NAME_NORM,
+    [TC_SEC_INTER] = TC_SEC_NAME_INTER,
+    [TC_SEC_MORE] = TC_SEC_NAME_MORE,
+    [TC_SEC_MASKS] = TC_SEC_NAME_MASKS,
+    [TC_SEC_SOFT] = TC_SEC_NAME_SOFT,
+    [TC_SEC_BASE] = TC_SEC_NAME_BASE,
+    [TC_SEC_COLS] = TC_SEC_NAME_COLS,
+};
 
 /* Payload bytes apart from the intervention columns: adjacency, weights,
  * mechanism, noise, norm, interventions, masks, base. */

@@ -102,7 +102,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   x->edges = 0;
   for (uint32_t i = 0; i < n; i++) {
     const uint8_t *row = adj + (size_t)i * rb;
-    if (row[rb - 1] & ~last_mask) BAD("section 1 (adjacency): row %u has bits past node %u", i, n - 1);
+    if (row[rb - 1] & ~last_mask) BAD("section " TC_SEC_NAME_ADJ ": row %u has bits past node %u", i, n - 1);
     if (n <= 64) { /* one word per set: tc_dag_close reads no other */
       w->child[i][0] = tc_frame_load_bits(row, rb);
     } else {
@@ -111,29 +111,29 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     }
     x->edges += tc_frame_popcount_set(w->child[i], n);
   }
-  if (tc_dag_close(w, n) != 0) BAD("section 1 (adjacency): a directed cycle or a self-loop");
+  if (tc_dag_close(w, n) != 0) BAD("section " TC_SEC_NAME_ADJ ": a directed cycle or a self-loop");
   cnt.edges = x->edges;
   TAKE(x->weight, TC_SEC_WEIGHT);
   x->mlp = NULL;
   if (h->mechanism != TWINCACHE_MECH_LINEAR) {
     TAKE(x->mlp, TC_SEC_UNITS);
     if (!tc_frame_mlp_nonparents_zero(w, x->mlp, n, h->h))
-      BAD("section 3 (unit blocks): an input weight (W1) on a non-parent is not +0.0");
+      BAD("section " TC_SEC_NAME_UNITS ": an input weight (W1) on a non-parent is not +0.0");
   }
   x->node_mech = NULL;
   if (h->mechanism == TWINCACHE_MECH_MIXED) {
     TAKE(x->node_mech, TC_SEC_NODE_MECH);
     for (uint32_t j = 0; j < n; j++)
       if (x->node_mech[j] >= TWINCACHE_MECH_MIXED)
-        BAD("section 3b (node mechanisms): node %u has mechanism %u, not 0..%d", j, x->node_mech[j],
+        BAD("section " TC_SEC_NAME_NODE_MECH ": node %u has mechanism %u, not 0..%d", j, x->node_mech[j],
             TWINCACHE_MECH_MIXED - 1);
   }
   uint32_t bi = 0, bj = 0;
   if (!tc_frame_edge_weights_zero_off_linear(w, x->weight, n, h->mechanism, x->node_mech, &bi, &bj))
-    BAD("section 2 (edge weights): edge %u -> %u has a weight, but node %u's mechanism is not linear "
+    BAD("section " TC_SEC_NAME_WEIGHT ": edge %u -> %u has a weight, but node %u's mechanism is not linear "
         "(must be +0.0)", bi, bj, bj);
   if (h->mechanism == TWINCACHE_MECH_MIXED && !tc_frame_linear_blocks_zero(x->mlp, x->node_mech, n, h->h, &bi))
-    BAD("section 3 (unit blocks): node %u is linear, but its block is not all +0.0", bi);
+    BAD("section " TC_SEC_NAME_UNITS ": node %u is linear, but its block is not all +0.0", bi);
   TAKE(x->noise, TC_SEC_NOISE);
   x->het_w = x->het_c = NULL;
   if (h->flags & TWINCACHE_GRAPH_HETERO) {
@@ -144,20 +144,20 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (h->flags & TWINCACHE_GRAPH_STANDARDIZED) {
     TAKE(x->norm, TC_SEC_NORM);
     if (h->s == 0 && !tc_frame_scm_only_norm_identity(x->norm, x->norm + 4 * (size_t)n, n, &bi))
-      BAD("section 5 (normalisation): an SCM-only frame stores mean 0 and std 1, node %u does not", bi);
+      BAD("section " TC_SEC_NAME_NORM ": an SCM-only frame stores mean 0 and std 1, node %u does not", bi);
   }
   TAKE(x->rec, TC_SEC_INTER);
   /* version 4: byte 3 counts a world's extra targets (section 6a), kinds 2-3 exist */
   uint64_t n_more = 0;
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
-    if (tc_load_u16(r) >= n) BAD("section 6 (interventions): world %u targets node %u of %u", k, tc_load_u16(r), n);
+    if (tc_load_u16(r) >= n) BAD("section " TC_SEC_NAME_INTER ": world %u targets node %u of %u", k, tc_load_u16(r), n);
     if (r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1))
-      BAD("section 6 (interventions): world %u has kind %u, unknown in version %u", k, r[2], h->version);
+      BAD("section " TC_SEC_NAME_INTER ": world %u has kind %u, unknown in version %u", k, r[2], h->version);
     if (r[3] > (h->version >= 4 ? TWINCACHE_MAX_TARGETS - 1 : 0) || (r[2] == TWINCACHE_INTER_SOFT && r[3] != 0))
-      BAD("section 6 (interventions): world %u of kind %u has %u extra targets", k, r[2], r[3]);
+      BAD("section " TC_SEC_NAME_INTER ": world %u of kind %u has %u extra targets", k, r[2], r[3]);
     if (tc_frame_inter_value_unused(w, n, r[2], tc_load_u16(r)) && tc_load_u32(r + 4) != 0)
-      BAD("section 6 (interventions): world %u is of kind %u on a node with parents, whose value must be +0.0",
+      BAD("section " TC_SEC_NAME_INTER ": world %u is of kind %u on a node with parents, whose value must be +0.0",
           k, r[2]);
     n_more += r[3];
   }
@@ -176,7 +176,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     for (uint32_t i = 1; i < c; i++, more += 8) { /* in range, distinct, reserved bytes 0 */
       ts[i] = tc_load_u16(more);
       if (ts[i] >= n || more[2] != 0 || more[3] != 0 || tc_frame_target_index(ts, i, ts[i]) >= 0)
-        BAD("section 6a (extra targets): world %u's target %u is out of range, repeated, or has reserved "
+        BAD("section " TC_SEC_NAME_MORE ": world %u's target %u is out of range, repeated, or has reserved "
             "bytes set", k, ts[i]);
     }
     uint64_t uni[TC_BITSET_WORDS];
@@ -187,11 +187,11 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     }
     if (n <= 64) {
       if (tc_frame_load_bits(masks + (size_t)k * rb, rb) != set[0])
-        BAD("section 7 (changed masks): world %u's mask is not its targets and their descendants", k);
+        BAD("section " TC_SEC_NAME_MASKS ": world %u's mask is not its targets and their descendants", k);
     } else {
       for (uint32_t b = 0; b < rb; b++)
         if (masks[(size_t)k * rb + b] != tc_frame_set_byte(set, b))
-          BAD("section 7 (changed masks): world %u's mask is not its targets and their descendants", k);
+          BAD("section " TC_SEC_NAME_MASKS ": world %u's mask is not its targets and their descendants", k);
     }
     d->ncols[k] = tc_frame_popcount_set(set, n) - (r[2] == TWINCACHE_DO ? c : 0u);
     cols_total += d->ncols[k];
@@ -209,11 +209,11 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
         uint32_t t = tc_load_u16(x->rec + 8 * (size_t)k);
         unsigned mech_t = h->mechanism == TWINCACHE_MECH_MIXED ? x->node_mech[t] : h->mechanism;
         if (!tc_frame_soft_nonparents_zero(w, blk, n, h->h, mech_t, t))
-          BAD("section 7a (soft mechanisms): world %u sets parameters of non-parents of node %u "
+          BAD("section " TC_SEC_NAME_SOFT ": world %u sets parameters of non-parents of node %u "
               "(a root's own entry: +0.0 or finite > 0)", k, t);
         if (h->mechanism == TWINCACHE_MECH_MIXED && mech_t == TWINCACHE_MECH_LINEAR &&
             !tc_frame_soft_linear_tail_zero(blk, n, soft_p))
-          BAD("section 7a (soft mechanisms): world %u: a linear target's block past its %u weights is not "
+          BAD("section " TC_SEC_NAME_SOFT ": world %u: a linear target's block past its %u weights is not "
               "all +0.0", k, n);
         blk += 4 * (size_t)soft_p;
       }
@@ -222,7 +222,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   TAKE(x->base, TC_SEC_BASE);
   TAKE(x->cols, TC_SEC_COLS);
   x->cols_total = cols_total;
-  if (q != end) BAD("%zu bytes after section 9 (the payload is %zu)", (size_t)(end - q), size);
+  if (q != end) BAD("%zu bytes after section " TC_SEC_NAME_COLS " (the payload is %zu)", (size_t)(end - q), size);
 #undef TAKE
 #undef BAD
   return TWINCACHE_OK;

@@ -57,7 +57,23 @@ typedef struct tc_frame_counts {
   uint64_t n_soft;           /* K_s: soft worlds (section 6) */
   uint64_t cols;             /* sum of c_k: stored twin columns (sections 6-7) */
 } tc_frame_counts;
-/* "7a (soft mechanisms)": a section's number and name, for messages. */
+/* "7a (soft mechanisms)": a section's number and name, for messages. Each
+ * spelled once, as a literal so a fixed message concatenates it
+ * ("section " TC_SEC_NAME_ADJ ": ...") and the table below indexes it. */
+#define TC_SEC_NAME_ADJ "1 (adjacency)"
+#define TC_SEC_NAME_WEIGHT "2 (edge weights)"
+#define TC_SEC_NAME_UNITS "3 (unit blocks)"
+#define TC_SEC_NAME_NODE_MECH "3b (node mechanisms)"
+#define TC_SEC_NAME_NOISE "4 (noise scale)"
+#define TC_SEC_NAME_HETERO_W "4b (heteroscedastic noise)"
+#define TC_SEC_NAME_HETERO_C "4b (heteroscedastic noise)"
+#define TC_SEC_NAME_NORM "5 (normalisation)"
+#define TC_SEC_NAME_INTER "6 (interventions)"
+#define TC_SEC_NAME_MORE "6a (extra targets)"
+#define TC_SEC_NAME_MASKS "7 (changed masks)"
+#define TC_SEC_NAME_SOFT "7a (soft mechanisms)"
+#define TC_SEC_NAME_BASE "8 (base samples)"
+#define TC_SEC_NAME_COLS "9 (twin columns)"
 extern const char *const tc_frame_section_names[TC_SEC_COUNT];
 /* Bytes of section `sec` for the counts c; 0 when the section is absent.
  * Inline: with a constant sec (the decoder's walk) it folds to its formula. */
