@@ -1,5 +1,5 @@
 /* tc_gemm.h — the linear layers' matrix products on the device (gemm.cu),
- * used by mlp.cu's linear forward/backward. Device pointers; launched on
+ * used by linear.cu's linear forward/backward. Device pointers; launched on
  * `stream` (a cudaStream_t as void*); 0 or TWINCACHE_KERNELS_EDEVICE.
  *   forward:  out (P,O) = in (P,I) . w^T, w (O,I)
  *   backward: din (P,I) = dout (P,O) . w (skipped when din is NULL),

@@ -1,0 +1,77 @@
+// effects.cu — the CUDA version of the edge model's interventional effects, beside its plain-C
+// reference of the same name in effects_cpu.c; tests/train/test_kernels_cuda
+// compares them on random inputs.
+#include <cuda_runtime.h>
+#include <math.h>
+
+#include "tc_kernels_error.h"
+#include "tc_launch.h"
+#include "twincache_kernels.h"
+#include "twincache_kernels_cuda.h"
+
+// ---- effects: one block per (g, t), threads over j --------------------------
+__global__ void effects_kernel(float *T, uint8_t *observed, const float *base,
+                               const float *inter, const uint8_t *target,
+                               const uint8_t *node_mask, const uint8_t *int_mask, int K, int S,
+                               int N) {
+  int g = blockIdx.x / N, t = blockIdx.x % N;
+  const float *bg = base + (size_t)g * S * N;
+  const uint8_t *nm = node_mask + (size_t)g * N;
+  float *row = T + ((size_t)g * N + t) * N;
+  // every thread computes den and count itself (cheap, avoids a reduction)
+  double den = 0.0;
+  int count = 0;
+  for (int k = 0; k < K; k++) {
+    if (!int_mask[(size_t)g * K + k]) continue;
+    const uint8_t *tk = target + ((size_t)g * K + k) * N;
+    int n_targets = 0, only = -1;
+    for (int j = 0; j < N; j++)
+      if (tk[j]) n_targets++, only = j;
+    if (n_targets != 1 || only != t) continue;
+    count++;
+    const float *ik = inter + ((size_t)g * K + k) * S * N;
+    for (int s = 0; s < S; s++) {
+      double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
+      den += dt * dt;
+    }
+  }
+  bool obs = nm[t] && count > 0 && den > TWINCACHE_EFFECT_EPS * S * count;
+  if (threadIdx.x == 0) observed[(size_t)g * N + t] = obs ? 1 : 0;
+  for (int j = threadIdx.x; j < N; j += blockDim.x) {
+    if (!obs || !nm[j]) {
+      row[j] = 0.0f;
+      continue;
+    }
+    if (j == t) {
+      row[j] = 1.0f;
+      continue;
+    }
+    double num = 0.0;
+    for (int k = 0; k < K; k++) {
+      if (!int_mask[(size_t)g * K + k]) continue;
+      const uint8_t *tk = target + ((size_t)g * K + k) * N;
+      int n_targets = 0, only = -1;
+      for (int q = 0; q < N; q++)
+        if (tk[q]) n_targets++, only = q;
+      if (n_targets != 1 || only != t) continue;
+      const float *ik = inter + ((size_t)g * K + k) * S * N;
+      for (int s = 0; s < S; s++) {
+        double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
+        num += dt * ((double)ik[(size_t)s * N + j] - (double)bg[(size_t)s * N + j]);
+      }
+    }
+    row[j] = (float)(num / den);
+  }
+}
+
+extern "C" int twincache_effects_cuda(float *T, uint8_t *observed, const float *base,
+                                      const float *inter, const uint8_t *target,
+                                      const uint8_t *node_mask, const uint8_t *int_mask, int G,
+                                      int K, int S, int N, void *stream) {
+  if (G <= 0 || N <= 0) return 0;
+  int threads = N < 32 ? 32 : (N < 256 ? ((N + 31) / 32) * 32 : 256);
+  effects_kernel<<<G * N, threads, 0, tc_stream(stream)>>>(T, observed, base, inter, target,
+                                                           node_mask, int_mask, K, S, N);
+  launchReturnIfError();
+  return 0;
+}
