@@ -30,6 +30,9 @@ gradient clipping; bf16 autocast on the GPU (and on the CPU with --amp bf16).
       --eval-graphs 1000 --checkpoint run.pt          # --resume continues run.pt
   /usr/bin/python3 examples/train_avici.py --data onthefly --workers 2 --steps 200
   torchrun --nproc_per_node 2 examples/train_avici.py --data twincache --cache CACHE
+A checkpoint resumes at another process count with the same global batch:
+written by W processes at --batch B, resume at W' processes with --batch B*W/W'
+(the Loader's state continues the global graph order where it stopped).
 Prints graphs/s of the training loop and, with --eval-graphs, the held-out
 AUPRC (the last graphs of the cache, never trained on) against the edge base
 rate of those graphs.
@@ -246,7 +249,12 @@ def main():
                          "(fast where the CPU has AVX512-BF16 and torch uses oneDNN)")
     ap.add_argument("--checkpoint", help="save model, optimiser and loader state here "
                                          "(at every evaluation and at the end)")
-    ap.add_argument("--resume", action="store_true", help="continue from --checkpoint if it exists")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue from --checkpoint if it exists, at any process count with the "
+                         "same global batch (--batch x processes)")
+    ap.add_argument("--stop-after", type=int, default=0, metavar="K",
+                    help="stop this invocation after K steps, checkpoint, exit (0 = run to --steps); "
+                         "--resume continues")
     ap.add_argument("--log-every", type=int, default=0, help="print every L steps (0 = steps/10)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--samples", choices=["stored", "fresh"], default="stored",
@@ -264,6 +272,8 @@ def main():
         ap.error("--data twincache needs --cache")
     if a.resume and not a.checkpoint:
         ap.error("--resume needs --checkpoint")
+    if a.stop_after < 0:
+        ap.error(f"--stop-after: must be >= 0, got {a.stop_after}")
 
     # -- processes: twincache.launch_ranks() (torch.distributed, torchrun's RANK/WORLD_SIZE/
     # LOCAL_RANK, Slurm's SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID) => data parallel over
@@ -326,6 +336,7 @@ def main():
                                   device=f"cuda:{local}" if cuda else None, **fresh)
 
     step, graphs, train_s = 0, 0, 0.0
+    gen_state = None
     if a.resume and os.path.exists(a.checkpoint):
         ck = torch.load(a.checkpoint, map_location=dev)
         try:
@@ -338,12 +349,22 @@ def main():
         opt.load_state_dict(ck["opt"])
         step, graphs, train_s = ck["step"], ck["graphs"], ck["train_s"]
         if loader is not None:
-            if len(ck["loader"]) != world:
-                sys.exit(f"train_avici.py: --checkpoint {a.checkpoint} was written by "
-                         f"{len(ck['loader'])} processes, this run has {world}; resuming at another "
-                         f"world size needs the loader's elastic state, which does not exist yet: "
-                         f"resume with {len(ck['loader'])} processes")
-            loader.load_state_dict(ck["loader"][rank])
+            # the global batch fixes the steps: per-process --batch = global / processes
+            was = len(ck["loader"])
+            glob = ck["args"]["batch"] * was
+            if glob % world:
+                sys.exit(f"train_avici.py: --checkpoint {a.checkpoint} has a global batch of {glob} "
+                         f"graphs (--batch {ck['args']['batch']} x {was} processes), which does not "
+                         f"divide over {world} processes; resume with a process count that divides it")
+            if a.batch * world != glob:
+                sys.exit(f"train_avici.py: --batch: --checkpoint {a.checkpoint} has a global batch of "
+                         f"{glob} graphs (--batch {ck['args']['batch']} x {was} processes), this run "
+                         f"has {a.batch * world} (--batch {a.batch} x {world}); use --batch {glob // world}")
+            # every rank's state is the same point of the global order: at another
+            # process count the Loader continues it with this rank and batch size
+            loader.load_state_dict(ck["loader"][rank if was == world else 0])
+        if "rows_rng" in ck:  # the rows drawn each step continue as uninterrupted
+            gen_state = ck["rows_rng"]
         if main_proc:
             print(f"resumed from {a.checkpoint}: step {step}, {graphs} graphs seen, "
                   f"{train_s:.0f} s trained", flush=True)
@@ -365,7 +386,8 @@ def main():
         if main_proc and a.checkpoint:
             tmp = a.checkpoint + ".tmp"
             torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "loader": states,
-                        "step": step, "graphs": graphs, "train_s": train_s, "args": vars(a)}, tmp)
+                        "step": step, "graphs": graphs, "train_s": train_s, "args": vars(a),
+                        "rows_rng": gen.get_state()}, tmp)
             os.replace(tmp, a.checkpoint)
 
     def report_eval():
@@ -382,6 +404,8 @@ def main():
                       f"graphs of {a.val_cache} (edge base rate {base_rate:.3f})", flush=True)
 
     gen = torch.Generator().manual_seed(a.seed * 7919 + step)
+    if gen_state is not None:
+        gen.set_state(gen_state)
     S = None
 
     def train_step(b):
@@ -425,6 +449,7 @@ def main():
     g_log, window_loss = graphs, []
     stop_reason = "steps"
     seen_ids = []
+    step_start = step
     loss_log = open(a.loss_log, "w") if a.loss_log and main_proc else None
     if loss_log:
         loss_log.write("step,loss,graph_ids\n")
@@ -464,6 +489,9 @@ def main():
             save()
             t0 = t_log = time.perf_counter()
             g_log = graphs
+        if a.stop_after and step - step_start >= a.stop_after and step < a.steps:
+            stop_reason = "stop-after"
+            break
         if a.minutes:  # every process stops at the same step
             out = torch.tensor([float(time.perf_counter() - t_start >= a.minutes * 60)])
             if distributed:

@@ -10,7 +10,8 @@
 #   2. torchrun --nproc_per_node 2 examples/train_avici.py on the CPU (gloo):
 #      the example's data-parallel path, a few steps; then 2 processes at
 #      batch 8 against 1 at batch 16 for 50 steps: the same graphs per step
-#      and losses within 1e-5 relative.
+#      and losses within 1e-5 relative; the same job interrupted and resumed
+#      at 2 -> 1 -> 2 processes (global batch 16) equals it too.
 # Called by tools/run-tests.sh after the release build; runs alone as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +62,26 @@ OMP_NUM_THREADS=1 "$venv/bin/torchrun" --standalone --nproc_per_node 2 \
 grep -q "AUPRC" "$tmp/ddp.log" || { cat "$tmp/ddp.log"; echo "torchrun: no AUPRC line"; exit 1; }
 tail -3 "$tmp/ddp.log"
 
+# same_steps WHAT REF PART...: the --loss-log rows of PART... (one run, perhaps resumed
+# in pieces) are REF's 50 steps: the same graph ids, losses within 1e-5 relative
+same_steps() {
+  "$py" - "$@" <<'PY'
+import csv, sys
+what, ref, parts = sys.argv[1], sys.argv[2], sys.argv[3:]
+a = list(csv.DictReader(open(ref)))
+b = [r for f in parts for r in csv.DictReader(open(f))]
+want = [str(i) for i in range(1, 51)]
+assert [r["step"] for r in a] == want and [r["step"] for r in b] == want, (len(a), len(b))
+worst = 0.0
+for x, y in zip(a, b):
+    assert x["graph_ids"] == y["graph_ids"], f"{what}: step {x['step']}: other graphs ({x['graph_ids']} | {y['graph_ids']})"
+    la, lb = float(x["loss"]), float(y["loss"])
+    worst = max(worst, abs(la - lb) / abs(la))
+    assert abs(la - lb) <= 1e-5 * abs(la), f"{what}: step {x['step']}: loss {la} vs {lb}"
+print(f"{what}: 50 steps, same graphs, largest relative loss difference {worst:.2g}")
+PY
+}
+
 # 2 processes at --batch 8 are 1 process at --batch 16: the same graphs every step
 # (192 training graphs: epochs end alike) and the global loss within 1e-5 relative
 # (measured 1.7e-7). The learning rate is high from step 1 so that a wrong weighting
@@ -73,17 +94,28 @@ OMP_NUM_THREADS=1 "$py" $small --batch 16 --loss-log "$tmp/w1.csv" >"$tmp/w1.log
   { cat "$tmp/w1.log"; echo "1-process run failed"; exit 1; }
 OMP_NUM_THREADS=1 "$venv/bin/torchrun" --standalone --nproc_per_node 2 $small --batch 8 \
   --loss-log "$tmp/w2.csv" >"$tmp/w2.log" 2>&1 || { cat "$tmp/w2.log"; echo "torchrun run failed"; exit 1; }
-"$py" - "$tmp/w1.csv" "$tmp/w2.csv" <<'PY'
-import csv, sys
-a, b = (list(csv.DictReader(open(f))) for f in sys.argv[1:3])
-assert len(a) == len(b) == 50, (len(a), len(b))
-worst = 0.0
-for x, y in zip(a, b):
-    assert x["graph_ids"] == y["graph_ids"], f"step {x['step']}: other graphs ({x['graph_ids']} | {y['graph_ids']})"
-    la, lb = float(x["loss"]), float(y["loss"])
-    worst = max(worst, abs(la - lb) / abs(la))
-    assert abs(la - lb) <= 1e-5 * abs(la), f"step {x['step']}: loss {la} (1 process) vs {lb} (2)"
-print(f"torchrun equivalence: 50 steps, same graphs, largest relative loss difference {worst:.2g}")
-PY
+same_steps "torchrun equivalence (2 x 8 == 1 x 16)" "$tmp/w1.csv" "$tmp/w2.csv"
 grep "all-reduce" "$tmp/w2.log"
+
+# resume at another process count, same global batch of 16: 2 processes x 8 for
+# steps 1..20, 1 x 16 for 21..35, 2 x 8 for 36..50 (epochs of 12 steps: both changes
+# sit inside an epoch) read the same graphs every step as the uninterrupted 1-process
+# run above, and log the same losses within 1e-5 relative
+echo "== torchrun resume 2 -> 1 -> 2 processes (global batch 16) == 1 process (50 steps)"
+rm -f "$tmp/el.pt"
+OMP_NUM_THREADS=1 "$venv/bin/torchrun" --standalone --nproc_per_node 2 $small --batch 8 \
+  --checkpoint "$tmp/el.pt" --stop-after 20 --loss-log "$tmp/el1.csv" >"$tmp/el1.log" 2>&1 ||
+  { cat "$tmp/el1.log"; echo "elastic: 2-process run failed"; exit 1; }
+OMP_NUM_THREADS=1 "$py" $small --batch 16 --checkpoint "$tmp/el.pt" --resume --stop-after 15 \
+  --loss-log "$tmp/el2.csv" >"$tmp/el2.log" 2>&1 ||
+  { cat "$tmp/el2.log"; echo "elastic: 1-process resume failed"; exit 1; }
+OMP_NUM_THREADS=1 "$venv/bin/torchrun" --standalone --nproc_per_node 2 $small --batch 8 \
+  --checkpoint "$tmp/el.pt" --resume --loss-log "$tmp/el3.csv" >"$tmp/el3.log" 2>&1 ||
+  { cat "$tmp/el3.log"; echo "elastic: 2-process resume failed"; exit 1; }
+# a per-process batch that changes the global batch is refused with one line
+if OMP_NUM_THREADS=1 "$py" $small --batch 8 --checkpoint "$tmp/el.pt" --resume >"$tmp/el4.log" 2>&1 ||
+   ! grep -q "global batch of 16 .*use --batch 16" "$tmp/el4.log"; then
+  cat "$tmp/el4.log"; echo "elastic: --batch 8 at 1 process (global 16) was not refused"; exit 1
+fi
+same_steps "elastic resume 2 -> 1 -> 2" "$tmp/w1.csv" "$tmp/el1.csv" "$tmp/el2.csv" "$tmp/el3.csv"
 echo "test-python-venv: passed in $(( $(date +%s) - t0 )) s"

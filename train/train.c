@@ -201,17 +201,24 @@ static int resume_from(run *r) {
     return 1;
   }
   const twincache_loader_state *s = &info.stream;
-  if (s->batch_size != o->batch) {
-    fprintf(stderr, PROG ": --batch: checkpoint %s was written with --batch %" PRIu32 ", this run "
-            "has %" PRIu32 "; --batch cannot change on --resume (see --help)\n", o->resume,
-            s->batch_size, o->batch);
+  /* the global batch (per-rank --batch x ranks) fixes the stream and the
+   * steps; the ranks may change (elastic resume: the loader continues the
+   * global order where every rank of the checkpoint's world had read to) */
+  uint64_t global = (uint64_t)s->batch_size * s->world_size;
+  uint32_t world = (uint32_t)r->dist.world;
+  if (global % world != 0) {
+    fprintf(stderr, PROG ": --resume: checkpoint %s has a global batch of %" PRIu64 " graphs (--batch %"
+            PRIu32 " x %" PRIu32 " rank(s)), which does not divide over %" PRIu32 " rank(s); resume "
+            "with a number of ranks that divides %" PRIu64 " (see --help)\n", o->resume, global,
+            s->batch_size, s->world_size, world, global);
     return 1;
   }
-  if (s->world_size != (uint32_t)r->dist.world) {
-    fprintf(stderr, PROG ": --resume: checkpoint %s was written by %" PRIu32 " rank(s), this run has "
-            "%d; resuming at another world size needs the loader's elastic state, which does not "
-            "exist yet: resume with the same number of ranks (mpirun -np %" PRIu32 ")\n", o->resume,
-            s->world_size, r->dist.world, s->world_size);
+  if ((uint64_t)o->batch * world != global) {
+    fprintf(stderr, PROG ": --batch: checkpoint %s was written with a global batch of %" PRIu64
+            " graphs (--batch %" PRIu32 " x %" PRIu32 " rank(s)), this run has --batch %" PRIu32
+            " x %" PRIu32 " rank(s); the global batch cannot change on --resume: use --batch %"
+            PRIu64 " (see --help)\n", o->resume, global, s->batch_size, s->world_size, o->batch,
+            world, global / world);
     return 1;
   }
   if (info.fresh_rows != o->fresh_rows || info.resample_every != o->resample_every) {
@@ -235,8 +242,9 @@ static int resume_from(run *r) {
             o->cache);
     return 1;
   }
-  /* each step takes one batch of the endless stream, from batch 0 at step 0 */
-  if (s->next_seq != info.step) {
+  /* each step takes one batch of the endless stream, from batch 0 at step 0
+   * (a stream resumed at another world counts from its origin) */
+  if (s->origin == 0 && s->next_seq != info.step) {
     fprintf(stderr, PROG ": --resume: checkpoint %s is inconsistent: step %" PRIu64 " but the "
             "loader is at batch %" PRIu64 "\n", o->resume, info.step, s->next_seq);
     return 1;
@@ -248,7 +256,7 @@ static int resume_from(run *r) {
   }
   r->stream = *s;
   r->stream.rank = (uint32_t)r->dist.rank; /* rank 0 wrote it; the ranks step in lockstep */
-  r->step0 = info.step, r->seq0 = s->next_seq;
+  r->step0 = info.step; /* seq0: the loader's next_seq at open (0 after a change of world) */
   if (!o->quiet) {
     fprintf(r->text, "resumed from %s at step %" PRIu64 " (loader state: batch %" PRIu64
             " of the stream)\n", o->resume, info.step, s->next_seq);
@@ -282,6 +290,7 @@ static int open_train_stream(run *r, twincache_loader **tl) {
     return 1;
   }
   twincache_loader_get_state(*tl, &r->stream);
+  r->seq0 = r->stream.next_seq;
   r->layout = *twincache_loader_layout(*tl);
   return 0;
 }

@@ -113,16 +113,19 @@ static void usage(FILE *f) {
           "  --warmup, --weight-decay, --pos-weight, --eval-every, --checkpoint,\n"
           "  --checkpoint-every, --stop-after, --log, --batch-log, --device, --threads,\n"
           "  --cpu-threads and the output flags may differ from the checkpoint's run (the\n"
-          "  values in effect are printed in one line); --batch, --seed, --val-split,\n"
-          "  --fresh-rows, --resample-every and the cache may not (refused with exit 1,\n"
-          "  naming the flag or the loader-state field): they fix the batch stream. A damaged, truncated or older-version checkpoint is\n"
+          "  values in effect are printed in one line); the global batch (--batch x ranks),\n"
+          "  --seed, --val-split, --fresh-rows, --resample-every and the cache may not\n"
+          "  (refused with exit 1, naming the flag or the loader-state field): they fix\n"
+          "  the batch stream. A damaged, truncated or older-version checkpoint is\n"
           "  refused with exit 1 and one line naming the file and the fault. Checkpoints are\n"
           "  written to FILE.tmp, flushed, then renamed over FILE: a crash leaves the old one.\n"
           "data parallel: mpirun -np W " PROG " ... runs W ranks (built with MPI): rank r\n"
           "  takes every W-th batch of the stream, the gradients are combined every step\n"
           "  (MPI_Allreduce) so W ranks at --batch B train as one process at --batch W*B;\n"
           "  rank 0 alone logs, evaluates and checkpoints; a rank that fails ends the job.\n"
-          "  CPU backend only (--device cpu) for now; a checkpoint resumes at its own W only.\n"
+          "  CPU backend only (--device cpu) for now. A checkpoint of W ranks at --batch B\n"
+          "  resumes at any W' ranks with --batch B*W/W' (the same global batch and\n"
+          "  graphs per step; refused when W' does not divide B*W).\n"
           "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
           "  device, I/O), 2 usage error (one line naming the flag and what it accepts).\n");
 }
@@ -167,7 +170,7 @@ void train_flags_print_resumable(FILE *text, const opts *o) {
           "resume: this run uses --steps %" PRIu64 " --lr %g --warmup %" PRIu64
           " --weight-decay %g --pos-weight %g --eval-every %" PRIu64 " --checkpoint-every %" PRIu64
           " --stop-after %" PRIu64 " --log %s --batch-log %s --checkpoint %s (these may differ from the "
-          "checkpoint's run; --batch %u --seed %" PRIu64 " --val-split %g match it)\n",
+          "checkpoint's run; --batch %u per rank --seed %" PRIu64 " --val-split %g match it)\n",
           o->steps, o->lr, o->warmup, o->weight_decay, o->pos_weight, o->eval_every,
           o->checkpoint_every, o->stop_after, o->log ? o->log : "(none)",
           o->batch_log ? o->batch_log : "(none)", o->checkpoint ? o->checkpoint : "(none)",
