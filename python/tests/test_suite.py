@@ -313,6 +313,63 @@ def test_write_report(built):
 
 # ---- the command line ------------------------------------------------------------
 
+def _run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_c_trainer_predict(built):
+    """twincache-train --predict: the suite's .npz for the --val-cache cell;
+    its probabilities pooled over the cell's pairs give the trainer's own
+    validation AUPRC, and the scorer reads it (a recipe of version 1: the C
+    trainer writes 'twincache-suite v1'). Bad --predict uses: one line."""
+    root, recipe = built
+    train = os.path.join(BUILD, "train", "twincache-train")
+    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
+    if INSTALLED or not os.access(train, os.X_OK):
+        pytest.skip("the build tree's twincache-train is not here")
+    import shutil
+    cell = ts.select_cells(recipe, "do")[0]
+    tr, pred = os.path.join(TMP, "predict-train"), os.path.join(TMP, "c-pred.npz")
+    shutil.rmtree(tr, ignore_errors=True)
+    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=5, graphs=48)))
+    assert r.returncode == 0, r.stderr
+    val = os.path.join(root, "do")
+    r = _run([train, "--cache", tr, "--val-cache", val + "/", "--steps", "30", "--batch", "8",
+              "--eval-every", "30", "--device", "cpu", "--json", "--predict", pred])
+    assert r.returncode == 0, r.stderr
+    auprc = json.loads(r.stdout)["val_auprc"]
+    with np.load(pred, allow_pickle=False) as z:
+        assert sorted(z.keys()) == sorted(["suite"] + [f"do/{i}" for i in range(cell["graphs"])])
+        assert str(z["suite"]) == "twincache-suite v1"
+        preds = {i: z[f"do/{i}"] for i in range(cell["graphs"])}
+    s, y = [], []
+    for i, (adj, _) in enumerate(ts.truth(root, cell)):
+        q = preds[i]
+        assert q.shape == adj.shape and q.dtype == np.float32
+        assert np.all((q >= 0) & (q <= 1)) and np.all(np.diag(q) == 0)
+        off = ~np.eye(len(adj), dtype=bool)
+        s.append(q[off]), y.append(adj[off])
+    assert ts.average_precision(np.concatenate(s), np.concatenate(y)) == pytest.approx(auprc, abs=2e-5)
+    rep = ts.score_file(pred, root, recipe=dict(recipe, version=1), baselines=False)
+    per = [ts.graph_metrics(preds[i].astype(np.float64), adj)["auprc"]
+           for i, (adj, _) in enumerate(ts.truth(root, cell))]
+    assert rep["results"]["c-pred"]["do"]["metrics"]["auprc"]["mean"] == pytest.approx(np.nanmean(per))
+    with pytest.raises(ts.SuiteError, match="predictions for 'twincache-suite v1'"):
+        ts.score_file(pred, root, recipe=recipe, baselines=False)
+
+    base = [train, "--cache", tr, "--steps", "2", "--batch", "8", "--device", "cpu"]
+    for args, rc, msg in (
+            (["--predict", pred], 2, "--predict: needs --val-cache DIR"),
+            (["--val-cache", val, "--predict", ""], 2, "--predict: expected a file name"),
+            (["--val-cache", val, "--predict", os.path.join(TMP, "no-such-dir", "p.npz")], 1,
+             "--predict: cannot create"),
+            (["--val-cache", val, "--predict", TMP], 1, "is not a file"),
+            (["--val-cache", "/", "--predict", pred], 1, "--predict: cannot name a suite cell")):
+        r = _run(base + args)
+        assert r.returncode == rc and r.stderr.count("\n") == 1 and msg in r.stderr, (args, r.stderr)
+        assert "step" not in r.stdout  # refused before training
+
+
 def test_cli_program(built):
     """The program itself (the wheel's console script, the build tree's
     wrapper, else python -m): a usage error is one line and exit 2."""

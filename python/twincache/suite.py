@@ -896,6 +896,9 @@ def main(argv=None):
     i = sub.add_parser("info", help="cells with var-/R2-sortability and linear-fit share")
     i.add_argument("dir", nargs="?", help="a built suite (without: the recipe only)")
     i.add_argument("--cells")
+    g = sub.add_parser("args", help="the twincache-gen flags of a cell's regime (no --seed, "
+                                    "--graphs): to generate training data like it")
+    g.add_argument("cell")
     d = sub.add_parser("digest", help="recompute digests of a built suite; --update writes them")
     d.add_argument("dir")
     d.add_argument("--cells")
@@ -923,6 +926,8 @@ def main(argv=None):
             print(f"{suite_id(recipe)}: {len(r)} cells built and checked in "
                   f"{time.perf_counter() - t0:.1f} s, {disk_bytes(a.dir) / 2**20:.1f} MiB "
                   f"on disk under {a.dir}")
+        elif a.cmd == "args":
+            print(" ".join(gen_args(select_cells(recipe, [a.cell])[0])[4:]))
         elif a.cmd == "digest":
             if a.update:
                 ch = update_digests(a.dir, a.cells, recipe)
