@@ -453,3 +453,129 @@ def test_corr_is_symmetric(built):
     with twincache.Loader(os.path.join(root, "do"), batch_size=4, shuffle=False, output="numpy") as ld:
         p = ts.baseline_corr(next(iter(ld)))
     assert np.array_equal(p, np.swapaxes(p, 1, 2))
+
+
+# ---- DCDI-folder import -------------------------------------------------------
+
+
+def _export_dcdi(cache, index, out):
+    inspect = os.environ.get("TWINCACHE_INSPECT") or os.path.join(BUILD, "tools", "twincache-inspect")
+    if INSTALLED or not os.access(inspect, os.X_OK):
+        pytest.skip("the build tree's twincache-inspect is not here")
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
+    r = _run([inspect, "export", cache, str(index), "--format", "dcdi", "--out", out])
+    assert r.returncode == 0, r.stderr
+
+
+def test_import_dcdi_roundtrip():
+    """Our DCDI export -> import-dcdi: the same worlds bit for bit, graph and
+    target sets, for do() and for multi-target worlds; the store scores."""
+    from twincache.cache import Cache
+    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
+    if INSTALLED or not os.access(gen, os.X_OK):
+        pytest.skip("the build tree's twincache-gen is not here")
+    import shutil
+    for name, extra in (("do", ["--intervention", "do", "--targets", "all"]),
+                        ("multi", ["--intervention", "do", "--targets", "3", "--targets-per-world", "2:3"])):
+        cache = os.path.join(TMP, f"dcdi-{name}")
+        shutil.rmtree(cache, ignore_errors=True)
+        r = _run([gen, "--out", cache, "--graphs", "3", "--seed", "7", "--nodes", "4:8", "--samples", "16",
+                  "--quiet"] + extra)
+        assert r.returncode == 0, r.stderr
+        with Cache(cache) as c:
+            for i in range(len(c)):
+                g = c[i]
+                d = os.path.join(TMP, f"dcdi-{name}-{i}")
+                _export_dcdi(cache, i, d)
+                store = os.path.join(TMP, f"dcdi-{name}-{i}.npz")
+                if os.path.exists(store):
+                    os.remove(store)
+                ts.import_dcdi(d, store)
+                s = ts.load_import(store)
+                assert np.array_equal(s["adj"], g.adj.astype(np.uint8))
+                assert s["base"].tobytes() == np.ascontiguousarray(g.base, np.float32).tobytes()
+                assert s["obs"].tobytes() == s["base"].tobytes()
+                assert list(s["regimes"]) == list(range(1, g.n_inter + 1))
+                assert list(s["rows"]) == [g.n_samples] * g.n_inter
+                assert s["inter"].tobytes() == np.ascontiguousarray(g.inter, np.float32).tobytes()
+                sets = [sorted(int(x) for x in t[t >= 0]) for t in s["targets"]]
+                assert sets == [sorted(int(x) for x in ts_) for ts_ in g.target_sets], name
+                if name == "multi":
+                    assert max(len(t) for t in sets) >= 2
+                res = ts.score_import(store, predict=lambda b: b["node_mask"][:, :, None] * 0.0
+                                      + s["adj"][None], name="oracle")
+                assert res["oracle"]["metrics"]["auprc"]["mean"] == 1.0
+                assert set(res) == {"oracle", *ts.BASELINES}  # paired worlds: |T| too
+
+
+def _bad_dcdi(tag, edit):
+    """A copy of a good export with edit(dir) applied."""
+    import shutil
+    src = os.path.join(TMP, "dcdi-do-0")
+    d = os.path.join(TMP, f"dcdi-bad-{tag}")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(src, d)
+    edit(d)
+    return d
+
+
+def test_import_dcdi_refuses_bad_folders(capsys):
+    """Each broken folder: one error naming the file and what is wrong; the
+    command line exits 1 with one line (2 for a usage error)."""
+    if not os.path.isdir(os.path.join(TMP, "dcdi-do-0")):
+        pytest.skip("needs test_import_dcdi_roundtrip's export")
+
+    def npy(d, f, fn):
+        p = os.path.join(d, f)
+        np.save(p, fn(np.load(p)))
+
+    def cyc(a):
+        a = a.copy()
+        a[:] = 0
+        a[0, 1] = a[1, 2] = a[2, 0] = 1
+        return a
+
+    def nan(x):
+        x = x.copy()
+        x[3, 1] = np.nan
+        return x
+
+    def lines(d, f, fn):
+        p = os.path.join(d, f)
+        with open(p) as fh:
+            ls = fh.read().split("\n")[:-1]
+        with open(p, "w") as fh:
+            fh.write("\n".join(fn(ls)) + "\n")
+
+    cases = [
+        ("missing", lambda d: os.remove(os.path.join(d, "regime1.csv")), "missing regime1.csv"),
+        ("nodag", lambda d: os.remove(os.path.join(d, "DAG1.npy")), "no DAG<i>.npy"),
+        ("cycle", lambda d: npy(d, "DAG1.npy", cyc), "directed cycle"),
+        ("cols", lambda d: npy(d, "data_interv1.npy", lambda x: x[:, 1:]), "expected (rows,"),
+        ("nan", lambda d: npy(d, "data_interv1.npy", nan), "row 3, node 1 is nan"),
+        ("short", lambda d: lines(d, "regime1.csv", lambda ls: ls[:-1]), "one line per row"),
+        ("range", lambda d: lines(d, "intervention1.csv", lambda ls: ls[:-1] + ["99"]),
+         "target outside"),
+        ("mixed", lambda d: lines(d, "intervention1.csv", lambda ls: ls[:-2] + ["0", "1"]),
+         "one target set per regime"),
+        ("obs", lambda d: lines(d, "regime1.csv", lambda ls: ["1"] + ls[1:]), "regime 0 is the"),
+    ]
+    for tag, edit, want in cases:
+        d = _bad_dcdi(tag, edit)
+        out = os.path.join(TMP, f"dcdi-bad-{tag}.npz")
+        if os.path.exists(out):  # a store an earlier, broken run left
+            os.remove(out)
+        with pytest.raises(ts.SuiteError, match=want.replace("(", r"\(")):
+            ts.import_dcdi(d, out)
+        assert not os.path.exists(out)
+        assert ts.main(["import-dcdi", d, out]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and want in err, (tag, err)
+    assert ts.main(["import-dcdi", os.path.join(TMP, "dcdi-do-0"), "x.npz", "--dataset", "0"]) == 2
+    store = os.path.join(TMP, "dcdi-do-0.npz")
+    assert ts.main(["import-dcdi", os.path.join(TMP, "dcdi-do-0"), store]) == 1  # exists
+    assert "exists" in capsys.readouterr().err
+    assert ts.main(["score-import", store]) == 0
+    out = capsys.readouterr().out
+    assert "var-sort" in out and "twin-T" in out and "auprc" in out
