@@ -476,6 +476,7 @@ def test_import_dcdi_roundtrip():
     if INSTALLED or not os.access(gen, os.X_OK):
         pytest.skip("the build tree's twincache-gen is not here")
     import shutil
+    os.makedirs(TMP, exist_ok=True)
     for name, extra in (("do", ["--intervention", "do", "--targets", "all"]),
                         ("multi", ["--intervention", "do", "--targets", "3", "--targets-per-world", "2:3"])):
         cache = os.path.join(TMP, f"dcdi-{name}")
