@@ -36,6 +36,7 @@ typedef struct opts {
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
+  int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
 } opts;
 
 /* Parses argv into *o (defaults first). Returns -1 to go on, else the exit

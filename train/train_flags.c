@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 28 };
+enum { N_TRAIN_OPTS = 29 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -33,6 +33,10 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "every graph of --val-cache (a suite cell's directory) as\n"
                "the suite's predictions .npz (suite/SUITE.md), scored by\n"
                "`twincache-suite score DIR FILE`; needs --val-cache"},
+      {.name = "--val-withhold-targets", .kind = TC_OPT_SWITCH, .dst = &p->val_withhold,
+       .help = "validation (and --predict) batches carry no intervention\n"
+               "targets, as the suite withholds them on a cell marked\n"
+               "withhold_targets (inter-unknown); needs --val-cache"},
       {.name = "--fresh-rows", .meta = "S", .kind = TC_OPT_U32, .dst = &p->fresh_rows,
        .hi = TWINCACHE_MAX_SAMPLES,
        .help = "train on fresh worlds of the stored SCMs, S rows per world,\n"
@@ -154,6 +158,10 @@ int train_flags_parse(int argc, char **argv, opts *o) {
         return 2;
       }
     o->val_split = 0;
+  }
+  if (o->val_withhold && !o->val_cache) {
+    fprintf(stderr, PROG ": --val-withhold-targets: needs --val-cache DIR (see --help)\n");
+    return 2;
   }
   if (o->predict && !o->val_cache) {
     fprintf(stderr, PROG ": --predict: needs --val-cache DIR, the suite cell to predict on (see "

@@ -370,6 +370,37 @@ def test_c_trainer_predict(built):
         assert "step" not in r.stdout  # refused before training
 
 
+def test_c_trainer_withholds_targets(built):
+    """--val-withhold-targets: the validation (and --predict) batches of a
+    withhold_targets cell carry no targets, so the same trained model's
+    predictions differ from those it makes seeing them; the flag needs
+    --val-cache (one line, exit 2)."""
+    root, recipe = built
+    train = os.path.join(BUILD, "train", "twincache-train")
+    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
+    if INSTALLED or not os.access(train, os.X_OK):
+        pytest.skip("the build tree's twincache-train is not here")
+    import shutil
+    cell = ts.select_cells(recipe, "unknown")[0]
+    assert cell["withhold_targets"]
+    tr = os.path.join(TMP, "withhold-train")
+    shutil.rmtree(tr, ignore_errors=True)
+    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=5, graphs=32)))
+    assert r.returncode == 0, r.stderr
+    preds = []
+    for extra in ([], ["--val-withhold-targets"]):
+        pred = os.path.join(TMP, f"withhold{len(extra)}.npz")
+        r = _run([train, "--cache", tr, "--val-cache", os.path.join(root, "unknown"), "--steps", "20",
+                  "--batch", "8", "--eval-every", "20", "--device", "cpu", "--quiet", "--predict", pred]
+                 + extra)
+        assert r.returncode == 0, r.stderr
+        with np.load(pred, allow_pickle=False) as z:
+            preds.append(np.concatenate([z[f"unknown/{i}"].ravel() for i in range(cell["graphs"])]))
+    assert preds[0].shape == preds[1].shape and not np.array_equal(preds[0], preds[1])
+    r = _run([train, "--cache", tr, "--steps", "2", "--device", "cpu", "--val-withhold-targets"])
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "needs --val-cache" in r.stderr, r.stderr
+
+
 def test_cli_program(built):
     """The program itself (the wheel's console script, the build tree's
     wrapper, else python -m): a usage error is one line and exit 2."""
