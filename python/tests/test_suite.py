@@ -592,6 +592,7 @@ def test_import_dcdi_refuses_bad_folders(capsys):
         ("mixed", lambda d: lines(d, "intervention1.csv", lambda ls: ls[:-2] + ["0", "1"]),
          "one target set per regime"),
         ("obs", lambda d: lines(d, "regime1.csv", lambda ls: ["1"] + ls[1:]), "regime 0 is the"),
+        ("inf", lambda d: lines(d, "regime1.csv", lambda ls: ls[:-1] + ["inf"]), "a regime number"),
     ]
     for tag, edit, want in cases:
         d = _bad_dcdi(tag, edit)

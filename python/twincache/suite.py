@@ -871,7 +871,7 @@ def read_dcdi(src, dataset=None):
             regime[r] = int(float(regs[r]))
             if regime[r] != float(regs[r]) or regime[r] < 0:
                 raise ValueError
-        except ValueError:
+        except (ValueError, OverflowError):  # int(float("inf")) overflows
             raise SuiteError(f"{paths[3]}: line {r + 1}: {regs[r]!r}: a regime number >= 0 "
                              "expected") from None
     sets = {}
