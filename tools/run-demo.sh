@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# The README's main-job command, end to end on a small default:
-#   install what is missing -> build -> generate a cache of random causal
-#   graphs with twin-world samples -> show it -> train the edge model on it
-#   (CUDA when a GPU is usable, else the CPU) -> print the learning curve and
-#   the final metrics against the |T| baseline.
-# Environment knobs: GRAPHS (default 20000), STEPS (default 1500), CACHE
-# (default demo-cache/), SEED (default 1).
+# The README's main-job command, end to end on a regime that is not solved
+# outright: install what is missing -> build -> build one held-out cell of
+# the suite (suite/SUITE.md; default inter-do3: linear SCMs with do() on 3
+# random nodes per graph, where the twin worlds show few edges) -> generate a
+# training cache of the same regime with another seed -> show it -> train the
+# edge model on it (CUDA when a GPU is usable, else the CPU), validating on
+# the cell -> write its predictions (--predict) -> score them on the cell
+# beside the baselines (chance, var-sort, R2-sort, |corr|, |T|).
+# Environment knobs: CELL (default inter-do3), GRAPHS (default 4000),
+# STEPS (default 600), CACHE (default demo-cache-$CELL/), SUITE_DIR (default
+# demo-suite/), SEED (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-GRAPHS=${GRAPHS:-20000}
-STEPS=${STEPS:-1500}
-CACHE=${CACHE:-demo-cache}
+CELL=${CELL:-inter-do3}
+GRAPHS=${GRAPHS:-4000}
+STEPS=${STEPS:-600}
+CACHE=${CACHE:-demo-cache-$CELL}
+SUITE_DIR=${SUITE_DIR:-demo-suite}
 SEED=${SEED:-1}
 
 tools/install-deps.sh
@@ -24,8 +30,13 @@ echo "== build (build/release)"
 mkdir -p build
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTWINCACHE_TESTS=ON >build/release.configure.log 2>&1 ||
   { cat build/release.configure.log; exit 1; }
-cmake --build build/release -j"$jobs" --target twincache-gen twincache-inspect twincache-train >/dev/null
+cmake --build build/release -j"$jobs" --target twincache twincache-gen twincache-inspect twincache-train >/dev/null
 bin=build/release
+suite=$bin/suite/twincache-suite
+
+echo "== the held-out cell $CELL ($SUITE_DIR/$CELL, checked against the suite's digest)"
+"$suite" build "$SUITE_DIR" --cells "$CELL" --threads "$jobs"
+read -r -a regime <<<"$("$suite" args "$CELL")"
 
 # A demo cache of an older format can be read but not extended: keep it
 # aside (nothing is deleted) and generate a current one.
@@ -39,16 +50,17 @@ if [ -d "$CACHE" ] && info=$("$bin/tools/twincache-inspect" info "$CACHE" --json
     mv "$CACHE" "$aside"
   fi
 fi
-echo "== generate $GRAPHS graphs into $CACHE/ (rerunning resumes or finds it complete)"
+echo "== generate $GRAPHS training graphs of $CELL's regime (seed $SEED) into $CACHE/"
+echo "   (${regime[*]}; rerunning resumes or finds it complete)"
 status=0
-"$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED" || status=$?
+"$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED" "${regime[@]}" || status=$?
 if [ "$status" = 3 ]; then
   # exit 3: built with other options (an older build's defaults): keep it aside
   aside="$CACHE.old"
   [ -e "$aside" ] && aside="$CACHE.old.$$"
   echo "run-demo: $CACHE/ was built with other options: moved to $aside/, generating anew"
   mv "$CACHE" "$aside"
-  "$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED"
+  "$bin/gen/twincache-gen" --out "$CACHE" --graphs "$GRAPHS" --seed "$SEED" "${regime[@]}"
 elif [ "$status" != 0 ]; then
   exit "$status"
 fi
@@ -56,6 +68,12 @@ fi
 echo "== what is in the cache"
 "$bin/tools/twincache-inspect" info "$CACHE"
 
-echo "== train ($STEPS steps, 10% of the cache held out for validation)"
+pred="$CACHE.predictions.npz"
+echo "== train ($STEPS steps on $CACHE/, validated on the held-out cell $SUITE_DIR/$CELL)"
+start=$(date +%s)
 "$bin/train/twincache-train" --cache "$CACHE" --steps "$STEPS" --seed "$SEED" \
-  --val-split 0.1 --eval-every $((STEPS / 5))
+  --val-cache "$SUITE_DIR/$CELL" --eval-every $((STEPS / 5)) --predict "$pred"
+
+echo "== the cell's table: the trained model (twincache-train) beside the baselines"
+"$suite" score "$SUITE_DIR" "$pred" --cells "$CELL" --name twincache-train
+echo "run-demo: train and score took $(($(date +%s) - start)) s"

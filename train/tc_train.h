@@ -6,6 +6,7 @@
  *                        after each step the CSV row, evaluation and checkpoint
  *   train_eval.c         the validation loader (kept open) and one pass over it:
  *                        loss, AUROC, AUPRC, SHD
+ *   train_predict.c      --predict: the model's probabilities on --val-cache as the suite's .npz
  *   train_report.c       the summary (text and JSON) and --bench-h2d
  *   train.c              main: the run as named steps
  * Calls run down this list's dependency order, never back: the backends call
@@ -28,13 +29,14 @@
 enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2 }; /* order of --device's choices */
 
 typedef struct opts {
-  const char *cache, *val_cache, *checkpoint, *resume, *log, *batch_log;
+  const char *cache, *val_cache, *checkpoint, *resume, *log, *batch_log, *predict;
   double val_split;
   uint32_t batch, threads, cpu_threads;
   uint32_t fresh_rows, resample_every; /* 0: stored worlds; else fresh worlds of S rows, R epochs each */
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
+  int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
 } opts;
 
 /* Parses argv into *o (defaults first). Returns -1 to go on, else the exit
@@ -144,6 +146,12 @@ int train_is_sync_step(const run *r, uint64_t done);
 /* The summary lines (unless --quiet) and the --json object; wall_ns is the
  * loop's wall time, evaluations and checkpoints included. */
 void train_report(run *r, twincache_loader *l, const loop_stats *ls, uint64_t wall_ns);
+/* --predict FILE (rank 0, after training): one pass over r->val writing the
+ * suite's predictions file (suite/SUITE.md) for the cell --val-cache names. */
+int train_predict(run *r);
+/* --predict FILE, before anything is trained: refused (one line, 1) when
+ * FILE.tmp cannot be created or --val-cache names no cell. */
+int train_predict_check(const opts *o);
 /* --bench-h2d: a plain pinned cudaMemcpy of one batch slab. */
 int train_bench_h2d(const opts *o);
 

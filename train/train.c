@@ -366,7 +366,9 @@ static int train_main(run *r, int argc, char **argv) {
   if (o->bench_h2d) return train_bench_h2d(o);
 
   rc = 1;
-  if (checkpoint_path_check(o) || pick_device(r) || split_cache(r) || model_create(r)) goto cleanup;
+  if (checkpoint_path_check(o) || train_predict_check(o) || pick_device(r) || split_cache(r) ||
+      model_create(r))
+    goto cleanup;
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
@@ -378,6 +380,7 @@ static int train_main(run *r, int argc, char **argv) {
   uint64_t t0 = tc_now_ns();
   if (r->be->loop(r, tl, &ls) != 0) goto cleanup;
   train_report(r, tl, &ls, tc_now_ns() - t0);
+  if (train_predict(r) != 0) goto cleanup;
   rc = 0;
 
 cleanup:

@@ -22,6 +22,7 @@ int train_eval_open(run *r) {
   lo.batch_size = r->o.batch, lo.epochs = 0, lo.shuffle = 0, lo.seed = r->loader_seed;
   lo.threads = r->o.threads, lo.index_begin = r->train_end, lo.index_end = r->count;
   if (r->o.val_cache) lo.index_begin = 0, lo.index_end = r->val_count;
+  lo.withhold_targets = r->o.val_withhold; /* target and int_mask stay 0 */
   if (r->val_fresh) /* epoch 0's draw at every evaluation: all epochs share it */
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = r->o.fresh_rows, lo.resample_every = UINT32_MAX;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free;

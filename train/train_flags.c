@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 27 };
+enum { N_TRAIN_OPTS = 29 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -27,6 +27,16 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "(e.g. another graph family: out of distribution); all of\n"
                "--cache is then trained on. Its N, K and S (--nodes,\n"
                "--targets, --samples) must equal --cache's"},
+      {.name = "--predict", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->predict,
+       .expect = "a file name",
+       .help = "after training, write the model's edge probabilities on\n"
+               "every graph of --val-cache (a suite cell's directory) as\n"
+               "the suite's predictions .npz (suite/SUITE.md), scored by\n"
+               "`twincache-suite score DIR FILE`; needs --val-cache"},
+      {.name = "--val-withhold-targets", .kind = TC_OPT_SWITCH, .dst = &p->val_withhold,
+       .help = "validation (and --predict) batches carry no intervention\n"
+               "targets, as the suite withholds them on a cell marked\n"
+               "withhold_targets (inter-unknown); needs --val-cache"},
       {.name = "--fresh-rows", .meta = "S", .kind = TC_OPT_U32, .dst = &p->fresh_rows,
        .hi = TWINCACHE_MAX_SAMPLES,
        .help = "train on fresh worlds of the stored SCMs, S rows per world,\n"
@@ -151,6 +161,15 @@ int train_flags_parse(int argc, char **argv, opts *o) {
         return 2;
       }
     o->val_split = 0;
+  }
+  if (o->val_withhold && !o->val_cache) {
+    fprintf(stderr, PROG ": --val-withhold-targets: needs --val-cache DIR (see --help)\n");
+    return 2;
+  }
+  if (o->predict && !o->val_cache) {
+    fprintf(stderr, PROG ": --predict: needs --val-cache DIR, the suite cell to predict on (see "
+            "--help)\n");
+    return 2;
   }
   if (o->resample_every != 1 && !o->fresh_rows) {
     fprintf(stderr, PROG ": --resample-every: needs --fresh-rows (stored worlds are the same every "

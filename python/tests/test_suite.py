@@ -313,6 +313,94 @@ def test_write_report(built):
 
 # ---- the command line ------------------------------------------------------------
 
+def _run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_c_trainer_predict(built):
+    """twincache-train --predict: the suite's .npz for the --val-cache cell;
+    its probabilities pooled over the cell's pairs give the trainer's own
+    validation AUPRC, and the scorer reads it (a recipe of version 1: the C
+    trainer writes 'twincache-suite v1'). Bad --predict uses: one line."""
+    root, recipe = built
+    train = os.path.join(BUILD, "train", "twincache-train")
+    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
+    if INSTALLED or not os.access(train, os.X_OK):
+        pytest.skip("the build tree's twincache-train is not here")
+    import shutil
+    cell = ts.select_cells(recipe, "do")[0]
+    tr, pred = os.path.join(TMP, "predict-train"), os.path.join(TMP, "c-pred.npz")
+    shutil.rmtree(tr, ignore_errors=True)
+    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=5, graphs=48)))
+    assert r.returncode == 0, r.stderr
+    val = os.path.join(root, "do")
+    r = _run([train, "--cache", tr, "--val-cache", val + "/", "--steps", "30", "--batch", "8",
+              "--eval-every", "30", "--device", "cpu", "--json", "--predict", pred])
+    assert r.returncode == 0, r.stderr
+    auprc = json.loads(r.stdout)["val_auprc"]
+    with np.load(pred, allow_pickle=False) as z:
+        assert sorted(z.keys()) == sorted(["suite"] + [f"do/{i}" for i in range(cell["graphs"])])
+        assert str(z["suite"]) == "twincache-suite v1"
+        preds = {i: z[f"do/{i}"] for i in range(cell["graphs"])}
+    s, y = [], []
+    for i, (adj, _) in enumerate(ts.truth(root, cell)):
+        q = preds[i]
+        assert q.shape == adj.shape and q.dtype == np.float32
+        assert np.all((q >= 0) & (q <= 1)) and np.all(np.diag(q) == 0)
+        off = ~np.eye(len(adj), dtype=bool)
+        s.append(q[off]), y.append(adj[off])
+    assert ts.average_precision(np.concatenate(s), np.concatenate(y)) == pytest.approx(auprc, abs=2e-5)
+    rep = ts.score_file(pred, root, recipe=dict(recipe, version=1), baselines=False)
+    per = [ts.graph_metrics(preds[i].astype(np.float64), adj)["auprc"]
+           for i, (adj, _) in enumerate(ts.truth(root, cell))]
+    assert rep["results"]["c-pred"]["do"]["metrics"]["auprc"]["mean"] == pytest.approx(np.nanmean(per))
+    with pytest.raises(ts.SuiteError, match="predictions for 'twincache-suite v1'"):
+        ts.score_file(pred, root, recipe=recipe, baselines=False)
+
+    base = [train, "--cache", tr, "--steps", "2", "--batch", "8", "--device", "cpu"]
+    for args, rc, msg in (
+            (["--predict", pred], 2, "--predict: needs --val-cache DIR"),
+            (["--val-cache", val, "--predict", ""], 2, "--predict: expected a file name"),
+            (["--val-cache", val, "--predict", os.path.join(TMP, "no-such-dir", "p.npz")], 1,
+             "--predict: cannot create"),
+            (["--val-cache", val, "--predict", TMP], 1, "is not a file"),
+            (["--val-cache", "/", "--predict", pred], 1, "--predict: cannot name a suite cell")):
+        r = _run(base + args)
+        assert r.returncode == rc and r.stderr.count("\n") == 1 and msg in r.stderr, (args, r.stderr)
+        assert "step" not in r.stdout  # refused before training
+
+
+def test_c_trainer_withholds_targets(built):
+    """--val-withhold-targets: the validation (and --predict) batches of a
+    withhold_targets cell carry no targets, so the same trained model's
+    predictions differ from those it makes seeing them; the flag needs
+    --val-cache (one line, exit 2)."""
+    root, recipe = built
+    train = os.path.join(BUILD, "train", "twincache-train")
+    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
+    if INSTALLED or not os.access(train, os.X_OK):
+        pytest.skip("the build tree's twincache-train is not here")
+    import shutil
+    cell = ts.select_cells(recipe, "unknown")[0]
+    assert cell["withhold_targets"]
+    tr = os.path.join(TMP, "withhold-train")
+    shutil.rmtree(tr, ignore_errors=True)
+    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=5, graphs=32)))
+    assert r.returncode == 0, r.stderr
+    preds = []
+    for extra in ([], ["--val-withhold-targets"]):
+        pred = os.path.join(TMP, f"withhold{len(extra)}.npz")
+        r = _run([train, "--cache", tr, "--val-cache", os.path.join(root, "unknown"), "--steps", "20",
+                  "--batch", "8", "--eval-every", "20", "--device", "cpu", "--quiet", "--predict", pred]
+                 + extra)
+        assert r.returncode == 0, r.stderr
+        with np.load(pred, allow_pickle=False) as z:
+            preds.append(np.concatenate([z[f"unknown/{i}"].ravel() for i in range(cell["graphs"])]))
+    assert preds[0].shape == preds[1].shape and not np.array_equal(preds[0], preds[1])
+    r = _run([train, "--cache", tr, "--steps", "2", "--device", "cpu", "--val-withhold-targets"])
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "needs --val-cache" in r.stderr, r.stderr
+
+
 def test_cli_program(built):
     """The program itself (the wheel's console script, the build tree's
     wrapper, else python -m): a usage error is one line and exit 2."""
@@ -396,3 +484,131 @@ def test_corr_is_symmetric(built):
     with twincache.Loader(os.path.join(root, "do"), batch_size=4, shuffle=False, output="numpy") as ld:
         p = ts.baseline_corr(next(iter(ld)))
     assert np.array_equal(p, np.swapaxes(p, 1, 2))
+
+
+# ---- DCDI-folder import -------------------------------------------------------
+
+
+def _export_dcdi(cache, index, out):
+    inspect = os.environ.get("TWINCACHE_INSPECT") or os.path.join(BUILD, "tools", "twincache-inspect")
+    if INSTALLED or not os.access(inspect, os.X_OK):
+        pytest.skip("the build tree's twincache-inspect is not here")
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
+    r = _run([inspect, "export", cache, str(index), "--format", "dcdi", "--out", out])
+    assert r.returncode == 0, r.stderr
+
+
+def test_import_dcdi_roundtrip():
+    """Our DCDI export -> import-dcdi: the same worlds bit for bit, graph and
+    target sets, for do() and for multi-target worlds; the store scores."""
+    from twincache.cache import Cache
+    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
+    if INSTALLED or not os.access(gen, os.X_OK):
+        pytest.skip("the build tree's twincache-gen is not here")
+    import shutil
+    os.makedirs(TMP, exist_ok=True)
+    for name, extra in (("do", ["--intervention", "do", "--targets", "all"]),
+                        ("multi", ["--intervention", "do", "--targets", "3", "--targets-per-world", "2:3"])):
+        cache = os.path.join(TMP, f"dcdi-{name}")
+        shutil.rmtree(cache, ignore_errors=True)
+        r = _run([gen, "--out", cache, "--graphs", "3", "--seed", "7", "--nodes", "4:8", "--samples", "16",
+                  "--quiet"] + extra)
+        assert r.returncode == 0, r.stderr
+        with Cache(cache) as c:
+            for i in range(len(c)):
+                g = c[i]
+                d = os.path.join(TMP, f"dcdi-{name}-{i}")
+                _export_dcdi(cache, i, d)
+                store = os.path.join(TMP, f"dcdi-{name}-{i}.npz")
+                if os.path.exists(store):
+                    os.remove(store)
+                ts.import_dcdi(d, store)
+                s = ts.load_import(store)
+                assert np.array_equal(s["adj"], g.adj.astype(np.uint8))
+                assert s["base"].tobytes() == np.ascontiguousarray(g.base, np.float32).tobytes()
+                assert s["obs"].tobytes() == s["base"].tobytes()
+                assert list(s["regimes"]) == list(range(1, g.n_inter + 1))
+                assert list(s["rows"]) == [g.n_samples] * g.n_inter
+                assert s["inter"].tobytes() == np.ascontiguousarray(g.inter, np.float32).tobytes()
+                sets = [sorted(int(x) for x in t[t >= 0]) for t in s["targets"]]
+                assert sets == [sorted(int(x) for x in ts_) for ts_ in g.target_sets], name
+                if name == "multi":
+                    assert max(len(t) for t in sets) >= 2
+                res = ts.score_import(store, predict=lambda b: b["node_mask"][:, :, None] * 0.0
+                                      + s["adj"][None], name="oracle")
+                assert res["oracle"]["metrics"]["auprc"]["mean"] == 1.0
+                assert set(res) == {"oracle", *ts.BASELINES}  # paired worlds: |T| too
+
+
+def _bad_dcdi(tag, edit):
+    """A copy of a good export with edit(dir) applied."""
+    import shutil
+    src = os.path.join(TMP, "dcdi-do-0")
+    d = os.path.join(TMP, f"dcdi-bad-{tag}")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(src, d)
+    edit(d)
+    return d
+
+
+def test_import_dcdi_refuses_bad_folders(capsys):
+    """Each broken folder: one error naming the file and what is wrong; the
+    command line exits 1 with one line (2 for a usage error)."""
+    if not os.path.isdir(os.path.join(TMP, "dcdi-do-0")):
+        pytest.skip("needs test_import_dcdi_roundtrip's export")
+
+    def npy(d, f, fn):
+        p = os.path.join(d, f)
+        np.save(p, fn(np.load(p)))
+
+    def cyc(a):
+        a = a.copy()
+        a[:] = 0
+        a[0, 1] = a[1, 2] = a[2, 0] = 1
+        return a
+
+    def nan(x):
+        x = x.copy()
+        x[3, 1] = np.nan
+        return x
+
+    def lines(d, f, fn):
+        p = os.path.join(d, f)
+        with open(p) as fh:
+            ls = fh.read().split("\n")[:-1]
+        with open(p, "w") as fh:
+            fh.write("\n".join(fn(ls)) + "\n")
+
+    cases = [
+        ("missing", lambda d: os.remove(os.path.join(d, "regime1.csv")), "missing regime1.csv"),
+        ("nodag", lambda d: os.remove(os.path.join(d, "DAG1.npy")), "no DAG<i>.npy"),
+        ("cycle", lambda d: npy(d, "DAG1.npy", cyc), "directed cycle"),
+        ("cols", lambda d: npy(d, "data_interv1.npy", lambda x: x[:, 1:]), "expected (rows,"),
+        ("nan", lambda d: npy(d, "data_interv1.npy", nan), "row 3, node 1 is nan"),
+        ("short", lambda d: lines(d, "regime1.csv", lambda ls: ls[:-1]), "one line per row"),
+        ("range", lambda d: lines(d, "intervention1.csv", lambda ls: ls[:-1] + ["99"]),
+         "target outside"),
+        ("mixed", lambda d: lines(d, "intervention1.csv", lambda ls: ls[:-2] + ["0", "1"]),
+         "one target set per regime"),
+        ("obs", lambda d: lines(d, "regime1.csv", lambda ls: ["1"] + ls[1:]), "regime 0 is the"),
+        ("inf", lambda d: lines(d, "regime1.csv", lambda ls: ls[:-1] + ["inf"]), "a regime number"),
+    ]
+    for tag, edit, want in cases:
+        d = _bad_dcdi(tag, edit)
+        out = os.path.join(TMP, f"dcdi-bad-{tag}.npz")
+        if os.path.exists(out):  # a store an earlier, broken run left
+            os.remove(out)
+        with pytest.raises(ts.SuiteError, match=want.replace("(", r"\(")):
+            ts.import_dcdi(d, out)
+        assert not os.path.exists(out)
+        assert ts.main(["import-dcdi", d, out]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and want in err, (tag, err)
+    assert ts.main(["import-dcdi", os.path.join(TMP, "dcdi-do-0"), "x.npz", "--dataset", "0"]) == 2
+    store = os.path.join(TMP, "dcdi-do-0.npz")
+    assert ts.main(["import-dcdi", os.path.join(TMP, "dcdi-do-0"), store]) == 1  # exists
+    assert "exists" in capsys.readouterr().err
+    assert ts.main(["score-import", store]) == 0
+    out = capsys.readouterr().out
+    assert "var-sort" in out and "twin-T" in out and "auprc" in out
