@@ -6,6 +6,7 @@
 #include "tc_common.h"
 #include "tc_error.h"
 #include "tc_mix.h"
+#include "tc_plan.h"
 
 int tc_mix_counts(const double *w, uint32_t nsrc, uint32_t G, uint32_t *c) {
   if (nsrc == 0 || nsrc > TC_MIX_MAX)
@@ -112,4 +113,61 @@ void tc_mix_slot(const tc_mix *m, uint64_t k, uint32_t slot, uint32_t *src, uint
   *src = i;
   *pos = p;
   *index = tc_mix_index(m, i, p);
+}
+
+void tc_mix_set_tag(tc_mix *m, const uint64_t *tags) {
+  uint64_t h = tc_fnv1a64_update(TC_FNV1A64_BASIS, &m->nsrc, sizeof m->nsrc);
+  for (uint32_t i = 0; i < m->nsrc; i++) {
+    uint64_t f[4] = {tags[i], m->begin[i], m->n[i], m->count[i]};
+    h = tc_fnv1a64_update(h, f, sizeof f);
+  }
+  m->tag = h;
+}
+
+void tc_mix_state(const tc_mix *m, uint64_t next_seq, twincache_loader_state *s) {
+  memset(s, 0, sizeof *s);
+  s->seed = m->seed;
+  s->next_seq = next_seq;
+  s->magic = TWINCACHE_LOADER_STATE_MAGIC;
+  s->version = TWINCACHE_LOADER_STATE_VERSION;
+  s->cache_tag = m->tag;
+  s->index_begin = 0;
+  s->index_end = m->epoch_batches;
+  s->batch_size = m->batch;
+  s->world_size = m->world;
+  s->rank = m->rank;
+  s->shuffle = m->shuffle;
+  s->drop_last = 0;
+  s->equal_ranks = 1;
+  s->origin = m->origin;
+}
+
+int tc_mix_resume(tc_mix *m, const twincache_loader_state *r, uint64_t *next_seq) {
+  int rc = tc_state_head(r, m->seed, m->total, TWINCACHE_LOADER_STATE_VERSION, next_seq);
+  if (rc) return rc < 0 ? rc : TWINCACHE_OK;
+  twincache_loader_state want;
+  tc_mix_state(m, 0, &want);
+  if ((rc = tc_state_match(r, &want, "this mixture's")) != TWINCACHE_OK) return rc;
+  if (r->equal_ranks != 1 || r->batch_size != m->batch)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields equal_ranks %u, batch_size %u differ from this "
+                        "mixture's 1, %u (the batch size sets each source's count per batch)",
+                        (unsigned)r->equal_ranks, (unsigned)r->batch_size, (unsigned)m->batch);
+  if (r->world_size == 0 || r->rank >= r->world_size)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields world_size %u, rank %u describe no stream",
+                        (unsigned)r->world_size, (unsigned)r->rank);
+  if (r->next_seq > (UINT64_MAX - r->origin) / r->world_size)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields origin %llu, next_seq %llu overflow",
+                        (unsigned long long)r->origin, (unsigned long long)r->next_seq);
+  uint64_t k = r->origin + r->next_seq * r->world_size;
+  if (r->world_size == m->world) { /* the same stream: continue its numbering */
+    if ((rc = tc_mix_set_origin(m, r->origin)) != TWINCACHE_OK) return rc;
+    if (m->total != UINT64_MAX && r->next_seq > m->total)
+      return tc_error_set(TWINCACHE_EINVAL, "resume state next_seq %llu is past the end of the stream (%llu batches)",
+                          (unsigned long long)r->next_seq, (unsigned long long)m->total);
+    *next_seq = r->next_seq;
+    return TWINCACHE_OK;
+  }
+  if ((rc = tc_mix_set_origin(m, k)) != TWINCACHE_OK) return rc; /* elastic */
+  *next_seq = 0;
+  return TWINCACHE_OK;
 }

@@ -40,6 +40,7 @@
 
 #include "tc_common.h"
 #include "twincache_format.h"
+#include "twincache_loader.h"
 
 #define TC_MIX_MAX 16 /* sources of one mixture */
 
@@ -58,6 +59,7 @@ typedef struct tc_mix {
   uint64_t epoch_batches;         /* E, global batches of an epoch */
   uint64_t origin;                /* k0: global batches consumed at seq 0 */
   uint64_t total;                 /* this rank's batches; UINT64_MAX = endless */
+  uint64_t tag;                   /* identity of the mixture (tc_mix_tag), 0 until set */
 } tc_mix;
 
 /* The largest-remainder counts c[0..nsrc) of weights w for batch G (see
@@ -93,5 +95,28 @@ void tc_mix_slot(const tc_mix *m, uint64_t k, uint32_t slot, uint32_t *src, uint
 
 /* The graph at position pos of source src's endless order. */
 uint64_t tc_mix_index(const tc_mix *m, uint32_t src, uint64_t pos);
+
+/* Sets m->tag, the mixture's identity in a state's cache_tag field: FNV-1a
+ * 64 over the source count and, per source, its cache tag tags[i], graph
+ * range and count c_i. */
+void tc_mix_set_tag(tc_mix *m, const uint64_t *tags);
+
+/* The state at this rank's next batch next_seq. A mixture's state: cache_tag
+ * = m->tag, index_begin 0, index_end = E (global batches of an epoch),
+ * equal_ranks 1, drop_last 0, origin = global batches consumed at seq 0
+ * (not graphs, as for one source); version TWINCACHE_LOADER_STATE_VERSION. */
+void tc_mix_state(const tc_mix *m, uint64_t next_seq, twincache_loader_state *s);
+
+/* Turns a resume state into m's origin and *next_seq: a state of the same
+ * world size continues its numbering (any rank's state serves every rank);
+ * another world size continues the global stream where every rank stood
+ * (origin + next_seq * its world_size global batches), from seq 0. A state
+ * with magic 0 ({seed, next_seq} by hand) is a position in m's own stream.
+ * Refused (TWINCACHE_EINVAL, the field named): another seed, magic, a version
+ * other than this library's, another cache_tag (other sources, ranges or
+ * counts), index_begin/index_end, shuffle, drop_last, equal_ranks,
+ * batch_size (it sets the counts), a world/rank describing no stream, or a
+ * position past a finite stream's end. */
+int tc_mix_resume(tc_mix *m, const twincache_loader_state *s, uint64_t *next_seq);
 
 #endif /* TC_MIX_H */

@@ -16,6 +16,7 @@
 
 #include "tc_mix.h"
 #include "tc_test.h"
+#include "twincache_loader.h"
 
 static void check_counts(const double *w, uint32_t nsrc, uint32_t G, const uint32_t *want) {
   uint32_t c[TC_MIX_MAX];
@@ -58,8 +59,8 @@ static void test_counts(void) {
 
 /* One configuration: global batches 0..K through ranks of W. */
 static void test_stream(const double *w, uint32_t nsrc, const uint64_t *n, uint32_t G, int shuffle, uint32_t epochs) {
-  uint64_t begin[TC_MIX_MAX];
-  for (uint32_t i = 0; i < nsrc; i++) begin[i] = 1000 * (i + 1);
+  uint64_t begin[TC_MIX_MAX], tags[TC_MIX_MAX];
+  for (uint32_t i = 0; i < nsrc; i++) begin[i] = 1000 * (i + 1), tags[i] = 0x1234 + i;
   tc_mix m0;
   TC_REQUIRE(tc_mix_init(&m0, w, begin, n, nsrc, G, 1, 0, epochs, shuffle, 42) == 0);
   TC_CHECK(m0.epoch_batches == (n[m0.lead] + m0.count[m0.lead] - 1) / m0.count[m0.lead]);
@@ -119,12 +120,25 @@ static void test_stream(const double *w, uint32_t nsrc, const uint64_t *n, uint3
           }
         uint64_t state = tc_mix_consumed(&m[0], steps1);
         TC_CHECK(state == k_expect);
+        /* the state of the last rank of W1, through its 64 bytes */
+        twincache_loader_state st, back;
+        uint8_t bytes[TWINCACHE_LOADER_STATE_BYTES];
+        tc_mix_set_tag(&m[W1 - 1], tags);
+        tc_mix_state(&m[W1 - 1], steps1, &st);
+        twincache_loader_state_encode(&st, bytes);
+        TC_REQUIRE(twincache_loader_state_decode(bytes, &back) == 0);
         /* phase 2: resume at W2 */
         for (uint32_t r = 0; r < W2; r++) {
           TC_REQUIRE(tc_mix_init(&m[r], w, begin, n, nsrc, G, W2, r, epochs, shuffle, 42) == 0);
-          int rc = tc_mix_set_origin(&m[r], state);
+          tc_mix_set_tag(&m[r], tags);
+          uint64_t seq0 = 99;
+          int rc = tc_mix_resume(&m[r], &back, &seq0);
           TC_CHECK(rc == 0, "resume at %llu", (unsigned long long)state);
           if (rc) return;
+          TC_CHECK(tc_mix_global(&m[r], seq0) == state + r, "resumed rank %u starts at global %llu", r,
+                   (unsigned long long)tc_mix_global(&m[r], seq0));
+          /* walk from seq0: shift the origin so seq 0 is the resumed batch */
+          if (seq0) TC_REQUIRE(tc_mix_set_origin(&m[r], m[r].origin + seq0 * W2) == 0);
         }
         uint64_t steps2 = epochs ? m[0].total : 3;
         for (uint64_t j = 0; j < steps2; j++)
@@ -157,7 +171,54 @@ static void test_stream(const double *w, uint32_t nsrc, const uint64_t *n, uint3
   free(ri);
 }
 
+/* States a mixture refuses, each naming the field. */
+static void test_refusals(void) {
+  double w[] = {0.7, 0.3};
+  uint64_t begin[] = {0, 0}, n[] = {11, 5}, tags[] = {1, 2}, seq;
+  tc_mix m, other;
+  TC_REQUIRE(tc_mix_init(&m, w, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
+  tc_mix_set_tag(&m, tags);
+  twincache_loader_state s, bad;
+  tc_mix_state(&m, 1, &s);
+  TC_CHECK(tc_mix_resume(&m, &s, &seq) == 0 && seq == 1);
+  bad = s, bad.seed++;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL);
+  bad = s, bad.batch_size = 9; /* other counts */
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "batch_size"));
+  bad = s, bad.equal_ranks = 0;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "equal_ranks"));
+  bad = s, bad.shuffle = 0;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "shuffle"));
+  bad = s, bad.version = 1;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "version"));
+  bad = s, bad.rank = 2;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "rank"));
+  bad = s, bad.next_seq = m.total + 1; /* past the 2 epochs */
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "past the end"));
+  bad = s, bad.world_size = 1, bad.rank = 0, bad.next_seq = 2 * m.epoch_batches + 1;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "past the end"));
+  /* other sources: another tag, another range, other weights */
+  uint64_t tags2[] = {1, 3}, n2[] = {11, 6};
+  TC_REQUIRE(tc_mix_init(&other, w, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
+  tc_mix_set_tag(&other, tags2);
+  TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "cache_tag"));
+  TC_REQUIRE(tc_mix_init(&other, w, begin, n2, 2, 10, 2, 0, 2, 1, 7) == 0);
+  tc_mix_set_tag(&other, tags);
+  TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "cache_tag"));
+  double w2[] = {0.5, 0.5};
+  TC_REQUIRE(tc_mix_init(&other, w2, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
+  tc_mix_set_tag(&other, tags);
+  TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL, "other counts are another mixture");
+  /* by hand: {seed, next_seq} */
+  memset(&bad, 0, sizeof bad);
+  bad.seed = 7, bad.next_seq = m.total; /* 2 epochs of E = 2 at W = 2: 2 batches */
+  TC_CHECK(m.total == 2 && tc_mix_resume(&m, &bad, &seq) == 0 && seq == 2);
+  bad.next_seq = 3;
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL);
+}
+
 int main(void) {
+  test_refusals();
   test_counts();
   double w73[] = {0.7, 0.3}, w3[] = {1, 2, 3};
   for (int shuffle = 0; shuffle <= 1; shuffle++)
