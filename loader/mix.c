@@ -100,10 +100,16 @@ static uint64_t source_key(uint64_t seed, uint32_t src, uint64_t e) {
   return tc_rng_u64(&r);
 }
 
-uint64_t tc_mix_index(const tc_mix *m, uint32_t src, uint64_t pos) {
+uint64_t tc_mix_key(const tc_mix *m, uint32_t src, uint64_t e) { return source_key(m->seed, src, e); }
+
+uint64_t tc_mix_index_key(const tc_mix *m, uint32_t src, uint64_t pos, uint64_t key) {
   uint64_t n = m->n[src], q = pos % n;
   if (!m->shuffle) return m->begin[src] + q;
-  return m->begin[src] + tc_permute(q, n, source_key(m->seed, src, pos / n));
+  return m->begin[src] + tc_permute(q, n, key);
+}
+
+uint64_t tc_mix_index(const tc_mix *m, uint32_t src, uint64_t pos) {
+  return tc_mix_index_key(m, src, pos, m->shuffle ? source_key(m->seed, src, pos / m->n[src]) : 0);
 }
 
 void tc_mix_slot(const tc_mix *m, uint64_t k, uint32_t slot, uint32_t *src, uint64_t *pos, uint64_t *index) {

@@ -96,6 +96,12 @@ void tc_mix_slot(const tc_mix *m, uint64_t k, uint32_t slot, uint32_t *src, uint
 /* The graph at position pos of source src's endless order. */
 uint64_t tc_mix_index(const tc_mix *m, uint32_t src, uint64_t pos);
 
+/* The permutation key of source src's own epoch e, and the graph at pos
+ * with that key (key = tc_mix_key(m, src, pos / n[src])): the loader derives
+ * each source's key once per epoch a batch touches, not once per graph. */
+uint64_t tc_mix_key(const tc_mix *m, uint32_t src, uint64_t e);
+uint64_t tc_mix_index_key(const tc_mix *m, uint32_t src, uint64_t pos, uint64_t key);
+
 /* Sets m->tag, the mixture's identity in a state's cache_tag field: FNV-1a
  * 64 over the source count and, per source, its cache tag tags[i], graph
  * range and count c_i. */

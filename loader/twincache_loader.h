@@ -291,6 +291,39 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
 int twincache_loader_open(const char *path, const twincache_loader_options *opt,
                           const twincache_loader_state *resume, twincache_loader **out);
 
+/* A mixture of n (1..16) sources: paths[i] a cache or set, read whole, with
+ * weight weights[i] (> 0, relative). Every batch holds exactly c_i graphs of
+ * source i, in source order (slots [0, c_0) from source 0, ...), the c_i
+ * from the weights and batch_size by the largest-remainder rule, each >= 1
+ * (batch_size >= n). Source i has its own endless order (a permutation per
+ * own epoch, keyed by seed, i and that epoch; the identity without shuffle);
+ * global batch k takes positions [k*c_i, (k+1)*c_i) of it and rank r of W
+ * reads global batches r, r+W, ...: every batch is full, every graph valid,
+ * the ranks balanced, and the stream does not depend on W.
+ * Epoch: ceil(n_L / c_L) global batches, L the source with the largest c_i
+ * (ties: lower index), so an epoch passes over L once; a source that runs
+ * out (a smaller or more heavily weighted one) starts its next own
+ * permutation mid-epoch; `epochs` counts these mixture epochs (0: endless),
+ * the last step completed so every rank reads as many batches. Padding: the
+ * slab's N, K are the sources' largest (node_mask and int_mask say what is
+ * real); the sources must store the same S (rows are not padded), else
+ * EINVAL names the source. Only layout DENSE with stored samples is
+ * supported (others EINVAL, said so); index_begin/index_end must be 0;
+ * drop_last and equal_ranks have no effect (nothing is ever padded).
+ * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
+ * State: cache_tag hashes the sources' tags, ranges and counts; origin is
+ * the global batches consumed; a state resumes at any world size and
+ * batch_size must match (it sets the counts). The stream's batch numbers
+ * (seq, epoch_end, batches_per_epoch: this rank's share of an epoch) are
+ * this rank's, as for one source. Errors: as twincache_loader_open, and
+ * EINVAL for the above. */
+int twincache_loader_open_mixture(const char *const *paths, const double *weights, uint32_t n,
+                                  const twincache_loader_options *opt, const twincache_loader_state *resume,
+                                  twincache_loader **out);
+#define TWINCACHE_MIX_ID(source, index) ((uint64_t)(source) << 56 | (uint64_t)(index))
+#define TWINCACHE_MIX_SOURCE(graph_id) ((uint32_t)((graph_id) >> 56))
+#define TWINCACHE_MIX_INDEX(graph_id) ((graph_id) & ((1ull << 56) - 1))
+
 /* Waits until the next batch of the stream is ready and returns it in
  * *batch (NULL on any other return). Same as next_timeout with a negative
  * timeout: blocks until the batch is ready, the stream ends, close() is
