@@ -71,7 +71,7 @@ typedef struct twincache_batch {
   uint8_t *adj;
   uint8_t *node_mask;
   uint8_t *int_mask;
-  uint64_t *graph_id;
+  uint64_t *graph_id;  /* (G) the graph's index; a mixture's: TWINCACHE_MIX_ID(source, index) */
   uint8_t *valid;      /* (G) see layout.valid */
   /* TWINCACHE_LAYOUT_COMPACT: the batch as a compact slab (see "the compact
    * batch" below); then slab, inter, target, value, node_mask and int_mask
@@ -205,6 +205,13 @@ typedef struct twincache_loader_state {
   uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
                          * consumed before it (epoch * n + position; 0 = the start) */
 } twincache_loader_state;
+/* A mixture's state (twincache_loader_open_mixture) has these fields with
+ * other meanings: cache_tag the mixture's identity (FNV-1a-64 over each
+ * source's cache tag, graph range and per-batch count), index_begin 0,
+ * index_end the global batches of an epoch, origin the global batches
+ * consumed before seq 0 (not graphs), equal_ranks 1, drop_last 0. It is
+ * encoded and decoded the same way and opens only a mixture of the same
+ * sources, weights and batch_size (at any world size). */
 
 /* Writes *s as TWINCACHE_LOADER_STATE_BYTES bytes (version 2's layout above;
  * batch_size must be 1..65536, flags 0 or 1) to buf. Thread-safe. */
