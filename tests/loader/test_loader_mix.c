@@ -5,7 +5,7 @@
  * (padded to the larger N and K); a run at world size 2 checkpoints before
  * an epoch boundary and resumes at 3 past it, and the global stream is the
  * uninterrupted one's; then the refusals (another S, another layout, a
- * range, a state of other weights).
+ * range, a state of other weights); epoch_end and epoch_state at world size 3.
  * usage: test_loader_mix CACHE_A CACHE_B CACHE_OTHER_S */
 #include <stdint.h>
 #include <stdio.h>
@@ -196,6 +196,35 @@ int main(int argc, char **argv) {
   TC_CHECK(run_world(3, &mid, 0, &m, ids, NULL) == rest, "W 3 read other than the %llu batches left",
            (unsigned long long)rest);
   (void)per_rank;
+
+  /* epoch_end and epoch_state at W = 3, rank 1: each seq's epoch end is the
+   * first seq of a later epoch; epoch 1's state opens at global batch E */
+  {
+    twincache_loader_options o3;
+    options(&o3, 3, 1);
+    twincache_loader *l3;
+    TC_REQUIRE(twincache_loader_open_mixture(paths, weights, 2, &o3, NULL, &l3) == TWINCACHE_OK);
+    uint64_t t3 = twincache_loader_batches_total(l3), epoch_of[MAXK];
+    TC_REQUIRE(t3 <= MAXK);
+    for (uint64_t q = 0; q < t3; q++) epoch_of[q] = tc_mix_epoch(&m, q * 3 + 1);
+    for (uint64_t q = 0; q < t3; q++) {
+      uint64_t want = q;
+      while (want < t3 && epoch_of[want] == epoch_of[q]) want++;
+      TC_CHECK(twincache_loader_epoch_end(l3, q) == want, "W 3 seq %llu: epoch_end %llu, want %llu",
+               (unsigned long long)q, (unsigned long long)twincache_loader_epoch_end(l3, q),
+               (unsigned long long)want);
+    }
+    twincache_loader_state e1;
+    TC_REQUIRE(twincache_loader_epoch_state(l3, 1, &e1) == TWINCACHE_OK, "%s", twincache_last_error());
+    twincache_loader_close(l3);
+    TC_REQUIRE(twincache_loader_open_mixture(paths, weights, 2, &o3, &e1, &l3) == TWINCACHE_OK, "%s",
+               twincache_last_error());
+    twincache_batch *b;
+    TC_REQUIRE(twincache_loader_next(l3, &b) == TWINCACHE_OK);
+    check_batch(&m, m.epoch_batches + 1, b, ids); /* rank 1's first batch of epoch 1 */
+    TC_REQUIRE(twincache_loader_release(l3, b) == TWINCACHE_OK);
+    twincache_loader_close(l3);
+  }
 
   /* refusals */
   const char *other_s[2] = {paths[0], paths[2]};
