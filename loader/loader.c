@@ -13,7 +13,8 @@
  * sources: the stream is the mixture plan's (tc_mix.h), each source has its
  * own cache handle and, in every decode thread, its own read txn and chunk
  * views (one dctx serves them all); the slab has the sources' largest N
- * and K; graph_id carries the source in its top 8 bits (TWINCACHE_MIX_ID).
+ * and K; graph_id carries the source in its top 8 bits (TWINCACHE_MIX_ID);
+ * fresh worlds are keyed by the source's tag and the source's own epoch.
  *
  * Handles: each slot hands out its two batch structs alternately, each
  * delivery stamped with a new generation; release() compares the held
@@ -92,6 +93,7 @@ typedef struct tc_worker {
   float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
+  uint32_t src_samples; /* stored S of the source of the graph being decoded */
 } tc_worker;
 
 struct twincache_loader {
@@ -103,7 +105,8 @@ struct twincache_loader {
   uint32_t nsrc;
   twincache_cache *src[TC_MIX_MAX];
   tc_mix mix;
-  twincache_dims dims;        /* a mixture's: the sources' largest N, K, H; their common S */
+  twincache_dims dims;        /* a mixture's: the sources' largest N, K, H, S (stored: one S) */
+  uint64_t src_tag[TC_MIX_MAX]; /* a mixture's: each source's cache tag (fresh worlds' keys) */
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
@@ -206,12 +209,13 @@ static void zero_graph(const twincache_loader *l, tc_slot *s, uint32_t g) {
 typedef int (*tc_fill_fn)(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame, size_t size,
                           uint64_t key);
 
-static uint32_t stored_samples(const twincache_loader *l) { return twincache_cache_dims(l->cache)->samples; }
+/* The S every stored frame of the graph's source carries (decode_graph sets it). */
+static uint32_t stored_samples(const tc_worker *w) { return w->src_samples; }
 
 static int fill_scm_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame, size_t size,
                           uint64_t key) {
   const twincache_loader *l = w->l;
-  return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_samples(l), &l->scm_layout,
+  return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_samples(w), &l->scm_layout,
                            s->views.slab, g);
 }
 
@@ -223,7 +227,7 @@ static int fill_compact_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t in
 
 static int fill_compact_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
                               size_t size, uint64_t key) {
-  return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w->l),
+  return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w),
                           s->views.compact, g);
 }
 
@@ -305,7 +309,7 @@ static int fill_dense_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index
   const twincache_loader *l = w->l;
   twincache_graph *gr = &w->g;
   uint32_t prev_hi = dense_begin(w, s, g), n, k;
-  int rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(l), &l->layout,
+  int rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w), &l->layout,
                           gr->base, gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value, w->n_targets,
                           w->more_target, w->more_value);
   if (rc != TWINCACHE_OK) return rc;
@@ -321,16 +325,20 @@ static const tc_fill_fn fills[3][2] = {
     [TWINCACHE_LAYOUT_SCM] = {[TWINCACHE_SAMPLES_STORED] = NULL, [TWINCACHE_SAMPLES_FRESH] = fill_scm_fresh},
 };
 
-/* Fills position g of slot s with graph `index` (its stored worlds, or
- * fresh ones of epoch `epoch`) through the fill table. */
+/* Fills position g of slot s with graph `index` of source src (its stored
+ * worlds, or fresh ones of epoch `epoch`: a mixture's, the source's own
+ * epoch) through the fill table. */
 static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint64_t index, uint64_t epoch) {
   const twincache_loader *l = w->l;
   const void *frame;
   size_t size;
-  int rc = tc_cache_find_frame(l->nsrc ? l->src[src] : l->cache, w->txn[src], &w->cc[src], index, &frame, &size);
+  twincache_cache *c = l->nsrc ? l->src[src] : l->cache;
+  int rc = tc_cache_find_frame(c, w->txn[src], &w->cc[src], index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
-  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH
-                     ? tc_fresh_key(l->plan.cache_tag, index, epoch / l->opt.resample_every) : 0;
+  w->src_samples = twincache_cache_dims(c)->samples;
+  uint64_t tag = l->nsrc ? l->src_tag[src] : l->plan.cache_tag;
+  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH ? tc_fresh_key(tag, index, epoch / l->opt.resample_every)
+                                                           : 0;
   return l->fill(w, s, g, index, frame, size, key);
 }
 
@@ -441,7 +449,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
         prefetch_graph(w, i, tc_mix_index_key(m, i, pos + 1, key));
       s->views.valid[g] = 1;
       for (;;) {
-        rc = decode_graph(w, s, g, i, index, 0);
+        rc = decode_graph(w, s, g, i, index, pos / n); /* the source's own epoch */
         if (rc == TWINCACHE_OK) break;
         *bad_index = index;
         *bad_src = i;
@@ -450,7 +458,8 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
         if (l->opt.corrupt_policy != TWINCACHE_CORRUPT_SKIP || ++tries >= n) goto cleanup;
         ++*corrupt;
         tc_error_clear(); /* skipped: its message is not the batch's */
-        index = tc_mix_index(m, i, borrow++);
+        pos = borrow++;
+        index = tc_mix_index(m, i, pos);
       }
       s->views.graph_id[g] = TWINCACHE_MIX_ID(i, index);
     }
@@ -830,10 +839,10 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
   const twincache_loader_options *o = &l->opt;
   uint64_t begin[TC_MIX_MAX], count[TC_MIX_MAX], tags[TC_MIX_MAX];
   int rc;
-  if (o->layout != TWINCACHE_LAYOUT_DENSE || o->samples != TWINCACHE_SAMPLES_STORED)
-    return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout of stored worlds only (layout %d, "
-                        "samples %d): fresh worlds and the compact and SCM slabs are not padded across sources yet",
-                        o->layout, o->samples);
+  int fresh = o->samples == TWINCACHE_SAMPLES_FRESH;
+  if (o->layout != TWINCACHE_LAYOUT_DENSE)
+    return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout only (layout %d): the compact and SCM "
+                        "slabs are not padded across sources yet", o->layout);
   if (o->index_begin || o->index_end)
     return tc_error_set(TWINCACHE_EINVAL, "options index_begin/index_end have no meaning for a mixture: each "
                         "source is read whole (open a set or a shard to choose its graphs)");
@@ -848,28 +857,30 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
     if (end <= first)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds no graphs yet (an interrupted "
                           "generation: rerun twincache-gen to finish)", i, paths[i]);
-    if (d->samples == 0)
-      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples)", i,
-                          paths[i]);
-    if (i > 0 && d->samples != l->dims.samples)
+    if (!fresh && d->samples == 0)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): open the "
+                          "mixture with samples = FRESH and rows = S", i, paths[i]);
+    if (!fresh && i > 0 && d->samples != l->dims.samples)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, source 0 "
                           "%u: one slab has one S (rows are not padded); generate the sources with the same "
-                          "--samples", i, paths[i], d->samples, l->dims.samples);
+                          "--samples, or read fresh worlds (samples = FRESH: rows = S for all)", i, paths[i], d->samples,
+                          l->dims.samples);
     if (i == 0) l->dims = *d;
     l->dims.graphs = i ? l->dims.graphs + d->graphs : d->graphs;
     l->dims.max_nodes = d->max_nodes > l->dims.max_nodes ? d->max_nodes : l->dims.max_nodes;
     l->dims.max_inter = d->max_inter > l->dims.max_inter ? d->max_inter : l->dims.max_inter;
     l->dims.hidden = d->hidden > l->dims.hidden ? d->hidden : l->dims.hidden;
+    l->dims.samples = d->samples > l->dims.samples ? d->samples : l->dims.samples;
     begin[i] = first;
     count[i] = end - first;
-    tags[i] = twincache_cache_tag(l->src[i]);
+    tags[i] = l->src_tag[i] = twincache_cache_tag(l->src[i]);
   }
   if ((rc = tc_mix_init(&l->mix, weights, begin, count, n, o->batch_size, o->world_size, o->rank, o->epochs,
                         o->shuffle, o->seed)) != TWINCACHE_OK)
     return rc;
   tc_mix_set_tag(&l->mix, tags);
   if (twincache_batch_layout_init(&l->layout, o->batch_size, l->dims.max_nodes, l->dims.max_inter,
-                                  l->dims.samples) != TWINCACHE_OK ||
+                                  fresh ? o->rows : l->dims.samples) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
     return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
   return TWINCACHE_OK;
@@ -887,7 +898,7 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
     return tc_error_set(TWINCACHE_EINVAL, "a mixture has 1..%d sources (got %u)", TC_MIX_MAX, n);
   if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
   if ((rc = open_sources(l, paths, weights, n)) != TWINCACHE_OK) goto cleanup;
-  l->fill = fills[TWINCACHE_LAYOUT_DENSE][TWINCACHE_SAMPLES_STORED];
+  l->fill = fills[TWINCACHE_LAYOUT_DENSE][l->opt.samples];
   uint64_t seq0 = 0;
   if (resume && (rc = tc_mix_resume(&l->mix, resume, &seq0)) != TWINCACHE_OK) goto cleanup;
   if ((rc = start_loader(l, seq0, l->mix.total)) != TWINCACHE_OK) goto cleanup;

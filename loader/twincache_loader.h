@@ -313,9 +313,14 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * permutation mid-epoch; `epochs` counts these mixture epochs (0: endless),
  * the last step completed so every rank reads as many batches. Padding: the
  * slab's N, K are the sources' largest (node_mask and int_mask say what is
- * real); the sources must store the same S (rows are not padded), else
- * EINVAL names the source. Only layout DENSE with stored samples is
- * supported (others EINVAL, said so); index_begin/index_end must be 0;
+ * real); with stored worlds the sources must store the same S (rows are
+ * not padded), else EINVAL names the source; with samples = FRESH every
+ * source's worlds have `rows` rows (sources of any S, SCM-only ones too),
+ * graph i of source s in the source's own epoch e getting the worlds a
+ * one-source fresh loader of that cache gives it in epoch e (key: the
+ * source's cache tag, i, e / resample_every). All sources are stored or all
+ * fresh (samples is one option). Only layout DENSE is supported (others
+ * EINVAL, said so); index_begin/index_end must be 0;
  * drop_last and equal_ranks have no effect (nothing is ever padded).
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
  * State: cache_tag hashes the sources' tags, ranges and counts; origin is

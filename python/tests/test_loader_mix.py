@@ -110,3 +110,19 @@ def test_refusals(sources):
         with twincache.Loader(list(sources[:2]), weights=[0.5, 0.5], batch_size=G, epochs=EPOCHS, seed=5,
                               output="numpy") as other:
             other.load_state_dict(state)
+
+
+def test_fresh_sources_of_another_s(sources):
+    """samples="fresh": sources storing S = 4 and 5 mix, every world of rows
+    rows; the same seed gives the same worlds."""
+    def read():
+        with twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=1, seed=5,
+                              samples="fresh", rows=6, output="numpy") as L:
+            assert L.layout["samples"] == 6
+            out = []
+            for b in L.stream():
+                assert [i >> 56 for i in _ids(b)] == [0] * 7 + [1] * 3
+                out.append(b.numpy["base"].copy())
+            return out
+    a, b = read(), read()
+    assert len(a) == len(b) > 0 and all(np.array_equal(x, y) for x, y in zip(a, b))

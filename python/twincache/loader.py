@@ -109,7 +109,8 @@ class Loader(*_BASES, Closable):
     an epoch is one pass over the source of the largest count. graph_id's
     top 8 bits are the source (id >> 56), the rest the graph index
     (id & (2**56 - 1)); the slab is padded to the largest N and K (node_mask, int_mask).
-    Dense layout, stored samples, no index_range; the sources store one S.
+    Dense layout, no index_range; stored worlds need one S across the
+    sources, samples="fresh" gives every source `rows` rows.
     state_dict()/load_state_dict() work as for one source (any world size).
         withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and

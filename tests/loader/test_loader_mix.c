@@ -5,7 +5,10 @@
  * (padded to the larger N and K); a run at world size 2 checkpoints before
  * an epoch boundary and resumes at 3 past it, and the global stream is the
  * uninterrupted one's; then the refusals (another S, another layout, a
- * range, a state of other weights); epoch_end and epoch_state at world size 3.
+ * range, a state of other weights); epoch_end and epoch_state at world size 3;
+ * then fresh worlds (rows 6) from sources of another S: the same stream,
+ * worlds included, across the resume, and each graph's worlds those its own
+ * cache's fresh loader gives in that epoch.
  * usage: test_loader_mix CACHE_A CACHE_B CACHE_OTHER_S */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +23,9 @@
 #define MAXK 256 /* global batches checked */
 
 static const char *paths[3];
+static const char *mixp[2]; /* the mixture run_world reads */
+static uint32_t fresh_rows;  /* 0: stored worlds; else fresh ones of this many rows */
+static uint64_t worlds[MAXK]; /* FNV-1a of each global batch's base and inter, 0 = not seen */
 static twincache_cache *caches[2];
 static twincache_dctx *dctx;
 static twincache_graph *gr;
@@ -32,6 +38,10 @@ static void options(twincache_loader_options *o, uint32_t W, uint32_t r) {
   o->epochs = EPOCHS;
   o->seed = 19;
   o->threads = 2;
+  if (fresh_rows) {
+    o->samples = TWINCACHE_SAMPLES_FRESH;
+    o->rows = fresh_rows;
+  }
 }
 
 /* Graph g of batch b equals graph `index` of source `src` read alone. */
@@ -42,8 +52,8 @@ static int same_graph(const twincache_batch *b, uint32_t g, uint32_t src, uint64
   size_t n = gr->n_nodes, k = gr->n_inter, ld = gr->ld;
   const float *base = b->base + g * S * N, *inter = b->inter + g * K * S * N;
   const uint8_t *adj = b->adj + g * N * N, *nm = b->node_mask + g * N, *im = b->int_mask + g * K;
-  int ok = n <= N && k <= K && gr->n_samples == S;
-  for (size_t s = 0; ok && s < S; s++)
+  int ok = n <= N && k <= K && (fresh_rows ? S == fresh_rows : gr->n_samples == S);
+  for (size_t s = 0; ok && !fresh_rows && s < S; s++)
     for (size_t j = 0; j < N; j++)
       ok &= j < n ? !memcmp(&base[s * N + j], &gr->base[s * ld + j], 4) : base[s * N + j] == 0.0f;
   for (size_t q = 0; ok && q < K; q++) {
@@ -51,7 +61,10 @@ static int same_graph(const twincache_batch *b, uint32_t g, uint32_t src, uint64
     for (size_t s = 0; s < S; s++)
       for (size_t j = 0; j < N; j++) {
         float got = inter[(q * S + s) * N + j];
-        ok &= q < k && j < n ? !memcmp(&got, &gr->inter[(q * S + s) * ld + j], 4) : got == 0.0f;
+        if (fresh_rows) /* fresh: only the padding is known here */
+          ok &= q < k && j < n ? 1 : got == 0.0f;
+        else
+          ok &= q < k && j < n ? !memcmp(&got, &gr->inter[(q * S + s) * ld + j], 4) : got == 0.0f;
       }
   }
   for (size_t i = 0; ok && i < N; i++) {
@@ -81,6 +94,14 @@ static void check_batch(const tc_mix *m, uint64_t k, const twincache_batch *b, u
     if (ids[k][g] == UINT64_MAX) ids[k][g] = id;
     TC_CHECK(ids[k][g] == id, "global batch %llu slot %u read differently by two runs", (unsigned long long)k, g);
   }
+  const twincache_batch_layout *L = &b->layout;
+  uint64_t h = 1469598103934665603ull;
+  const uint8_t *w = (const uint8_t *)b->base;
+  size_t bytes = (size_t)G * L->samples * L->nodes * 4, ibytes = bytes * L->inter;
+  for (size_t i = 0; i < bytes; i++) h = (h ^ w[i]) * 1099511628211ull;
+  for (size_t i = 0, n = ibytes; i < n; i++) h = (h ^ ((const uint8_t *)b->inter)[i]) * 1099511628211ull;
+  if (!worlds[k]) worlds[k] = h;
+  TC_CHECK(worlds[k] == h, "global batch %llu: other worlds than another run's", (unsigned long long)k);
   TC_CHECK(per_src[0] == 7 && per_src[1] == 3, "global batch %llu: %u + %u graphs", (unsigned long long)k,
            per_src[0], per_src[1]);
 }
@@ -95,7 +116,7 @@ static uint64_t run_world(uint32_t W, const twincache_loader_state *resume, uint
   for (uint32_t r = 0; r < W; r++) {
     twincache_loader_options o;
     options(&o, W, r);
-    TC_REQUIRE(twincache_loader_open_mixture(paths, weights, 2, &o, resume, &l[r]) == TWINCACHE_OK, "W %u: %s",
+    TC_REQUIRE(twincache_loader_open_mixture(mixp, weights, 2, &o, resume, &l[r]) == TWINCACHE_OK, "W %u: %s",
                W, twincache_last_error());
   }
   if (resume) { /* where this world's stream starts */
@@ -142,6 +163,7 @@ static void refused(const char *what, const char *const *p, const double *w, con
 int main(int argc, char **argv) {
   TC_REQUIRE(argc == 4, "usage: test_loader_mix CACHE_A CACHE_B CACHE_OTHER_S");
   paths[0] = argv[1], paths[1] = argv[2], paths[2] = argv[3];
+  mixp[0] = paths[0], mixp[1] = paths[1];
   uint64_t begin[2], n[2], tags[2];
   uint32_t maxn = 0, maxk = 0, maxh = 0;
   for (int i = 0; i < 2; i++) {
@@ -237,6 +259,57 @@ int main(int argc, char **argv) {
   refused("a range", paths, weights, &orange, NULL, "index_begin/index_end");
   static const double other_w[2] = {0.5, 0.5};
   refused("a state of other weights", paths, other_w, &o, &mid, "cache_tag");
+
+  /* fresh worlds: sources of another S mix (rows = 6 for both); the same
+   * global stream, worlds included, at W 1 and W 2 -> 3 across the epoch
+   * boundary, every graph the plan's with the cache's adjacency and masks */
+  twincache_cache_close(caches[1]);
+  TC_REQUIRE(twincache_cache_open(paths[2], &caches[1]) == TWINCACHE_OK, "%s", twincache_last_error());
+  mixp[1] = paths[2];
+  fresh_rows = 6;
+  uint32_t s1 = twincache_cache_dims(caches[1])->samples;
+  twincache_graph_free(gr); /* the cache reader's S is source 1's now */
+  gr = twincache_graph_alloc(maxn, s1 > d0->samples ? s1 : d0->samples, maxk, maxh);
+  TC_REQUIRE(gr != NULL && s1 != d0->samples, "the third cache must store another S");
+  begin[1] = twincache_cache_first(caches[1]);
+  n[1] = twincache_cache_count(caches[1]) - begin[1];
+  tags[1] = twincache_cache_tag(caches[1]);
+  TC_REQUIRE(tc_mix_init(&m, weights, begin, n, 2, G, 1, 0, EPOCHS, 1, 19) == TWINCACHE_OK);
+  memset(ids, 0xff, sizeof ids);
+  memset(worlds, 0, sizeof worlds);
+  total = EPOCHS * m.epoch_batches;
+  TC_CHECK(run_world(1, NULL, 0, &m, ids, NULL) == total);
+  steps = m.epoch_batches / 2 - 1;
+  TC_CHECK(run_world(2, NULL, steps, &m, ids, &mid) == 2 * steps);
+  TC_CHECK(run_world(3, &mid, 0, &m, ids, NULL) == total - 2 * steps);
+  /* a graph's fresh worlds are those a one-source fresh loader of its cache
+   * gives in the same epoch (its source's own epoch 0 here) */
+  {
+    twincache_loader *mx, *one1;
+    twincache_loader_options om, o1;
+    options(&om, 1, 0);
+    options(&o1, 1, 0);
+    o1.shuffle = 0;
+    o1.epochs = 1;
+    TC_REQUIRE(twincache_loader_open_mixture(mixp, weights, 2, &om, NULL, &mx) == TWINCACHE_OK);
+    TC_REQUIRE(twincache_loader_open(paths[2], &o1, NULL, &one1) == TWINCACHE_OK, "%s", twincache_last_error());
+    twincache_batch *bm, *b1;
+    TC_REQUIRE(twincache_loader_next(mx, &bm) == TWINCACHE_OK && twincache_loader_next(one1, &b1) == TWINCACHE_OK);
+    const twincache_batch_layout *Lm = &bm->layout, *L1 = &b1->layout;
+    TC_REQUIRE(Lm->nodes == L1->nodes && Lm->inter == L1->inter && Lm->samples == L1->samples);
+    size_t wb = (size_t)Lm->samples * Lm->nodes, ib = wb * Lm->inter;
+    for (uint32_t g = m.first[1]; g < G; g++) {
+      uint64_t id = bm->graph_id[g], i = TWINCACHE_MIX_INDEX(id);
+      TC_REQUIRE(TWINCACHE_MIX_SOURCE(id) == 1 && i < b1->n_graphs && b1->graph_id[i] == i);
+      TC_CHECK(!memcmp(bm->base + g * wb, b1->base + i * wb, wb * 4) &&
+                   !memcmp(bm->inter + g * ib, b1->inter + i * ib, ib * 4),
+               "fresh graph %llu of source 1: other worlds than its own cache's loader gives", (unsigned long long)i);
+    }
+    twincache_loader_release(mx, bm);
+    twincache_loader_release(one1, b1);
+    twincache_loader_close(mx);
+    twincache_loader_close(one1);
+  }
 
   twincache_graph_free(gr);
   twincache_dctx_free(dctx);
