@@ -9,6 +9,13 @@
  * timing. A slot is filled through one table over layout x samples
  * (fills[][]).
  *
+ * A mixture (twincache_loader_open_mixture) is the same ring over several
+ * sources: the stream is the mixture plan's (tc_mix.h), each source has its
+ * own cache handle and, in every decode thread, its own read txn and chunk
+ * views (one dctx serves them all); the slab has the sources' largest N
+ * and K; graph_id carries the source in its top 8 bits (TWINCACHE_MIX_ID);
+ * fresh worlds are keyed by the source's tag and the source's own epoch.
+ *
  * Handles: each slot hands out its two batch structs alternately, each
  * delivery stamped with a new generation; release() compares the held
  * struct's generation with the slot's, so stale and double releases are
@@ -33,6 +40,7 @@
 #include "tc_fresh.h"
 #include "tc_scm_batch.h"
 #include "tc_loader_internal.h"
+#include "tc_mix.h"
 #include "tc_plan.h"
 #include "twincache_loader.h"
 
@@ -72,10 +80,10 @@ typedef struct tc_worker {
   pthread_t thread;
   int started;
   twincache_dctx *dctx;
-  tc_cache_txn *txn;    /* live across batches, see TC_TXN_NS */
+  tc_cache_txn *txn[TC_MIX_MAX]; /* one per source, live across batches, see TC_TXN_NS */
   int txn_live;
   uint64_t txn_start_ns;
-  tc_chunk_cache cc;    /* chunk views of the live txn */
+  tc_chunk_cache cc[TC_MIX_MAX]; /* chunk views of each source's live txn */
   twincache_graph g;    /* views into the slot being filled */
   tc_fresh *fresh;      /* fresh mode's SCM and sampler, else NULL */
   tc_scm_packer *packer; /* the SCM layout's scratch, else NULL */
@@ -85,11 +93,20 @@ typedef struct tc_worker {
   float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
+  uint32_t src_samples; /* stored S of the source of the graph being decoded */
 } tc_worker;
 
 struct twincache_loader {
   twincache_loader_options opt;
-  twincache_cache *cache;
+  twincache_cache *cache;     /* the source; a mixture's source 0 (= src[0]) */
+  /* A mixture (twincache_loader_open_mixture): nsrc >= 1 sources, each with
+   * its own cache handle; the stream is mix's, not plan's. nsrc 0: one
+   * source, the stream is plan's. */
+  uint32_t nsrc;
+  twincache_cache *src[TC_MIX_MAX];
+  tc_mix mix;
+  twincache_dims dims;        /* a mixture's: the sources' largest N, K, H, S (stored: one S) */
+  uint64_t src_tag[TC_MIX_MAX]; /* a mixture's: each source's cache tag (fresh worlds' keys) */
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
@@ -192,12 +209,13 @@ static void zero_graph(const twincache_loader *l, tc_slot *s, uint32_t g) {
 typedef int (*tc_fill_fn)(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame, size_t size,
                           uint64_t key);
 
-static uint32_t stored_samples(const twincache_loader *l) { return twincache_cache_dims(l->cache)->samples; }
+/* The S every stored frame of the graph's source carries (decode_graph sets it). */
+static uint32_t stored_samples(const tc_worker *w) { return w->src_samples; }
 
 static int fill_scm_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame, size_t size,
                           uint64_t key) {
   const twincache_loader *l = w->l;
-  return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_samples(l), &l->scm_layout,
+  return tc_scm_pack_graph(w->packer, w->dctx, frame, size, index, key, &w->g, stored_samples(w), &l->scm_layout,
                            s->views.slab, g);
 }
 
@@ -209,7 +227,7 @@ static int fill_compact_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t in
 
 static int fill_compact_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
                               size_t size, uint64_t key) {
-  return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w->l),
+  return tc_fresh_compact(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w),
                           s->views.compact, g);
 }
 
@@ -291,7 +309,7 @@ static int fill_dense_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index
   const twincache_loader *l = w->l;
   twincache_graph *gr = &w->g;
   uint32_t prev_hi = dense_begin(w, s, g), n, k;
-  int rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(l), &l->layout,
+  int rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w), &l->layout,
                           gr->base, gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value, w->n_targets,
                           w->more_target, w->more_value);
   if (rc != TWINCACHE_OK) return rc;
@@ -307,30 +325,51 @@ static const tc_fill_fn fills[3][2] = {
     [TWINCACHE_LAYOUT_SCM] = {[TWINCACHE_SAMPLES_STORED] = NULL, [TWINCACHE_SAMPLES_FRESH] = fill_scm_fresh},
 };
 
-/* Fills position g of slot s with graph `index` (its stored worlds, or
- * fresh ones of epoch `epoch`) through the fill table. */
-static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, uint64_t epoch) {
+/* Fills position g of slot s with graph `index` of source src (its stored
+ * worlds, or fresh ones of epoch `epoch`: a mixture's, the source's own
+ * epoch) through the fill table. */
+static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint64_t index, uint64_t epoch) {
   const twincache_loader *l = w->l;
   const void *frame;
   size_t size;
-  int rc = tc_cache_find_frame(l->cache, w->txn, &w->cc, index, &frame, &size);
+  twincache_cache *c = l->nsrc ? l->src[src] : l->cache;
+  int rc = tc_cache_find_frame(c, w->txn[src], &w->cc[src], index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
-  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH
-                     ? tc_fresh_key(l->plan.cache_tag, index, epoch / l->opt.resample_every) : 0;
+  w->src_samples = twincache_cache_dims(c)->samples;
+  uint64_t tag = l->nsrc ? l->src_tag[src] : l->plan.cache_tag;
+  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH ? tc_fresh_key(tag, index, epoch / l->opt.resample_every)
+                                                           : 0;
   return l->fill(w, s, g, index, frame, size, key);
 }
 
 /* Ends the decode thread's read txn (its chunk views go stale with it). */
 static void txn_end(tc_worker *w) {
   if (!w->txn_live) return;
-  tc_cache_txn_reset(w->txn);
+  for (uint32_t i = 0; i < TC_MIX_MAX && w->txn[i]; i++) tc_cache_txn_reset(w->txn[i]);
   w->txn_live = 0;
+}
+
+/* Starts the decode thread's read txns (one per source) unless live. */
+static int txn_begin(tc_worker *w) {
+  if (w->txn_live) return TWINCACHE_OK;
+  for (uint32_t i = 0; i < TC_MIX_MAX && w->txn[i]; i++) {
+    int rc = tc_cache_txn_renew(w->txn[i]);
+    if (rc != TWINCACHE_OK) {
+      while (i-- > 0) tc_cache_txn_reset(w->txn[i]);
+      return rc;
+    }
+    w->cc[i].gen++; /* views of the previous txn are stale */
+  }
+  w->txn_live = 1;
+  w->txn_start_ns = tc_now_ns();
+  return TWINCACHE_OK;
 }
 
 /* Prefetches the first bytes of graph `index`'s frame; errors surface when
  * the graph itself is decoded. */
-static void prefetch_graph(tc_worker *w, uint64_t index) {
-  tc_cache_prefetch_frame(w->l->cache, w->txn, &w->cc, index, TC_PREFETCH_BYTES);
+static void prefetch_graph(tc_worker *w, uint32_t src, uint64_t index) {
+  tc_cache_prefetch_frame(w->l->nsrc ? w->l->src[src] : w->l->cache, w->txn[src], &w->cc[src], index,
+                          TC_PREFETCH_BYTES);
 }
 
 /* Fills slot s with batch `seq`; *corrupt counts the records skipped,
@@ -347,22 +386,17 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
   uint64_t borrow = pb.borrow, tries = 0;
   int rc;
 
-  if (!w->txn_live) {
-    if ((rc = tc_cache_txn_renew(w->txn)) != TWINCACHE_OK) return rc;
-    w->txn_live = 1;
-    w->txn_start_ns = tc_now_ns();
-    w->cc.gen++; /* views of the previous txn are stale */
-  }
+  if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
   uint64_t next_index = cnt ? tc_plan_index(plan, &pb, first) : 0;
   for (uint32_t g = 0; g < cnt; g++) {
     uint64_t pos = first + g, index = next_index;
     if (g + 1 < cnt) { /* start fetching the next graph's frame (random access) */
       next_index = tc_plan_index(plan, &pb, pos + 1);
-      prefetch_graph(w, next_index);
+      prefetch_graph(w, 0, next_index);
     }
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
-      rc = decode_graph(w, s, g, index, epoch);
+      rc = decode_graph(w, s, g, 0, index, epoch);
       if (rc == TWINCACHE_OK) break;
       if (!is_record_error(rc)) {
         *bad_index = index;
@@ -381,6 +415,57 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
   for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);
   s->views.n_graphs = cnt;
   s->views.epoch = epoch;
+  s->views.seq = seq;
+  rc = TWINCACHE_OK;
+
+cleanup:
+  if (rc != TWINCACHE_OK || tc_now_ns() - w->txn_start_ns >= TC_TXN_NS) txn_end(w);
+  return rc;
+}
+
+/* Fills slot s with a mixture's batch `seq` (tc_mix.h): global batch k's
+ * slots [first_i, first_i + c_i) hold positions [k*c_i, (k+1)*c_i) of source
+ * i's order; each source's permutation key is derived once per own epoch the
+ * batch touches. graph_id = TWINCACHE_MIX_ID(source, index). Under SKIP a
+ * corrupt graph is replaced by the graphs after the batch's own positions in
+ * the same source's order (positions (k+1)*c_i, ...: like the one-source
+ * plan's borrowing, a repeat of a later graph), at most n_i tries. */
+static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt, uint64_t *bad_index,
+                          uint32_t *bad_src) {
+  const twincache_loader *l = w->l;
+  const tc_mix *m = &l->mix;
+  uint64_t k = tc_mix_global(m, seq);
+  int rc;
+  if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
+  for (uint32_t i = 0; i < m->nsrc; i++) {
+    uint64_t n = m->n[i], p0 = k * m->count[i], key_epoch = p0 / n, key = tc_mix_key(m, i, key_epoch);
+    uint64_t borrow = p0 + m->count[i], tries = 0;
+    for (uint32_t j = 0; j < m->count[i]; j++) {
+      uint32_t g = m->first[i] + j;
+      uint64_t pos = p0 + j;
+      if (pos / n != key_epoch) key = tc_mix_key(m, i, key_epoch = pos / n);
+      uint64_t index = tc_mix_index_key(m, i, pos, key);
+      if (j + 1 < m->count[i] && (pos + 1) / n == key_epoch) /* random access: start the next frame's fetch */
+        prefetch_graph(w, i, tc_mix_index_key(m, i, pos + 1, key));
+      s->views.valid[g] = 1;
+      for (;;) {
+        rc = decode_graph(w, s, g, i, index, pos / n); /* the source's own epoch */
+        if (rc == TWINCACHE_OK) break;
+        *bad_index = index;
+        *bad_src = i;
+        if (!is_record_error(rc)) goto cleanup;
+        report_corrupt(l, index, rc);
+        if (l->opt.corrupt_policy != TWINCACHE_CORRUPT_SKIP || ++tries >= n) goto cleanup;
+        ++*corrupt;
+        tc_error_clear(); /* skipped: its message is not the batch's */
+        pos = borrow++;
+        index = tc_mix_index(m, i, pos);
+      }
+      s->views.graph_id[g] = TWINCACHE_MIX_ID(i, index);
+    }
+  }
+  s->views.n_graphs = m->batch;
+  s->views.epoch = tc_mix_epoch(m, k);
   s->views.seq = seq;
   rc = TWINCACHE_OK;
 
@@ -424,7 +509,9 @@ static void *worker_main(void *arg) {
 
     uint64_t bad_index = UINT64_MAX;
     tc_error_clear(); /* so a message after the fill is this fill's */
-    int rc = fill_batch(w, s, seq, &corrupt, &bad_index);
+    uint32_t bad_src = 0;
+    int rc = l->nsrc ? fill_mix_batch(w, s, seq, &corrupt, &bad_index, &bad_src)
+                     : fill_batch(w, s, seq, &corrupt, &bad_index);
     uint64_t busy_ns = tc_now_ns() - start_ns;
 
     pthread_mutex_lock(&l->mu);
@@ -440,7 +527,7 @@ static void *worker_main(void *arg) {
     }
     if (rc != TWINCACHE_OK) { /* this thread's message when the fill left one, else the status */
       const char *why = *twincache_last_error() ? twincache_last_error() : twincache_strerror(rc);
-      const char *dir = tc_cache_path(l->cache);
+      const char *dir = tc_cache_path(l->nsrc ? l->src[bad_src] : l->cache);
       if (bad_index != UINT64_MAX)
         snprintf(s->error, sizeof s->error, "%s: batch %llu: graph %llu: %s", dir, (unsigned long long)seq,
                  (unsigned long long)bad_index, why);
@@ -614,7 +701,7 @@ static int alloc_slots(twincache_loader *l) {
 
 /* Step 4: each decode thread's dctx, scratch and (reset) read txn. */
 static int create_workers(twincache_loader *l) {
-  const twincache_dims *d = twincache_cache_dims(l->cache);
+  const twincache_dims *d = twincache_loader_dims(l);
   l->n_workers = l->opt.threads;
   l->workers = calloc(l->n_workers, sizeof *l->workers);
   if (!l->workers) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
@@ -622,8 +709,12 @@ static int create_workers(twincache_loader *l) {
     tc_worker *w = &l->workers[i];
     w->l = l;
     w->id = i;
-    w->cc.gen = 1;
-    w->cc.entries = calloc(TC_CHUNK_CACHE_ENTRIES, sizeof *w->cc.entries);
+    uint32_t nsrc = l->nsrc ? l->nsrc : 1;
+    for (uint32_t j = 0; j < nsrc; j++) {
+      w->cc[j].gen = 1;
+      if (!(w->cc[j].entries = calloc(TC_CHUNK_CACHE_ENTRIES, sizeof *w->cc[j].entries)))
+        return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
+    }
     w->dctx = twincache_dctx_create();
     w->target = calloc(d->max_inter + 1, sizeof *w->target);
     w->kind = calloc(d->max_inter + 1, 1);
@@ -636,11 +727,13 @@ static int create_workers(twincache_loader *l) {
     } else if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows))) {
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     }
-    if (!w->dctx || !w->target || !w->kind || !w->value || !w->cc.entries || !w->n_targets ||
+    if (!w->dctx || !w->target || !w->kind || !w->value || !w->n_targets ||
         !w->more_target || !w->more_value)
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
-    int trc = tc_cache_txn_create(l->cache, &w->txn);
-    if (trc != TWINCACHE_OK) return trc; /* the cache's message */
+    for (uint32_t j = 0; j < nsrc; j++) {
+      int trc = tc_cache_txn_create(l->nsrc ? l->src[j] : l->cache, &w->txn[j]);
+      if (trc != TWINCACHE_OK) return trc; /* the cache's message */
+    }
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
@@ -691,21 +784,20 @@ static int start_threads(twincache_loader *l) {
   return TWINCACHE_OK;
 }
 
-int twincache_loader_open(const char *path, const twincache_loader_options *opt,
-                          const twincache_loader_state *resume, twincache_loader **out) {
-  twincache_loader *l = NULL;
-  twincache_loader_options defaults;
-  int rc;
+static int start_loader(twincache_loader *l, uint64_t seq0, uint64_t total);
 
-  if (out) *out = NULL;
-  if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "path and out must not be NULL");
+/* The first steps of every open: the options (NULL: the defaults) checked
+ * and copied, with the allocator and slot count resolved, into a new
+ * loader *out that owns nothing yet. */
+static int loader_new(const twincache_loader_options *opt, twincache_loader **out) {
+  twincache_loader_options defaults;
   if (!opt) {
     twincache_loader_options_init(&defaults);
     opt = &defaults;
   }
-  if ((rc = validate(opt)) != TWINCACHE_OK) return rc;
-
-  l = calloc(1, sizeof *l);
+  int rc = validate(opt);
+  if (rc != TWINCACHE_OK) return rc;
+  twincache_loader *l = calloc(1, sizeof *l);
   if (!l) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
   l->opt = *opt;
   if (!l->opt.alloc) {
@@ -713,19 +805,23 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
     l->opt.free = default_free;
   }
   if (l->opt.slots == 0) l->opt.slots = 2 * l->opt.threads + 2;
+  *out = l;
+  return TWINCACHE_OK;
+}
+
+int twincache_loader_open(const char *path, const twincache_loader_options *opt,
+                          const twincache_loader_state *resume, twincache_loader **out) {
+  twincache_loader *l = NULL;
+  int rc;
+
+  if (out) *out = NULL;
+  if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "path and out must not be NULL");
+  if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
   if ((rc = open_stream(l, path)) != TWINCACHE_OK) goto cleanup;
   l->fill = fills[l->opt.layout][l->opt.samples]; /* validate() refused the NULL entry */
   uint64_t seq0 = 0;
   if (resume && (rc = tc_plan_resume(&l->plan, resume, &seq0)) != TWINCACHE_OK) goto cleanup;
-  l->next_seq = l->claim_seq = seq0;
-  l->claim_end = l->plan.total;
-  l->consumer_waits_for = UINT64_MAX;
-  l->stats.threads = l->opt.threads;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  l->timed_waits = cpus > 0 && l->opt.threads < (unsigned long)cpus ? TC_TIMED_WAITS : 0;
-  if ((rc = alloc_slots(l)) != TWINCACHE_OK) goto cleanup;
-  if ((rc = create_workers(l)) != TWINCACHE_OK) goto cleanup;
-  if ((rc = start_threads(l)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = start_loader(l, seq0, l->plan.total)) != TWINCACHE_OK) goto cleanup;
   *out = l;
   l = NULL;
   tc_error_clear();
@@ -734,6 +830,101 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
 cleanup:
   twincache_loader_close(l);
   return rc;
+}
+
+/* A mixture's sources: opens each cache (its whole range), checks that the
+ * layouts pad together (dense stored worlds of one S; N, K and H pad to the
+ * largest) and builds the mixture plan. */
+static int open_sources(twincache_loader *l, const char *const *paths, const double *weights, uint32_t n) {
+  const twincache_loader_options *o = &l->opt;
+  uint64_t begin[TC_MIX_MAX], count[TC_MIX_MAX], tags[TC_MIX_MAX];
+  int rc;
+  int fresh = o->samples == TWINCACHE_SAMPLES_FRESH;
+  if (o->layout != TWINCACHE_LAYOUT_DENSE)
+    return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout only (layout %d): the compact and SCM "
+                        "slabs are not padded across sources yet", o->layout);
+  if (o->index_begin || o->index_end)
+    return tc_error_set(TWINCACHE_EINVAL, "options index_begin/index_end have no meaning for a mixture: each "
+                        "source is read whole (open a set or a shard to choose its graphs)");
+  for (uint32_t i = 0; i < n; i++) {
+    if (!paths[i]) return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: path is NULL", i);
+    if ((rc = twincache_cache_open(paths[i], &l->src[i])) != TWINCACHE_OK)
+      return tc_error_wrap(rc, "mixture source %u: cannot open cache", i);
+    l->nsrc = i + 1; /* close() closes what is open: cache (= src[0]) and src[1..nsrc) */
+    if (i == 0) l->cache = l->src[0];
+    const twincache_dims *d = twincache_cache_dims(l->src[i]);
+    uint64_t first = twincache_cache_first(l->src[i]), end = twincache_cache_count(l->src[i]);
+    if (end <= first)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds no graphs yet (an interrupted "
+                          "generation: rerun twincache-gen to finish)", i, paths[i]);
+    if (!fresh && d->samples == 0)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): open the "
+                          "mixture with samples = FRESH and rows = S", i, paths[i]);
+    if (!fresh && i > 0 && d->samples != l->dims.samples)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, source 0 "
+                          "%u: one slab has one S (rows are not padded); generate the sources with the same "
+                          "--samples, or read fresh worlds (samples = FRESH: rows = S for all)", i, paths[i], d->samples,
+                          l->dims.samples);
+    if (i == 0) l->dims = *d;
+    l->dims.graphs = i ? l->dims.graphs + d->graphs : d->graphs;
+    l->dims.max_nodes = d->max_nodes > l->dims.max_nodes ? d->max_nodes : l->dims.max_nodes;
+    l->dims.max_inter = d->max_inter > l->dims.max_inter ? d->max_inter : l->dims.max_inter;
+    l->dims.hidden = d->hidden > l->dims.hidden ? d->hidden : l->dims.hidden;
+    l->dims.samples = d->samples > l->dims.samples ? d->samples : l->dims.samples;
+    begin[i] = first;
+    count[i] = end - first;
+    tags[i] = l->src_tag[i] = twincache_cache_tag(l->src[i]);
+  }
+  if ((rc = tc_mix_init(&l->mix, weights, begin, count, n, o->batch_size, o->world_size, o->rank, o->epochs,
+                        o->shuffle, o->seed)) != TWINCACHE_OK)
+    return rc;
+  tc_mix_set_tag(&l->mix, tags);
+  if (twincache_batch_layout_init(&l->layout, o->batch_size, l->dims.max_nodes, l->dims.max_inter,
+                                  fresh ? o->rows : l->dims.samples) != TWINCACHE_OK ||
+      l->layout.bytes > SIZE_MAX / 4)
+    return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
+  return TWINCACHE_OK;
+}
+
+int twincache_loader_open_mixture(const char *const *paths, const double *weights, uint32_t n,
+                                  const twincache_loader_options *opt, const twincache_loader_state *resume,
+                                  twincache_loader **out) {
+  twincache_loader *l = NULL;
+  int rc;
+
+  if (out) *out = NULL;
+  if (!paths || !weights || !out) return tc_error_set(TWINCACHE_EINVAL, "paths, weights and out must not be NULL");
+  if (n == 0 || n > TC_MIX_MAX)
+    return tc_error_set(TWINCACHE_EINVAL, "a mixture has 1..%d sources (got %u)", TC_MIX_MAX, n);
+  if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
+  if ((rc = open_sources(l, paths, weights, n)) != TWINCACHE_OK) goto cleanup;
+  l->fill = fills[TWINCACHE_LAYOUT_DENSE][l->opt.samples];
+  uint64_t seq0 = 0;
+  if (resume && (rc = tc_mix_resume(&l->mix, resume, &seq0)) != TWINCACHE_OK) goto cleanup;
+  if ((rc = start_loader(l, seq0, l->mix.total)) != TWINCACHE_OK) goto cleanup;
+  *out = l;
+  l = NULL;
+  tc_error_clear();
+  rc = TWINCACHE_OK;
+
+cleanup:
+  twincache_loader_close(l);
+  return rc;
+}
+
+/* The last steps of every open: the ring, the decode threads, from batch
+ * seq0 of a stream of `total` batches. */
+static int start_loader(twincache_loader *l, uint64_t seq0, uint64_t total) {
+  int rc;
+  l->next_seq = l->claim_seq = seq0;
+  l->claim_end = total;
+  l->consumer_waits_for = UINT64_MAX;
+  l->stats.threads = l->opt.threads;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  l->timed_waits = cpus > 0 && l->opt.threads < (unsigned long)cpus ? TC_TIMED_WAITS : 0;
+  if ((rc = alloc_slots(l)) != TWINCACHE_OK) return rc;
+  if ((rc = create_workers(l)) != TWINCACHE_OK) return rc;
+  return start_threads(l);
 }
 
 void twincache_loader_close(twincache_loader *l) {
@@ -752,11 +943,13 @@ void twincache_loader_close(twincache_loader *l) {
     if (l->workers[i].started) pthread_join(l->workers[i].thread, NULL);
   for (uint32_t i = 0; l->workers && i < l->n_workers; i++) {
     tc_worker *w = &l->workers[i];
-    tc_cache_txn_free(w->txn);
+    for (uint32_t j = 0; j < TC_MIX_MAX; j++) {
+      tc_cache_txn_free(w->txn[j]);
+      free(w->cc[j].entries);
+    }
     twincache_dctx_free(w->dctx);
     tc_fresh_free(w->fresh);
     tc_scm_packer_free(w->packer);
-    free(w->cc.entries);
     free(w->target);
     free(w->n_targets);
     free(w->more_target);
@@ -781,6 +974,7 @@ void twincache_loader_close(twincache_loader *l) {
     pthread_mutex_destroy(&l->mu);
   }
   twincache_cache_close(l->cache);
+  for (uint32_t i = 1; i < l->nsrc; i++) twincache_cache_close(l->src[i]); /* src[0] is cache */
   free(l);
 }
 
@@ -824,7 +1018,7 @@ int twincache_loader_next_timeout(twincache_loader *l, twincache_batch **batch, 
       rc = tc_error_set(l->failed, "%s", l->error);
       break;
     }
-    if (l->next_seq >= l->plan.total) {
+    if (l->next_seq >= twincache_loader_batches_total(l)) {
       rc = TWINCACHE_END;
       break;
     }
@@ -969,7 +1163,10 @@ void twincache_loader_get_state(const twincache_loader *l, twincache_loader_stat
   if (l->sync_ready) pthread_mutex_lock(&m->mu);
   next_seq = l->next_seq;
   if (l->sync_ready) pthread_mutex_unlock(&m->mu);
-  tc_plan_state(&l->plan, next_seq, s);
+  if (l->nsrc)
+    tc_mix_state(&l->mix, next_seq, s);
+  else
+    tc_plan_state(&l->plan, next_seq, s);
 }
 
 /* ---- the state's bytes ------------------------------------------------------ */
@@ -1040,10 +1237,24 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
   return TWINCACHE_OK;
 }
 
-uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l) { return l->plan.bpe; }
-uint64_t twincache_loader_batches_total(const twincache_loader *l) { return l->plan.total; }
+/* A mixture's epoch is E global batches; this rank's share is its seqs
+ * whose global batch lies in one. */
+uint64_t twincache_loader_batches_per_epoch(const twincache_loader *l) {
+  if (l->nsrc) return (l->mix.epoch_batches + l->mix.world - 1) / l->mix.world;
+  return l->plan.bpe;
+}
+uint64_t twincache_loader_batches_total(const twincache_loader *l) {
+  return l->nsrc ? l->mix.total : l->plan.total;
+}
 
 uint64_t twincache_loader_epoch_end(const twincache_loader *l, uint64_t seq) {
+  if (l->nsrc) { /* the first seq whose global batch is in a later epoch */
+    const tc_mix *m = &l->mix;
+    if (seq >= m->total) return m->total;
+    uint64_t end_k = (tc_mix_epoch(m, tc_mix_global(m, seq)) + 1) * m->epoch_batches;
+    uint64_t end = end_k <= m->origin + m->rank ? 0 : (end_k - m->origin - m->rank + m->world - 1) / m->world;
+    return end < m->total ? end : m->total;
+  }
   if (seq >= l->plan.total) return l->plan.total;
   tc_plan_batch b;
   tc_plan_batch_at(&l->plan, seq, &b);
@@ -1052,10 +1263,19 @@ uint64_t twincache_loader_epoch_end(const twincache_loader *l, uint64_t seq) {
 
 int twincache_loader_epoch_state(const twincache_loader *l, uint64_t epoch, twincache_loader_state *s) {
   if (!l || !s) return tc_error_set(TWINCACHE_EINVAL, "twincache_loader_epoch_state: NULL argument");
+  if (l->nsrc) { /* the state after every rank consumed epochs [0, epoch) */
+    tc_mix m = l->mix;
+    if (epoch > UINT64_MAX / m.epoch_batches)
+      return tc_error_set(TWINCACHE_EINVAL, "epoch %llu is past the stream", (unsigned long long)epoch);
+    int rc = tc_mix_set_origin(&m, epoch * m.epoch_batches);
+    if (rc != TWINCACHE_OK) return rc;
+    tc_mix_state(&m, 0, s);
+    return TWINCACHE_OK;
+  }
   return tc_plan_epoch_state(&l->plan, epoch, s);
 }
 const twincache_dims *twincache_loader_dims(const twincache_loader *l) {
-  return twincache_cache_dims(l->cache);
+  return l->nsrc ? &l->dims : twincache_cache_dims(l->cache);
 }
 const twincache_batch_layout *twincache_loader_layout(const twincache_loader *l) {
   return &l->layout;

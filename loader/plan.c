@@ -168,41 +168,53 @@ static int check_flag(const char *name, unsigned v) {
   return tc_error_set(TWINCACHE_EINVAL, "resume state field %s is %u, not 0 or 1", name, v);
 }
 
-int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_seq) {
-  int rc;
-  if (r->seed != p->seed)
+int tc_state_head(const twincache_loader_state *r, uint64_t seed, uint64_t total, uint32_t min_version,
+                  uint64_t *next_seq) {
+  if (r->seed != seed)
     return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
-                        (unsigned long long)r->seed, (unsigned long long)p->seed);
+                        (unsigned long long)r->seed, (unsigned long long)seed);
   if (r->magic == 0) { /* {seed, next_seq} by hand: a position in this loader's own stream */
-    if (p->total != UINT64_MAX && r->next_seq > p->total)
+    if (total != UINT64_MAX && r->next_seq > total)
       return tc_error_set(TWINCACHE_EINVAL,
                           "resume state next_seq %llu is past the end of the stream (%llu batches)",
-                          (unsigned long long)r->next_seq, (unsigned long long)p->total);
+                          (unsigned long long)r->next_seq, (unsigned long long)total);
     *next_seq = r->next_seq;
-    return TWINCACHE_OK;
+    return 1;
   }
   if (r->magic != TWINCACHE_LOADER_STATE_MAGIC)
     return tc_error_set(TWINCACHE_EINVAL, "resume state field magic %#x is not a loader state's (%#x)",
                         (unsigned)r->magic, (unsigned)TWINCACHE_LOADER_STATE_MAGIC);
-  if (r->version != 1 && r->version != TWINCACHE_LOADER_STATE_VERSION)
-    return tc_error_set(TWINCACHE_EINVAL, "resume state field version %u is not 1 or %u (this library's)",
-                        (unsigned)r->version, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+  if (r->version < min_version || r->version > TWINCACHE_LOADER_STATE_VERSION)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field version %u is not %u..%u (this stream's)",
+                        (unsigned)r->version, (unsigned)min_version, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+  return 0;
+}
+
+int tc_state_match(const twincache_loader_state *r, const twincache_loader_state *want, const char *whose) {
+  const struct {
+    const char *name;
+    uint64_t got, want;
+  } f[] = {
+      {"reserved", r->reserved, want->reserved},          {"cache_tag", r->cache_tag, want->cache_tag},
+      {"shuffle", r->shuffle, want->shuffle},             {"drop_last", r->drop_last, want->drop_last},
+      {"index_begin", r->index_begin, want->index_begin}, {"index_end", r->index_end, want->index_end},
+  };
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (f[i].got != f[i].want)
+      return tc_error_set(TWINCACHE_EINVAL, "resume state field %s %llu differs from %s %llu", f[i].name,
+                          (unsigned long long)f[i].got, whose, (unsigned long long)f[i].want);
+  return TWINCACHE_OK;
+}
+
+int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_seq) {
+  int rc = tc_state_head(r, p->seed, p->total, 1, next_seq);
+  if (rc) return rc < 0 ? rc : TWINCACHE_OK;
   if (r->version == 1 && r->origin != 0)
     return tc_error_set(TWINCACHE_EINVAL, "resume state field origin %llu: a version 1 state has none",
                         (unsigned long long)r->origin);
   twincache_loader_state want;
   tc_plan_state(p, 0, &want);
-#define TC_RESUME_FIELD(f)                                                                                    \
-  if (r->f != want.f)                                                                                         \
-    return tc_error_set(TWINCACHE_EINVAL, "resume state field " #f " %llu differs from this loader's %llu", \
-                        (unsigned long long)r->f, (unsigned long long)want.f);
-  TC_RESUME_FIELD(reserved)
-  TC_RESUME_FIELD(cache_tag)
-  TC_RESUME_FIELD(shuffle)
-  TC_RESUME_FIELD(drop_last)
-  TC_RESUME_FIELD(index_begin)
-  TC_RESUME_FIELD(index_end)
-#undef TC_RESUME_FIELD
+  if ((rc = tc_state_match(r, &want, "this loader's")) != TWINCACHE_OK) return rc;
   if ((rc = check_flag("equal_ranks", r->equal_ranks)) != TWINCACHE_OK) return rc;
   if (r->batch_size == 0 || r->batch_size > 65536 || r->world_size == 0 || r->rank >= r->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u, rank %u describe no "

@@ -71,7 +71,7 @@ typedef struct twincache_batch {
   uint8_t *adj;
   uint8_t *node_mask;
   uint8_t *int_mask;
-  uint64_t *graph_id;
+  uint64_t *graph_id;  /* (G) the graph's index; a mixture's: TWINCACHE_MIX_ID(source, index) */
   uint8_t *valid;      /* (G) see layout.valid */
   /* TWINCACHE_LAYOUT_COMPACT: the batch as a compact slab (see "the compact
    * batch" below); then slab, inter, target, value, node_mask and int_mask
@@ -205,6 +205,13 @@ typedef struct twincache_loader_state {
   uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
                          * consumed before it (epoch * n + position; 0 = the start) */
 } twincache_loader_state;
+/* A mixture's state (twincache_loader_open_mixture) has these fields with
+ * other meanings: cache_tag the mixture's identity (FNV-1a-64 over each
+ * source's cache tag, graph range and per-batch count), index_begin 0,
+ * index_end the global batches of an epoch, origin the global batches
+ * consumed before seq 0 (not graphs), equal_ranks 1, drop_last 0. It is
+ * encoded and decoded the same way and opens only a mixture of the same
+ * sources, weights and batch_size (at any world size). */
 
 /* Writes *s as TWINCACHE_LOADER_STATE_BYTES bytes (version 2's layout above;
  * batch_size must be 1..65536, flags 0 or 1) to buf. Thread-safe. */
@@ -290,6 +297,44 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  * TWINCACHE_END). */
 int twincache_loader_open(const char *path, const twincache_loader_options *opt,
                           const twincache_loader_state *resume, twincache_loader **out);
+
+/* A mixture of n (1..16) sources: paths[i] a cache or set, read whole, with
+ * weight weights[i] (> 0, relative). Every batch holds exactly c_i graphs of
+ * source i, in source order (slots [0, c_0) from source 0, ...), the c_i
+ * from the weights and batch_size by the largest-remainder rule, each >= 1
+ * (batch_size >= n). Source i has its own endless order (a permutation per
+ * own epoch, keyed by seed, i and that epoch; the identity without shuffle);
+ * global batch k takes positions [k*c_i, (k+1)*c_i) of it and rank r of W
+ * reads global batches r, r+W, ...: every batch is full, every graph valid,
+ * the ranks balanced, and the stream does not depend on W.
+ * Epoch: ceil(n_L / c_L) global batches, L the source with the largest c_i
+ * (ties: lower index), so an epoch passes over L once; a source that runs
+ * out (a smaller or more heavily weighted one) starts its next own
+ * permutation mid-epoch; `epochs` counts these mixture epochs (0: endless),
+ * the last step completed so every rank reads as many batches. Padding: the
+ * slab's N, K are the sources' largest (node_mask and int_mask say what is
+ * real); with stored worlds the sources must store the same S (rows are
+ * not padded), else EINVAL names the source; with samples = FRESH every
+ * source's worlds have `rows` rows (sources of any S, SCM-only ones too),
+ * graph i of source s in the source's own epoch e getting the worlds a
+ * one-source fresh loader of that cache gives it in epoch e (key: the
+ * source's cache tag, i, e / resample_every). All sources are stored or all
+ * fresh (samples is one option). Only layout DENSE is supported (others
+ * EINVAL, said so); index_begin/index_end must be 0;
+ * drop_last and equal_ranks have no effect (nothing is ever padded).
+ * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
+ * State: cache_tag hashes the sources' tags, ranges and counts; origin is
+ * the global batches consumed; a state resumes at any world size and
+ * batch_size must match (it sets the counts). The stream's batch numbers
+ * (seq, epoch_end, batches_per_epoch: this rank's share of an epoch) are
+ * this rank's, as for one source. Errors: as twincache_loader_open, and
+ * EINVAL for the above. */
+int twincache_loader_open_mixture(const char *const *paths, const double *weights, uint32_t n,
+                                  const twincache_loader_options *opt, const twincache_loader_state *resume,
+                                  twincache_loader **out);
+#define TWINCACHE_MIX_ID(source, index) ((uint64_t)(source) << 56 | (uint64_t)(index))
+#define TWINCACHE_MIX_SOURCE(graph_id) ((uint32_t)((graph_id) >> 56))
+#define TWINCACHE_MIX_INDEX(graph_id) ((graph_id) & ((1ull << 56) - 1))
 
 /* Waits until the next batch of the stream is ready and returns it in
  * *batch (NULL on any other return). Same as next_timeout with a negative

@@ -296,6 +296,8 @@ compact_layout_init = _sig("twincache_compact_layout_init", cint, P(CompactLayou
 compact_used_bytes = _sig("twincache_compact_used_bytes", c_size_t, P(CompactLayout), u64)
 options_init = _sig("twincache_loader_options_init", None, P(LoaderOptions))
 loader_open = _sig("twincache_loader_open", cint, cstr, P(LoaderOptions), P(LoaderState), P(vp))
+loader_open_mixture = _sig("twincache_loader_open_mixture", cint, P(cstr), P(ctypes.c_double), ctypes.c_uint32,
+                           P(LoaderOptions), P(LoaderState), P(vp))
 loader_close = _sig("twincache_loader_close", None, vp)
 loader_get_state = _sig("twincache_loader_get_state", None, vp, P(LoaderState))
 loader_get_stats = _sig("twincache_loader_get_stats", None, vp, P(LoaderStats))

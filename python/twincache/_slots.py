@@ -106,7 +106,9 @@ class Core:
     """One open C loader, the Python-owned memory of its slots, the holds of
     the batches handed out and the releases waiting for their copies."""
 
-    def __init__(self, bpath, opts, state, pin):
+    def __init__(self, bpath, opts, state, pin, weights=None):
+        """bpath: a cache's path (bytes); with weights, a mixture's paths
+        (list of bytes, one weight each: twincache_loader_open_mixture)."""
         self.born = _forks[0]
         # re-entrant: a batch dropped by the garbage collector while this
         # thread is inside release/close releases through here again
@@ -128,10 +130,18 @@ class Core:
         self.compact_checked = False
         self._corrupt_cb = C.CORRUPT_FN(self._on_corrupt)
         opts.on_corrupt = self._corrupt_cb
-        rc = C.loader_open(bpath, ctypes.byref(opts), ctypes.byref(state) if state else None,
-                           ctypes.byref(self.handle))
+        at = ctypes.byref(state) if state else None
+        if weights is None:
+            rc = C.loader_open(bpath, ctypes.byref(opts), at, ctypes.byref(self.handle))
+        else:
+            n = len(bpath)
+            rc = C.loader_open_mixture((C.cstr * n)(*bpath), (ctypes.c_double * n)(*weights), n,
+                                       ctypes.byref(opts), at, ctypes.byref(self.handle))
         if rc < 0:
             from .cache import open_error
+            from .errors import error_from_status
+            if weights is not None:  # C's message names the source
+                raise error_from_status(rc, "mixture")
             raise open_error(rc, os.fsdecode(bpath))
         self.layout = C.loader_layout(self.handle).contents
         self.bpe = C.loader_bpe(self.handle)

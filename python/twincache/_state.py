@@ -9,7 +9,11 @@ batch 0). The C loader checks a full state against its own options and cache
 (a mismatch is an InvalidArgument naming the field) and resumes it at any
 world size; a dict without "origin" (saved by an older version) reads as
 origin 0; {"seed", "next_seq"} alone is a bare position in this loader's
-own stream."""
+own stream. A mixture's state (Loader([a, b], weights=...)) has the same
+keys: cache_tag is the mixture's identity (the sources, their ranges and
+per-batch counts), origin counts global batches (not graphs), index_end is
+the global batches of an epoch; it resumes at any world size, batch_size and
+weights unchanged."""
 import ctypes
 import numbers
 

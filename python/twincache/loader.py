@@ -18,6 +18,7 @@ The pieces, one concern each: _args (argument types), _ranks (rank, world
 size, local rank), _slots (the native handle and the memory lifetime), batch
 (the views), _device (device staging), _state (resume state)."""
 import ctypes
+import numbers
 import os
 
 from . import _args, _capi as C, _device, _state
@@ -43,6 +44,23 @@ _LAYOUTS = {"dense": C.LAYOUT_DENSE, "compact": C.LAYOUT_COMPACT}
 
 def _cuda_usable():
     return torch is not None and torch.cuda.is_available()
+
+
+def _mixture_weights(path, weights):
+    """None for one source; for a mixture (path a list or tuple of paths)
+    the weights as floats, one per path (their values are C's check)."""
+    if not isinstance(path, (list, tuple)):
+        if weights is not None:
+            raise InvalidArgument("weights needs a list of paths (a mixture); one path reads one source")
+        return None
+    if weights is None:
+        raise InvalidArgument("a list of paths is a mixture: give weights=[...], one per path")
+    if not isinstance(weights, (list, tuple)) or len(weights) != len(path):
+        raise InvalidArgument(f"weights must be a list of {len(path)} numbers, one per path, got {weights!r}")
+    for w in weights:
+        if isinstance(w, bool) or not isinstance(w, numbers.Real):
+            raise InvalidArgument(f"weights must be numbers, got {w!r}")
+    return [float(w) for w in weights]
 
 
 class Loader(*_BASES, Closable):
@@ -83,7 +101,18 @@ class Loader(*_BASES, Closable):
     stored S; the only way to read an SCM-only cache), the same draw for
     resample_every consecutive epochs; the same for any threads, ranks or
     resume (loader/twincache_loader.h).
-    withhold_targets: True for unknown-target training: the batch's target
+    weights: with path a list of caches or sets, a mixture
+    (twincache_loader_open_mixture in loader/twincache_loader.h): every batch
+    holds a fixed count of graphs from each source (largest remainder of
+    batch_size * weight, each >= 1), in source order; each source runs
+    through its own permutations (one that runs out starts its next one);
+    an epoch is one pass over the source of the largest count. graph_id's
+    top 8 bits are the source (id >> 56), the rest the graph index
+    (id & (2**56 - 1)); the slab is padded to the largest N and K (node_mask, int_mask).
+    Dense layout, no index_range; stored worlds need one S across the
+    sources, samples="fresh" gives every source `rows` rows.
+    state_dict()/load_state_dict() work as for one source (any world size).
+        withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and
     int_mask stay); dense layout only.
     Argument types are checked here, ranges by the C loader (InvalidArgument
@@ -97,7 +126,8 @@ class Loader(*_BASES, Closable):
     def __init__(self, path, batch_size=32, epochs=1, shuffle=True, seed=0, rank=None,
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
-                 samples="stored", rows=None, resample_every=1, withhold_targets=False):
+                 samples="stored", rows=None, resample_every=1, withhold_targets=False,
+                 weights=None):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -138,8 +168,13 @@ class Loader(*_BASES, Closable):
         if pin_memory and not _cuda_usable():
             raise InvalidArgument("pin_memory=True needs CUDA (torch.cuda.is_available())")
         self.pin_memory = bool(pin_memory)
-        self._bpath = check_path(path)
-        self.path = os.fsdecode(self._bpath)
+        self.weights = _mixture_weights(path, weights)
+        if self.weights is None:
+            self._bpath = check_path(path)
+            self.path = os.fsdecode(self._bpath)
+        else:
+            self._bpath = [check_path(p) for p in path]
+            self.path = [os.fsdecode(p) for p in self._bpath]
         self._born = fork_generation()
         self._next_seq = 0  # position of the consumer (after the last batch handed out)
         self._stage = None
@@ -173,7 +208,7 @@ class Loader(*_BASES, Closable):
         closed only once the new one is open, so a rejected state leaves the
         Loader as it was."""
         try:
-            core = Core(self._bpath, self._options(), state, self.pin_memory)
+            core = Core(self._bpath, self._options(), state, self.pin_memory, self.weights)
         except InvalidArgument as e:  # C's message, the option named as Python's keyword
             raise InvalidArgument(_args.python_words(e.message), e.code) from None
         self._drop_inflight()

@@ -4,6 +4,7 @@
  * stream for any thread count. A second copy with two damaged graphs in one
  * batch whose first borrowed replacement is damaged too: SKIP fills the
  * batch with distinct, undamaged graphs and the stream ends normally.
+ * And a mixture of the damaged copy and the intact cache, FAIL and SKIP.
  * usage: test_loader_corrupt CACHE_DIR SCRATCH_DIR */
 #include <pthread.h>
 
@@ -99,6 +100,49 @@ static void skip_twice_in_one_batch(const char *cache, const char *scratch, uint
              (unsigned long long)tl_graph_id(&s, &L, 1, 9));
   }
   tl_stream_free(&s);
+}
+
+/* A mixture of the damaged copy (source 0) and the intact cache (source 1),
+ * 8 + 8 a batch, no shuffle: global batch 2 holds source 0's positions
+ * [16, 24), the victim among them. FAIL ends the stream there naming the
+ * copy; SKIP reports it once and fills its slot from the same source's
+ * order after the batch's own positions (graph 24 of source 0), every other
+ * slot as planned. */
+static void mixture_skip(const char *copy, const char *cache, uint64_t victim) {
+  const char *paths[2] = {copy, cache};
+  const double w[2] = {1, 1};
+  for (int policy = 0; policy < 2; policy++) {
+    twincache_loader_options o;
+    twincache_loader_options_init(&o);
+    o.batch_size = G;
+    o.shuffle = 0;
+    o.threads = 2;
+    o.corrupt_policy = policy ? TWINCACHE_CORRUPT_SKIP : TWINCACHE_CORRUPT_FAIL;
+    uint64_t calls = 0;
+    o.on_corrupt = on_corrupt;
+    o.corrupt_user = &calls;
+    twincache_loader *l;
+    TC_REQUIRE(twincache_loader_open_mixture(paths, w, 2, &o, NULL, &l) == TWINCACHE_OK, "%s",
+               twincache_last_error());
+    twincache_batch *b;
+    int rc = 0;
+    for (uint64_t k = 0; k < 4 && (rc = twincache_loader_next(l, &b)) == TWINCACHE_OK; k++) {
+      for (uint32_t g = 0; g < G; g++) {
+        uint64_t want = g < G / 2 ? TWINCACHE_MIX_ID(0, k * (G / 2) + g) : TWINCACHE_MIX_ID(1, k * (G / 2) + g - G / 2);
+        if (want == TWINCACHE_MIX_ID(0, victim)) want = TWINCACHE_MIX_ID(0, (k + 1) * (G / 2));
+        TC_CHECK(b->graph_id[g] == want, "mixture batch %llu slot %u: id %#llx, want %#llx", (unsigned long long)k,
+                 g, (unsigned long long)b->graph_id[g], (unsigned long long)want);
+      }
+      twincache_loader_release(l, b);
+    }
+    if (policy) {
+      TC_CHECK(rc == TWINCACHE_OK && calls == 1, "mixture SKIP: rc %d, %llu reports", rc, (unsigned long long)calls);
+    } else {
+      TC_CHECK(is_record_error(rc) && strstr(twincache_last_error(), copy) && strstr(twincache_last_error(), "batch 2"),
+               "mixture FAIL: rc %d, \"%s\"", rc, twincache_last_error());
+    }
+    twincache_loader_close(l);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -222,6 +266,7 @@ int main(int argc, char **argv) {
     }
   }
   tl_stream_free(&ref);
+  mixture_skip(dir, argv[1], victim);
   skip_twice_in_one_batch(argv[1], argv[2], dims.chunk_graphs, count);
   (void)reports;
   return tc_test_finish("test_loader_corrupt");

@@ -1,0 +1,128 @@
+"""A mixture in Python: Loader([a, b], weights=[0.7, 0.3]) hands out batches
+of 7 graphs of a (3..5 nodes) then 3 of b (6..9 nodes), padded to b's N; each
+graph is its source's own graph; state_dict() taken at world size 2 before an
+epoch boundary resumes at 3 past it and continues the uninterrupted global
+stream; the wrong arguments are refused by name."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import twincache
+from conftest import BUILD, program
+
+G, EPOCHS = 10, 3
+MASK = (1 << 56) - 1
+
+
+def _gen(root, name, nodes, graphs, samples, seed):
+    p = os.path.join(root, name)
+    subprocess.run([program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen")), "--out", p,
+                    "--graphs", str(graphs), "--nodes", nodes, "--samples", str(samples), "--chunk-graphs",
+                    "8", "--seed", str(seed), "--threads", "2", "--quiet"], check=True)
+    return p
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_root):
+    return (_gen(tmp_root, "mix-a", "3:5", 50, 4, 31), _gen(tmp_root, "mix-b", "6:9", 20, 4, 32),
+            _gen(tmp_root, "mix-s", "3:5", 10, 5, 33))
+
+
+def _loader(sources, W=1, r=0, **kw):
+    return twincache.Loader(list(sources[:2]), weights=[0.7, 0.3], batch_size=G, epochs=EPOCHS, seed=5,
+                            world_size=W, rank=r, output="numpy", **kw)
+
+
+def _ids(b):
+    return b.numpy["graph_id"][:b.n_graphs].tolist()
+
+
+def test_counts_padding_and_graphs(sources):
+    caches = [twincache.Cache(p) for p in sources[:2]]
+    with _loader(sources) as L:
+        assert L.layout["nodes"] == caches[1].dims["max_nodes"] > caches[0].dims["max_nodes"]
+        batches = 0
+        for b in L.stream():
+            ids = _ids(b)
+            assert [i >> 56 for i in ids] == [0] * 7 + [1] * 3
+            assert all(b.numpy["valid"][:G])
+            for g, i in enumerate(ids):
+                gr = caches[i >> 56][i & MASK]
+                n = gr.n_nodes
+                mask = b.numpy["node_mask"][g]
+                assert int(mask.sum()) == n
+                np.testing.assert_array_equal(b.numpy["adj"][g][:n, :n], gr.adj)
+            batches += 1
+        assert batches == len(L) * EPOCHS
+    for c in caches:
+        c.close()
+
+
+def _world(sources, W, state, steps):
+    loaders = [_loader(sources, W, r) for r in range(W)]
+    try:
+        if state is not None:
+            for L in loaders:
+                L.load_state_dict(state)
+        streams = [L.stream() for L in loaders]
+        got, n = [], 0
+        while steps is None or n < steps:
+            step = [next(s, None) for s in streams]
+            if step[0] is None:
+                assert all(b is None for b in step)
+                break
+            got.extend(_ids(b) for b in step)
+            del step
+            n += 1
+        return got, loaders[-1].state_dict()
+    finally:
+        for L in loaders:
+            L.close()
+
+
+def test_resume_across_epoch_at_another_world_size(sources):
+    whole, _ = _world(sources, 1, None, None)
+    with _loader(sources) as L:
+        E = len(L)  # global batches of an epoch at W = 1
+    steps = E // 2 - 1  # W = 2 stops before the first epoch boundary
+    head, state = _world(sources, 2, None, steps)
+    assert state["origin"] == 0 and state["next_seq"] == steps and state["world_size"] == 2
+    tail, _ = _world(sources, 3, state, None)
+    assert head + tail == whole
+
+
+def test_refusals(sources):
+    with pytest.raises(twincache.InvalidArgument, match="weights"):
+        twincache.Loader(list(sources[:2]))
+    with pytest.raises(twincache.InvalidArgument, match="weights"):
+        twincache.Loader(sources[0], weights=[1.0])
+    with pytest.raises(twincache.InvalidArgument, match="one per path"):
+        twincache.Loader(list(sources[:2]), weights=[1.0])
+    with pytest.raises(twincache.InvalidArgument, match="samples per world"):
+        twincache.Loader([sources[0], sources[2]], weights=[1, 1], output="numpy")
+    with pytest.raises(twincache.InvalidArgument, match="weight"):
+        twincache.Loader(list(sources[:2]), weights=[1.0, -1.0], output="numpy")
+    with _loader(sources) as L:
+        state = L.state_dict()
+    with pytest.raises(twincache.InvalidArgument, match="cache_tag"):
+        with twincache.Loader(list(sources[:2]), weights=[0.5, 0.5], batch_size=G, epochs=EPOCHS, seed=5,
+                              output="numpy") as other:
+            other.load_state_dict(state)
+
+
+def test_fresh_sources_of_another_s(sources):
+    """samples="fresh": sources storing S = 4 and 5 mix, every world of rows
+    rows; the same seed gives the same worlds."""
+    def read():
+        with twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=1, seed=5,
+                              samples="fresh", rows=6, output="numpy") as L:
+            assert L.layout["samples"] == 6
+            out = []
+            for b in L.stream():
+                assert [i >> 56 for i in _ids(b)] == [0] * 7 + [1] * 3
+                out.append(b.numpy["base"].copy())
+            return out
+    a, b = read(), read()
+    assert len(a) == len(b) > 0 and all(np.array_equal(x, y) for x, y in zip(a, b))
