@@ -255,7 +255,11 @@ static int resume_from(run *r) {
     return 1;
   }
   r->stream = *s;
-  r->stream.rank = (uint32_t)r->dist.rank; /* rank 0 wrote it; the ranks step in lockstep */
+  /* rank 0 wrote it. In the same world every rank takes its own rank (the
+   * ranks step in lockstep); in another world the state stays rank 0's, a
+   * point of the global order that the loader maps onto this rank (a rank
+   * of the new world may not exist in the old one) */
+  if (s->world_size == (uint32_t)r->dist.world) r->stream.rank = (uint32_t)r->dist.rank;
   r->step0 = info.step; /* seq0: the loader's next_seq at open (0 after a change of world) */
   if (!o->quiet) {
     fprintf(r->text, "resumed from %s at step %" PRIu64 " (loader state: batch %" PRIu64

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Resume at another world size keeps the global batch: 1 process at --batch 8
-# trains 50 steps uninterrupted; the same job runs as 4 ranks x 2 for steps
-# 1..15, resumes as 2 ranks x 4 for 16..35, then as 1 process x 8 for
-# 36..50 (160 training graphs: epochs end at steps 20 and 40, so both changes
+# trains 50 steps uninterrupted; the same job runs as 2 ranks x 4 for steps
+# 1..15, resumes as 4 ranks x 2 for 16..35 (a world that grows), then as 1
+# process x 8 for 36..50 (one that shrinks) (160 training graphs: epochs end at steps 20 and 40, so both changes
 # of world sit inside an epoch and the runs cross both boundaries). Every
 # logged value must be within 1e-5 relative of the uninterrupted run's, and
 # each step's graphs the same: rank 0 logs its own batch, which is the first
@@ -19,18 +19,18 @@ mpi="$mpiexec --oversubscribe --allow-run-as-root --timeout 120"
 "$gen" --out "$dir/cache" --graphs 200 --samples 16 --nodes 4:7 --seed 5 --threads 2 --quiet
 common="--cache $dir/cache --val-split 0.2 --device cpu --steps 50 --eval-every 5 --threads 1 --seed 3 --quiet"
 "$train" $common --batch 8 --log "$dir/a.csv" --batch-log "$dir/a.b"
-$mpi -np 4 "$train" $common --batch 2 --stop-after 15 --checkpoint "$dir/ck4" \
-  --log "$dir/b4.csv" --batch-log "$dir/b4.b"
-$mpi -np 2 "$train" $common --batch 4 --stop-after 20 --resume "$dir/ck4" --checkpoint "$dir/ck2" \
+$mpi -np 2 "$train" $common --batch 4 --stop-after 15 --checkpoint "$dir/ck2" \
   --log "$dir/b2.csv" --batch-log "$dir/b2.b"
-"$train" $common --batch 8 --resume "$dir/ck2" --log "$dir/b1.csv" --batch-log "$dir/b1.b"
+$mpi -np 4 "$train" $common --batch 2 --stop-after 20 --resume "$dir/ck2" --checkpoint "$dir/ck4" \
+  --log "$dir/b4.csv" --batch-log "$dir/b4.b"
+"$train" $common --batch 8 --resume "$dir/ck4" --log "$dir/b1.csv" --batch-log "$dir/b1.b"
 # the interrupted job's rows, steps 1..50 in order
-{ tail -n +2 "$dir/b4.csv"; tail -n +2 "$dir/b2.csv"; tail -n +2 "$dir/b1.csv"; } >"$dir/b.csv"
+{ tail -n +2 "$dir/b2.csv"; tail -n +2 "$dir/b4.csv"; tail -n +2 "$dir/b1.csv"; } >"$dir/b.csv"
 tail -n +2 "$dir/a.csv" | paste -d, - "$dir/b.csv" |
-  awk -F, -v rows=50 -v name="dist_elastic (1 rank at 8; 4 at 2, 2 at 4, 1 at 8)" -f "$here/logs_close.awk"
-# graphs: rank 0's batch (G = 2, 4, 8 graphs) opens the one process's batch
+  awk -F, -v rows=50 -v name="dist_elastic (1 rank at 8; 2 at 4, 4 at 2, 1 at 8)" -f "$here/logs_close.awk"
+# graphs: rank 0's batch (G = 4, 2, 8 graphs) opens the one process's batch
 # of the same step (columns: step, epoch, seq, ids)
-{ tail -n +2 "$dir/b4.b" | sed 's/$/,2/'; tail -n +2 "$dir/b2.b" | sed 's/$/,4/'
+{ tail -n +2 "$dir/b2.b" | sed 's/$/,4/'; tail -n +2 "$dir/b4.b" | sed 's/$/,2/'
   tail -n +2 "$dir/b1.b" | sed 's/$/,8/'; } >"$dir/b.b"
 tail -n +2 "$dir/a.b" | paste -d, - "$dir/b.b" | awk -F, '
   { rows++
