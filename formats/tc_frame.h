@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tc_common.h"
+#include "tc_error.h"
 #include "tc_format_internal.h"
 #include "twincache_format.h"
 
@@ -111,7 +112,7 @@ static inline int tc_frame_buf_grow(uint8_t **buf, size_t *cap, size_t need) {
   if (need <= *cap) return TWINCACHE_OK;
   size_t want = need < 4096 ? 4096 : need + need / 4;
   uint8_t *p = realloc(*buf, want);
-  if (!p) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!p, TWINCACHE_ENOMEM, "frame: cannot allocate a %zu-byte buffer", want);
   *buf = p;
   *cap = want;
   return TWINCACHE_OK;

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "tc_effects_body.h"
 #include "tc_kernels_error.h"
 #include "tc_launch.h"
 #include "twincache_kernels.h"
@@ -23,19 +24,15 @@ __global__ void effects_kernel(float *T, uint8_t *observed, const float *base,
   int count = 0;
   for (int k = 0; k < K; k++) {
     if (!int_mask[(size_t)g * K + k]) continue;
-    const uint8_t *tk = target + ((size_t)g * K + k) * N;
-    int n_targets = 0, only = -1;
-    for (int j = 0; j < N; j++)
-      if (tk[j]) n_targets++, only = j;
-    if (n_targets != 1 || only != t) continue;
+    if (tc_effects_only_target(target + ((size_t)g * K + k) * N, N) != t) continue;
     count++;
     const float *ik = inter + ((size_t)g * K + k) * S * N;
     for (int s = 0; s < S; s++) {
-      double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
+      double dt = tc_effects_dev(ik, bg, s, t, N);
       den += dt * dt;
     }
   }
-  bool obs = nm[t] && count > 0 && den > TWINCACHE_EFFECT_EPS * S * count;
+  bool obs = nm[t] && tc_effects_observed(den, count, S);
   if (threadIdx.x == 0) observed[(size_t)g * N + t] = obs ? 1 : 0;
   for (int j = threadIdx.x; j < N; j += blockDim.x) {
     if (!obs || !nm[j]) {
@@ -49,16 +46,9 @@ __global__ void effects_kernel(float *T, uint8_t *observed, const float *base,
     double num = 0.0;
     for (int k = 0; k < K; k++) {
       if (!int_mask[(size_t)g * K + k]) continue;
-      const uint8_t *tk = target + ((size_t)g * K + k) * N;
-      int n_targets = 0, only = -1;
-      for (int q = 0; q < N; q++)
-        if (tk[q]) n_targets++, only = q;
-      if (n_targets != 1 || only != t) continue;
+      if (tc_effects_only_target(target + ((size_t)g * K + k) * N, N) != t) continue;
       const float *ik = inter + ((size_t)g * K + k) * S * N;
-      for (int s = 0; s < S; s++) {
-        double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
-        num += dt * ((double)ik[(size_t)s * N + j] - (double)bg[(size_t)s * N + j]);
-      }
+      for (int s = 0; s < S; s++) num += tc_effects_dev(ik, bg, s, t, N) * tc_effects_dev(ik, bg, s, j, N);
     }
     row[j] = (float)(num / den);
   }

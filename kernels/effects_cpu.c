@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_effects_body.h"
 #include "twincache_kernels.h"
 
 void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const float *inter,
@@ -24,21 +25,16 @@ void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const
       for (int j = 0; j < N; j++) num[j] = 0.0;
       for (int k = 0; k < K; k++) {
         if (!int_mask[(size_t)g * K + k]) continue;
-        const uint8_t *tk = target + ((size_t)g * K + k) * N;
-        int n_targets = 0, only = -1;
-        for (int j = 0; j < N; j++)
-          if (tk[j]) n_targets++, only = j;
-        if (n_targets != 1 || only != t) continue;
+        if (tc_effects_only_target(target + ((size_t)g * K + k) * N, N) != t) continue;
         count++;
         const float *ik = inter + ((size_t)g * K + k) * S * N;
         for (int s = 0; s < S; s++) {
-          double dt = (double)ik[(size_t)s * N + t] - (double)bg[(size_t)s * N + t];
+          double dt = tc_effects_dev(ik, bg, s, t, N);
           den += dt * dt;
-          for (int j = 0; j < N; j++)
-            num[j] += dt * ((double)ik[(size_t)s * N + j] - (double)bg[(size_t)s * N + j]);
+          for (int j = 0; j < N; j++) num[j] += dt * tc_effects_dev(ik, bg, s, j, N);
         }
       }
-      if (count == 0 || !(den > TWINCACHE_EFFECT_EPS * S * count)) continue;
+      if (!tc_effects_observed(den, count, S)) continue;
       observed[(size_t)g * N + t] = 1;
       float *row = T + ((size_t)g * N + t) * N;
       for (int j = 0; j < N; j++) row[j] = nm[j] ? (float)(num[j] / den) : 0.0f;

@@ -67,7 +67,7 @@ int tc_compact_slot_open(twincache_batch *b, const twincache_batch_layout *dense
                          void *(*alloc)(size_t, void *), void *user) {
   twincache_compact_batch *cb = calloc(1, sizeof *cb);
   int rc;
-  if (!cb) return TWINCACHE_ENOMEM;
+  TC_RETURN_IF(!cb, TWINCACHE_ENOMEM, "compact slot: out of memory");
   if ((rc = twincache_compact_layout_init(&cb->layout, dense)) != TWINCACHE_OK) goto cleanup;
   const twincache_compact_layout *L = &cb->layout;
   cb->slab = alloc(L->bytes, user);
@@ -155,22 +155,31 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
   uint64_t cursor = cb->n_cols;
   /* the capacities, before decompressing (as twincache_frame_decode) */
   if ((rc = twincache_frame_peek(frame, size, NULL, &n, &s_n, &k_n, &h_n)) != TWINCACHE_OK) return rc;
-  if (n > caps->cap_nodes || s_n > caps->cap_samples || k_n > caps->cap_inter || h_n > caps->cap_hidden)
-    return TWINCACHE_ETOOBIG;
+  TC_RETURN_IF(n > caps->cap_nodes || s_n > caps->cap_samples || k_n > caps->cap_inter || h_n > caps->cap_hidden,
+               TWINCACHE_ETOOBIG, "frame: %u nodes, %u samples, %u interventions, %u hidden units exceed the "
+               "cache's caps (%u, %u, %u, %u)", n, s_n, k_n, h_n, caps->cap_nodes, caps->cap_samples,
+               caps->cap_inter, caps->cap_hidden);
   if ((rc = twincache_frame_decode_view(d, frame, size, &v)) != TWINCACHE_OK) return rc;
   n = v.n_nodes;
   k_n = v.n_inter;
-  if (v.index != index || v.n_samples != S || n == 0 || n > N || k_n > K) return TWINCACHE_ECORRUPT;
+  TC_RETURN_IF(v.index != index || v.n_samples != S || n == 0 || n > N || k_n > K, TWINCACHE_ECORRUPT,
+               "frame: graph %llu of %u samples, %u nodes, %u interventions; the batch expects graph %llu of "
+               "%u samples, 1..%u nodes, at most %u interventions", (unsigned long long)v.index, v.n_samples, n,
+               k_n, (unsigned long long)index, (unsigned)S, (unsigned)N, (unsigned)K);
   uint64_t cols = 0;
   for (uint32_t k = 0; k < k_n; k++) {
-    if (v.target[k] >= n || v.kind[k] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
+    TC_RETURN_IF(v.target[k] >= n || v.kind[k] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
+                 "frame: world %u targets node %u of %u with kind %u (of %d kinds)", k, (unsigned)v.target[k], n,
+                 (unsigned)v.kind[k], TWINCACHE_INTER_KIND_COUNT);
     if (v.n_targets[k] > 1)
       return tc_error_set(TWINCACHE_EINVAL, "graph %llu: world %u intervenes on %u nodes; the compact "
                           "layout holds one target per world: read this cache with the dense layout",
                           (unsigned long long)index, k, (unsigned)v.n_targets[k]);
     cols += v.n_cols_of[k];
   }
-  if (cols != v.n_cols || v.n_cols > L->max_cols - cursor) return TWINCACHE_ECORRUPT;
+  TC_RETURN_IF(cols != v.n_cols || v.n_cols > L->max_cols - cursor, TWINCACHE_ECORRUPT,
+               "frame: %llu twin columns, its worlds' targets need %llu, the slab has room for %llu",
+               (unsigned long long)v.n_cols, (unsigned long long)cols, (unsigned long long)(L->max_cols - cursor));
 
   /* all checks are done; a retry of this position rewrites all of it.
    * The frame's columns are in (k, j) order: the slab's order. */

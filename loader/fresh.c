@@ -111,7 +111,9 @@ int tc_fresh_compact(tc_fresh *f, twincache_dctx *d, const void *frame, size_t s
   if (rc != TWINCACHE_OK) return rc;
   const uint32_t n = m.n;
   zero_pad(base, S, n, N);
-  if (v.n_cols > L->max_cols - cursor) return TWINCACHE_ECORRUPT;
+  TC_RETURN_IF(v.n_cols > L->max_cols - cursor, TWINCACHE_ECORRUPT,
+               "frame: %llu twin columns, the slab has room for %llu", (unsigned long long)v.n_cols,
+               (unsigned long long)(L->max_cols - cursor));
   for (uint32_t k = 0; k < m.n_inter; k++)
     if (m.n_targets[k] > 1)
       return tc_error_set(TWINCACHE_EINVAL, "graph %llu: world %u intervenes on %u nodes; the compact "

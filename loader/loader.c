@@ -272,7 +272,8 @@ static int dense_finish(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
       value[i * N + w->target[i]] = w->value[i];
       for (uint32_t q = 0; q + 1u < w->n_targets[i]; q++) { /* a multi-target world: every target */
         size_t at = (size_t)i * (TWINCACHE_MAX_TARGETS - 1) + q;
-        if (w->more_target[at] >= n) return TWINCACHE_ECORRUPT;
+        TC_RETURN_IF(w->more_target[at] >= n, TWINCACHE_ECORRUPT, "frame: world %u's target %u is node %u of %u",
+                     i, q + 2, (unsigned)w->more_target[at], n);
         target[i * N + w->more_target[at]] = 1;
         value[i * N + w->more_target[at]] = w->more_value[at];
       }
@@ -297,10 +298,15 @@ static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t inde
   int rc = twincache_frame_decode(w->dctx, frame, size, gr);
   if (rc != TWINCACHE_OK) return rc;
   uint32_t n = gr->n_nodes, k = gr->n_inter;
-  if (gr->index != index || gr->n_samples != L->samples || n == 0 || n > L->nodes || k > L->inter)
-    return TWINCACHE_ECORRUPT;
+  TC_RETURN_IF(gr->index != index || gr->n_samples != L->samples || n == 0 || n > L->nodes || k > L->inter,
+               TWINCACHE_ECORRUPT,
+               "frame: graph %llu of %u samples, %u nodes, %u interventions; the batch expects graph %llu of "
+               "%u samples, 1..%u nodes, at most %u interventions", (unsigned long long)gr->index, gr->n_samples,
+               n, k, (unsigned long long)index, (unsigned)L->samples, (unsigned)L->nodes, (unsigned)L->inter);
   for (uint32_t i = 0; i < k; i++)
-    if (w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
+    TC_RETURN_IF(w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
+                 "frame: world %u targets node %u of %u with kind %u (of %d kinds)", i, (unsigned)w->target[i], n,
+                 (unsigned)w->kind[i], TWINCACHE_INTER_KIND_COUNT);
   return dense_finish(w, s, g, index, n, k, prev_hi);
 }
 
@@ -1110,7 +1116,7 @@ int twincache_loader_release(twincache_loader *l, twincache_batch *batch) {
 }
 
 int twincache_loader_detach(twincache_loader *l, twincache_batch *batch) {
-  if (!l || !batch) return TWINCACHE_EINVAL;
+  TC_RETURN_IF(!l || !batch, TWINCACHE_EINVAL, "twincache_loader_detach: NULL argument");
   const twincache_loader_options *o = &l->opt;
   int rc = TWINCACHE_ESTALE;
   pthread_mutex_lock(&l->mu);

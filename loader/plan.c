@@ -88,12 +88,17 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
 }
 
 int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
-  if (pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
-      (p->epochs && epoch >= p->epochs))
-    return TWINCACHE_ENOTFOUND;
+  TC_RETURN_IF(pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
+                   (p->epochs && epoch >= p->epochs),
+               TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is outside the stream (%llu graphs, from "
+               "epoch %llu position %llu, %u epochs, 0: endless)", (unsigned long long)epoch,
+               (unsigned long long)pos, (unsigned long long)p->n, (unsigned long long)p->origin_epoch,
+               (unsigned long long)p->origin_pos, p->epochs);
   uint64_t start = epoch == p->origin_epoch ? p->origin_pos : 0, end;
   segment(p, start, &end);
-  if (pos >= end) return TWINCACHE_ENOTFOUND; /* cut by drop_last */
+  TC_RETURN_IF(pos >= end, TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is cut by drop_last (the "
+               "epoch's segment ends at %llu)", (unsigned long long)epoch, (unsigned long long)pos,
+               (unsigned long long)end);
   uint64_t k = (pos - start) / p->batch, j = k / p->world; /* global batch, and the rank's batch in the part */
   uint32_t r = (uint32_t)(k % p->world);
   tc_plan q = *p; /* rank r's counts (they differ between ranks without equal ranks) */

@@ -96,13 +96,20 @@ int tc_scm_load_frame(tc_scm_store *st, twincache_dctx *d, const void *frame, si
   uint32_t n, s_n, k_n, h_n;
   int rc = twincache_frame_peek(frame, size, NULL, &n, &s_n, &k_n, &h_n);
   if (rc != TWINCACHE_OK) return rc;
-  if (n > caps->cap_nodes || k_n > caps->cap_inter || h_n > caps->cap_hidden) return TWINCACHE_ETOOBIG;
+  TC_RETURN_IF(n > caps->cap_nodes || k_n > caps->cap_inter || h_n > caps->cap_hidden, TWINCACHE_ETOOBIG,
+               "frame: %u nodes, %u interventions, %u hidden units exceed the cache's caps (%u, %u, %u)", n, k_n,
+               h_n, caps->cap_nodes, caps->cap_inter, caps->cap_hidden);
   if ((rc = twincache_frame_decode_view(d, frame, size, v)) != TWINCACHE_OK) return rc;
-  if (v->index != index || v->n_samples != stored_samples || v->n_nodes == 0 || v->n_nodes > N ||
-      v->n_inter > K)
-    return TWINCACHE_ECORRUPT;
+  TC_RETURN_IF(v->index != index || v->n_samples != stored_samples || v->n_nodes == 0 || v->n_nodes > N ||
+                   v->n_inter > K,
+               TWINCACHE_ECORRUPT,
+               "frame: graph %llu of %u samples, %u nodes, %u interventions; the batch expects graph %llu of "
+               "%u samples, 1..%u nodes, at most %u interventions", (unsigned long long)v->index, v->n_samples,
+               v->n_nodes, v->n_inter, (unsigned long long)index, stored_samples, N, K);
   for (uint32_t k = 0; k < v->n_inter; k++)
-    if (v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT) return TWINCACHE_ECORRUPT;
+    TC_RETURN_IF(v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
+                 "frame: world %u targets node %u of %u with kind %u (of %d kinds)", k, (unsigned)v->target[k],
+                 v->n_nodes, (unsigned)v->kind[k], TWINCACHE_INTER_KIND_COUNT);
   return tc_scm_from_view(st, v, m);
 }
 

@@ -144,6 +144,8 @@ static void refusals(void) {
   TC_CHECK(cols > 0);
   /* the wrong index */
   TC_CHECK_RC(tc_compact_decode_graph(dv, f1, s1, 52, &caps, cb, 1), TWINCACHE_ECORRUPT);
+  TC_CHECK(strstr(twincache_last_error(), "frame: graph 51 of") && strstr(twincache_last_error(), "expects graph 52"),
+           "\"%s\"", twincache_last_error());
   TC_CHECK(cb->n_cols == cols && cb->used_bytes == used);
   const struct {
     tf_spec sp;
@@ -175,6 +177,7 @@ static void refusals(void) {
   twincache_graph caps4 = caps;
   caps4.cap_inter = 4;
   TC_CHECK_RC(tc_compact_decode_graph(dv, f1, s1, 51, &caps4, b4.compact, 0), TWINCACHE_ETOOBIG);
+  TC_CHECK(strstr(twincache_last_error(), "exceed the cache's caps") != NULL, "\"%s\"", twincache_last_error());
   tc_compact_slot_close(&b4, free64, NULL);
   /* a damaged frame */
   f1[s1 / 2] ^= 0x40;

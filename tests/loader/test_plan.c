@@ -116,8 +116,12 @@ static void check_case(uint64_t n, uint32_t G, uint32_t W, int drop, int equal, 
     TC_REQUIRE(tc_plan_init(&p, &o, 9, 100, n) == 0);
     uint32_t lr, lg;
     uint64_t ls;
-    for (uint64_t q = cut; q < n; q++) TC_CHECK(tc_plan_locate(&p, 0, q, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
+    for (uint64_t q = cut; q < n; q++) {
+      TC_CHECK(tc_plan_locate(&p, 0, q, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
+      TC_CHECK(strstr(twincache_last_error(), "cut by drop_last") != NULL, "\"%s\"", twincache_last_error());
+    }
     TC_CHECK(tc_plan_locate(&p, E, 0, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
+    TC_CHECK(strstr(twincache_last_error(), "outside the stream") != NULL, "\"%s\"", twincache_last_error());
     TC_CHECK(tc_plan_locate(&p, 0, n, &lr, &ls, &lg) == TWINCACHE_ENOTFOUND);
   }
   for (uint64_t e = 0; e < E; e++)

@@ -1,0 +1,31 @@
+/* tc_corr_body.h — one entry of the edge model's correlation matrix, one
+ * body compiled twice: as C by corr_cpu.c (a loop over the entries) and as
+ * CUDA device code by corr.cu (one thread an entry). Two passes, means
+ * first, then centred moments (stable for S small), summed as doubles over
+ * s ascending in both builds. Pure. */
+#ifndef TC_CORR_BODY_H
+#define TC_CORR_BODY_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "tc_math.h" /* TC_MATH: static inline, __host__ __device__ under nvcc */
+
+/* corr(x_i, x_j) of one graph's base world bg [S x N] row-major, nm [N] its
+ * node mask: 0 for a masked node or a (near) constant column, 1 on the
+ * diagonal otherwise. */
+TC_MATH float tc_corr_one(const float *bg, const uint8_t *nm, int i, int j, int S, int N) {
+  if (!nm[i] || !nm[j]) return 0.0f;
+  double mi = 0.0, mj = 0.0;
+  for (int s = 0; s < S; s++) mi += bg[(size_t)s * N + i], mj += bg[(size_t)s * N + j];
+  mi /= S, mj /= S;
+  double sij = 0.0, sii = 0.0, sjj = 0.0;
+  for (int s = 0; s < S; s++) {
+    double a = bg[(size_t)s * N + i] - mi, b = bg[(size_t)s * N + j] - mj;
+    sij += a * b, sii += a * a, sjj += b * b;
+  }
+  if (sii < 1e-12 * S || sjj < 1e-12 * S) return 0.0f;
+  return (i == j) ? 1.0f : (float)(sij / sqrt(sii * sjj));
+}
+
+#endif
