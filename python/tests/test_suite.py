@@ -12,7 +12,7 @@ import sysconfig
 import numpy as np
 import pytest
 
-from conftest import BUILD, INSTALLED, package_env
+from conftest import BUILD, INSTALLED, package_env, program
 
 import twincache.suite as ts
 
@@ -323,10 +323,8 @@ def test_c_trainer_predict(built):
     validation AUPRC, and the scorer reads it (a recipe of version 1: the C
     trainer writes 'twincache-suite v1'). Bad --predict uses: one line."""
     root, recipe = built
-    train = os.path.join(BUILD, "train", "twincache-train")
-    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
-    if INSTALLED or not os.access(train, os.X_OK):
-        pytest.skip("the build tree's twincache-train is not here")
+    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
     import shutil
     cell = ts.select_cells(recipe, "do")[0]
     tr, pred = os.path.join(TMP, "predict-train"), os.path.join(TMP, "c-pred.npz")
@@ -376,10 +374,8 @@ def test_c_trainer_withholds_targets(built):
     predictions differ from those it makes seeing them; the flag needs
     --val-cache (one line, exit 2)."""
     root, recipe = built
-    train = os.path.join(BUILD, "train", "twincache-train")
-    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
-    if INSTALLED or not os.access(train, os.X_OK):
-        pytest.skip("the build tree's twincache-train is not here")
+    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
     import shutil
     cell = ts.select_cells(recipe, "unknown")[0]
     assert cell["withhold_targets"]
@@ -490,9 +486,7 @@ def test_corr_is_symmetric(built):
 
 
 def _export_dcdi(cache, index, out):
-    inspect = os.environ.get("TWINCACHE_INSPECT") or os.path.join(BUILD, "tools", "twincache-inspect")
-    if INSTALLED or not os.access(inspect, os.X_OK):
-        pytest.skip("the build tree's twincache-inspect is not here")
+    inspect = program("twincache-inspect", os.path.join(BUILD, "tools", "twincache-inspect"))
     import shutil
     shutil.rmtree(out, ignore_errors=True)
     r = _run([inspect, "export", cache, str(index), "--format", "dcdi", "--out", out])
@@ -503,9 +497,7 @@ def test_import_dcdi_roundtrip():
     """Our DCDI export -> import-dcdi: the same worlds bit for bit, graph and
     target sets, for do() and for multi-target worlds; the store scores."""
     from twincache.cache import Cache
-    gen = os.environ.get("TWINCACHE_GEN") or os.path.join(BUILD, "gen", "twincache-gen")
-    if INSTALLED or not os.access(gen, os.X_OK):
-        pytest.skip("the build tree's twincache-gen is not here")
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
     import shutil
     os.makedirs(TMP, exist_ok=True)
     for name, extra in (("do", ["--intervention", "do", "--targets", "all"]),
