@@ -14,6 +14,7 @@
 
 #include "tc_compact.h"
 #include "tc_error.h"
+#include "tc_loader_internal.h"
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
@@ -162,10 +163,7 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
   if ((rc = twincache_frame_decode_view(d, frame, size, &v)) != TWINCACHE_OK) return rc;
   n = v.n_nodes;
   k_n = v.n_inter;
-  TC_RETURN_IF(v.index != index || v.n_samples != S || n == 0 || n > N || k_n > K, TWINCACHE_ECORRUPT,
-               "frame: graph %llu of %u samples, %u nodes, %u interventions; the batch expects graph %llu of "
-               "%u samples, 1..%u nodes, at most %u interventions", (unsigned long long)v.index, v.n_samples, n,
-               k_n, (unsigned long long)index, (unsigned)S, (unsigned)N, (unsigned)K);
+  if ((rc = tc_loader_frame_fits(v.index, v.n_samples, n, k_n, index, S, N, K)) != TWINCACHE_OK) return rc;
   uint64_t cols = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     TC_RETURN_IF(v.target[k] >= n || v.kind[k] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,

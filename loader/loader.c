@@ -298,11 +298,8 @@ static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t inde
   int rc = twincache_frame_decode(w->dctx, frame, size, gr);
   if (rc != TWINCACHE_OK) return rc;
   uint32_t n = gr->n_nodes, k = gr->n_inter;
-  TC_RETURN_IF(gr->index != index || gr->n_samples != L->samples || n == 0 || n > L->nodes || k > L->inter,
-               TWINCACHE_ECORRUPT,
-               "frame: graph %llu of %u samples, %u nodes, %u interventions; the batch expects graph %llu of "
-               "%u samples, 1..%u nodes, at most %u interventions", (unsigned long long)gr->index, gr->n_samples,
-               n, k, (unsigned long long)index, (unsigned)L->samples, (unsigned)L->nodes, (unsigned)L->inter);
+  rc = tc_loader_frame_fits(gr->index, gr->n_samples, n, k, index, L->samples, L->nodes, L->inter);
+  if (rc != TWINCACHE_OK) return rc;
   for (uint32_t i = 0; i < k; i++)
     TC_RETURN_IF(w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
                  "frame: world %u targets node %u of %u with kind %u (of %d kinds)", i, (unsigned)w->target[i], n,

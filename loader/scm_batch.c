@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tc_error.h"
+#include "tc_loader_internal.h"
 #include "tc_scm_batch.h"
 
 struct tc_scm_packer {
@@ -100,12 +101,8 @@ int tc_scm_load_frame(tc_scm_store *st, twincache_dctx *d, const void *frame, si
                "frame: %u nodes, %u interventions, %u hidden units exceed the cache's caps (%u, %u, %u)", n, k_n,
                h_n, caps->cap_nodes, caps->cap_inter, caps->cap_hidden);
   if ((rc = twincache_frame_decode_view(d, frame, size, v)) != TWINCACHE_OK) return rc;
-  TC_RETURN_IF(v->index != index || v->n_samples != stored_samples || v->n_nodes == 0 || v->n_nodes > N ||
-                   v->n_inter > K,
-               TWINCACHE_ECORRUPT,
-               "frame: graph %llu of %u samples, %u nodes, %u interventions; the batch expects graph %llu of "
-               "%u samples, 1..%u nodes, at most %u interventions", (unsigned long long)v->index, v->n_samples,
-               v->n_nodes, v->n_inter, (unsigned long long)index, stored_samples, N, K);
+  rc = tc_loader_frame_fits(v->index, v->n_samples, v->n_nodes, v->n_inter, index, stored_samples, N, K);
+  if (rc != TWINCACHE_OK) return rc;
   for (uint32_t k = 0; k < v->n_inter; k++)
     TC_RETURN_IF(v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
                  "frame: world %u targets node %u of %u with kind %u (of %d kinds)", k, (unsigned)v->target[k],
