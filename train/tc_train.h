@@ -37,6 +37,7 @@ typedef struct opts {
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
   int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
+  int predict_only; /* --predict-only: --resume's model, no training, --predict */
 } opts;
 
 /* Parses argv into *o (defaults first). Returns -1 to go on, else the exit
@@ -100,6 +101,7 @@ struct run {
   int val_fresh;      /* validate on fresh worlds (epoch 0's draw): the validation cache's
                        * stored S is not the training batches' (or it stores none) */
   uint64_t loader_seed;
+  int predict_only; /* nothing to train (--predict-only, or --resume at --steps with --predict) */
   /* the train loader's state: on --resume the checkpoint's until the loader
    * opens, then the loader's own at open (next_seq = seq0); a checkpoint
    * stores it with next_seq advanced by the steps done since */

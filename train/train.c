@@ -201,6 +201,16 @@ static int resume_from(run *r) {
     return 1;
   }
   const twincache_loader_state *s = &info.stream;
+  /* nothing to train: the model alone is used, so the options that fix the
+   * stream need not match the checkpoint's */
+  r->predict_only = o->predict_only || (o->predict && info.step >= o->steps);
+  if (r->predict_only) {
+    r->step0 = info.step;
+    if (!o->quiet)
+      fprintf(r->text, "predict only: the model of %s at step %" PRIu64 ", nothing trained\n",
+              o->resume, info.step);
+    return 0;
+  }
   /* the global batch (per-rank --batch x ranks) fixes the stream and the
    * steps; the ranks may change (elastic resume: the loader continues the
    * global order where every rank of the checkpoint's world had read to) */
@@ -251,7 +261,8 @@ static int resume_from(run *r) {
   }
   if (info.step >= o->steps) {
     fprintf(stderr, PROG ": --resume: checkpoint %s is at step %" PRIu64 ", nothing left "
-            "of --steps %" PRIu64 "\n", o->resume, info.step, o->steps);
+            "of --steps %" PRIu64 " (to predict with it: --predict-only, see --help)\n", o->resume,
+            info.step, o->steps);
     return 1;
   }
   r->stream = *s;
@@ -282,7 +293,8 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
-  int st = twincache_loader_open(o->cache, &lo, o->resume ? &r->stream : NULL, tl);
+  /* predict only: opened for its layout alone, at the stream's start */
+  int st = twincache_loader_open(o->cache, &lo, o->resume && !r->predict_only ? &r->stream : NULL, tl);
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
     fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
@@ -378,12 +390,14 @@ static int train_main(run *r, int argc, char **argv) {
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
   if (open_train_stream(r, &tl) || r->be->create(r) || train_eval_open(r) || log_open(r))
     goto cleanup;
-  print_plan(r);
+  if (!r->predict_only) print_plan(r);
 
-  loop_stats ls = {0};
-  uint64_t t0 = tc_now_ns();
-  if (r->be->loop(r, tl, &ls) != 0) goto cleanup;
-  train_report(r, tl, &ls, tc_now_ns() - t0);
+  if (!r->predict_only) {
+    loop_stats ls = {0};
+    uint64_t t0 = tc_now_ns();
+    if (r->be->loop(r, tl, &ls) != 0) goto cleanup;
+    train_report(r, tl, &ls, tc_now_ns() - t0);
+  }
   if (train_predict(r) != 0) goto cleanup;
   rc = 0;
 

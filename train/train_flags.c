@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 29 };
+enum { N_TRAIN_OPTS = 30 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -33,6 +33,12 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "every graph of --val-cache (a suite cell's directory) as\n"
                "the suite's predictions .npz (suite/SUITE.md), scored by\n"
                "`twincache-suite score DIR FILE`; needs --val-cache"},
+      {.name = "--predict-only", .kind = TC_OPT_SWITCH, .dst = &p->predict_only,
+       .help = "with --resume CKPT and --predict: train nothing, predict\n"
+               "with the checkpoint's model (a finished run's too; then\n"
+               "--batch, --seed, --val-split and --steps need not match\n"
+               "it). --resume of a run with no step left of --steps and\n"
+               "--predict does the same"},
       {.name = "--val-withhold-targets", .kind = TC_OPT_SWITCH, .dst = &p->val_withhold,
        .help = "validation (and --predict) batches carry no intervention\n"
                "targets, as the suite withholds them on a cell marked\n"
@@ -168,6 +174,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
   }
   if (o->predict && !o->val_cache) {
     fprintf(stderr, PROG ": --predict: needs --val-cache DIR, the suite cell to predict on (see "
+            "--help)\n");
+    return 2;
+  }
+  if (o->predict_only && (!o->resume || !o->predict)) {
+    fprintf(stderr, PROG ": --predict-only: needs --resume CKPT (the model) and --predict FILE (see "
             "--help)\n");
     return 2;
   }

@@ -368,6 +368,50 @@ def test_c_trainer_predict(built):
         assert "step" not in r.stdout  # refused before training
 
 
+def test_c_trainer_predict_from_checkpoint(built):
+    """--resume CKPT --predict-only (and --resume of a finished run with
+    --predict): the checkpoint's model predicts, nothing is trained, and the
+    file equals, bit for bit, the one the training run wrote after its last
+    step, whatever --batch/--seed/--steps the predicting run names. Without
+    --resume or --predict: one line, exit 2."""
+    root, recipe = built
+    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    import shutil
+    cell = ts.select_cells(recipe, "do")[0]
+    tr, ckpt = os.path.join(TMP, "predict-only-train"), os.path.join(TMP, "predict-only.ckpt")
+    shutil.rmtree(tr, ignore_errors=True)
+    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=6, graphs=40)))
+    assert r.returncode == 0, r.stderr
+    val = os.path.join(root, "do")
+    run = [train, "--cache", tr, "--val-cache", val, "--device", "cpu"]
+    ref = os.path.join(TMP, "trained.npz")
+    r = _run(run + ["--steps", "12", "--batch", "8", "--eval-every", "12", "--quiet",
+                    "--checkpoint", ckpt, "--predict", ref])
+    assert r.returncode == 0, r.stderr
+
+    def read(path):
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.keys()}
+    want = read(ref)
+    for extra in (["--predict-only", "--batch", "5", "--seed", "9"],  # stream flags need not match
+                  ["--steps", "12", "--batch", "8"]):                 # the finished run itself
+        out = os.path.join(TMP, "from-ckpt.npz")
+        r = _run(run + ["--resume", ckpt, "--predict", out] + extra)
+        assert r.returncode == 0, (extra, r.stderr)
+        assert "predict only: the model of" in r.stdout and "step     " not in r.stdout, r.stdout
+        got = read(out)
+        assert sorted(got) == sorted(want)
+        for k in want:
+            assert np.array_equal(got[k], want[k]), (extra, k)
+    r = _run(run + ["--resume", ckpt, "--steps", "12", "--batch", "8"])
+    assert r.returncode == 1 and "nothing left of --steps 12" in r.stderr and "--predict-only" in r.stderr
+    for args in (["--predict-only", "--predict", ref], ["--predict-only", "--resume", ckpt]):
+        r = _run(run + args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "--predict-only: needs --resume CKPT" in r.stderr, r.stderr
+
+
 def test_c_trainer_withholds_targets(built):
     """--val-withhold-targets: the validation (and --predict) batches of a
     withhold_targets cell carry no targets, so the same trained model's
