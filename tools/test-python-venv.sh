@@ -2,8 +2,8 @@
 # tools/test-python-venv.sh [VENV] — the Python tests on the stack users run
 # today, against the INSTALLED package: a venv (default build/venv-torch2,
 # created when missing, reused when present) with numpy 2.x and torch 2.13.0
-# (the CPU build) from the package index, causal-learn 0.1.4.0 (the suite's
-# reference algorithms), this checkout pip-installed into it
+# (the CPU build) from the package index, causal-learn 0.1.4.0 and gies 0.0.3
+# (the suite's reference algorithms), this checkout pip-installed into it
 # (the wheel: libtwincache.so and the programs inside), then
 #   1. python/tests with TWINCACHE_TEST_INSTALLED=1 (nothing from the source
 #      tree on sys.path: a file missing from the wheel fails a test);
@@ -39,6 +39,7 @@ fi
 # the suite's reference algorithms (PC, GES; python/tests/test_suite.py), pinned;
 # never a dependency of the package
 "$py" -c "import causallearn" 2>/dev/null || "$py" -m pip install -q "causal-learn==0.1.4.0"
+"$py" -c "import gies" 2>/dev/null || "$py" -m pip install -q "gies==0.0.3"  # GIES (BSD-3, numpy only)
 echo "== venv: pip install . (the wheel of this checkout)"
 "$py" -m pip install -q --force-reinstall --no-deps .
 "$py" -c "import numpy, torch, twincache; print('venv:', numpy.__version__, torch.__version__, 'twincache', twincache.__version__, twincache.library_path)"

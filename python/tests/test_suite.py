@@ -512,10 +512,37 @@ def test_reference_algorithms(built):
     """causal-learn's PC and GES (venv tests only: pip install causal-learn)."""
     pytest.importorskip("causallearn")
     root, recipe = built
-    rep = ts.score(None, root, recipe=recipe, cells=["obs"], baselines=False, reference=True)
+    rep = ts.score(None, root, recipe=recipe, cells=["obs"], baselines=False, reference=["pc", "ges"])
     for m in ("pc", "ges"):
         s = rep["results"][m]["obs"]["metrics"]
         assert s["auprc"]["n"] > 0 and s["shd"]["mean"] >= 0
+
+
+def test_essential_graph_probs():
+    A = np.zeros((3, 3))
+    A[0, 1] = 1                  # 0 -> 1
+    A[1, 2] = A[2, 1] = 1        # 1 - 2 (undirected)
+    p = ts._essential_probs(A)
+    assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
+    with pytest.raises(ts.SuiteError, match="reference 'fci': one of pc, ges, gies"):
+        ts.reference_models(["fci"])
+
+
+def test_gies_uses_the_targets(built):
+    """GIES (venv tests only: pip install gies==0.0.3) gets every twin world
+    with its targets: with a do() on every node the I-essential graph is one
+    DAG, so no edge is left undirected (0.5); with the targets withheld it
+    sees the base world alone."""
+    pytest.importorskip("gies")
+    root, recipe = built
+    import twincache
+    fit = ts.reference_models(["gies"])["gies"]
+    with twincache.Loader(os.path.join(root, "do"), batch_size=12, shuffle=False, output="numpy") as ld:
+        p = fit(next(iter(ld)))
+    assert set(np.unique(p)) == {0.0, 1.0}
+    rep = ts.score(None, root, recipe=recipe, cells=["do", "unknown"], baselines=False, reference=["gies"])
+    assert rep["results"]["gies"]["do"]["metrics"]["orient"]["mean"] > 0.5
+    assert rep["results"]["gies"]["unknown"]["metrics"]["auprc"]["n"] > 0
 
 
 def test_corr_is_symmetric(built):

@@ -589,27 +589,71 @@ def _cpdag_probs(G):
     return p
 
 
-def reference_models():
-    """The reference algorithms of causal-learn (pip install causal-learn;
-    never a dependency of this package): PC (Fisher-z tests, alpha 0.05) and
-    GES (BIC), each on the base world's samples (observational). Raises
-    SuiteError when causal-learn is not importable."""
+REFERENCES = ("pc", "ges", "gies")
+REFERENCE_PINS = {"pc": "causal-learn==0.1.4.0", "ges": "causal-learn==0.1.4.0", "gies": "gies==0.0.3"}
+
+
+def _gies_fit(X, I, T):
+    """GIES (Hauser & Buehlmann 2012; the gies package, Gaussian BIC) on the
+    base world as the observational environment and every twin world as
+    one interventional environment with its targets. With the targets
+    withheld (T all zero) no world can be given its targets: GIES then sees
+    the base world alone (= GES). The twin rows share their noise with the
+    base rows, which GIES's independent-environments score does not model;
+    each environment's own distribution is the right one."""
+    import gies
+    if len(I) == 0 or not T.any():
+        return gies.fit_bic([X], [[]])[0]
+    data = [X] + [I[k] for k in range(len(I))]
+    return gies.fit_bic(data, [[]] + [np.flatnonzero(T[k]).tolist() for k in range(len(I))])[0]
+
+
+def _essential_probs(A):
+    """An I-essential graph as gies returns it (A[i,j] != 0 and A[j,i] == 0
+    <=> i -> j; both nonzero: undirected) as _cpdag_probs's probabilities."""
+    A = np.asarray(A) != 0
+    p = (A & ~A.T).astype(np.float64)
+    p[A & A.T] = 0.5
+    np.fill_diagonal(p, 0.0)
+    return p
+
+
+def reference_models(names=None):
+    """The reference algorithms (never dependencies of this package; pins in
+    REFERENCE_PINS): causal-learn's PC (Fisher-z tests, alpha 0.05) and GES
+    (BIC) on the base world's samples (observational), and GIES (the gies
+    package, BIC) on the base and twin worlds with their targets
+    (interventional). names: an iterable of REFERENCES (None: all). Raises
+    SuiteError naming an unknown one or the package to install."""
+    names = list(REFERENCES if names is None else names)
+    for n in names:
+        if n not in REFERENCES:
+            raise SuiteError(f"reference {n!r}: one of {', '.join(REFERENCES)}")
+    fits = {}
     try:
-        from causallearn.search.ConstraintBased.PC import pc
-        from causallearn.search.ScoreBased.GES import ges
+        if "pc" in names:
+            from causallearn.search.ConstraintBased.PC import pc
+            fits["pc"] = lambda X, I, T: _cpdag_probs(
+                pc(X, 0.05, "fisherz", show_progress=False, verbose=False).G.graph)
+        if "ges" in names:
+            from causallearn.search.ScoreBased.GES import ges
+            fits["ges"] = lambda X, I, T: _cpdag_probs(ges(X, score_func="local_score_BIC")["G"].graph)
+        if "gies" in names:
+            import gies  # noqa: F401
+            fits["gies"] = lambda X, I, T: _essential_probs(_gies_fit(X, I, T))
     except ImportError as e:
-        raise SuiteError(f"the reference algorithms need causal-learn (pip install "
-                         f"causal-learn==0.1.4.0): {e}") from None
+        pins = " ".join(sorted({REFERENCE_PINS[n] for n in names}))
+        raise SuiteError(f"the reference algorithms {', '.join(names)} need pip install {pins}: "
+                         f"{e}") from None
 
     def run(fit):
         def predict(batch):
             out = _batch_out(batch)
-            for g, n, X, _, _ in _graphs(batch):
-                out[g, :n, :n] = _cpdag_probs(fit(X))
+            for g, n, X, I, T in _graphs(batch):
+                out[g, :n, :n] = fit(X, I, T)
             return out
         return predict
-    return {"pc": run(lambda X: pc(X, 0.05, "fisherz", show_progress=False, verbose=False).G.graph),
-            "ges": run(lambda X: ges(X, score_func="local_score_BIC")["G"].graph)}
+    return {n: run(fits[n]) for n in names}
 
 
 def baselines(density):
@@ -659,14 +703,14 @@ def score(predict, root, cells=None, name="model", baselines=True, batch_size=32
     """Scores predict(batch) -> (G, N, N) edge probabilities on the suite
     built under root, beside the baselines (baselines=False: the model only).
     Returns the report dict (write_report / markdown). predict=None scores the
-    baselines alone; reference=True adds causal-learn's PC and GES
-    (reference_models)."""
+    baselines alone; reference=True adds the reference algorithms PC, GES
+    and GIES, or a list of their names only those (reference_models)."""
     recipe = recipe or load_recipe()
     sel = select_cells(recipe, cells)
     _check_built(root, sel)
     models = _models(predict, name, baselines)
     if reference:
-        models.update(reference_models())
+        models.update(reference_models(None if reference is True else reference))
     results, timing, cpu = {}, {}, {}
     _score_cells(models, root, sel, batch_size, threads, output, results, timing, cpu)
     return _report(recipe, sel, results, timing, cpu, root)
@@ -732,7 +776,7 @@ def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, r
     name = name or os.path.splitext(os.path.basename(path))[0]
     models = _models(None, name, baselines, stored)
     if reference:
-        models.update(reference_models())
+        models.update(reference_models(None if reference is True else reference))
     _score_cells(models, root, sel, 32, 2, "numpy", results, timing, cpu)
     return _report(recipe, sel, results, timing, cpu, root)
 
@@ -1150,8 +1194,10 @@ def main(argv=None):
     s.add_argument("--cells")
     s.add_argument("--name", help="the model's name in the tables (default: the file's)")
     s.add_argument("--no-baselines", action="store_true")
-    s.add_argument("--reference", action="store_true",
-                   help="add causal-learn's PC and GES (pip install causal-learn; slow: N = 10 cells)")
+    s.add_argument("--reference", nargs="?", const="pc,ges,gies", metavar="NAMES",
+                   help="add the reference algorithms: pc, ges (pip install causal-learn==0.1.4.0), "
+                        "gies (pip install gies==0.0.3); comma-separated, default all three "
+                        "(slow: N = 10 cells)")
     s.add_argument("--out", help="write OUT.json, OUT.md (and OUT.png); default: Markdown to stdout")
     try:
         a = ap.parse_args(argv)
@@ -1212,13 +1258,17 @@ def main(argv=None):
                     f"{'—' if r['metrics'][m]['mean'] is None else format(r['metrics'][m]['mean'], '.3f'):>7s}"
                     for m in METRICS))
         elif a.cmd == "score":
+            refs = a.reference and [x.strip() for x in a.reference.split(",")]
+            for x in refs or ():
+                if x not in REFERENCES:
+                    return _usage(f"--reference {a.reference}: {x!r} is none of {', '.join(REFERENCES)}")
             if a.predictions:
                 rep = score_file(a.predictions, a.dir, a.cells, a.name, not a.no_baselines, recipe,
-                                 a.reference)
+                                 refs)
             else:
                 if a.no_baselines:
                     return _usage("score: nothing to score (no predictions file, --no-baselines)")
-                rep = score(None, a.dir, a.cells, recipe=recipe, reference=a.reference)
+                rep = score(None, a.dir, a.cells, recipe=recipe, reference=refs)
             if a.out:
                 paths, note = write_report(rep, a.out)
                 print("wrote " + ", ".join(paths) + (f" ({note})" if note else ""))
