@@ -35,10 +35,10 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "`twincache-suite score DIR FILE`; needs --val-cache"},
       {.name = "--predict-only", .kind = TC_OPT_SWITCH, .dst = &p->predict_only,
        .help = "with --resume CKPT and --predict: train nothing, predict\n"
-               "with the checkpoint's model (a finished run's too; then\n"
-               "--batch, --seed, --val-split and --steps need not match\n"
-               "it). --resume of a run with no step left of --steps and\n"
-               "--predict does the same"},
+               "with the checkpoint's model, at any step (--batch, --seed,\n"
+               "--val-split, --fresh-rows, --steps need not match its run;\n"
+               "--fresh-rows S predicts on S-row worlds). A --resume with\n"
+               "no step left of --steps and --predict predicts alike"},
       {.name = "--val-withhold-targets", .kind = TC_OPT_SWITCH, .dst = &p->val_withhold,
        .help = "validation (and --predict) batches carry no intervention\n"
                "targets, as the suite withholds them on a cell marked\n"
