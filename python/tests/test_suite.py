@@ -317,20 +317,28 @@ def _run(cmd):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _trainer_and_cache(recipe, cell_name, name, seed, graphs):
+    """twincache-train, the recipe's cell and a training cache of its regime
+    (another seed: `graphs` graphs under TMP/name)."""
+    import shutil
+    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    cell = ts.select_cells(recipe, cell_name)[0]
+    tr = os.path.join(TMP, name)
+    shutil.rmtree(tr, ignore_errors=True)
+    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=seed, graphs=graphs)))
+    assert r.returncode == 0, r.stderr
+    return train, cell, tr
+
+
 def test_c_trainer_predict(built):
     """twincache-train --predict: the suite's .npz for the --val-cache cell;
     its probabilities pooled over the cell's pairs give the trainer's own
     validation AUPRC, and the scorer reads it (a recipe of version 1: the C
     trainer writes 'twincache-suite v1'). Bad --predict uses: one line."""
     root, recipe = built
-    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
-    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
-    import shutil
-    cell = ts.select_cells(recipe, "do")[0]
-    tr, pred = os.path.join(TMP, "predict-train"), os.path.join(TMP, "c-pred.npz")
-    shutil.rmtree(tr, ignore_errors=True)
-    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=5, graphs=48)))
-    assert r.returncode == 0, r.stderr
+    train, cell, tr = _trainer_and_cache(recipe, "do", "predict-train", 5, 48)
+    pred = os.path.join(TMP, "c-pred.npz")
     val = os.path.join(root, "do")
     r = _run([train, "--cache", tr, "--val-cache", val + "/", "--steps", "30", "--batch", "8",
               "--eval-every", "30", "--device", "cpu", "--json", "--predict", pred])
@@ -375,14 +383,8 @@ def test_c_trainer_predict_from_checkpoint(built):
     step, whatever --batch/--seed/--steps the predicting run names. Without
     --resume or --predict: one line, exit 2."""
     root, recipe = built
-    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
-    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
-    import shutil
-    cell = ts.select_cells(recipe, "do")[0]
-    tr, ckpt = os.path.join(TMP, "predict-only-train"), os.path.join(TMP, "predict-only.ckpt")
-    shutil.rmtree(tr, ignore_errors=True)
-    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=6, graphs=40)))
-    assert r.returncode == 0, r.stderr
+    train, cell, tr = _trainer_and_cache(recipe, "do", "predict-only-train", 6, 40)
+    ckpt = os.path.join(TMP, "predict-only.ckpt")
     val = os.path.join(root, "do")
     run = [train, "--cache", tr, "--val-cache", val, "--device", "cpu"]
     ref = os.path.join(TMP, "trained.npz")
@@ -418,15 +420,8 @@ def test_c_trainer_withholds_targets(built):
     predictions differ from those it makes seeing them; the flag needs
     --val-cache (one line, exit 2)."""
     root, recipe = built
-    train = program("twincache-train", os.path.join(BUILD, "train", "twincache-train"))
-    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
-    import shutil
-    cell = ts.select_cells(recipe, "unknown")[0]
+    train, cell, tr = _trainer_and_cache(recipe, "unknown", "withhold-train", 5, 32)
     assert cell["withhold_targets"]
-    tr = os.path.join(TMP, "withhold-train")
-    shutil.rmtree(tr, ignore_errors=True)
-    r = _run([gen, "--out", tr, "--threads", "2"] + ts.gen_args(dict(cell, seed=5, graphs=32)))
-    assert r.returncode == 0, r.stderr
     preds = []
     for extra in ([], ["--val-withhold-targets"]):
         pred = os.path.join(TMP, f"withhold{len(extra)}.npz")
