@@ -472,6 +472,14 @@ def test_cli(built, capsys):
     assert rc == 0 and "| obs |" in out and "var-sort" in out, err
     rc, out, err = cli("score", root, "--cells", "obs", "--no-baselines")
     assert rc == 2 and "nothing to score" in err
+    rc, out, err = cli("score", root, "--cells", "obs", "--reference", "pc,fci")
+    assert rc == 2 and "'fci' is none of pc, ges, gies" in err and err.count("\n") == 1, err
+    try:
+        import causallearn  # noqa: F401
+    except ImportError:
+        return
+    rc, out, err = cli("score", root, "--cells", "obs", "--no-baselines", "--reference", "pc")
+    assert rc == 0 and "| cell | pc |" in out, out + err  # no baseline column
 
 
 def test_example_model_scorer(built):

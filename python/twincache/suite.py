@@ -1266,9 +1266,10 @@ def main(argv=None):
                 rep = score_file(a.predictions, a.dir, a.cells, a.name, not a.no_baselines, recipe,
                                  refs)
             else:
-                if a.no_baselines:
+                if a.no_baselines and not refs:
                     return _usage("score: nothing to score (no predictions file, --no-baselines)")
-                rep = score(None, a.dir, a.cells, recipe=recipe, reference=refs)
+                rep = score(None, a.dir, a.cells, baselines=not a.no_baselines, recipe=recipe,
+                            reference=refs)
             if a.out:
                 paths, note = write_report(rep, a.out)
                 print("wrote " + ", ".join(paths) + (f" ({note})" if note else ""))
