@@ -551,6 +551,30 @@ def test_gies_uses_the_targets(built):
     assert rep["results"]["gies"]["unknown"]["metrics"]["auprc"]["n"] > 0
 
 
+def test_gies_environments_share_no_noise_draw(built, monkeypatch):
+    """Twin rows repeat the base rows' noise, which GIES's score of
+    independent samples would count K + 1 times: every environment it gets
+    holds its own rows, so no value of an untargeted column appears in two
+    environments (with the twin rows reused, the columns a do() leaves alone
+    would be the base world's, value for value)."""
+    gies = pytest.importorskip("gies")
+    root, recipe = built
+    import twincache
+    seen = []
+    def fit_bic(data, I):  # records what GIES is given; an empty graph back
+        seen.append((data, I))
+        return np.zeros((data[0].shape[1],) * 2), 0.0
+    monkeypatch.setattr(gies, "fit_bic", fit_bic)
+    with twincache.Loader(os.path.join(root, "do"), batch_size=12, shuffle=False, output="numpy") as ld:
+        ts.reference_models(["gies"])["gies"](next(iter(ld)))
+    assert len(seen) == 12
+    for data, I in seen:
+        assert len(data) == len(I) == data[0].shape[1] + 1 and min(len(d) for d in data) >= 2
+        for j in range(data[0].shape[1]):
+            vals = [set(d[:, j].tolist()) for d, t in zip(data, I) if j not in t]
+            assert sum(len(v) for v in vals) == len(set().union(*vals)), j
+
+
 def test_corr_is_symmetric(built):
     root, recipe = built
     import twincache

@@ -596,16 +596,25 @@ REFERENCE_PINS = {"pc": "causal-learn==0.1.4.0", "ges": "causal-learn==0.1.4.0",
 def _gies_fit(X, I, T):
     """GIES (Hauser & Buehlmann 2012; the gies package, Gaussian BIC) on the
     base world as the observational environment and every twin world as
-    one interventional environment with its targets. With the targets
-    withheld (T all zero) no world can be given its targets: GIES then sees
-    the base world alone (= GES). The twin rows share their noise with the
-    base rows, which GIES's independent-environments score does not model;
-    each environment's own distribution is the right one."""
+    one interventional environment with its targets. GIES's score assumes
+    independent samples, and twin rows repeat the base rows' noise: given
+    every row of every world it counts each noise draw K + 1 times and adds
+    spurious edges (rows1000-n10: SHD 9.9 against 0.6). So each environment
+    gets its own block of b = S // (K + 1) rows: the base world rows [0, b),
+    world k rows [(k + 1) b, (k + 2) b) — no noise draw enters twice. With
+    the targets withheld (T all zero) no world can be given its targets:
+    GIES then sees the base world alone, all its rows (= GES's search with
+    gies's score)."""
     import gies
     if len(I) == 0 or not T.any():
         return gies.fit_bic([X], [[]])[0]
-    data = [X] + [I[k] for k in range(len(I))]
-    return gies.fit_bic(data, [[]] + [np.flatnonzero(T[k]).tolist() for k in range(len(I))])[0]
+    K, S = len(I), len(X)
+    b = S // (K + 1)
+    if b < 2:
+        raise SuiteError(f"GIES: {S} rows over {K + 1} worlds leave fewer than 2 rows per world "
+                         f"(each world gets its own rows; run it on cells with S >= {2 * (K + 1)})")
+    data = [X[:b]] + [I[k][(k + 1) * b:(k + 2) * b] for k in range(K)]
+    return gies.fit_bic(data, [[]] + [np.flatnonzero(T[k]).tolist() for k in range(K)])[0]
 
 
 def _essential_probs(A):
