@@ -38,6 +38,7 @@ typedef struct opts {
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
   int gpu; /* --gpu N: the CUDA device index; -1: local rank mod visible devices */
+  int nccl; /* --nccl: NCCL's sums on one rank too (always on with several) */
   int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
 } opts;
 

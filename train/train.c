@@ -47,8 +47,8 @@ static int pick_device(run *r) {
   int usable = o->device != DEV_CPU && tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 &&
                tc_cuda_check() == 0;
   if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
-  if ((o->device == DEV_CUDA || o->gpu >= 0) && !usable) {
-    fprintf(stderr, PROG ": %s: %s\n", o->gpu >= 0 ? "--gpu" : "--device cuda", why);
+  if ((o->device == DEV_CUDA || o->gpu >= 0 || o->nccl) && !usable) {
+    fprintf(stderr, PROG ": %s: %s\n", o->gpu >= 0 ? "--gpu" : o->nccl ? "--nccl" : "--device cuda", why);
     return 1;
   }
   if (backends_agree(r, usable)) return 1;

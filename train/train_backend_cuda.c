@@ -26,16 +26,11 @@ static int nccl_reduce(void *user, float *grads, size_t n, double *tot, void *st
   return 0;
 }
 
-/* Under an MPI launcher the gradients are summed with NCCL on the device:
- * required with several ranks; with one, used when NCCL loads (so its
- * overhead can be measured at W = 1), else a note and no sums. */
+/* With several ranks (or --nccl on one, to time it) the gradients are
+ * summed with NCCL on the device. */
 static int nccl_join(run *r) {
-  if (!r->dist.joined) return 0;
-  if (tc_nccl_open(&r->nccl, &r->dist, NULL) != 0) {
-    if (r->dist.world > 1) return device_failed(r);
-    if (!r->o.quiet) fprintf(r->text, "note: NCCL not used (one rank has nothing to sum): %s\n", twincache_last_error());
-    return 0;
-  }
+  if (r->dist.world == 1 && !r->o.nccl) return 0;
+  if (tc_nccl_open(&r->nccl, &r->dist, NULL) != 0) return device_failed(r);
   tc_cuda_set_reduce(r->dev, nccl_reduce, r->nccl);
   return 0;
 }

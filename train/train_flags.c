@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 30 };
+enum { N_TRAIN_OPTS = 31 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -63,6 +63,9 @@ static size_t train_opts(opts *p, tc_opt *o) {
        .help = "CUDA device index, 0..visible devices - 1 (default: the\n"
                "node-local rank mod the visible devices, so mpirun's ranks\n"
                "spread over a node's GPUs); not with --device cpu"},
+      {.name = "--nccl", .kind = TC_OPT_SWITCH, .dst = &p->nccl,
+       .help = "CUDA: sum the gradients with NCCL even in one process, as\n"
+               "W ranks do (to time its overhead; on with mpirun -np W > 1)"},
       {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->threads, .lo = 1, .hi = 64,
        .help = "loader decode threads, 1..64 (default {})"},
       {.name = "--cpu-threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->cpu_threads, .lo = 1, .hi = 64,
@@ -178,8 +181,9 @@ int train_flags_parse(int argc, char **argv, opts *o) {
             "--help)\n");
     return 2;
   }
-  if (o->gpu >= 0 && o->device == DEV_CPU) {
-    fprintf(stderr, PROG ": --gpu: picks a CUDA device, not with --device cpu (see --help)\n");
+  if ((o->gpu >= 0 || o->nccl) && o->device == DEV_CPU) {
+    fprintf(stderr, PROG ": %s: the CUDA backend's, not with --device cpu (see --help)\n",
+            o->gpu >= 0 ? "--gpu" : "--nccl");
     return 2;
   }
   if (o->resample_every != 1 && !o->fresh_rows) {

@@ -47,7 +47,8 @@ check "--val-split: expected a number in \[0, 1)" --cache d --val-split 1e3
 check "--lr" --cache d --lr nan
 check "--lr" --cache d --lr 1e999
 check "--json" --cache d --json=1
-check "--gpu: picks a CUDA device, not with --device cpu" --cache d --device cpu --gpu 0
+check "--gpu: the CUDA backend's, not with --device cpu" --cache d --device cpu --gpu 0
+check "--nccl: the CUDA backend's, not with --device cpu" --cache d --device cpu --nccl
 check "--gpu: expected an integer in \[0, 1023\]" --cache d --gpu -1
 check "--gpu" --cache d --gpu 1024
 # a GPU that does not exist is a runtime refusal (exit 1), before the cache
