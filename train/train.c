@@ -358,8 +358,8 @@ static void print_plan(const run *r) {
     if (r->nccl) tc_nccl_describe(r->nccl, nccl, sizeof nccl);
     fprintf(r->text, "data parallel: %d rank(s) of batch %u (global batch %u), gradients averaged "
             "every step over %s%s%s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
-            o->batch * (uint32_t)r->dist.world, r->nccl ? nccl : mpi, r->nccl ? ", its id over " : "",
-            r->nccl ? mpi : "");
+            o->batch * (uint32_t)r->dist.world, r->nccl ? nccl : mpi,
+            r->nccl && r->dist.world > 1 ? ", its id over " : "", r->nccl && r->dist.world > 1 ? mpi : "");
   }
   if (o->val_cache)
     fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,

@@ -1,6 +1,6 @@
 /* fake_nccl.c — a stand-in libnccl for test_nccl on machines without NCCL
- * or a GPU: the six entry points of train/tc_nccl_abi.h for one rank, no
- * device work (an in-place sum over one rank changes nothing). It logs the
+ * or a GPU: the six entry points of train/tc_nccl_abi.h, no device work and
+ * no communication (its sums leave the buffers as they are). It logs the
  * arguments of every call in fake_nccl_log for the test to read, and fails
  * on request: FAKE_NCCL_FAIL=1 makes ncclAllReduce return
  * ncclInvalidArgument; FAKE_NCCL_VERSION sets the version code. Built with
@@ -37,7 +37,7 @@ int ncclCommInitRank(tc_nccl_comm *comm, int nranks, tc_nccl_unique_id id, int r
   fake_nccl_log.id_intact = 1;
   for (int i = 0; i < TC_NCCL_UNIQUE_ID_BYTES; i++)
     if (id.internal[i] != (char)(i * 7 + 3)) fake_nccl_log.id_intact = 0;
-  if (nranks != 1 || rank != 0) return TC_NCCL_INVALID_ARG; /* one process only */
+  if (nranks < 1 || rank < 0 || rank >= nranks) return TC_NCCL_INVALID_ARG;
   *comm = &comm_object;
   fake_nccl_log.comm = *comm;
   return TC_NCCL_SUCCESS;

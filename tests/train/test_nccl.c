@@ -3,8 +3,10 @@
  * against a missing library, an incomplete one and the stand-in
  * fake_nccl.c (symbols resolved, the unique id passed whole by value, the
  * sums' arguments, a failing call's message naming it and NCCL's string,
- * the version decoded). The device side runs in nccl_equal.sh (GPU).
- * Usage: test_nccl FAKE_LIBNCCL INCOMPLETE_FAKE_LIBNCCL */
+ * the version decoded). Under an MPI launcher (W ranks) only the join: every
+ * rank's ncclCommInitRank gets rank 0's unique id, whole, through
+ * tc_dist_bcast. The device side runs in nccl_equal.sh (GPU).
+ * Usage: [mpiexec -np W] test_nccl FAKE_LIBNCCL INCOMPLETE_FAKE_LIBNCCL */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +97,36 @@ static void test_fake(const tc_dist *d, const char *lib) {
   dlclose(h);
 }
 
+/* W ranks: only rank 0 makes the id (the stand-in's pattern); the others
+ * must receive it over MPI before their init. */
+static void test_ranks(const tc_dist *d, const char *lib) {
+  tc_nccl *n = NULL;
+  TC_REQUIRE(tc_nccl_open(&n, d, lib) == 0, "rank %d: %s", d->rank, twincache_last_error());
+  void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+  TC_REQUIRE(h != NULL, "%s", dlerror());
+  struct fake_nccl_log *log = dlsym(h, "fake_nccl_log");
+  TC_REQUIRE(log != NULL);
+  TC_CHECK(log->nranks == d->world && log->rank == d->rank, "rank %d of %d: init as %d of %d", d->rank,
+           d->world, log->rank, log->nranks);
+  TC_CHECK(log->id_intact == 1, "rank %d: rank 0's unique id did not arrive", d->rank);
+  tc_nccl_close(n);
+  dlclose(h);
+}
+
 int main(int argc, char **argv) {
-  TC_REQUIRE(argc == 3, "usage: test_nccl FAKE_LIBNCCL INCOMPLETE_FAKE_LIBNCCL");
-  tc_dist one = {.rank = 0, .world = 1, .local_rank = 0, .joined = 0};
-  test_device_index();
-  test_missing(&one);
-  test_incomplete(&one, argv[2]);
-  test_fake(&one, argv[1]);
-  return tc_test_finish("test_nccl");
+  tc_dist d;
+  TC_REQUIRE(tc_dist_init(&d, &argc, &argv) == 0, "%s", twincache_last_error());
+  TC_REQUIRE(argc == 3, "usage: [mpiexec -np W] test_nccl FAKE_LIBNCCL INCOMPLETE_FAKE_LIBNCCL");
+  if (d.world > 1) {
+    test_ranks(&d, argv[1]);
+  } else {
+    test_device_index();
+    test_missing(&d);
+    test_incomplete(&d, argv[2]);
+    test_fake(&d, argv[1]);
+  }
+  int rc = tc_test_finish(d.world > 1 ? "test_nccl (ranks)" : "test_nccl");
+  if (rc != 0) tc_dist_abort(&d, rc);
+  tc_dist_finalize(&d);
+  return rc;
 }
