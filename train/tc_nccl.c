@@ -22,6 +22,7 @@ struct tc_nccl {
   tc_nccl_get_unique_id_fn get_unique_id;
   tc_nccl_comm_init_rank_fn comm_init_rank;
   tc_nccl_all_reduce_fn all_reduce;
+  tc_nccl_group_fn group_start, group_end;
   tc_nccl_comm_destroy_fn comm_destroy;
   tc_nccl_get_error_string_fn get_error_string;
 };
@@ -80,6 +81,8 @@ static int nccl_resolve(tc_nccl *n) {
       {"ncclGetUniqueId", (void **)&n->get_unique_id},
       {"ncclCommInitRank", (void **)&n->comm_init_rank},
       {"ncclAllReduce", (void **)&n->all_reduce},
+      {"ncclGroupStart", (void **)&n->group_start},
+      {"ncclGroupEnd", (void **)&n->group_end},
       {"ncclCommDestroy", (void **)&n->comm_destroy},
       {"ncclGetErrorString", (void **)&n->get_error_string},
   };
@@ -125,10 +128,15 @@ void tc_nccl_close(tc_nccl *n) {
   free(n);
 }
 
-int tc_nccl_sum(tc_nccl *n, void *buf, size_t count, int f64, void *stream) {
-  ncclCheck(n, n->all_reduce(buf, buf, count, f64 ? TC_NCCL_FLOAT64 : TC_NCCL_FLOAT32, TC_NCCL_SUM,
-                             n->comm, stream),
-            "ncclAllReduce");
+int tc_nccl_sum(tc_nccl *n, float *f32, size_t n32, double *f64, size_t n64, void *stream) {
+  ncclCheck(n, n->group_start(), "ncclGroupStart");
+  int r = TC_NCCL_SUCCESS;
+  if (n32) r = n->all_reduce(f32, f32, n32, TC_NCCL_FLOAT32, TC_NCCL_SUM, n->comm, stream);
+  if (r == TC_NCCL_SUCCESS && n64)
+    r = n->all_reduce(f64, f64, n64, TC_NCCL_FLOAT64, TC_NCCL_SUM, n->comm, stream);
+  int end = n->group_end(); /* closes the group on failure too */
+  if (r != TC_NCCL_SUCCESS) return nccl_failed(n, "ncclAllReduce", r);
+  ncclCheck(n, end, "ncclGroupEnd");
   return 0;
 }
 

@@ -1,7 +1,7 @@
 /* tc_nccl.h — the CUDA backend's gradient all-reduce over NCCL, loaded at
  * run time: libnccl.so.2 is opened with dlopen (tc_nccl_abi.h declares the
- * six entry points used), so twincache-train builds and runs without NCCL
- * and needs it only when the CUDA backend runs under an MPI launcher.
+ * eight entry points used), so twincache-train builds and runs without NCCL
+ * and needs it only when the CUDA backend runs several ranks (or --nccl).
  *
  * Which library: $TWINCACHE_NCCL_LIBRARY when set (a path, e.g. the pip
  * wheel's site-packages/nvidia/nccl/lib/libnccl.so.2), else libnccl.so.2 by
@@ -32,10 +32,11 @@ int tc_nccl_open(tc_nccl **out, const tc_dist *d, const char *library);
  * the streams it used); the library stays loaded (NCCL keeps process-wide
  * state), once per process. */
 void tc_nccl_close(tc_nccl *n);
-/* Enqueues the in-place sum over the ranks of count floats (f64 = 0) or
- * doubles (f64 = 1) at device address buf on CUDA stream `stream`
- * (ncclAllReduce, ncclSum): the stream's later work sees the sums. */
-int tc_nccl_sum(tc_nccl *n, void *buf, size_t count, int f64, void *stream);
+/* Enqueues the in-place sums over the ranks of n32 floats at f32 and n64
+ * doubles at f64 (device addresses; a count of 0 skips its buffer) on CUDA
+ * stream `stream`: two ncclAllReduce (ncclSum) in one group, one launch.
+ * The stream's later work sees the sums. */
+int tc_nccl_sum(tc_nccl *n, float *f32, size_t n32, double *f64, size_t n64, void *stream);
 /* "NCCL 2.21.5 (libnccl.so.2)" into name[cap]. */
 void tc_nccl_describe(const tc_nccl *n, char *name, size_t cap);
 

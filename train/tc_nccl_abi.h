@@ -1,4 +1,4 @@
-/* tc_nccl_abi.h — the few NCCL entry points twincache-train calls, declared
+/* tc_nccl_abi.h — the eight NCCL entry points twincache-train calls, declared
  * here from NCCL's documented C ABI (nccl.h, NCCL 2.x) so the trainer builds
  * without NCCL's headers and loads libnccl.so.2 at run time (tc_nccl.c).
  * Only types and pointer-to-function types: nothing here links to NCCL.
@@ -36,6 +36,9 @@ typedef int (*tc_nccl_comm_init_rank_fn)(tc_nccl_comm *comm, int nranks, tc_nccl
 /* ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream) */
 typedef int (*tc_nccl_all_reduce_fn)(const void *send, void *recv, size_t count, int datatype,
                                      int op, tc_nccl_comm comm, void *stream);
+/* ncclGroupStart(void), ncclGroupEnd(void): the calls between them are
+ * fused into one launch */
+typedef int (*tc_nccl_group_fn)(void);
 /* ncclCommDestroy(ncclComm_t comm) */
 typedef int (*tc_nccl_comm_destroy_fn)(tc_nccl_comm comm);
 /* const char *ncclGetErrorString(ncclResult_t result) */

@@ -41,6 +41,7 @@ static ncclResult_t via_all_reduce(tc_nccl_all_reduce_fn f, const void *send, vo
                                    ncclComm_t comm, cudaStream_t stream) {
   return (ncclResult_t)f(send, recv, count, datatype, op, comm, stream);
 }
+static ncclResult_t via_group(tc_nccl_group_fn f) { return (ncclResult_t)f(); }
 static ncclResult_t via_comm_destroy(tc_nccl_comm_destroy_fn f, ncclComm_t comm) {
   return (ncclResult_t)f(comm);
 }
@@ -55,5 +56,7 @@ TC_REAL_IS(ncclGetUniqueId, ncclResult_t (*)(ncclUniqueId *));
 TC_REAL_IS(ncclCommInitRank, ncclResult_t (*)(ncclComm_t *, int, ncclUniqueId, int));
 TC_REAL_IS(ncclAllReduce, ncclResult_t (*)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
                                            ncclComm_t, cudaStream_t));
+TC_REAL_IS(ncclGroupStart, ncclResult_t (*)(void));
+TC_REAL_IS(ncclGroupEnd, ncclResult_t (*)(void));
 TC_REAL_IS(ncclCommDestroy, ncclResult_t (*)(ncclComm_t));
 TC_REAL_IS(ncclGetErrorString, const char *(*)(ncclResult_t));

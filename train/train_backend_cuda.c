@@ -18,12 +18,9 @@ static int device_failed(const run *r) {
   return 1;
 }
 
-/* tc_cuda_reduce_fn over NCCL: the gradients, then the two weights. */
+/* tc_cuda_reduce_fn over NCCL: the gradients and the two weights, fused. */
 static int nccl_reduce(void *user, float *grads, size_t n, double *tot, void *stream) {
-  tc_nccl *nc = user;
-  if (tc_nccl_sum(nc, grads, n, 0, stream) != 0 || tc_nccl_sum(nc, tot, 2, 1, stream) != 0)
-    return TWINCACHE_EDEVICE;
-  return 0;
+  return tc_nccl_sum(user, grads, n, tot, 2, stream);
 }
 
 /* With several ranks (or --nccl on one, to time it) the gradients are

@@ -1,5 +1,5 @@
 /* fake_nccl.c — a stand-in libnccl for test_nccl on machines without NCCL
- * or a GPU: the six entry points of train/tc_nccl_abi.h, no device work and
+ * or a GPU: the eight entry points of train/tc_nccl_abi.h, no device work and
  * no communication (its sums leave the buffers as they are). It logs the
  * arguments of every call in fake_nccl_log for the test to read, and fails
  * on request: FAKE_NCCL_FAIL=1 makes ncclAllReduce return
@@ -12,6 +12,7 @@
 
 struct fake_nccl_log {
   int inits, nranks, rank, id_intact, reduces, datatype, op, destroys;
+  int group_depth, grouped, ungrouped; /* reduces inside / outside a group */
   size_t count;
   const void *send;
   void *recv, *stream;
@@ -49,11 +50,21 @@ int ncclAllReduce(const void *send, void *recv, size_t count, int datatype, int 
   fake_nccl_log.reduces++, fake_nccl_log.send = send, fake_nccl_log.recv = recv;
   fake_nccl_log.count = count, fake_nccl_log.datatype = datatype, fake_nccl_log.op = op;
   fake_nccl_log.stream = stream;
+  if (fake_nccl_log.group_depth > 0) fake_nccl_log.grouped++;
+  else fake_nccl_log.ungrouped++;
   const char *f = getenv("FAKE_NCCL_FAIL");
   if ((f && strcmp(f, "1") == 0) || comm != &comm_object) return TC_NCCL_INVALID_ARG;
   return TC_NCCL_SUCCESS;
 }
 #endif
+
+int ncclGroupStart(void) {
+  fake_nccl_log.group_depth++;
+  return TC_NCCL_SUCCESS;
+}
+int ncclGroupEnd(void) {
+  return fake_nccl_log.group_depth-- > 0 ? TC_NCCL_SUCCESS : TC_NCCL_INVALID_ARG;
+}
 
 int ncclCommDestroy(tc_nccl_comm comm) {
   fake_nccl_log.destroys++;

@@ -18,6 +18,7 @@
 
 struct fake_nccl_log { /* fake_nccl.c's, field for field */
   int inits, nranks, rank, id_intact, reduces, datatype, op, destroys;
+  int group_depth, grouped, ungrouped;
   size_t count;
   const void *send;
   void *recv, *stream;
@@ -73,17 +74,21 @@ static void test_fake(const tc_dist *d, const char *lib) {
   float g[5] = {1, 2, 3, 4, 5};
   double tot[2] = {1, 2};
   void *stream = (void *)0x1234;
-  TC_CHECK_RC(tc_nccl_sum(n, g, 5, 0, stream), 0);
+  TC_CHECK_RC(tc_nccl_sum(n, g, 5, NULL, 0, stream), 0);
   TC_CHECK(log->send == g && log->recv == g && log->count == 5, "in place, every element");
   TC_CHECK(log->datatype == 7 && log->op == 0, "ncclFloat32, ncclSum: %d %d", log->datatype, log->op);
   TC_CHECK(log->stream == stream, "the caller's stream");
-  TC_CHECK_RC(tc_nccl_sum(n, tot, 2, 1, stream), 0);
-  TC_CHECK(log->datatype == 8 && log->count == 2, "ncclFloat64");
+  TC_CHECK(log->reduces == 1, "a count of 0 skips its buffer: %d sums", log->reduces);
+  TC_CHECK_RC(tc_nccl_sum(n, g, 5, tot, 2, stream), 0);
+  TC_CHECK(log->reduces == 3 && log->datatype == 8 && log->count == 2 && log->recv == tot, "ncclFloat64 last");
+  TC_CHECK(log->grouped == 3 && log->ungrouped == 0 && log->group_depth == 0, "one group a call: %d %d %d",
+           log->grouped, log->ungrouped, log->group_depth);
 
   setenv("FAKE_NCCL_FAIL", "1", 1);
-  TC_CHECK_RC(tc_nccl_sum(n, g, 5, 0, stream), TWINCACHE_EDEVICE);
+  TC_CHECK_RC(tc_nccl_sum(n, g, 5, tot, 2, stream), TWINCACHE_EDEVICE);
   const char *e = twincache_last_error();
   TC_CHECK(has(e, "ncclAllReduce: fake: invalid argument (NCCL error 4"), "%s", e);
+  TC_CHECK(log->group_depth == 0, "the group is closed after a failure");
   unsetenv("FAKE_NCCL_FAIL");
   tc_nccl_close(n);
   TC_CHECK(log->destroys == 1);
