@@ -22,6 +22,7 @@
 #include "tc_device.h"
 #include "tc_dist.h"
 #include "tc_model.h"
+#include "tc_nccl.h"
 #include "twincache_loader.h"
 
 #define PROG "twincache-train"
@@ -36,6 +37,8 @@ typedef struct opts {
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
+  int gpu; /* --gpu N: the CUDA device index; -1: local rank mod visible devices */
+  int nccl; /* --nccl: NCCL's sums on one rank too (always on with several) */
   int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
 } opts;
 
@@ -91,6 +94,7 @@ struct run {
   tc_model *model;
   tc_cpu *cpu;
   tc_cuda *dev;
+  tc_nccl *nccl; /* the CUDA backend's gradient sums under an MPI launcher (else NULL) */
   tc_optim optim;
   twincache_batch_layout layout; /* the training loader's */
   uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */

@@ -19,26 +19,43 @@
 #include "tc_common.h"
 #include "tc_train.h"
 
-/* --device: CUDA when asked for or usable; says which on r->text. */
+/* Data parallel: every rank must take the same backend (one sums over MPI,
+ * the other over NCCL: mixed, they would wait on each other forever). */
+static int backends_agree(run *r, int usable) {
+  double n = usable;
+  if (r->dist.world == 1) return 0;
+  if (tc_dist_sum_f64(&r->dist, &n, 1) != 0) {
+    fprintf(stderr, PROG ": rank %d: agreeing on the device: %s\n", r->dist.rank, twincache_last_error());
+    return 1;
+  }
+  if (n != 0 && n != r->dist.world) {
+    fprintf(stderr, PROG ": rank %d of %d: %.0f of the %d ranks found a usable GPU (this one %s); all "
+            "ranks must train on the same device kind: give --device cpu, or --device cuda to make a "
+            "rank without a GPU fail with its reason\n", r->dist.rank, r->dist.world, n,
+            r->dist.world, usable ? "did" : "did not");
+    return 1;
+  }
+  return 0;
+}
+
+/* --device: CUDA when asked for or usable, on the GPU tc_device_index picks
+ * (--gpu, else the node-local rank's); says which on r->text. */
 static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
-  int usable = o->device != DEV_CPU && tc_cuda_check() == 0;
+  int index = -1, count = 0;
+  int usable = o->device != DEV_CPU && tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 &&
+               tc_cuda_check() == 0;
   if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
-  if (o->device == DEV_CUDA && !usable) {
-    fprintf(stderr, PROG ": --device cuda: %s\n", why);
+  if ((o->device == DEV_CUDA || o->gpu >= 0 || o->nccl) && !usable) {
+    fprintf(stderr, PROG ": %s: %s\n", o->gpu >= 0 ? "--gpu" : o->nccl ? "--nccl" : "--device cuda", why);
     return 1;
   }
-  if (usable && r->dist.world > 1) { /* the NCCL path is not built yet */
-    fprintf(stderr, PROG ": rank %d of %d: data-parallel training runs on the CPU backend only "
-            "(the CUDA backend has no NCCL gradient all-reduce yet); add --device cpu\n",
-            r->dist.rank, r->dist.world);
-    return 1;
-  }
+  if (backends_agree(r, usable)) return 1;
   r->be = usable ? &train_backend_cuda : &train_backend_cpu;
   if (usable) tc_cuda_device_name(name, sizeof name);
   if (!o->quiet) {
-    if (usable) fprintf(r->text, "device: cuda (%s)\n", name);
+    if (usable) fprintf(r->text, "device: cuda %d of %d (%s)\n", index, count, name);
     else if (o->device == DEV_CPU) fprintf(r->text, "device: cpu (--device cpu)\n");
     else fprintf(r->text, "device: cpu (%s)\n", why);
   }
@@ -335,12 +352,14 @@ static void print_plan(const run *r) {
             r->sort_var, r->sort_r2, r->sort_graphs);
   else
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
-  if (r->dist.world > 1) {
-    char mpi[128];
+  if (r->dist.world > 1 || r->nccl) {
+    char mpi[128], nccl[600] = "";
     tc_dist_describe(mpi, sizeof mpi);
-    fprintf(r->text, "data parallel: %d ranks of batch %u (global batch %u), gradients averaged "
-            "every step over %s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
-            o->batch * (uint32_t)r->dist.world, mpi);
+    if (r->nccl) tc_nccl_describe(r->nccl, nccl, sizeof nccl);
+    fprintf(r->text, "data parallel: %d rank(s) of batch %u (global batch %u), gradients averaged "
+            "every step over %s%s%s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
+            o->batch * (uint32_t)r->dist.world, r->nccl ? nccl : mpi,
+            r->nccl && r->dist.world > 1 ? ", its id over " : "", r->nccl && r->dist.world > 1 ? mpi : "");
   }
   if (o->val_cache)
     fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,

@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 29 };
+enum { N_TRAIN_OPTS = 31 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -59,6 +59,13 @@ static size_t train_opts(opts *p, tc_opt *o) {
        .open = TC_OPEN_LO, .help = "weight of positive (edge) pairs in the loss, > 0 (default {})"},
       {.name = "--device", .meta = "D", .kind = TC_OPT_CHOICE, .dst = &p->device, .choices = k_devices,
        .expect = "auto, cpu or cuda", .help = "auto | cpu | cuda (default {}: CUDA when usable)"},
+      {.name = "--gpu", .meta = "N", .kind = TC_OPT_INT, .dst = &p->gpu, .hi = 1023,
+       .help = "CUDA device index, 0..visible devices - 1 (default: the\n"
+               "node-local rank mod the visible devices, so mpirun's ranks\n"
+               "spread over a node's GPUs); not with --device cpu"},
+      {.name = "--nccl", .kind = TC_OPT_SWITCH, .dst = &p->nccl,
+       .help = "CUDA: sum the gradients with NCCL even in one process, as\n"
+               "W ranks do (to time its overhead; on with mpirun -np W > 1)"},
       {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->threads, .lo = 1, .hi = 64,
        .help = "loader decode threads, 1..64 (default {})"},
       {.name = "--cpu-threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->cpu_threads, .lo = 1, .hi = 64,
@@ -104,6 +111,7 @@ static void defaults(opts *o) {
   memset(o, 0, sizeof *o);
   o->val_split = 0.1, o->batch = 32, o->threads = 2, o->steps = 1000, o->warmup = 50, o->resample_every = 1;
   o->seed = 1, o->lr = 3e-3, o->weight_decay = 1e-4, o->pos_weight = 1.0, o->device = DEV_AUTO;
+  o->gpu = -1;
 }
 
 static void usage(FILE *f) {
@@ -131,9 +139,11 @@ static void usage(FILE *f) {
           "  written to FILE.tmp, flushed, then renamed over FILE: a crash leaves the old one.\n"
           "data parallel: mpirun -np W " PROG " ... runs W ranks (built with MPI): rank r\n"
           "  takes every W-th batch of the stream, the gradients are combined every step\n"
-          "  (MPI_Allreduce) so W ranks at --batch B train as one process at --batch W*B;\n"
-          "  rank 0 alone logs, evaluates and checkpoints; a rank that fails ends the job.\n"
-          "  CPU backend only (--device cpu) for now. A checkpoint of W ranks at --batch B\n"
+          "  (CPU: MPI_Allreduce; CUDA: ncclAllReduce on the device, NCCL loaded at run\n"
+          "  time: libnccl.so.2, or $TWINCACHE_NCCL_LIBRARY) so W ranks at --batch B train\n"
+          "  as one process at --batch W*B; each rank uses GPU (node-local rank mod visible\n"
+          "  GPUs) unless --gpu; rank 0 alone logs, evaluates and checkpoints; a rank that\n"
+          "  fails ends the job. A checkpoint of W ranks at --batch B\n"
           "  resumes at any W' ranks with --batch B*W/W' (the same global batch and\n"
           "  graphs per step; refused when W' does not divide B*W).\n"
           "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
@@ -169,6 +179,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
   if (o->predict && !o->val_cache) {
     fprintf(stderr, PROG ": --predict: needs --val-cache DIR, the suite cell to predict on (see "
             "--help)\n");
+    return 2;
+  }
+  if ((o->gpu >= 0 || o->nccl) && o->device == DEV_CPU) {
+    fprintf(stderr, PROG ": %s: the CUDA backend's, not with --device cpu (see --help)\n",
+            o->gpu >= 0 ? "--gpu" : "--nccl");
     return 2;
   }
   if (o->resample_every != 1 && !o->fresh_rows) {
