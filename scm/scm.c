@@ -6,10 +6,11 @@
  * Worlds are computed column by column: node j's S values at once, from
  * its parents' columns, so the inner loops run over rows (contiguous, and
  * vectorised by the compiler) while every single value still sees exactly
- * the float operations of the row-by-row definition, in the same order:
- * acc = 0; acc += w_q * x_q for each parent q ascending; x = acc + e (MLP:
- * out = 0; out += w2[h] * tanhf(b1[h] + sum W1 x) for h ascending; x = out
- * + e; RFF the same with cos). */
+ * the float operations of the row-by-row definition, in the same order.
+ * What a node's value is — mechanism, noise term, each intervention kind's
+ * rule — is common/tc_node_body.h's, one copy that the GPU sampler
+ * (kernels/tc_sample_body.h) compiles too; this file orders the work:
+ * which nodes, which columns, which statistics. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,58 +139,27 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
   tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key, sp->row_key);
 }
 
-/* ---- the noise term ---------------------------------------------------------------
- * The noise term of node j added to x (S): e, or with heteroscedastic noise
- * e * (1 + tanh(0.5 (c_j + sum_q v_q x_q))), parents in order (sp->hid as
- * scratch: the units are done with it). */
-static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                      float *restrict x, uint32_t S) {
-  if (!m->het_c) {
-    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
-    return;
-  }
-  float *restrict g = sp->hid;
-  const float c = m->het_c[j];
-  for (uint32_t s = 0; s < S; s++) g[s] = c;
-  for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++) {
-    const float v = m->het_w[q], *restrict xp = sp->col[m->pa_idx[q]];
-    for (uint32_t s = 0; s < S; s++) g[s] += v * xp[s];
-  }
-  for (uint32_t s = 0; s < S; s++) x[s] += tc_math_het(e[s], g[s]);
-}
+/* ---- nodes ------------------------------------------------------------------------
+ * A node's value is common/tc_node_body.h's rule (mechanism, noise term,
+ * intervention kinds: one copy, the GPU sampler compiles it too), run here
+ * over S rows at once: node i's values are the column sp->col[i]. Its
+ * weighted sums' passes run through weighted_pass: the body's scalar loop
+ * (tc_node_pass) compiled for the baseline and, where the CPU has it,
+ * AVX-512 (the same loop inlined into both). */
+static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
+                          uint32_t S);
+#define TC_NODE_PASS weighted_pass
+#include "tc_node_body.h"
 
-/* ---- mechanisms ----------------------------------------------------------------
- * Column j (S values) from the columns its parents read (col) and its noise
- * e (S), into x (S). Every world evaluates a node through this function. */
-static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S, const float *soft);
+_Static_assert(TC_NODE_DO == TWINCACHE_DO && TC_NODE_SHIFT == TWINCACHE_SHIFT &&
+                   TC_NODE_NOISE == TWINCACHE_INTER_NOISE && TC_NODE_SOFT == TWINCACHE_INTER_SOFT &&
+                   TC_NODE_KIND_COUNT == TWINCACHE_INTER_KIND_COUNT,
+               "tc_node_body.h's kind codes are enum twincache_inter_kind's");
 
-static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S) {
-  eval_params(sp, m, j, e, x, S, NULL);
-}
-
-/* One parent's pass of a weighted sum over S rows: x += w xp, the first
- * pass from 0 (0 + w xp: the sum's first add, kept for the sign of a zero),
- * the last adding e after it ((x + w xp) + e; e NULL: not the last). The
- * mechanisms' sums run through it, compiled for the baseline and, where
- * the CPU has it, AVX-512 (the same body inlined into both). */
-static inline __attribute__((always_inline)) void weighted_pass_body(float *restrict x, const float *restrict xp,
-                                                                     float w, const float *restrict e, int first,
-                                                                     uint32_t S) {
-  if (first && e)
-    for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
-  else if (first)
-    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f + w * xp[s];
-  else if (e)
-    for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
-  else
-    for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
-}
 #ifdef TC_SCM_HAVE_AVX512
 TC_SCM_AVX512 static void weighted_pass_avx512(float *restrict x, const float *restrict xp, float w,
                                                const float *restrict e, int first, uint32_t S) {
-  weighted_pass_body(x, xp, w, e, first, S);
+  tc_node_pass(x, xp, w, e, first, S);
 }
 #endif
 static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
@@ -200,95 +170,44 @@ static void weighted_pass(float *restrict x, const float *restrict xp, float w, 
     return;
   }
 #endif
-  weighted_pass_body(x, xp, w, e, first, S);
+  tc_node_pass(x, xp, w, e, first, S);
 }
 
-/* eval_column with node j's own parameters (soft NULL) or a SOFT world's
- * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
- * the same float operations in the same order either way. */
-static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S, const float *soft) {
-  const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
-  const int mech = node_mechanism(m, j);
-  if (mech == TWINCACHE_MECH_LINEAR) {
-    /* acc = 0, acc += w x per parent, + e: with homoscedastic noise the
-     * last parent's pass adds e too */
-    const int fuse = !m->het_c && q1 > q0;
-    if (q0 == q1)
-      for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
-    for (uint32_t q = q0; q < q1; q++) {
-      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q];
-      weighted_pass(x, sp->col[m->pa_idx[q]], w, fuse && q + 1 == q1 ? e : NULL, q == q0, S);
-    }
-    if (!fuse) add_noise(sp, m, j, e, x, S);
-    return;
+/* Node j of m as the body reads it: its parent list and edge arrays
+ * (aligned with it), its block (n, H*n + 2H). */
+static inline tc_node scm_node(const tc_scm *m, uint32_t j) {
+  const uint32_t q0 = m->pa_start[j], H = m->hidden, n = m->n;
+  tc_node nd = {.self = j, .mech = node_mechanism(m, j), .n_pa = m->pa_start[j + 1] - q0, .pa = m->pa_idx + q0,
+                .hidden = H, .ld = n};
+  if (m->pa_w) nd.w = (tc_node_vals){m->pa_w + q0, 1, 0};
+  if (m->mlp) nd.blk = m->mlp + (size_t)j * (H * n + 2 * H);
+  if (m->het_c) {
+    nd.het = (tc_node_vals){m->het_w + q0, 1, 0};
+    nd.het_c = m->het_c[j];
   }
-  const uint32_t h_n = m->hidden, n = m->n;
-  const float *blk = soft ? soft : m->mlp + (size_t)j * (h_n * n + 2 * h_n);
-  const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
-  float *restrict a = sp->hid;
-  for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
-  for (uint32_t h = 0; h < h_n; h++) {
-    const float *w1 = blk + (size_t)h * n;
-    for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
-    for (uint32_t q = q0; q < q1; q++) weighted_pass(a, sp->col[m->pa_idx[q]], w1[m->pa_idx[q]], NULL, 0, S);
-    if (mech == TWINCACHE_MECH_RFF)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_cosf(a[s]);
-    else if (mech == TWINCACHE_MECH_SIGMOID)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_sigmoidf(a[s]);
-    else if (mech == TWINCACHE_MECH_POLY)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_sqclampf(a[s]);
-    else
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_tanhf(a[s]);
-  }
-  add_noise(sp, m, j, e, x, S);
+  return nd;
 }
 
-/* ---- intervention kinds ---------------------------------------------------------
- * What each kind (enum twincache_inter_kind, FORMAT.md 3.6) does to its
- * target's column; the rest of a twin world follows from the mechanisms.
- * kernels/tc_sample_body.h applies the same rules to a row (the GPU's). */
-
-/* 1 when the kind fixes the target's column to value[k] (not computed, not
- * stored in section 9). */
-static inline int kind_fixes_target(int kind) { return kind == TWINCACHE_DO; }
+/* Column j (S values) from the columns its parents read (sp->col) and its
+ * draw e (S), into x (S). */
+static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
+                        float *restrict x, uint32_t S) {
+  const tc_node nd = scm_node(m, j);
+  const tc_node_in in = {.col = sp->col};
+  tc_node_eval(&nd, &in, e, x, sp->hid, S);
+}
 
 /* Target t's raw column (S) of twin world k, value v, into x: the parents'
- * columns of the twin are in sp->col already. */
+ * columns of the twin are in sp->col already. A DO value lives in the
+ * stored space (iSCM: the columns hold stored values, v itself). */
 static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t, float v,
                         float *restrict x, uint32_t S) {
-  switch (m->kind[k]) {
-  case TWINCACHE_DO: { /* a DO value lives in the stored space: raw = v * sd + mean when standardised
-                        * (iSCM: the columns hold stored values, v itself) */
-    const float raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
-    for (uint32_t s = 0; s < S; s++) x[s] = raw;
-    return;
-  }
-  case TWINCACHE_INTER_SOFT: { /* the world's own parameters, the base world's noise term */
-    const float *soft = m->soft + (size_t)k * m->soft_ld, *restrict e = sp->noise + (size_t)t * S;
-    if (m->pa_start[t] != m->pa_start[t + 1]) {
-      eval_params(sp, m, t, e, x, S, soft);
-      return;
-    }
-    /* a root: the noise term times the factor soft[t] (its own slot: the
-     * weight of no edge), then + v, the new mean (tc_math_soft_root_noise) */
-    const float a = soft[t];
-    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = tc_math_soft_root_noise(a, e[s]);
-    eval_params(sp, m, t, sp->e_twin, x, S, soft);
-    for (uint32_t s = 0; s < S; s++) x[s] += v;
-    return;
-  }
-  case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
-    const float *restrict e = sp->noise + (size_t)t * S;
-    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];
-    eval_column(sp, m, t, sp->e_twin, x, S);
-    return;
-  }
-  default: /* TWINCACHE_SHIFT: the mechanism, then + v */
-    eval_column(sp, m, t, sp->noise + (size_t)t * S, x, S);
-    for (uint32_t s = 0; s < S; s++) x[s] += v;
-    return;
-  }
+  const int kind = m->kind[k], stdz = m->standardize && !m->iscm;
+  const tc_node nd = scm_node(m, t);
+  const tc_node_in in = {.col = sp->col};
+  const float *soft = tc_node_kind_has_block(kind) ? m->soft + (size_t)k * m->soft_ld : NULL;
+  tc_node_twin_target(&nd, &in, kind, v, soft, stdz, stdz ? sp->norm_mean[t] : 0.0f, stdz ? sp->norm_std[t] : 1.0f,
+                      sp->noise + (size_t)t * S, x, sp->hid, sp->e_twin, S);
 }
 
 /* ---- worlds ----------------------------------------------------------------- */
@@ -378,7 +297,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     const int is_target = sp->tidx[j] >= 0;
     if (is_target) twin_target(sp, m, k, j, sp->tval[sp->tidx[j]], x, S);
     else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
-    if (m->iscm && !(is_target && kind_fixes_target(m->kind[k]))) { /* the base world's map of node j */
+    if (m->iscm && !(is_target && tc_node_kind_fixes(m->kind[k]))) { /* the base world's map of node j */
       const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
       for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
     }
@@ -392,7 +311,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
  * with stride `stride`. */
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
-  if (sp->tidx[j] >= 0 && kind_fixes_target(m->kind[k])) {
+  if (sp->tidx[j] >= 0 && tc_node_kind_fixes(m->kind[k])) {
     column_fill(out, stride, sp->tval[sp->tidx[j]], S);
     return;
   }
@@ -419,7 +338,7 @@ void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uin
 uint32_t tc_scm_twin_cols(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
                           float *cols) {
   uint32_t c = 0;
-  int fixed = kind_fixes_target(m->kind[k]);
+  int fixed = tc_node_kind_fixes(m->kind[k]);
   for (uint32_t j = 0; j < m->n; j++) { /* increasing node order */
     if (!sp->desc[j] || (sp->tidx[j] >= 0 && fixed)) continue;
     twin_column(sp, m, k, S, j, cols + (size_t)c * S, 1);
