@@ -19,7 +19,7 @@
  * so the two callers agree bit for bit (test_sample_scm checks it).
  *
  * A layout describes node j through a tc_node (where its parameters are)
- * and a tc_node_in (where its parents' values are), filled from its own
+ * and a (col, row) pair (where its parents' values are), filled from its own
  * arrays without copying them. The per-parent pass is TC_NODE_PASS: an
  * includer may define it before including this file to run the same loop
  * through its own SIMD dispatch (scm/ does); by default it is
@@ -39,10 +39,10 @@
 /* the per-parent pass is always inlined (scm/ compiles it into its SIMD twin) */
 #ifdef __CUDACC__
 #define TC_NODE_INLINE __host__ __device__ static __forceinline__
-#define TC_NODE_RESTRICT __restrict__
+#define TC_RESTRICT __restrict__
 #else
 #define TC_NODE_INLINE static inline __attribute__((always_inline))
-#define TC_NODE_RESTRICT restrict
+#define TC_RESTRICT restrict
 #endif
 
 /* The intervention kinds, as their format codes (enum twincache_inter_kind). */
@@ -74,16 +74,14 @@ typedef struct tc_node {
   float het_c;           /* and c_j */
 } tc_node;
 
-/* Where the parents' values are: node i's S lanes at col[i] (scm/'s columns,
- * row NULL), or its one lane at row[i] (the kernel's row, S = 1). */
-typedef struct tc_node_in {
-  const float *const *col;
-  const float *row;
-} tc_node_in;
+/* Where the parents' values are, the functions' (col, row) pair: node i's
+ * S lanes at col[i] (scm/'s columns, row NULL), or its one lane at row[i]
+ * (the kernel's row, S = 1, col NULL). Passed by value, so a caller that
+ * always passes a NULL row compiles the test away. */
 
 /* Node i's values; the value of parent p (node i) of an edge array. */
-TC_MATH const float *tc_node_input(const tc_node_in *in, uint32_t i) {
-  return in->row ? in->row + i : in->col[i];
+TC_MATH const float *tc_node_input(const float *const *col, const float *row, uint32_t i) {
+  return row ? row + i : col[i];
 }
 TC_MATH float tc_node_val(tc_node_vals a, uint32_t p, uint32_t i) {
   return a.v[p * a.by_pos + i * a.by_node];
@@ -92,8 +90,8 @@ TC_MATH float tc_node_val(tc_node_vals a, uint32_t p, uint32_t i) {
 /* One parent's pass of a weighted sum over S lanes: x += w xp; the first
  * pass from 0 (0 + w xp: the sum's first add, kept for the sign of a zero);
  * e not NULL: the last pass, adding e after it ((x + w xp) + e). */
-TC_NODE_INLINE void tc_node_pass(float *TC_NODE_RESTRICT x, const float *TC_NODE_RESTRICT xp, float w,
-                                 const float *TC_NODE_RESTRICT e, int first, uint32_t S) {
+TC_NODE_INLINE void tc_node_pass(float *TC_RESTRICT x, const float *TC_RESTRICT xp, float w,
+                                 const float *TC_RESTRICT e, int first, uint32_t S) {
   if (first && e)
     for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
   else if (first)
@@ -109,24 +107,24 @@ TC_NODE_INLINE void tc_node_pass(float *TC_NODE_RESTRICT x, const float *TC_NODE
 
 /* x += the noise term of draw e (S): e, or e (1 + tanh(0.5 (c + sum v x))),
  * the sum in tmp (S). */
-TC_MATH void tc_node_add_noise(const tc_node *nd, const tc_node_in *in, const float *TC_NODE_RESTRICT e,
-                               float *TC_NODE_RESTRICT x, float *TC_NODE_RESTRICT tmp, uint32_t S) {
+TC_MATH void tc_node_add_noise(const tc_node *nd, const float *const *col, const float *row,
+                               const float *TC_RESTRICT e, float *TC_RESTRICT x, float *TC_RESTRICT tmp, uint32_t S) {
   if (!nd->het.v) {
     for (uint32_t s = 0; s < S; s++) x[s] += e[s];
     return;
   }
   for (uint32_t s = 0; s < S; s++) tmp[s] = nd->het_c;
   for (uint32_t p = 0; p < nd->n_pa; p++) {
-    const float v = tc_node_val(nd->het, p, nd->pa[p]), *TC_NODE_RESTRICT xp = tc_node_input(in, nd->pa[p]);
+    const float v = tc_node_val(nd->het, p, nd->pa[p]), *TC_RESTRICT xp = tc_node_input(col, row, nd->pa[p]);
     for (uint32_t s = 0; s < S; s++) tmp[s] += v * xp[s];
   }
   for (uint32_t s = 0; s < S; s++) x[s] += tc_math_het(e[s], tmp[s]);
 }
 
-/* Node j's values x (S) from its parents' (in) and its draw e (S): the
+/* Node j's values x (S) from its parents' (col, row) and its draw e (S): the
  * mechanism plus the noise term. tmp: S floats of scratch. */
-TC_MATH void tc_node_eval(const tc_node *nd, const tc_node_in *in, const float *TC_NODE_RESTRICT e,
-                          float *TC_NODE_RESTRICT x, float *TC_NODE_RESTRICT tmp, uint32_t S) {
+TC_MATH void tc_node_eval(const tc_node *nd, const float *const *col, const float *row, const float *TC_RESTRICT e,
+                          float *TC_RESTRICT x, float *TC_RESTRICT tmp, uint32_t S) {
   const uint32_t np = nd->n_pa;
   if (nd->mech == TC_MATH_MECH_LINEAR) {
     /* with homoscedastic noise the last parent's pass adds e too */
@@ -134,20 +132,20 @@ TC_MATH void tc_node_eval(const tc_node *nd, const tc_node_in *in, const float *
     if (np == 0)
       for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
     for (uint32_t p = 0; p < np; p++)
-      TC_NODE_PASS(x, tc_node_input(in, nd->pa[p]), tc_node_val(nd->w, p, nd->pa[p]),
+      TC_NODE_PASS(x, tc_node_input(col, row, nd->pa[p]), tc_node_val(nd->w, p, nd->pa[p]),
                    fuse && p + 1 == np ? e : (const float *)0, p == 0, S);
-    if (!fuse) tc_node_add_noise(nd, in, e, x, tmp, S);
+    if (!fuse) tc_node_add_noise(nd, col, row, e, x, tmp, S);
     return;
   }
   const uint32_t H = nd->hidden;
   const float *b1 = nd->blk + (size_t)H * nd->ld, *w2 = b1 + H;
-  float *TC_NODE_RESTRICT a = tmp;
+  float *TC_RESTRICT a = tmp;
   for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
   for (uint32_t h = 0; h < H; h++) {
     const float *w1 = nd->blk + (size_t)h * nd->ld;
     for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
     for (uint32_t p = 0; p < np; p++)
-      TC_NODE_PASS(a, tc_node_input(in, nd->pa[p]), w1[nd->pa[p]], (const float *)0, 0, S);
+      TC_NODE_PASS(a, tc_node_input(col, row, nd->pa[p]), w1[nd->pa[p]], (const float *)0, 0, S);
     /* one loop per unit function, so each vectorises */
     if (nd->mech == TC_MATH_MECH_RFF)
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_cosf(a[s]);
@@ -158,7 +156,7 @@ TC_MATH void tc_node_eval(const tc_node *nd, const tc_node_in *in, const float *
     else
       for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_tanhf(a[s]);
   }
-  tc_node_add_noise(nd, in, e, x, tmp, S); /* the units are done with tmp */
+  tc_node_add_noise(nd, col, row, e, x, tmp, S); /* the units are done with tmp */
 }
 
 /* ---- the intervention kinds ----------------------------------------------------
@@ -173,17 +171,16 @@ TC_MATH int tc_node_kind_fixes(int kind) { return kind == TC_NODE_DO; }
 TC_MATH int tc_node_kind_has_block(int kind) { return kind == TC_NODE_SOFT; }
 
 /* Target t's raw values x (S) in a twin world of kind `kind`, value v: the
- * parents' values of the twin are in `in`, e (S) is t's draw in the base
+ * parents' values of the twin are in (col, row), e (S) is t's draw in the base
  * world. soft: the world's block when the kind has one (the layout of t's
  * own parameters: linear weights by node, or a node block), else unused.
  * stdz, mean, sd: whether the worlds are standardised (by the base world's
  * statistics of t) in the space a DO value lives in. tmp, e_twin: S floats
  * of scratch each. A code beyond the kinds computes as a shift (decoders
  * refuse such codes before a world is sampled). */
-TC_MATH void tc_node_twin_target(const tc_node *nd, const tc_node_in *in, int kind, float v, const float *soft,
-                                 int stdz, float mean, float sd, const float *TC_NODE_RESTRICT e,
-                                 float *TC_NODE_RESTRICT x, float *TC_NODE_RESTRICT tmp, float *TC_NODE_RESTRICT e_twin,
-                                 uint32_t S) {
+TC_MATH void tc_node_twin_target(const tc_node *nd, const float *const *col, const float *row, int kind, float v,
+                                 const float *soft, int stdz, float mean, float sd, const float *TC_RESTRICT e,
+                                 float *TC_RESTRICT x, float *TC_RESTRICT tmp, float *TC_RESTRICT e_twin, uint32_t S) {
   if (kind == TC_NODE_DO) { /* a DO value lives in the stored space: raw = v sd + mean when standardised */
     const float raw = stdz ? v * sd + mean : v;
     for (uint32_t s = 0; s < S; s++) x[s] = raw;
@@ -208,7 +205,7 @@ TC_MATH void tc_node_twin_target(const tc_node *nd, const tc_node_in *in, int ki
     for (uint32_t s = 0; s < S; s++) e_twin[s] = v * e[s];
     et = e_twin;
   }
-  tc_node_eval(&own, in, et, x, tmp, S);
+  tc_node_eval(&own, col, row, et, x, tmp, S);
   if (add_v)
     for (uint32_t s = 0; s < S; s++) x[s] += v;
 }

@@ -76,9 +76,8 @@ TC_SB tc_node tc_sb_node(const twincache_scm_batch *b, uint32_t g, uint32_t j, u
 TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
   uint32_t pa[TWINCACHE_SAMPLE_MAX_NODES];
   const tc_node nd = tc_sb_node(b, g, j, pa);
-  const tc_node_in in = {0, row};
   float x, tmp;
-  tc_node_eval(&nd, &in, &e, &x, &tmp, 1);
+  tc_node_eval(&nd, 0, row, &e, &x, &tmp, 1);
   return x;
 }
 
@@ -157,9 +156,8 @@ TC_SB void tc_sb_twin_row(const twincache_scm_batch *b, uint32_t g, uint32_t s, 
       if (j == t) { /* the kind's rule (tc_node_body.h), on the twin's parents */
         uint32_t pa[TWINCACHE_SAMPLE_MAX_NODES];
         const tc_node nd = tc_sb_node(b, g, j, pa);
-        const tc_node_in in = {0, row};
         float x, tmp, e_twin;
-        tc_node_twin_target(&nd, &in, kind, v, 0, stdz, mu[t], sg[t], &e[j], &x, &tmp, &e_twin, 1);
+        tc_node_twin_target(&nd, 0, row, kind, v, 0, stdz, mu[t], sg[t], &e[j], &x, &tmp, &e_twin, 1);
         row[j] = x;
       } else
         row[j] = tc_sb_eval(b, g, j, row, e[j]);

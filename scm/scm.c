@@ -18,6 +18,12 @@
 #include "tc_scm.h"
 #include "tc_scm_noise.h"
 
+/* the body's per-parent pass runs through scm's SIMD dispatch (below) */
+static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
+                          uint32_t S);
+#define TC_NODE_PASS weighted_pass
+#include "tc_node_body.h"
+
 
 /* ---- columns into rows ------------------------------------------------------------
  * A world is computed column by column and written as rows: column x (S)
@@ -48,12 +54,6 @@ _Static_assert(TC_MATH_MECH_LINEAR == TWINCACHE_MECH_LINEAR && TC_MATH_MECH_MLP 
                    TC_MATH_MECH_POLY == TWINCACHE_MECH_POLY,
                "tc_math.h's mechanism codes are enum twincache_mechanism's");
 
-/* The mechanism of node j. */
-static inline int node_mechanism(const tc_scm *m, uint32_t j) {
-  if (m->node_mech) return m->node_mech[j];
-  return m->hidden ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
-}
-
 struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
@@ -62,6 +62,7 @@ struct tc_scm_sampler {
   float *raw_base;      /* (n, S) unstandardised base world, column-major */
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
   const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
+  tc_node *node;        /* (n) the SCM of the last base world as the node body reads it (scm_nodes) */
   float *hid;           /* (S) MLP scratch: one hidden unit's pre-activation */
   float *e_twin;        /* (S) a NOISE target's scaled noise term */
   float *norm_mean;     /* (n) of the last base world (standardize only) */
@@ -81,6 +82,7 @@ void tc_scm_sampler_free(tc_scm_sampler *sp) {
   free(sp->raw_base);
   free(sp->raw_twin);
   free(sp->col);
+  free(sp->node);
   free(sp->hid);
   free(sp->e_twin);
   free(sp->norm_mean);
@@ -107,6 +109,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->raw_base = malloc(sn * sizeof(float));
   sp->raw_twin = malloc(sn * sizeof(float));
   sp->col = malloc(max_nodes * sizeof *sp->col);
+  sp->node = malloc(max_nodes * sizeof *sp->node);
   sp->hid = malloc(max_samples * sizeof(float));
   sp->e_twin = malloc(max_samples * sizeof(float));
   sp->norm_mean = malloc(max_nodes * sizeof(float));
@@ -115,11 +118,13 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->tidx = malloc(max_nodes * sizeof(int16_t));
   sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
-      !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
+  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->node || !sp->hid ||
+      !sp->e_twin || !sp->norm_mean || !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
   }
+  for (uint32_t j = 0; j < max_nodes; j++) /* what scm_nodes leaves as it is */
+    sp->node[j] = (tc_node){.self = j, .w = {NULL, 1, 0}, .het = {NULL, 1, 0}};
   return sp;
 }
 
@@ -146,11 +151,6 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
  * weighted sums' passes run through weighted_pass: the body's scalar loop
  * (tc_node_pass) compiled for the baseline and, where the CPU has it,
  * AVX-512 (the same loop inlined into both). */
-static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
-                          uint32_t S);
-#define TC_NODE_PASS weighted_pass
-#include "tc_node_body.h"
-
 _Static_assert(TC_NODE_DO == TWINCACHE_DO && TC_NODE_SHIFT == TWINCACHE_SHIFT &&
                    TC_NODE_NOISE == TWINCACHE_INTER_NOISE && TC_NODE_SOFT == TWINCACHE_INTER_SOFT &&
                    TC_NODE_KIND_COUNT == TWINCACHE_INTER_KIND_COUNT,
@@ -173,28 +173,33 @@ static void weighted_pass(float *restrict x, const float *restrict xp, float w, 
   tc_node_pass(x, xp, w, e, first, S);
 }
 
-/* Node j of m as the body reads it: its parent list and edge arrays
- * (aligned with it), its block (n, H*n + 2H). */
-static inline tc_node scm_node(const tc_scm *m, uint32_t j) {
-  const uint32_t q0 = m->pa_start[j], H = m->hidden, n = m->n;
-  tc_node nd = {.self = j, .mech = node_mechanism(m, j), .n_pa = m->pa_start[j + 1] - q0, .pa = m->pa_idx + q0,
-                .hidden = H, .ld = n};
-  if (m->pa_w) nd.w = (tc_node_vals){m->pa_w + q0, 1, 0};
-  if (m->mlp) nd.blk = m->mlp + (size_t)j * (H * n + 2 * H);
-  if (m->het_c) {
-    nd.het = (tc_node_vals){m->het_w + q0, 1, 0};
-    nd.het_c = m->het_c[j];
+/* The nodes of m as the body reads them (sp->node, n): each one's parent
+ * list and its edge arrays (aligned with it: strides (1, 0), and self, set
+ * at create), its block (n, H*n + 2H). Once per base world, so the many
+ * evaluations of its twins read them as they are. */
+static void scm_nodes(tc_scm_sampler *sp, const tc_scm *m) {
+  const uint32_t H = m->hidden, n = m->n;
+  const size_t blk = (size_t)H * n + 2 * H;
+  const int mech = H ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+  for (uint32_t j = 0; j < n; j++) {
+    tc_node *nd = &sp->node[j];
+    const uint32_t q0 = m->pa_start[j];
+    nd->mech = m->node_mech ? m->node_mech[j] : mech;
+    nd->n_pa = m->pa_start[j + 1] - q0;
+    nd->pa = m->pa_idx + q0;
+    nd->w.v = m->pa_w ? m->pa_w + q0 : NULL;
+    nd->blk = m->mlp ? m->mlp + j * blk : NULL;
+    nd->hidden = H;
+    nd->ld = n;
+    nd->het.v = m->het_c ? m->het_w + q0 : NULL;
+    nd->het_c = m->het_c ? m->het_c[j] : 0.0f;
   }
-  return nd;
 }
 
 /* Column j (S values) from the columns its parents read (sp->col) and its
  * draw e (S), into x (S). */
-static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S) {
-  const tc_node nd = scm_node(m, j);
-  const tc_node_in in = {.col = sp->col};
-  tc_node_eval(&nd, &in, e, x, sp->hid, S);
+static void eval_column(tc_scm_sampler *sp, uint32_t j, const float *restrict e, float *restrict x, uint32_t S) {
+  tc_node_eval(&sp->node[j], sp->col, NULL, e, x, sp->hid, S);
 }
 
 /* Target t's raw column (S) of twin world k, value v, into x: the parents'
@@ -203,11 +208,10 @@ static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const f
 static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t, float v,
                         float *restrict x, uint32_t S) {
   const int kind = m->kind[k], stdz = m->standardize && !m->iscm;
-  const tc_node nd = scm_node(m, t);
-  const tc_node_in in = {.col = sp->col};
   const float *soft = tc_node_kind_has_block(kind) ? m->soft + (size_t)k * m->soft_ld : NULL;
-  tc_node_twin_target(&nd, &in, kind, v, soft, stdz, stdz ? sp->norm_mean[t] : 0.0f, stdz ? sp->norm_std[t] : 1.0f,
-                      sp->noise + (size_t)t * S, x, sp->hid, sp->e_twin, S);
+  const float mean = stdz ? sp->norm_mean[t] : 0.0f, sd = stdz ? sp->norm_std[t] : 1.0f;
+  tc_node_twin_target(&sp->node[t], sp->col, NULL, kind, v, soft, stdz, mean, sd, sp->noise + (size_t)t * S, x,
+                      sp->hid, sp->e_twin, S);
 }
 
 /* ---- worlds ----------------------------------------------------------------- */
@@ -229,7 +233,7 @@ static void sample_base_iscm(tc_scm_sampler *sp, const tc_scm *m, uint32_t S) {
   for (uint32_t r = 0; r < m->n; r++) {
     uint32_t j = m->order[r];
     float *x = xb + (size_t)j * S;
-    eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    eval_column(sp, j, sp->noise + (size_t)j * S, x, S);
     column_stats(sp, j, x, S);
     const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
     for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
@@ -243,6 +247,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
   for (uint32_t j = 0; j < n; j++) sp->col[j] = xb + (size_t)j * S;
   sp->S = S;
   sp->n_changed = 0;
+  scm_nodes(sp, m);
   if (m->iscm) { /* the columns are the stored values already */
     sample_base_iscm(sp, m, S);
     if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
@@ -252,7 +257,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
   }
   for (uint32_t r = 0; r < n; r++) {
     uint32_t j = m->order[r];
-    eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
+    eval_column(sp, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
   }
   if (!m->standardize) {
     for (uint32_t j = 0; j < n; j++) column_put(base + j, ld, xb + (size_t)j * S, S);
@@ -296,7 +301,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     float *x = sp->raw_twin + (size_t)j * S;
     const int is_target = sp->tidx[j] >= 0;
     if (is_target) twin_target(sp, m, k, j, sp->tval[sp->tidx[j]], x, S);
-    else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    else eval_column(sp, j, sp->noise + (size_t)j * S, x, S);
     if (m->iscm && !(is_target && tc_node_kind_fixes(m->kind[k]))) { /* the base world's map of node j */
       const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
       for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
