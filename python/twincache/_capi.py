@@ -288,6 +288,7 @@ MAX_TARGETS = 16  # TWINCACHE_MAX_TARGETS: targets of one world (multi-target in
 graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
 graph_free = _sig("twincache_graph_free", None, P(Graph))
 graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
+inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)
