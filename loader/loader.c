@@ -94,6 +94,7 @@ typedef struct tc_worker {
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
   uint32_t src_samples; /* stored S of the source of the graph being decoded */
+  tc_plan_window win;   /* size buckets: the window of the epoch order last used */
 } tc_worker;
 
 struct twincache_loader {
@@ -110,6 +111,7 @@ struct twincache_loader {
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
+  uint16_t *nodes;            /* (n) size buckets: N of each graph of the range (plan.nodes), else NULL */
   int (*fill)(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* fills[layout][samples] */
   uint32_t n_slots, n_workers;
   tc_slot *slots;
@@ -152,6 +154,7 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->rows = 0;
   o->resample_every = 1;
   o->withhold_targets = 0;
+  o->bucket_batches = 0;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -330,14 +333,17 @@ static const tc_fill_fn fills[3][2] = {
 
 /* Fills position g of slot s with graph `index` of source src (its stored
  * worlds, or fresh ones of epoch `epoch`: a mixture's, the source's own
- * epoch) through the fill table. */
-static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint64_t index, uint64_t epoch) {
+ * epoch) through the fill table; raises *nodes to the graph's N. */
+static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint64_t index, uint64_t epoch,
+                        uint32_t *nodes) {
   const twincache_loader *l = w->l;
   const void *frame;
   size_t size;
   twincache_cache *c = l->nsrc ? l->src[src] : l->cache;
   int rc = tc_cache_find_frame(c, w->txn[src], &w->cc[src], index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
+  uint32_t n = 0; /* the batch's N: the largest of its graphs' (header only; the fill checks the frame) */
+  if (twincache_frame_peek(frame, size, NULL, &n, NULL, NULL, NULL) == TWINCACHE_OK && n > *nodes) *nodes = n;
   w->src_samples = twincache_cache_dims(c)->samples;
   uint64_t tag = l->nsrc ? l->src_tag[src] : l->plan.cache_tag;
   uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH ? tc_fresh_key(tag, index, epoch / l->opt.resample_every)
@@ -390,16 +396,17 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
   int rc;
 
   if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
-  uint64_t next_index = cnt ? tc_plan_index(plan, &pb, first) : 0;
+  uint32_t nodes = 0;
+  uint64_t next_index = cnt ? tc_plan_graph(plan, &pb, &w->win, first) : 0;
   for (uint32_t g = 0; g < cnt; g++) {
     uint64_t pos = first + g, index = next_index;
     if (g + 1 < cnt) { /* start fetching the next graph's frame (random access) */
-      next_index = tc_plan_index(plan, &pb, pos + 1);
+      next_index = tc_plan_graph(plan, &pb, &w->win, pos + 1);
       prefetch_graph(w, 0, next_index);
     }
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
-      rc = decode_graph(w, s, g, 0, index, epoch);
+      rc = decode_graph(w, s, g, 0, index, epoch, &nodes);
       if (rc == TWINCACHE_OK) break;
       if (!is_record_error(rc)) {
         *bad_index = index;
@@ -412,11 +419,12 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       tc_error_clear(); /* skipped: its message is not the batch's */
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
       pos = tc_plan_borrowed(plan, borrow++);
-      index = tc_plan_index(plan, &pb, pos);
+      index = tc_plan_graph(plan, &pb, &w->win, pos);
     }
   }
   for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);
   s->views.n_graphs = cnt;
+  s->views.nodes = nodes;
   s->views.epoch = epoch;
   s->views.seq = seq;
   rc = TWINCACHE_OK;
@@ -438,6 +446,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
   const twincache_loader *l = w->l;
   const tc_mix *m = &l->mix;
   uint64_t k = tc_mix_global(m, seq);
+  uint32_t nodes = 0;
   int rc;
   if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
   for (uint32_t i = 0; i < m->nsrc; i++) {
@@ -452,7 +461,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
         prefetch_graph(w, i, tc_mix_index_key(m, i, pos + 1, key));
       s->views.valid[g] = 1;
       for (;;) {
-        rc = decode_graph(w, s, g, i, index, pos / n); /* the source's own epoch */
+        rc = decode_graph(w, s, g, i, index, pos / n, &nodes); /* the source's own epoch */
         if (rc == TWINCACHE_OK) break;
         *bad_index = index;
         *bad_src = i;
@@ -468,6 +477,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
     }
   }
   s->views.n_graphs = m->batch;
+  s->views.nodes = nodes;
   s->views.epoch = tc_mix_epoch(m, k);
   s->views.seq = seq;
   rc = TWINCACHE_OK;
@@ -596,6 +606,42 @@ static int validate(const twincache_loader_options *o) {
   return TWINCACHE_OK;
 }
 
+/* Size buckets: reads each graph's N from its frame header (no
+ * decompression; the frame is checked in full when it is decoded) into
+ * l->nodes, the plan's table. One pass over the range's frames. */
+static int read_nodes(twincache_loader *l) {
+  uint64_t n = l->plan.n;
+  tc_cache_txn *t = NULL;
+  tc_chunk_cache cc = {1, calloc(TC_CHUNK_CACHE_ENTRIES, sizeof(tc_chunk_entry))};
+  int rc = TWINCACHE_ENOMEM;
+  if (!cc.entries || !(l->nodes = malloc(n * sizeof *l->nodes))) {
+    tc_error_set(rc, "size buckets: no memory for the node counts of %llu graphs", (unsigned long long)n);
+    goto cleanup;
+  }
+  if ((rc = tc_cache_txn_create(l->cache, &t)) != TWINCACHE_OK || (rc = tc_cache_txn_renew(t)) != TWINCACHE_OK)
+    goto cleanup;
+  for (uint64_t i = 0; i < n; i++) {
+    const void *frame;
+    size_t size;
+    uint32_t nodes = 0;
+    uint64_t index = l->plan.begin + i;
+    if ((rc = tc_cache_find_frame(l->cache, t, &cc, index, &frame, &size)) != TWINCACHE_OK ||
+        (rc = twincache_frame_peek(frame, size, NULL, &nodes, NULL, NULL, NULL)) != TWINCACHE_OK) {
+      if (rc == TWINCACHE_ENOTFOUND) rc = TWINCACHE_ECORRUPT;
+      tc_error_wrap(rc, "size buckets: the header of graph %llu", (unsigned long long)index);
+      goto cleanup;
+    }
+    l->nodes[i] = (uint16_t)nodes; /* 1..256: the peek checked the header */
+  }
+  l->plan.nodes = l->nodes;
+  rc = TWINCACHE_OK;
+
+cleanup:
+  tc_cache_txn_free(t);
+  free(cc.entries);
+  return rc;
+}
+
 /* Step 1: opens the cache, resolves the graph range and the batch layout,
  * and sizes the stream (batches per epoch, positions, total). */
 static int open_stream(twincache_loader *l, const char *path) {
@@ -624,6 +670,7 @@ static int open_stream(twincache_loader *l, const char *path) {
                         (unsigned long long)begin, (unsigned long long)end);
   if ((rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
     return rc;
+  if (l->plan.bucket && (rc = read_nodes(l)) != TWINCACHE_OK) return rc;
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
     return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
                      path);
@@ -737,6 +784,8 @@ static int create_workers(twincache_loader *l) {
       int trc = tc_cache_txn_create(l->nsrc ? l->src[j] : l->cache, &w->txn[j]);
       if (trc != TWINCACHE_OK) return trc; /* the cache's message */
     }
+    int wrc = tc_plan_window_init(&l->plan, &w->win);
+    if (wrc != TWINCACHE_OK) return wrc;
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
@@ -899,6 +948,10 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
   if (!paths || !weights || !out) return tc_error_set(TWINCACHE_EINVAL, "paths, weights and out must not be NULL");
   if (n == 0 || n > TC_MIX_MAX)
     return tc_error_set(TWINCACHE_EINVAL, "a mixture has 1..%d sources (got %u)", TC_MIX_MAX, n);
+  if (opt && opt->bucket_batches)
+    return tc_error_set(TWINCACHE_EINVAL, "option bucket_batches %u: size buckets group one source's graphs; a "
+                        "mixture fixes each source's slots in every batch, so it has none (use 0)",
+                        opt->bucket_batches);
   if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
   if ((rc = open_sources(l, paths, weights, n)) != TWINCACHE_OK) goto cleanup;
   l->fill = fills[TWINCACHE_LAYOUT_DENSE][l->opt.samples];
@@ -951,6 +1004,7 @@ void twincache_loader_close(twincache_loader *l) {
       free(w->cc[j].entries);
     }
     twincache_dctx_free(w->dctx);
+    tc_plan_window_free(&w->win);
     tc_fresh_free(w->fresh);
     tc_scm_packer_free(w->packer);
     free(w->target);
@@ -978,6 +1032,7 @@ void twincache_loader_close(twincache_loader *l) {
   }
   twincache_cache_close(l->cache);
   for (uint32_t i = 1; i < l->nsrc; i++) twincache_cache_close(l->src[i]); /* src[0] is cache */
+  free(l->nodes);
   free(l);
 }
 
@@ -1188,7 +1243,7 @@ void twincache_loader_state_encode(const twincache_loader_state *s,
   put_le(buf + 8, s->next_seq, 8);
   put_le(buf + 16, s->magic, 4);
   buf[20] = (uint8_t)TWINCACHE_LOADER_STATE_VERSION;
-  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2);
+  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2 | (s->bucket & 31) << 3);
   put_le(buf + 22, (uint16_t)(s->batch_size - 1), 2);
   put_le(buf + 24, s->cache_tag, 8);
   put_le(buf + 32, s->index_begin, 8);
@@ -1223,18 +1278,20 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
     r.shuffle = buf[21] & 1;
     r.drop_last = buf[21] >> 1 & 1;
     r.equal_ranks = buf[21] >> 2 & 1;
+    r.bucket = buf[21] >> 3;
     r.batch_size = (uint32_t)get_le(buf + 22, 2) + 1;
     r.origin = get_le(buf + 48, 8);
     r.world_size = (uint32_t)get_le(buf + 56, 4);
     r.rank = (uint32_t)get_le(buf + 60, 4);
-    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~7u) == 0;
+    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && r.bucket <= tc_plan_bucket_code(TWINCACHE_BUCKET_MAX_BATCHES);
   }
   if (!ok) {
     memset(s, 0, sizeof *s);
     return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u at "
-                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0x7)",
+                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags bits 0-2 and a bucket code 0..%u in bits 3-7)",
                         (unsigned)r.magic, (unsigned)buf[20], (unsigned)buf[21],
-                        (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
+                        (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION,
+                        (unsigned)tc_plan_bucket_code(TWINCACHE_BUCKET_MAX_BATCHES));
   }
   *s = r;
   return TWINCACHE_OK;

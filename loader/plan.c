@@ -1,5 +1,6 @@
 /* plan.c — the stream plan (tc_plan.h): pure arithmetic from a batch
  * number to epoch, positions and graphs, and the resume state's checks. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tc_common.h"
@@ -28,10 +29,19 @@ static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
   return batches;
 }
 
+#define TC_PLAN_WINDOW_MAX (1u << 20) /* L = B*G: a decode thread's memo is 10 bytes per position */
+
 int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n) {
   memset(p, 0, sizeof *p);
   if (n == 0 || o->batch_size == 0 || o->world_size == 0 || o->rank >= o->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "stream plan: empty range, batch or world, or rank >= world_size");
+  uint32_t B = o->bucket_batches;
+  if (B && ((B & (B - 1)) || B > TWINCACHE_BUCKET_MAX_BATCHES || (uint64_t)B * o->batch_size > TC_PLAN_WINDOW_MAX))
+    return tc_error_set(TWINCACHE_EINVAL, "option bucket_batches %u: a power of two 1..%u is needed, with "
+                        "bucket_batches * batch_size (%u) <= %u", B, TWINCACHE_BUCKET_MAX_BATCHES, o->batch_size,
+                        TC_PLAN_WINDOW_MAX);
+  p->bucket = B;
+  p->window = (uint64_t)B * o->batch_size;
   p->seed = o->seed;
   p->cache_tag = cache_tag;
   p->begin = begin;
@@ -88,17 +98,13 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
 }
 
 int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
-  TC_RETURN_IF(pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
-                   (p->epochs && epoch >= p->epochs),
-               TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is outside the stream (%llu graphs, from "
-               "epoch %llu position %llu, %u epochs, 0: endless)", (unsigned long long)epoch,
-               (unsigned long long)pos, (unsigned long long)p->n, (unsigned long long)p->origin_epoch,
-               (unsigned long long)p->origin_pos, p->epochs);
+  /* "not read in this stream" is an ordinary answer: no message */
+  if (pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
+      (p->epochs && epoch >= p->epochs))
+    return TWINCACHE_ENOTFOUND;
   uint64_t start = epoch == p->origin_epoch ? p->origin_pos : 0, end;
   segment(p, start, &end);
-  TC_RETURN_IF(pos >= end, TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is cut by drop_last (the "
-               "epoch's segment ends at %llu)", (unsigned long long)epoch, (unsigned long long)pos,
-               (unsigned long long)end);
+  if (pos >= end) return TWINCACHE_ENOTFOUND; /* cut by drop_last */
   uint64_t k = (pos - start) / p->batch, j = k / p->world; /* global batch, and the rank's batch in the part */
   uint32_t r = (uint32_t)(k % p->world);
   tc_plan q = *p; /* rank r's counts (they differ between ranks without equal ranks) */
@@ -111,6 +117,65 @@ int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *ran
   *slot = (uint32_t)((pos - start) % p->batch);
   *seq = epoch == q.origin_epoch ? j : q.first_bpe + (epoch - q.origin_epoch - 1) * q.bpe + j;
   return TWINCACHE_OK;
+}
+
+uint8_t tc_plan_bucket_code(uint32_t bucket) {
+  uint8_t k = 0;
+  while (bucket) k++, bucket >>= 1;
+  return k;
+}
+
+int tc_plan_window_init(const tc_plan *p, tc_plan_window *w) {
+  memset(w, 0, sizeof *w);
+  w->index = UINT64_MAX;
+  if (!p->bucket) return TWINCACHE_OK;
+  w->order = malloc(p->window * sizeof *w->order);
+  w->sorted = malloc(p->window * sizeof *w->sorted);
+  w->key = malloc(p->window * sizeof *w->key);
+  if (w->order && w->sorted && w->key) return TWINCACHE_OK;
+  tc_plan_window_free(w);
+  return tc_error_set(TWINCACHE_ENOMEM, "size buckets: no memory for a window of %llu positions",
+                      (unsigned long long)p->window);
+}
+
+void tc_plan_window_free(tc_plan_window *w) {
+  free(w->order);
+  free(w->sorted);
+  free(w->key);
+  memset(w, 0, sizeof *w);
+  w->index = UINT64_MAX;
+}
+
+/* Fills w with window `index` of batch b's epoch (see "Buckets"). */
+static void window_fill(const tc_plan *p, const tc_plan_batch *b, tc_plan_window *w, uint64_t index) {
+  uint64_t base = index * p->window, G = p->batch;
+  uint32_t len = (uint32_t)(p->n - base < p->window ? p->n - base : p->window);
+  uint32_t start[TWINCACHE_MAX_NODES + 2] = {0}; /* counting sort by N (1..256), stable */
+  for (uint32_t o = 0; o < len; o++) {
+    uint16_t k = p->nodes[tc_plan_index(p, b, base + o) - p->begin];
+    w->key[o] = k;
+    start[k + 1]++;
+  }
+  for (uint32_t k = 1; k < TWINCACHE_MAX_NODES + 2; k++) start[k] += start[k - 1];
+  for (uint32_t o = 0; o < len; o++) w->sorted[start[w->key[o]]++] = o;
+  uint32_t full = (uint32_t)(len / G);
+  tc_perm chunks = {0}; /* read only with shuffle */
+  if (p->shuffle) tc_perm_init(&chunks, full, tc_mix64(b->key ^ tc_mix64(index + 1)));
+  for (uint32_t j = 0; j < full; j++) {
+    uint64_t from = p->shuffle ? tc_perm_at(&chunks, j) : j;
+    memcpy(w->order + (uint64_t)j * G, w->sorted + from * G, G * sizeof *w->order);
+  }
+  memcpy(w->order + (uint64_t)full * G, w->sorted + (uint64_t)full * G, (len - full * G) * sizeof *w->order);
+  w->epoch = b->epoch;
+  w->index = index;
+}
+
+uint64_t tc_plan_graph(const tc_plan *p, const tc_plan_batch *b, tc_plan_window *w, uint64_t pos) {
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
+  if (!p->bucket) return tc_plan_index(p, b, q);
+  uint64_t index = q / p->window;
+  if (w->index != index || w->epoch != b->epoch) window_fill(p, b, w, index);
+  return tc_plan_index(p, b, index * p->window + w->order[q - index * p->window]);
 }
 
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
@@ -150,6 +215,7 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->equal_ranks = p->equal;
   s->next_seq = next_seq;
   s->origin = p->origin_epoch * p->n + p->origin_pos;
+  s->bucket = tc_plan_bucket_code(p->bucket);
 }
 
 int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
@@ -200,7 +266,7 @@ int tc_state_match(const twincache_loader_state *r, const twincache_loader_state
     const char *name;
     uint64_t got, want;
   } f[] = {
-      {"reserved", r->reserved, want->reserved},          {"cache_tag", r->cache_tag, want->cache_tag},
+      {"bucket", r->bucket, want->bucket},          {"cache_tag", r->cache_tag, want->cache_tag},
       {"shuffle", r->shuffle, want->shuffle},             {"drop_last", r->drop_last, want->drop_last},
       {"index_begin", r->index_begin, want->index_begin}, {"index_end", r->index_end, want->index_end},
   };
@@ -237,6 +303,11 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
     return tc_error_set(TWINCACHE_EINVAL,
                         "resume state next_seq %llu is past the end of the stream (%llu batches)",
                         (unsigned long long)r->next_seq, (unsigned long long)q.total);
+  if (p->bucket && q.batch != p->batch) /* the windows and chunks are made of G */
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field batch_size %u differs from this loader's %u: a "
+                        "bucketed order (bucket_batches %u) is made of batches, so it resumes only with the same "
+                        "batch_size (any world_size)", (unsigned)r->batch_size, (unsigned)p->batch,
+                        (unsigned)p->bucket);
   int in_step = q.world == 1 || q.equal; /* every rank at the same next_seq has read the same prefix */
   if (q.batch == p->batch && q.world == p->world && q.equal == p->equal && (in_step || q.rank == p->rank)) {
     if ((rc = tc_plan_set_origin(p, r->origin)) != TWINCACHE_OK) return rc;

@@ -20,7 +20,23 @@
  * global batch j*W + r. Equal ranks: the segment's positions are padded (or
  * cut, with drop_last) to a multiple of G*W. Otherwise (W = 1 or equal_ranks
  * 0): the segment ends at n (cut to a multiple of G with drop_last) and only
- * its last global batch may be partial. */
+ * its last global batch may be partial.
+ *
+ * Buckets (bucket_batches B > 0). The epoch order above is regrouped by the
+ * graphs' node counts: positions are cut into windows of L = B*G, window w
+ * holding [w*L, min(w*L + L, n)) (aligned to the epoch's start, so a resume
+ * anywhere sees the same windows). A window's positions are sorted by
+ * (N of their graph, position) -- a counting sort, N <= 256 -- and the sorted
+ * list cut into chunks of G; with shuffle the window's full chunks are put in
+ * the order of a permutation keyed by (epoch key, w), the last partial chunk
+ * (the window's largest N) staying last. Bucketed position w*L + j*G + i then
+ * holds the graph of the i-th entry of chunk j. This is a permutation of the
+ * epoch's positions, so exactly-once, equal ranks, padding, drop_last and
+ * elastic resume are those of the plain plan; a batch whose positions are
+ * one chunk (every batch when no resume moved the origin off a multiple of
+ * G) holds graphs of adjacent N. Why windows and not N ranges: a window is a
+ * function of position only, costs O(L) per window (not per epoch), and keeps
+ * the epoch's randomness beyond L; B trades padding for mixing. */
 #ifndef TC_PLAN_H
 #define TC_PLAN_H
 
@@ -41,6 +57,10 @@ typedef struct tc_plan {
   uint8_t equal;           /* equal ranks in effect (W > 1 and the option) */
   /* where seq 0 is: origin = e0 * n + p0 graphs of the global order consumed */
   uint64_t origin_epoch, origin_pos; /* e0, p0 < n */
+  /* buckets: B batches per window (a power of two), 0 = off; L = B*G */
+  uint32_t bucket;
+  uint64_t window;         /* L */
+  const uint16_t *nodes;   /* (n) N of graph begin + i; the caller's, set before use */
   /* derived by tc_plan_init */
   uint64_t bpe;            /* this rank's batches of a whole epoch */
   uint64_t first_bpe;      /* this rank's batches of epoch e0 (from p0) */
@@ -60,9 +80,12 @@ typedef struct tc_plan_batch {
 } tc_plan_batch;
 
 /* Builds the plan of options o (batch_size, epochs, shuffle, seed, rank,
- * world_size, drop_last, equal_ranks) over the range [begin, begin + n)
- * of cache `cache_tag`, starting at origin 0. Returns 0, or
- * TWINCACHE_EINVAL with a message for n == 0, batch 0, world 0 or rank >= world. */
+ * world_size, drop_last, equal_ranks, bucket_batches) over the range
+ * [begin, begin + n) of cache `cache_tag`, starting at origin 0. Returns 0,
+ * or TWINCACHE_EINVAL with a message for n == 0, batch 0, world 0, rank >=
+ * world, or bucket_batches not a power of two up to
+ * TWINCACHE_BUCKET_MAX_BATCHES with B*G <= 2^20. With buckets, set p->nodes
+ * before asking for graphs. */
 int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n);
 
 /* Moves seq 0 of plan p to origin `origin` (graphs of the global order
@@ -79,6 +102,27 @@ static inline uint64_t tc_plan_index(const tc_plan *p, const tc_plan_batch *b, u
   uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
   return p->begin + (p->shuffle ? tc_perm_at(&b->perm, q) : q);
 }
+
+/* A bucketed plan's window, memoised by its user (one per decode thread):
+ * the window it holds and its order. */
+typedef struct tc_plan_window {
+  uint64_t epoch, index;   /* the window held; index UINT64_MAX = none */
+  uint32_t *order;         /* (L) offset in the window of the graph at each bucketed offset */
+  uint32_t *sorted;        /* (L) scratch */
+  uint16_t *key;           /* (L) scratch: each offset's N */
+} tc_plan_window;
+
+/* Allocates w for plan p (nothing when p has no buckets). Returns 0 or
+ * TWINCACHE_ENOMEM. tc_plan_window_free accepts a zeroed w. */
+int tc_plan_window_init(const tc_plan *p, tc_plan_window *w);
+void tc_plan_window_free(tc_plan_window *w);
+
+/* The code of B in a state's bucket field: 0 for 0, log2(B) + 1. */
+uint8_t tc_plan_bucket_code(uint32_t bucket);
+
+/* Graph index at position pos of batch b's epoch order, buckets applied (w:
+ * the caller's window memo; unused without buckets). */
+uint64_t tc_plan_graph(const tc_plan *p, const tc_plan_batch *b, tc_plan_window *w, uint64_t pos);
 
 /* The position whose graph fills the place of a corrupt graph: the
  * batch's borrow counter modulo n (positions after the batch's own, wrapping
@@ -122,7 +166,7 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *s, uint64_t *next_s
 int tc_state_head(const twincache_loader_state *r, uint64_t seed, uint64_t total, uint32_t min_version,
                   uint64_t *next_seq);
 
-/* State r's identity fields (reserved, cache_tag, shuffle, drop_last,
+/* State r's identity fields (bucket, cache_tag, shuffle, drop_last,
  * index_begin, index_end) equal want's; else TWINCACHE_EINVAL naming the
  * first that differs and `whose` it should be ("this loader's"). */
 int tc_state_match(const twincache_loader_state *r, const twincache_loader_state *want, const char *whose);

@@ -71,7 +71,7 @@ class Loader(*_BASES, Closable):
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
            layout="dense", samples="stored", rows=None, resample_every=1,
-           withhold_targets=False)
+           withhold_targets=False, buckets=0)
 
     rank/world_size: None = twincache.launch_ranks(): torch.distributed when
     initialised, else torchrun's RANK/WORLD_SIZE, else Slurm's SLURM_PROCID/
@@ -115,6 +115,15 @@ class Loader(*_BASES, Closable):
         withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and
     int_mask stay); dense layout only.
+    buckets: size buckets (loader/tc_plan.h, "Buckets"): 0 (default) off, or
+    B, a power of two 1..1024 with B * batch_size <= 2**20: each window of B
+    batches of the epoch order is sorted by node count and cut into batches
+    of similar N, shuffled inside the window. batch.nodes is the batch's own
+    largest N: batch.trimmed() gives the dense fields cut to it, so a model
+    pays for the batch's N, not the cache's. Every graph still once per
+    epoch, equal ranks; the state records B (resume with the same B and
+    batch_size, any world size). One source only; the loader reads every
+    frame's header once at open.
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 
@@ -127,7 +136,7 @@ class Loader(*_BASES, Closable):
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
                  samples="stored", rows=None, resample_every=1, withhold_targets=False,
-                 weights=None):
+                 weights=None, buckets=0):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -162,6 +171,7 @@ class Loader(*_BASES, Closable):
         self.rows = _args.integer("rows", 0 if rows is None else rows)
         self.resample_every = _args.integer("resample_every", resample_every)
         self.withhold_targets = _args.flag("withhold_targets", withhold_targets)
+        self.buckets = _args.integer("buckets", buckets)
         if self.withhold_targets and self.batch_layout != "dense":
             raise InvalidArgument("withhold_targets=True needs layout='dense'")
         pin_memory = _cuda_usable() if pin_memory is None else _args.flag("pin_memory", pin_memory)
@@ -201,6 +211,7 @@ class Loader(*_BASES, Closable):
         o.layout = _LAYOUTS[self.batch_layout]
         o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
         o.withhold_targets = int(self.withhold_targets)
+        o.bucket_batches = self.buckets
         return o
 
     def _open(self, state):
@@ -264,7 +275,7 @@ class Loader(*_BASES, Closable):
         load_state_dict() checks. Keys: seed, next_seq (the next batch,
         counted from origin), magic, version, cache_tag (the cache's
         identity), index_begin, index_end, batch_size, world_size, rank,
-        shuffle, drop_last, equal_ranks, reserved, origin. Every rank's state
+        shuffle, drop_last, equal_ranks, bucket, origin. Every rank's state
         after the same number of batches is the same point of the global
         order: save one (e.g. rank 0's) with your checkpoint; it resumes at
         any world size."""
