@@ -108,6 +108,8 @@ struct twincache_loader {
   tc_mix mix;
   twincache_dims dims;        /* a mixture's: the sources' largest N, K, H, S (stored: one S) */
   uint64_t src_tag[TC_MIX_MAX]; /* a mixture's: each source's cache tag (fresh worlds' keys) */
+  uint8_t src_fresh[TC_MIX_MAX]; /* a mixture's: 1 where the source's worlds are fresh */
+  int (*src_fill[TC_MIX_MAX])(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* a mixture's: fills[DENSE][each source's samples] */
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
@@ -155,6 +157,7 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->resample_every = 1;
   o->withhold_targets = 0;
   o->bucket_batches = 0;
+  o->source_samples = NULL;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -346,9 +349,9 @@ static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint
   if (twincache_frame_peek(frame, size, NULL, &n, NULL, NULL, NULL) == TWINCACHE_OK && n > *nodes) *nodes = n;
   w->src_samples = twincache_cache_dims(c)->samples;
   uint64_t tag = l->nsrc ? l->src_tag[src] : l->plan.cache_tag;
-  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH ? tc_fresh_key(tag, index, epoch / l->opt.resample_every)
-                                                           : 0;
-  return l->fill(w, s, g, index, frame, size, key);
+  int fresh = l->nsrc ? l->src_fresh[src] : l->opt.samples == TWINCACHE_SAMPLES_FRESH;
+  uint64_t key = fresh ? tc_fresh_key(tag, index, epoch / l->opt.resample_every) : 0;
+  return (l->nsrc ? l->src_fill[src] : l->fill)(w, s, g, index, frame, size, key);
 }
 
 /* Ends the decode thread's read txn (its chunk views go stale with it). */
@@ -868,6 +871,9 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
 
   if (out) *out = NULL;
   if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "path and out must not be NULL");
+  if (opt && opt->source_samples)
+    return tc_error_set(TWINCACHE_EINVAL, "option source_samples is a mixture's (twincache_loader_open_mixture); "
+                        "one cache takes samples");
   if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
   if ((rc = open_stream(l, path)) != TWINCACHE_OK) goto cleanup;
   l->fill = fills[l->opt.layout][l->opt.samples]; /* validate() refused the NULL entry */
@@ -891,7 +897,9 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
   const twincache_loader_options *o = &l->opt;
   uint64_t begin[TC_MIX_MAX], count[TC_MIX_MAX], tags[TC_MIX_MAX];
   int rc;
-  int fresh = o->samples == TWINCACHE_SAMPLES_FRESH;
+  uint32_t S = 0; /* the batch's S: rows with a fresh source, else the first stored source's */
+  for (uint32_t i = 0; i < n; i++)
+    if (l->src_fresh[i]) S = o->rows;
   if (o->layout != TWINCACHE_LAYOUT_DENSE)
     return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout only (layout %d): the compact and SCM "
                         "slabs are not padded across sources yet", o->layout);
@@ -909,14 +917,15 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
     if (end <= first)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds no graphs yet (an interrupted "
                           "generation: rerun twincache-gen to finish)", i, paths[i]);
-    if (!fresh && d->samples == 0)
-      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): open the "
-                          "mixture with samples = FRESH and rows = S", i, paths[i]);
-    if (!fresh && i > 0 && d->samples != l->dims.samples)
-      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, source 0 "
-                          "%u: one slab has one S (rows are not padded); generate the sources with the same "
-                          "--samples, or read fresh worlds (samples = FRESH: rows = S for all)", i, paths[i], d->samples,
-                          l->dims.samples);
+    if (!l->src_fresh[i] && d->samples == 0)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): read it "
+                          "fresh (samples = FRESH and rows = S)", i, paths[i]);
+    if (!l->src_fresh[i] && S == 0) S = d->samples;
+    if (!l->src_fresh[i] && d->samples != S)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, the "
+                          "batch has S = %u (%s): one slab has one S and no row mask, so rows are not padded; "
+                          "generate the stored sources with --samples %u, or read this one fresh", i, paths[i],
+                          d->samples, S, o->rows == S ? "the fresh sources' rows" : "the first stored source's", S);
     if (i == 0) l->dims = *d;
     l->dims.graphs = i ? l->dims.graphs + d->graphs : d->graphs;
     l->dims.max_nodes = d->max_nodes > l->dims.max_nodes ? d->max_nodes : l->dims.max_nodes;
@@ -930,11 +939,31 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
   if ((rc = tc_mix_init(&l->mix, weights, begin, count, n, o->batch_size, o->world_size, o->rank, o->epochs,
                         o->shuffle, o->seed)) != TWINCACHE_OK)
     return rc;
-  tc_mix_set_tag(&l->mix, tags);
+  tc_mix_set_tag(&l->mix, tags, l->src_fresh);
   if (twincache_batch_layout_init(&l->layout, o->batch_size, l->dims.max_nodes, l->dims.max_inter,
-                                  fresh ? o->rows : l->dims.samples) != TWINCACHE_OK ||
+                                  S) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
     return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
+  return TWINCACHE_OK;
+}
+
+/* A mixture's options as validate() sees them (*eff: samples = FRESH when
+ * any source is fresh, source_samples NULL) and each source's worlds. */
+static int mixture_samples(const twincache_loader_options *opt, uint32_t n, twincache_loader_options *eff,
+                           uint8_t *fresh) {
+  if (opt) *eff = *opt;
+  else twincache_loader_options_init(eff);
+  int any = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int v = eff->source_samples ? eff->source_samples[i] : eff->samples;
+    if (v != TWINCACHE_SAMPLES_STORED && v != TWINCACHE_SAMPLES_FRESH)
+      return tc_error_set(TWINCACHE_EINVAL, "option source_samples[%u] must be STORED (0) or FRESH (1) (got %d)",
+                          i, v);
+    fresh[i] = (uint8_t)v;
+    any |= v;
+  }
+  if (eff->source_samples) eff->samples = any ? TWINCACHE_SAMPLES_FRESH : TWINCACHE_SAMPLES_STORED;
+  eff->source_samples = NULL;
   return TWINCACHE_OK;
 }
 
@@ -952,7 +981,14 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
     return tc_error_set(TWINCACHE_EINVAL, "option bucket_batches %u: size buckets group one source's graphs; a "
                         "mixture fixes each source's slots in every batch, so it has none (use 0)",
                         opt->bucket_batches);
-  if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
+  twincache_loader_options eff;
+  uint8_t fresh[TC_MIX_MAX];
+  if ((rc = mixture_samples(opt, n, &eff, fresh)) != TWINCACHE_OK) return rc;
+  if ((rc = loader_new(&eff, &l)) != TWINCACHE_OK) return rc;
+  for (uint32_t i = 0; i < n; i++) {
+    l->src_fresh[i] = fresh[i];
+    l->src_fill[i] = fills[TWINCACHE_LAYOUT_DENSE][fresh[i]];
+  }
   if ((rc = open_sources(l, paths, weights, n)) != TWINCACHE_OK) goto cleanup;
   l->fill = fills[TWINCACHE_LAYOUT_DENSE][l->opt.samples];
   uint64_t seq0 = 0;

@@ -173,6 +173,14 @@ typedef struct twincache_loader_options {
    * reads every frame's header once to learn its N (no decompression).
    * One source only (a mixture refuses it). Default 0 = off. */
   uint32_t bucket_batches;
+  /* A mixture's (twincache_loader_open_mixture) worlds per source: NULL
+   * (default) = `samples` for every source, else n entries, each
+   * TWINCACHE_SAMPLES_STORED or _FRESH (read at open, not kept). With a
+   * fresh source `rows` is the batch's S and every stored source must store
+   * S = rows (one slab has one S and no row mask, so rows are not padded:
+   * another S is refused naming the source); rows and resample_every apply
+   * to the fresh sources. One source's open refuses it. */
+  const int *source_samples;
 } twincache_loader_options;
 #define TWINCACHE_BUCKET_MAX_BATCHES 1024u
 
@@ -334,8 +342,10 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * source's worlds have `rows` rows (sources of any S, SCM-only ones too),
  * graph i of source s in the source's own epoch e getting the worlds a
  * one-source fresh loader of that cache gives it in epoch e (key: the
- * source's cache tag, i, e / resample_every). All sources are stored or all
- * fresh (samples is one option). Only layout DENSE is supported (others
+ * source's cache tag, i, e / resample_every). options.source_samples
+ * chooses per source (stored ones must then store S = rows; the state's
+ * cache_tag also hashes which sources are fresh when they are mixed). Size
+ * buckets are refused. Only layout DENSE is supported (others
  * EINVAL, said so); index_begin/index_end must be 0;
  * drop_last and equal_ranks have no effect (nothing is ever padded).
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).

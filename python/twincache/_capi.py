@@ -197,7 +197,8 @@ class LoaderOptions(ctypes.Structure):
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
                 ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
-                ("withhold_targets", ctypes.c_int), ("bucket_batches", u32)]
+                ("withhold_targets", ctypes.c_int), ("bucket_batches", u32),
+                ("source_samples", ctypes.POINTER(ctypes.c_int))]
 
 
 class LoaderState(ctypes.Structure):

@@ -110,7 +110,10 @@ class Loader(*_BASES, Closable):
     top 8 bits are the source (id >> 56), the rest the graph index
     (id & (2**56 - 1)); the slab is padded to the largest N and K (node_mask, int_mask).
     Dense layout, no index_range; stored worlds need one S across the
-    sources, samples="fresh" gives every source `rows` rows.
+    sources, samples="fresh" gives every source `rows` rows; samples as a
+    list says it per source (["stored", "fresh"]): the fresh ones get `rows`
+    rows and every stored one must store S = rows (no row mask: another S is
+    refused naming the source).
     state_dict()/load_state_dict() work as for one source (any world size).
         withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and
@@ -167,7 +170,13 @@ class Loader(*_BASES, Closable):
                 raise InvalidArgument("a CUDA device gives torch tensors: use output='torch'")
         self.device = dev
         self.batch_layout = _args.choice("layout", layout, tuple(_LAYOUTS))
-        self.samples = _args.choice("samples", samples, ("stored", "fresh"))
+        if isinstance(samples, (list, tuple)):  # a mixture's, per source
+            if weights is None or len(samples) != len(path):
+                raise InvalidArgument("samples as a list names each source of a mixture (Loader([a, b], "
+                                      f"weights=..., samples=['stored', 'fresh'])), got {samples!r}")
+            self.samples = [_args.choice("samples", s, ("stored", "fresh")) for s in samples]
+        else:
+            self.samples = _args.choice("samples", samples, ("stored", "fresh"))
         self.rows = _args.integer("rows", 0 if rows is None else rows)
         self.resample_every = _args.integer("resample_every", resample_every)
         self.withhold_targets = _args.flag("withhold_targets", withhold_targets)
@@ -209,7 +218,13 @@ class Loader(*_BASES, Closable):
         o.index_begin, o.index_end = self.index_range
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         o.layout = _LAYOUTS[self.batch_layout]
-        o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
+        if isinstance(self.samples, list):
+            fresh = [int(s == "fresh") for s in self.samples]
+            o.samples = int(any(fresh))
+            o.source_samples = (ctypes.c_int * len(fresh))(*fresh)  # read by the open; the struct keeps it
+        else:
+            o.samples = int(self.samples == "fresh")
+        o.rows, o.resample_every = self.rows, self.resample_every
         o.withhold_targets = int(self.withhold_targets)
         o.bucket_batches = self.buckets
         return o

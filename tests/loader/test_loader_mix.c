@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
   static const double weights[2] = {0.7, 0.3};
   tc_mix m;
   TC_REQUIRE(tc_mix_init(&m, weights, begin, n, 2, G, 1, 0, EPOCHS, 1, 19) == TWINCACHE_OK);
-  tc_mix_set_tag(&m, tags);
+  tc_mix_set_tag(&m, tags, NULL);
   TC_CHECK(m.count[0] == 7 && m.count[1] == 3);
   uint64_t total = EPOCHS * m.epoch_batches;
   TC_REQUIRE(total <= MAXK && total > 2 * m.epoch_batches);
