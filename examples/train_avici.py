@@ -260,9 +260,9 @@ def main():
     ap.add_argument("--samples", choices=["stored", "fresh"], default="stored",
                     help="twincache: train on the stored worlds, or on fresh worlds of the stored "
                          "SCMs every epoch (evaluation always reads the stored held-out worlds)")
-    ap.add_argument("--buckets", type=int, default=0, metavar="B",
-                    help="twincache: size buckets of B batches (a power of two; 0 = off): batches of "
-                         "similar node counts, each cut to its own largest N (its attention costs N^2)")
+    ap.add_argument("--buckets", action="store_true",
+                    help="twincache: size buckets: steps of graphs of similar node counts, each batch cut "
+                         "to its own largest N (attention costs N^2 per graph)")
     ap.add_argument("--fresh-rows", type=int, default=0,
                     help="rows per fresh world (0 = the cache's stored S)")
     ap.add_argument("--loss-log", metavar="FILE",
@@ -523,7 +523,7 @@ def main():
               f"--{stop_reason})", flush=True)
         if node_slots[1]:
             print(f"node padding: {100 * (1 - node_slots[0] / node_slots[1]):.1f}% of the node slots the "
-                  f"model attends over (rank 0, --buckets {a.buckets})", flush=True)
+                  f"model attends over (rank 0{', --buckets' if a.buckets else ''})", flush=True)
     if not a.data_only:
         report_eval()
         save()

@@ -94,7 +94,6 @@ typedef struct tc_worker {
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
   uint32_t src_samples; /* stored S of the source of the graph being decoded */
-  tc_plan_window win;   /* size buckets: the window of the epoch order last used */
 } tc_worker;
 
 struct twincache_loader {
@@ -113,7 +112,7 @@ struct twincache_loader {
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
-  uint16_t *nodes;            /* (n) size buckets: N of each graph of the range (plan.nodes), else NULL */
+  tc_plan_groups groups;      /* size buckets: the range sorted by N (plan.groups) */
   int (*fill)(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* fills[layout][samples] */
   uint32_t n_slots, n_workers;
   tc_slot *slots;
@@ -156,7 +155,7 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->rows = 0;
   o->resample_every = 1;
   o->withhold_targets = 0;
-  o->bucket_batches = 0;
+  o->buckets = 0;
   o->source_samples = NULL;
 }
 
@@ -400,11 +399,11 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
 
   if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
   uint32_t nodes = 0;
-  uint64_t next_index = cnt ? tc_plan_graph(plan, &pb, &w->win, first) : 0;
+  uint64_t next_index = cnt ? tc_plan_graph(plan, &pb, first) : 0;
   for (uint32_t g = 0; g < cnt; g++) {
     uint64_t pos = first + g, index = next_index;
     if (g + 1 < cnt) { /* start fetching the next graph's frame (random access) */
-      next_index = tc_plan_graph(plan, &pb, &w->win, pos + 1);
+      next_index = tc_plan_graph(plan, &pb, pos + 1);
       prefetch_graph(w, 0, next_index);
     }
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
@@ -422,7 +421,7 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       tc_error_clear(); /* skipped: its message is not the batch's */
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
       pos = tc_plan_borrowed(plan, borrow++);
-      index = tc_plan_graph(plan, &pb, &w->win, pos);
+      index = tc_plan_graph(plan, &pb, pos);
     }
   }
   for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);
@@ -610,14 +609,16 @@ static int validate(const twincache_loader_options *o) {
 }
 
 /* Size buckets: reads each graph's N from its frame header (no
- * decompression; the frame is checked in full when it is decoded) into
- * l->nodes, the plan's table. One pass over the range's frames. */
+ * decompression; the frame is checked in full when it is decoded) and
+ * sorts the range by it into l->groups, the plan's. One pass over the
+ * range's frames. */
 static int read_nodes(twincache_loader *l) {
   uint64_t n = l->plan.n;
   tc_cache_txn *t = NULL;
   tc_chunk_cache cc = {1, calloc(TC_CHUNK_CACHE_ENTRIES, sizeof(tc_chunk_entry))};
+  uint16_t *nodes = malloc(n * sizeof *nodes);
   int rc = TWINCACHE_ENOMEM;
-  if (!cc.entries || !(l->nodes = malloc(n * sizeof *l->nodes))) {
+  if (!cc.entries || !nodes) {
     tc_error_set(rc, "size buckets: no memory for the node counts of %llu graphs", (unsigned long long)n);
     goto cleanup;
   }
@@ -626,22 +627,22 @@ static int read_nodes(twincache_loader *l) {
   for (uint64_t i = 0; i < n; i++) {
     const void *frame;
     size_t size;
-    uint32_t nodes = 0;
+    uint32_t n_nodes = 0;
     uint64_t index = l->plan.begin + i;
     if ((rc = tc_cache_find_frame(l->cache, t, &cc, index, &frame, &size)) != TWINCACHE_OK ||
-        (rc = twincache_frame_peek(frame, size, NULL, &nodes, NULL, NULL, NULL)) != TWINCACHE_OK) {
+        (rc = twincache_frame_peek(frame, size, NULL, &n_nodes, NULL, NULL, NULL)) != TWINCACHE_OK) {
       if (rc == TWINCACHE_ENOTFOUND) rc = TWINCACHE_ECORRUPT;
       tc_error_wrap(rc, "size buckets: the header of graph %llu", (unsigned long long)index);
       goto cleanup;
     }
-    l->nodes[i] = (uint16_t)nodes; /* 1..256: the peek checked the header */
+    nodes[i] = (uint16_t)n_nodes; /* 1..256: the peek checked the header */
   }
-  l->plan.nodes = l->nodes;
-  rc = TWINCACHE_OK;
+  if ((rc = tc_plan_groups_init(&l->groups, nodes, n)) == TWINCACHE_OK) l->plan.groups = &l->groups;
 
 cleanup:
   tc_cache_txn_free(t);
   free(cc.entries);
+  free(nodes);
   return rc;
 }
 
@@ -787,8 +788,6 @@ static int create_workers(twincache_loader *l) {
       int trc = tc_cache_txn_create(l->nsrc ? l->src[j] : l->cache, &w->txn[j]);
       if (trc != TWINCACHE_OK) return trc; /* the cache's message */
     }
-    int wrc = tc_plan_window_init(&l->plan, &w->win);
-    if (wrc != TWINCACHE_OK) return wrc;
     twincache_graph *g = &w->g;
     g->cap_nodes = d->max_nodes;
     g->cap_samples = d->samples;
@@ -977,10 +976,9 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
   if (!paths || !weights || !out) return tc_error_set(TWINCACHE_EINVAL, "paths, weights and out must not be NULL");
   if (n == 0 || n > TC_MIX_MAX)
     return tc_error_set(TWINCACHE_EINVAL, "a mixture has 1..%d sources (got %u)", TC_MIX_MAX, n);
-  if (opt && opt->bucket_batches)
-    return tc_error_set(TWINCACHE_EINVAL, "option bucket_batches %u: size buckets group one source's graphs; a "
-                        "mixture fixes each source's slots in every batch, so it has none (use 0)",
-                        opt->bucket_batches);
+  if (opt && opt->buckets)
+    return tc_error_set(TWINCACHE_EINVAL, "option buckets %d: size buckets group one source's graphs; a "
+                        "mixture fixes each source's slots in every batch, so it has none (use 0)", opt->buckets);
   twincache_loader_options eff;
   uint8_t fresh[TC_MIX_MAX];
   if ((rc = mixture_samples(opt, n, &eff, fresh)) != TWINCACHE_OK) return rc;
@@ -1040,7 +1038,6 @@ void twincache_loader_close(twincache_loader *l) {
       free(w->cc[j].entries);
     }
     twincache_dctx_free(w->dctx);
-    tc_plan_window_free(&w->win);
     tc_fresh_free(w->fresh);
     tc_scm_packer_free(w->packer);
     free(w->target);
@@ -1068,7 +1065,7 @@ void twincache_loader_close(twincache_loader *l) {
   }
   twincache_cache_close(l->cache);
   for (uint32_t i = 1; i < l->nsrc; i++) twincache_cache_close(l->src[i]); /* src[0] is cache */
-  free(l->nodes);
+  tc_plan_groups_free(&l->groups);
   free(l);
 }
 
@@ -1279,7 +1276,7 @@ void twincache_loader_state_encode(const twincache_loader_state *s,
   put_le(buf + 8, s->next_seq, 8);
   put_le(buf + 16, s->magic, 4);
   buf[20] = (uint8_t)TWINCACHE_LOADER_STATE_VERSION;
-  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2 | (s->bucket & 31) << 3);
+  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2 | (s->bucket & 1) << 3);
   put_le(buf + 22, (uint16_t)(s->batch_size - 1), 2);
   put_le(buf + 24, s->cache_tag, 8);
   put_le(buf + 32, s->index_begin, 8);
@@ -1314,20 +1311,19 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
     r.shuffle = buf[21] & 1;
     r.drop_last = buf[21] >> 1 & 1;
     r.equal_ranks = buf[21] >> 2 & 1;
-    r.bucket = buf[21] >> 3;
+    r.bucket = buf[21] >> 3 & 1;
     r.batch_size = (uint32_t)get_le(buf + 22, 2) + 1;
     r.origin = get_le(buf + 48, 8);
     r.world_size = (uint32_t)get_le(buf + 56, 4);
     r.rank = (uint32_t)get_le(buf + 60, 4);
-    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && r.bucket <= tc_plan_bucket_code(TWINCACHE_BUCKET_MAX_BATCHES);
+    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~15u) == 0;
   }
   if (!ok) {
     memset(s, 0, sizeof *s);
     return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u at "
-                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags bits 0-2 and a bucket code 0..%u in bits 3-7)",
+                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0xf)",
                         (unsigned)r.magic, (unsigned)buf[20], (unsigned)buf[21],
-                        (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION,
-                        (unsigned)tc_plan_bucket_code(TWINCACHE_BUCKET_MAX_BATCHES));
+                        (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }
   *s = r;
   return TWINCACHE_OK;

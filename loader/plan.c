@@ -29,19 +29,14 @@ static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
   return batches;
 }
 
-#define TC_PLAN_WINDOW_MAX (1u << 20) /* L = B*G: a decode thread's memo is 10 bytes per position */
-
 int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n) {
   memset(p, 0, sizeof *p);
   if (n == 0 || o->batch_size == 0 || o->world_size == 0 || o->rank >= o->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "stream plan: empty range, batch or world, or rank >= world_size");
-  uint32_t B = o->bucket_batches;
-  if (B && ((B & (B - 1)) || B > TWINCACHE_BUCKET_MAX_BATCHES || (uint64_t)B * o->batch_size > TC_PLAN_WINDOW_MAX))
-    return tc_error_set(TWINCACHE_EINVAL, "option bucket_batches %u: a power of two 1..%u is needed, with "
-                        "bucket_batches * batch_size (%u) <= %u", B, TWINCACHE_BUCKET_MAX_BATCHES, o->batch_size,
-                        TC_PLAN_WINDOW_MAX);
-  p->bucket = B;
-  p->window = (uint64_t)B * o->batch_size;
+  if (o->buckets != 0 && o->buckets != 1)
+    return tc_error_set(TWINCACHE_EINVAL, "option buckets must be 0 or 1 (got %d)", o->buckets);
+  p->bucket = (uint8_t)o->buckets;
+  p->chunk = (uint64_t)o->batch_size * o->world_size;
   p->seed = o->seed;
   p->cache_tag = cache_tag;
   p->begin = begin;
@@ -95,6 +90,8 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
   b->key = p->shuffle ? epoch_key(p->seed, b->epoch) : 0;
   if (p->shuffle) tc_perm_init(&b->perm, p->n, b->key);
   b->borrow = b->first + b->count;
+  b->memo_chunk = UINT64_MAX;
+  b->memo_group = 0;
 }
 
 int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
@@ -119,63 +116,57 @@ int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *ran
   return TWINCACHE_OK;
 }
 
-uint8_t tc_plan_bucket_code(uint32_t bucket) {
-  uint8_t k = 0;
-  while (bucket) k++, bucket >>= 1;
-  return k;
+int tc_plan_groups_init(tc_plan_groups *g, const uint16_t *nodes, uint64_t n) {
+  memset(g, 0, sizeof *g);
+  if (n > UINT32_MAX)
+    return tc_error_set(TWINCACHE_EINVAL, "size buckets: %llu graphs in the range (at most %u)",
+                        (unsigned long long)n, UINT32_MAX);
+  if (!(g->members = malloc(n * sizeof *g->members)))
+    return tc_error_set(TWINCACHE_ENOMEM, "size buckets: no memory for %llu graphs", (unsigned long long)n);
+  for (uint64_t i = 0; i < n; i++) g->start[nodes[i] + 1]++; /* counting sort by N, stable */
+  for (uint32_t k = 1; k < TWINCACHE_MAX_NODES + 2; k++) g->start[k] += g->start[k - 1];
+  uint64_t next[TWINCACHE_MAX_NODES + 1];
+  memcpy(next, g->start, sizeof next);
+  for (uint64_t i = 0; i < n; i++) g->members[next[nodes[i]]++] = (uint32_t)i;
+  return TWINCACHE_OK;
 }
 
-int tc_plan_window_init(const tc_plan *p, tc_plan_window *w) {
-  memset(w, 0, sizeof *w);
-  w->index = UINT64_MAX;
-  if (!p->bucket) return TWINCACHE_OK;
-  w->order = malloc(p->window * sizeof *w->order);
-  w->sorted = malloc(p->window * sizeof *w->sorted);
-  w->key = malloc(p->window * sizeof *w->key);
-  if (w->order && w->sorted && w->key) return TWINCACHE_OK;
-  tc_plan_window_free(w);
-  return tc_error_set(TWINCACHE_ENOMEM, "size buckets: no memory for a window of %llu positions",
-                      (unsigned long long)p->window);
+void tc_plan_groups_free(tc_plan_groups *g) {
+  free(g->members);
+  memset(g, 0, sizeof *g);
 }
 
-void tc_plan_window_free(tc_plan_window *w) {
-  free(w->order);
-  free(w->sorted);
-  free(w->key);
-  memset(w, 0, sizeof *w);
-  w->index = UINT64_MAX;
-}
-
-/* Fills w with window `index` of batch b's epoch (see "Buckets"). */
-static void window_fill(const tc_plan *p, const tc_plan_batch *b, tc_plan_window *w, uint64_t index) {
-  uint64_t base = index * p->window, G = p->batch;
-  uint32_t len = (uint32_t)(p->n - base < p->window ? p->n - base : p->window);
-  uint32_t start[TWINCACHE_MAX_NODES + 2] = {0}; /* counting sort by N (1..256), stable */
-  for (uint32_t o = 0; o < len; o++) {
-    uint16_t k = p->nodes[tc_plan_index(p, b, base + o) - p->begin];
-    w->key[o] = k;
-    start[k + 1]++;
+/* The graph at place s of batch b's epoch's sorted list: group N = the
+ * last whose start is <= s, then the group's own permutation (memoised in
+ * b). */
+static uint64_t sorted_graph(const tc_plan *p, tc_plan_batch *b, uint64_t s) {
+  const tc_plan_groups *g = p->groups;
+  uint32_t lo = 1, hi = TWINCACHE_MAX_NODES; /* N in 1..256 with start[N] <= s < start[N+1] */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (g->start[mid] <= s) lo = mid;
+    else hi = mid - 1;
   }
-  for (uint32_t k = 1; k < TWINCACHE_MAX_NODES + 2; k++) start[k] += start[k - 1];
-  for (uint32_t o = 0; o < len; o++) w->sorted[start[w->key[o]]++] = o;
-  uint32_t full = (uint32_t)(len / G);
-  tc_perm chunks = {0}; /* read only with shuffle */
-  if (p->shuffle) tc_perm_init(&chunks, full, tc_mix64(b->key ^ tc_mix64(index + 1)));
-  for (uint32_t j = 0; j < full; j++) {
-    uint64_t from = p->shuffle ? tc_perm_at(&chunks, j) : j;
-    memcpy(w->order + (uint64_t)j * G, w->sorted + from * G, G * sizeof *w->order);
+  uint64_t o = s - g->start[lo];
+  if (p->shuffle) {
+    if (b->memo_group != lo) {
+      tc_perm_init(&b->group_perm, g->start[lo + 1] - g->start[lo], tc_mix64(b->key ^ (0xB5C0FBCFEC4D3B2FULL * lo)));
+      b->memo_group = lo;
+    }
+    o = tc_perm_at(&b->group_perm, o);
   }
-  memcpy(w->order + (uint64_t)full * G, w->sorted + (uint64_t)full * G, (len - full * G) * sizeof *w->order);
-  w->epoch = b->epoch;
-  w->index = index;
+  return p->begin + g->members[g->start[lo] + o];
 }
 
-uint64_t tc_plan_graph(const tc_plan *p, const tc_plan_batch *b, tc_plan_window *w, uint64_t pos) {
+uint64_t tc_plan_graph(const tc_plan *p, tc_plan_batch *b, uint64_t pos) {
   uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
   if (!p->bucket) return tc_plan_index(p, b, q);
-  uint64_t index = q / p->window;
-  if (w->index != index || w->epoch != b->epoch) window_fill(p, b, w, index);
-  return tc_plan_index(p, b, index * p->window + w->order[q - index * p->window]);
+  uint64_t C = p->chunk, full = p->n / C, c = q / C;
+  if (b->memo_chunk != c) {
+    b->memo_chunk = c;
+    b->memo_sorted = p->shuffle && c < full ? tc_permute(c, full, tc_mix64(b->key + 0x632BE59BD9B4E019ULL)) : c;
+  }
+  return sorted_graph(p, b, b->memo_sorted * C + q % C);
 }
 
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
@@ -215,7 +206,7 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->equal_ranks = p->equal;
   s->next_seq = next_seq;
   s->origin = p->origin_epoch * p->n + p->origin_pos;
-  s->bucket = tc_plan_bucket_code(p->bucket);
+  s->bucket = p->bucket;
 }
 
 int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
@@ -303,11 +294,11 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
     return tc_error_set(TWINCACHE_EINVAL,
                         "resume state next_seq %llu is past the end of the stream (%llu batches)",
                         (unsigned long long)r->next_seq, (unsigned long long)q.total);
-  if (p->bucket && q.batch != p->batch) /* the windows and chunks are made of G */
-    return tc_error_set(TWINCACHE_EINVAL, "resume state field batch_size %u differs from this loader's %u: a "
-                        "bucketed order (bucket_batches %u) is made of batches, so it resumes only with the same "
-                        "batch_size (any world_size)", (unsigned)r->batch_size, (unsigned)p->batch,
-                        (unsigned)p->bucket);
+  if (p->bucket && (uint64_t)q.batch * q.world != p->chunk) /* a bucketed step is one chunk of G*W */
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u x world_size %u: a bucketed order "
+                        "(buckets 1) is cut into global batches, so it resumes only with the same global batch "
+                        "(this loader: %u x %u)", (unsigned)r->batch_size, (unsigned)r->world_size,
+                        (unsigned)p->batch, (unsigned)p->world);
   int in_step = q.world == 1 || q.equal; /* every rank at the same next_seq has read the same prefix */
   if (q.batch == p->batch && q.world == p->world && q.equal == p->equal && (in_step || q.rank == p->rank)) {
     if ((rc = tc_plan_set_origin(p, r->origin)) != TWINCACHE_OK) return rc;

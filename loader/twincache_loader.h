@@ -161,18 +161,16 @@ typedef struct twincache_loader_options {
    * (the compact batch's target and value rebuild the do() columns, so
    * open refuses COMPACT with it). Default 0. */
   int withhold_targets;
-  /* Size buckets (tc_plan.h "Buckets"): B > 0 groups graphs of similar N
-   * into a batch. The epoch order is cut into windows of B*G positions; each
-   * window is sorted by the graphs' N (ties: order position) and cut into
-   * batches of G, whose order inside the window is shuffled (keyed by the
-   * epoch's key and the window; kept sorted without shuffle). A batch then
-   * reports its own largest N (twincache_batch.nodes): read arrays up to it.
-   * Every graph still appears once per epoch, ranks stay equal, the stream
-   * is a pure function of the options and the resume state records B.
-   * B: a power of two 1..TWINCACHE_BUCKET_MAX_BATCHES, B*G <= 2^20. Open
-   * reads every frame's header once to learn its N (no decompression).
-   * One source only (a mixture refuses it). Default 0 = off. */
-  uint32_t bucket_batches;
+  /* Size buckets (tc_plan.h "Buckets"): 1 = batches of graphs of similar
+   * N. Each epoch sorts the range by N (a new shuffle within each N every
+   * epoch), cuts it into global batches of G*world_size graphs and shuffles
+   * their order; a batch reports its own largest N (twincache_batch.nodes):
+   * read arrays up to it. Every graph still appears once per epoch, ranks
+   * stay equal, and one step's batches on all ranks have about the same N.
+   * The state records it; a resume needs the same G*world_size (any W).
+   * Open reads every frame's header once to learn its N (no decompression);
+   * 4 bytes per graph. One source only (a mixture refuses it). Default 0. */
+  int buckets;
   /* A mixture's (twincache_loader_open_mixture) worlds per source: NULL
    * (default) = `samples` for every source, else n entries, each
    * TWINCACHE_SAMPLES_STORED or _FRESH (read at open, not kept). With a
@@ -182,7 +180,6 @@ typedef struct twincache_loader_options {
    * to the fresh sources. One source's open refuses it. */
   const int *source_samples;
 } twincache_loader_options;
-#define TWINCACHE_BUCKET_MAX_BATCHES 1024u
 
 /* Values of twincache_loader_options.samples. */
 enum twincache_samples { TWINCACHE_SAMPLES_STORED = 0, TWINCACHE_SAMPLES_FRESH = 1 };
@@ -200,8 +197,8 @@ void twincache_loader_options_init(twincache_loader_options *o);
  * twincache_loader_state_encode writes TWINCACHE_LOADER_STATE_BYTES (64)
  * bytes, little-endian; version 2 at these offsets:
  *    0 seed u64, 8 next_seq u64, 16 magic u32, 20 version u8 (2),
- *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, bits 3-7
- *      the bucket code, 0..11),
+ *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, bit 3
+ *      buckets, others 0),
  *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64,
  *   40 index_end u64, 48 origin u64, 56 world_size u32, 60 rank u32.
  * Version 1 (written before elastic resume; still read, origin 0): the
@@ -225,7 +222,7 @@ typedef struct twincache_loader_state {
   uint8_t shuffle;      /* 0 or 1 */
   uint8_t drop_last;    /* 0 or 1 */
   uint8_t equal_ranks;  /* 0 or 1, as in effect (0 when world_size is 1) */
-  uint8_t bucket;       /* size buckets: 0 off, k = windows of 2^(k-1) batches (1..11) */
+  uint8_t bucket;       /* size buckets: 0 or 1 (the options' buckets) */
   uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
                          * consumed before it (epoch * n + position; 0 = the start) */
 } twincache_loader_state;
@@ -242,7 +239,7 @@ typedef struct twincache_loader_state {
 void twincache_loader_state_encode(const twincache_loader_state *s,
                                    uint8_t buf[TWINCACHE_LOADER_STATE_BYTES]);
 /* Reads a state written by _encode, version 2 or 1. Returns 0, or
- * TWINCACHE_EINVAL when the magic, version, flags (bucket code above 11) or reserved bytes are
+ * TWINCACHE_EINVAL when the magic, version, flags or reserved bytes are
  * wrong (*s is then zeroed); the other fields are checked by
  * twincache_loader_open. Thread-safe. */
 int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES],

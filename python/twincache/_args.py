@@ -64,8 +64,6 @@ _C_WORDS = [
     (re.compile(r"option index_end"), "index_range end"),
     (re.compile(r"option corrupt_policy must be FAIL \(0\) or SKIP \(1\)"),
      "corrupt must be 'fail' or 'skip'"),
-    (re.compile(r"\boption bucket_batches\b"), "buckets"),
-    (re.compile(r"\bbucket_batches\b"), "buckets"),
     (re.compile(r"samples = FRESH"), 'samples="fresh"'),
     (re.compile(r"rows = S"), "rows=S"),
     (re.compile(r"\boption (\w+)"), r"\1"),

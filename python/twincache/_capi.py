@@ -197,7 +197,7 @@ class LoaderOptions(ctypes.Structure):
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
                 ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
-                ("withhold_targets", ctypes.c_int), ("bucket_batches", u32),
+                ("withhold_targets", ctypes.c_int), ("buckets", ctypes.c_int),
                 ("source_samples", ctypes.POINTER(ctypes.c_int))]
 
 
@@ -238,7 +238,7 @@ _EXPECTED = (
     ("offsetof(twincache_loader_options, withhold_targets)", LoaderOptions.withhold_targets.offset),
     ("offsetof(twincache_loader_state, origin)", LoaderState.origin.offset),
     ("offsetof(twincache_batch, nodes)", Batch.nodes.offset),
-    ("offsetof(twincache_loader_options, bucket_batches)", LoaderOptions.bucket_batches.offset),
+    ("offsetof(twincache_loader_options, buckets)", LoaderOptions.buckets.offset),
 )
 
 

@@ -4,8 +4,7 @@ encoded) as the dict of ints state_dict() returns and load_state_dict() takes.
 Keys (all ints): seed, next_seq (the next batch of the stream, counted from
 origin), magic, version, cache_tag (identity of the cache), index_begin,
 index_end, batch_size, world_size, rank, shuffle, drop_last, equal_ranks,
-bucket (size buckets' B as 0 = off or log2(B) + 1; "reserved" in dicts saved
-before buckets), origin (graphs of the global order consumed before the stream's
+bucket (size buckets 0 or 1; "reserved" in dicts saved before buckets), origin (graphs of the global order consumed before the stream's
 batch 0). The C loader checks a full state against its own options and cache
 (a mismatch is an InvalidArgument naming the field) and resumes it at any
 world size; a dict without "origin" (saved by an older version) reads as

@@ -71,7 +71,7 @@ class Loader(*_BASES, Closable):
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
            layout="dense", samples="stored", rows=None, resample_every=1,
-           withhold_targets=False, buckets=0)
+           withhold_targets=False, buckets=False)
 
     rank/world_size: None = twincache.launch_ranks(): torch.distributed when
     initialised, else torchrun's RANK/WORLD_SIZE, else Slurm's SLURM_PROCID/
@@ -118,15 +118,15 @@ class Loader(*_BASES, Closable):
         withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and
     int_mask stay); dense layout only.
-    buckets: size buckets (loader/tc_plan.h, "Buckets"): 0 (default) off, or
-    B, a power of two 1..1024 with B * batch_size <= 2**20: each window of B
-    batches of the epoch order is sorted by node count and cut into batches
-    of similar N, shuffled inside the window. batch.nodes is the batch's own
-    largest N: batch.trimmed() gives the dense fields cut to it, so a model
-    pays for the batch's N, not the cache's. Every graph still once per
-    epoch, equal ranks; the state records B (resume with the same B and
-    batch_size, any world size). One source only; the loader reads every
-    frame's header once at open.
+    buckets: True for size buckets (loader/tc_plan.h, "Buckets"): every epoch
+    sorts the graphs by node count (shuffled within each count), cuts them
+    into global batches (batch_size x world_size) and shuffles their order,
+    so each step's batches hold graphs of about the same N on every rank.
+    batch.nodes is the batch's own largest N; batch.trimmed() gives the
+    dense fields cut to it, so a model pays for the batch's N, not the
+    cache's. Every graph still once per epoch, equal ranks; the state
+    records it (resume with the same batch_size x world_size, any world
+    size). One source only; the loader reads every frame's header at open.
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 
@@ -139,7 +139,7 @@ class Loader(*_BASES, Closable):
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
                  samples="stored", rows=None, resample_every=1, withhold_targets=False,
-                 weights=None, buckets=0):
+                 weights=None, buckets=False):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -180,7 +180,7 @@ class Loader(*_BASES, Closable):
         self.rows = _args.integer("rows", 0 if rows is None else rows)
         self.resample_every = _args.integer("resample_every", resample_every)
         self.withhold_targets = _args.flag("withhold_targets", withhold_targets)
-        self.buckets = _args.integer("buckets", buckets)
+        self.buckets = _args.flag("buckets", buckets)
         if self.withhold_targets and self.batch_layout != "dense":
             raise InvalidArgument("withhold_targets=True needs layout='dense'")
         pin_memory = _cuda_usable() if pin_memory is None else _args.flag("pin_memory", pin_memory)
@@ -226,7 +226,7 @@ class Loader(*_BASES, Closable):
             o.samples = int(self.samples == "fresh")
         o.rows, o.resample_every = self.rows, self.resample_every
         o.withhold_targets = int(self.withhold_targets)
-        o.bucket_batches = self.buckets
+        o.buckets = int(self.buckets)
         return o
 
     def _open(self, state):

@@ -6,24 +6,24 @@
  *   buckets;
  * - two ranks read every graph once per epoch, equal batch counts;
  * - the same bytes and nodes for 1 and 3 decode threads;
- * - a state of 2 ranks after some steps, resumed on 1 rank, continues one
- *   rank's uninterrupted stream of graphs; a state without buckets, or a
- *   mixture with them, is refused.
+ * - a state of 2 ranks of batch 8 after some steps, resumed on 1 rank of
+ *   batch 16 (the same global batch), continues that rank's uninterrupted
+ *   stream of graphs; the state in a loader without buckets, or buckets in
+ *   a mixture, is refused.
  * usage: test_loader_bucket CACHE_DIR */
 #include "tl_common.h"
 
 #define G 8
-#define B 4
 
-static void options(twincache_loader_options *o, uint32_t W, uint32_t r, uint32_t threads, uint32_t buckets) {
+static void options(twincache_loader_options *o, uint32_t W, uint32_t r, uint32_t threads, int buckets) {
   twincache_loader_options_init(o);
-  o->batch_size = G;
+  o->batch_size = G * 2 / W;
   o->epochs = 2;
   o->seed = 11;
   o->world_size = W;
   o->rank = r;
   o->threads = threads;
-  o->bucket_batches = buckets;
+  o->buckets = buckets;
 }
 
 /* What a stream's batches held: graph ids (valid ones, in order), the
@@ -88,29 +88,30 @@ int main(int argc, char **argv) {
   twincache_loader_options o;
   twincache_loader *l = NULL;
   static seen plain, one, three, r0, r1, part, rest;
+  /* options(W, ...): batch 16 / W, the global batch 16 at W = 1 and 2 */
 
   /* nodes without buckets too; buckets need fewer node slots */
   options(&o, 1, 0, 2, 0);
   read_all(cache, &o, NULL, &plain);
-  options(&o, 1, 0, 1, B);
+  options(&o, 1, 0, 1, 1);
   read_all(cache, &o, NULL, &one);
   TC_CHECK(one.n_batches == plain.n_batches && one.n_ids == plain.n_ids);
   TC_CHECK(one.slots < plain.slots, "buckets: %llu node slots, without: %llu", (unsigned long long)one.slots,
            (unsigned long long)plain.slots);
-  printf("node slots (count * nodes): %llu without buckets, %llu with B = %u\n", (unsigned long long)plain.slots,
-         (unsigned long long)one.slots, B);
+  printf("node slots (count * nodes): %llu without buckets, %llu with\n", (unsigned long long)plain.slots,
+         (unsigned long long)one.slots);
 
   /* the same stream for any thread count (graph ids and nodes; the bytes
    * are test_loader_stream's guard, the order is the plan's) */
-  options(&o, 1, 0, 3, B);
+  options(&o, 1, 0, 3, 1);
   read_all(cache, &o, NULL, &three);
   TC_CHECK(three.n_ids == one.n_ids && memcmp(three.ids, one.ids, one.n_ids * 8) == 0 &&
            memcmp(three.nodes, one.nodes, one.n_batches * 4) == 0, "1 and 3 decode threads differ");
 
   /* two ranks: every graph once per epoch, equal batches */
-  options(&o, 2, 0, 2, B);
+  options(&o, 2, 0, 2, 1);
   read_all(cache, &o, NULL, &r0);
-  options(&o, 2, 1, 2, B);
+  options(&o, 2, 1, 2, 1);
   read_all(cache, &o, NULL, &r1);
   TC_CHECK(r0.n_batches == r1.n_batches);
   twincache_cache *c = NULL;
@@ -125,11 +126,11 @@ int main(int argc, char **argv) {
                                             (unsigned long long)i, count[i]);
   free(count);
 
-  /* elastic: 2 ranks read 7 steps, then one rank resumes from rank 0's state */
+  /* elastic: 2 ranks of batch 8 read 7 steps, then one rank of batch 16 resumes from rank 0's state */
   twincache_loader *ranks[2];
   twincache_batch *b[2];
   for (uint32_t r = 0; r < 2; r++) {
-    options(&o, 2, r, 2, B);
+    options(&o, 2, r, 2, 1);
     TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &ranks[r]), TWINCACHE_OK);
   }
   for (int step = 0; step < 7; step++) {
@@ -142,9 +143,9 @@ int main(int argc, char **argv) {
   }
   twincache_loader_state st;
   twincache_loader_get_state(ranks[0], &st);
-  TC_CHECK(st.bucket == 3); /* B = 4 = 2^2 */
+  TC_CHECK(st.bucket == 1);
   for (uint32_t r = 0; r < 2; r++) twincache_loader_close(ranks[r]);
-  options(&o, 1, 0, 2, B);
+  options(&o, 1, 0, 2, 1);
   read_all(cache, &o, &st, &rest);
   TC_CHECK(part.n_ids + rest.n_ids == one.n_ids);
   int same = part.n_ids + rest.n_ids == one.n_ids && memcmp(part.ids, one.ids, part.n_ids * 8) == 0 &&
@@ -157,11 +158,11 @@ int main(int argc, char **argv) {
   TC_CHECK(strstr(twincache_last_error(), "bucket") != NULL, "%s", twincache_last_error());
   const char *paths[2] = {cache, cache};
   const double w[2] = {1, 1};
-  options(&o, 1, 0, 1, B);
+  options(&o, 1, 0, 1, 1);
   TC_CHECK_RC(twincache_loader_open_mixture(paths, w, 2, &o, NULL, &l), TWINCACHE_EINVAL);
-  TC_CHECK(strstr(twincache_last_error(), "bucket_batches") != NULL, "%s", twincache_last_error());
+  TC_CHECK(strstr(twincache_last_error(), "buckets") != NULL, "%s", twincache_last_error());
   options(&o, 1, 0, 1, 3);
   TC_CHECK_RC(twincache_loader_open(cache, &o, NULL, &l), TWINCACHE_EINVAL);
-  TC_CHECK(strstr(twincache_last_error(), "power of two") != NULL, "%s", twincache_last_error());
+  TC_CHECK(strstr(twincache_last_error(), "buckets must be 0 or 1") != NULL, "%s", twincache_last_error());
   return tc_test_finish("test_loader_bucket");
 }
