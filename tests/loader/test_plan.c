@@ -21,7 +21,7 @@
 
 #include "tc_error.h"
 #include "tc_plan.h"
-#include "tc_test.h"
+#include "tl_common.h"
 
 /* The reference: today's loader arithmetic, restated. */
 typedef struct ref {
@@ -45,15 +45,8 @@ static ref ref_of(uint64_t n, uint64_t G, uint64_t W, uint64_t r, int drop, int 
 
 static void options(twincache_loader_options *o, uint32_t G, uint32_t W, uint32_t r, int drop, int equal,
                     uint32_t epochs, int shuffle) {
-  twincache_loader_options_init(o);
-  o->batch_size = G;
-  o->world_size = W;
-  o->rank = r;
-  o->drop_last = drop;
+  tl_plan_options(o, G, W, r, drop, epochs, shuffle, 77);
   o->equal_ranks = equal;
-  o->epochs = epochs;
-  o->shuffle = shuffle;
-  o->seed = 77;
 }
 
 /* One (n, G, W, drop, equal) case over `epochs` epochs: the reference and

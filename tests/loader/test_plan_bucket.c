@@ -22,20 +22,13 @@
 #include <string.h>
 
 #include "tc_plan.h"
-#include "tc_test.h"
+#include "tl_common.h"
 
 enum { BEGIN = 100 };
 
 static void options(twincache_loader_options *o, uint32_t G, uint32_t W, uint32_t r, int drop, uint32_t epochs,
                     int shuffle, int buckets) {
-  twincache_loader_options_init(o);
-  o->batch_size = G;
-  o->world_size = W;
-  o->rank = r;
-  o->drop_last = drop;
-  o->epochs = epochs;
-  o->shuffle = shuffle;
-  o->seed = 5;
+  tl_plan_options(o, G, W, r, drop, epochs, shuffle, 5);
   o->buckets = buckets;
 }
 

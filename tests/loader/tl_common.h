@@ -92,6 +92,20 @@ static inline uint64_t tl_graph_id(const tl_stream *s, const twincache_batch_lay
   return id;
 }
 
+/* Options of a stream plan test (tests of loader/tc_plan.h): batch G, rank r
+ * of W, drop_last, epochs, shuffle, seed; the rest the defaults. */
+static inline void tl_plan_options(twincache_loader_options *o, uint32_t G, uint32_t W, uint32_t r, int drop,
+                                   uint32_t epochs, int shuffle, uint64_t seed) {
+  twincache_loader_options_init(o);
+  o->batch_size = G;
+  o->world_size = W;
+  o->rank = r;
+  o->drop_last = drop;
+  o->epochs = epochs;
+  o->shuffle = shuffle;
+  o->seed = seed;
+}
+
 /* One step of W loaders read in step: rank r's next batch in b[r]. Returns
  * 1 when every rank's stream has ended, 0 when every rank has a batch; a
  * failure, or ranks that do not end together, fails the test. */
