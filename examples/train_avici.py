@@ -417,9 +417,9 @@ def main():
         nonlocal S
         if a.buckets:  # the batch's own N: the arrays' columns beyond it are padding
             b = b.trimmed()
-        vm = b["valid"].bool()
-        node_slots[0] += int(b["node_mask"][vm].sum())
-        node_slots[1] += int(vm.sum()) * b["node_mask"].shape[-1]
+        vm = b["valid"].bool()  # summed as tensors: no device sync per step
+        node_slots[0] = node_slots[0] + (b["node_mask"].sum(-1) * vm).sum()
+        node_slots[1] = node_slots[1] + vm.sum() * b["node_mask"].shape[-1]
         if a.data_only:
             return (b["base"].to(dev, non_blocking=True).sum()
                     + b["inter"].to(dev, non_blocking=True).sum())
@@ -521,8 +521,9 @@ def main():
               f"decode threads={a.threads}, workers={a.workers}, torch threads="
               f"{torch.get_num_threads()}, amp={'bf16' if use_bf16 else 'off'}, stopped by "
               f"--{stop_reason})", flush=True)
-        if node_slots[1]:
-            print(f"node padding: {100 * (1 - node_slots[0] / node_slots[1]):.1f}% of the node slots the "
+        real, slots = float(node_slots[0]), float(node_slots[1])
+        if slots:
+            print(f"node padding: {100 * (1 - real / slots):.1f}% of the node slots the "
                   f"model attends over (rank 0{', --buckets' if a.buckets else ''})", flush=True)
     if not a.data_only:
         report_eval()
