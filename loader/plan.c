@@ -1,5 +1,6 @@
 /* plan.c — the stream plan (tc_plan.h): pure arithmetic from a batch
  * number to epoch, positions and graphs, and the resume state's checks. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tc_common.h"
@@ -32,6 +33,10 @@ int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_t
   memset(p, 0, sizeof *p);
   if (n == 0 || o->batch_size == 0 || o->world_size == 0 || o->rank >= o->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "stream plan: empty range, batch or world, or rank >= world_size");
+  if (o->buckets != 0 && o->buckets != 1)
+    return tc_error_set(TWINCACHE_EINVAL, "option buckets must be 0 or 1 (got %d)", o->buckets);
+  p->bucket = (uint8_t)o->buckets;
+  p->chunk = (uint64_t)o->batch_size * o->world_size;
   p->seed = o->seed;
   p->cache_tag = cache_tag;
   p->begin = begin;
@@ -85,20 +90,18 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
   b->key = p->shuffle ? epoch_key(p->seed, b->epoch) : 0;
   if (p->shuffle) tc_perm_init(&b->perm, p->n, b->key);
   b->borrow = b->first + b->count;
+  b->memo_chunk = UINT64_MAX;
+  b->memo_group = 0;
 }
 
 int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
-  TC_RETURN_IF(pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
-                   (p->epochs && epoch >= p->epochs),
-               TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is outside the stream (%llu graphs, from "
-               "epoch %llu position %llu, %u epochs, 0: endless)", (unsigned long long)epoch,
-               (unsigned long long)pos, (unsigned long long)p->n, (unsigned long long)p->origin_epoch,
-               (unsigned long long)p->origin_pos, p->epochs);
+  /* "not read in this stream" is an ordinary answer: no message */
+  if (pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
+      (p->epochs && epoch >= p->epochs))
+    return TWINCACHE_ENOTFOUND;
   uint64_t start = epoch == p->origin_epoch ? p->origin_pos : 0, end;
   segment(p, start, &end);
-  TC_RETURN_IF(pos >= end, TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is cut by drop_last (the "
-               "epoch's segment ends at %llu)", (unsigned long long)epoch, (unsigned long long)pos,
-               (unsigned long long)end);
+  if (pos >= end) return TWINCACHE_ENOTFOUND; /* cut by drop_last */
   uint64_t k = (pos - start) / p->batch, j = k / p->world; /* global batch, and the rank's batch in the part */
   uint32_t r = (uint32_t)(k % p->world);
   tc_plan q = *p; /* rank r's counts (they differ between ranks without equal ranks) */
@@ -111,6 +114,59 @@ int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *ran
   *slot = (uint32_t)((pos - start) % p->batch);
   *seq = epoch == q.origin_epoch ? j : q.first_bpe + (epoch - q.origin_epoch - 1) * q.bpe + j;
   return TWINCACHE_OK;
+}
+
+int tc_plan_groups_init(tc_plan_groups *g, const uint16_t *nodes, uint64_t n) {
+  memset(g, 0, sizeof *g);
+  if (n > UINT32_MAX)
+    return tc_error_set(TWINCACHE_EINVAL, "size buckets: %llu graphs in the range (at most %u)",
+                        (unsigned long long)n, UINT32_MAX);
+  if (!(g->members = malloc(n * sizeof *g->members)))
+    return tc_error_set(TWINCACHE_ENOMEM, "size buckets: no memory for %llu graphs", (unsigned long long)n);
+  for (uint64_t i = 0; i < n; i++) g->start[nodes[i] + 1]++; /* counting sort by N, stable */
+  for (uint32_t k = 1; k < TWINCACHE_MAX_NODES + 2; k++) g->start[k] += g->start[k - 1];
+  uint64_t next[TWINCACHE_MAX_NODES + 1];
+  memcpy(next, g->start, sizeof next);
+  for (uint64_t i = 0; i < n; i++) g->members[next[nodes[i]]++] = (uint32_t)i;
+  return TWINCACHE_OK;
+}
+
+void tc_plan_groups_free(tc_plan_groups *g) {
+  free(g->members);
+  memset(g, 0, sizeof *g);
+}
+
+/* The graph at place s of batch b's epoch's sorted list: group N = the
+ * last whose start is <= s, then the group's own permutation (memoised in
+ * b). */
+static uint64_t sorted_graph(const tc_plan *p, tc_plan_batch *b, uint64_t s) {
+  const tc_plan_groups *g = p->groups;
+  uint32_t lo = 1, hi = TWINCACHE_MAX_NODES; /* N in 1..256 with start[N] <= s < start[N+1] */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (g->start[mid] <= s) lo = mid;
+    else hi = mid - 1;
+  }
+  uint64_t o = s - g->start[lo];
+  if (p->shuffle) {
+    if (b->memo_group != lo) {
+      tc_perm_init(&b->group_perm, g->start[lo + 1] - g->start[lo], tc_mix64(b->key ^ (0xB5C0FBCFEC4D3B2FULL * lo)));
+      b->memo_group = lo;
+    }
+    o = tc_perm_at(&b->group_perm, o);
+  }
+  return p->begin + g->members[g->start[lo] + o];
+}
+
+uint64_t tc_plan_graph(const tc_plan *p, tc_plan_batch *b, uint64_t pos) {
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
+  if (!p->bucket) return tc_plan_index(p, b, q);
+  uint64_t C = p->chunk, full = p->n / C, c = q / C;
+  if (b->memo_chunk != c) {
+    b->memo_chunk = c;
+    b->memo_sorted = p->shuffle && c < full ? tc_permute(c, full, tc_mix64(b->key + 0x632BE59BD9B4E019ULL)) : c;
+  }
+  return sorted_graph(p, b, b->memo_sorted * C + q % C);
 }
 
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
@@ -150,6 +206,7 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->equal_ranks = p->equal;
   s->next_seq = next_seq;
   s->origin = p->origin_epoch * p->n + p->origin_pos;
+  s->bucket = p->bucket;
 }
 
 int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
@@ -200,7 +257,7 @@ int tc_state_match(const twincache_loader_state *r, const twincache_loader_state
     const char *name;
     uint64_t got, want;
   } f[] = {
-      {"reserved", r->reserved, want->reserved},          {"cache_tag", r->cache_tag, want->cache_tag},
+      {"bucket", r->bucket, want->bucket},          {"cache_tag", r->cache_tag, want->cache_tag},
       {"shuffle", r->shuffle, want->shuffle},             {"drop_last", r->drop_last, want->drop_last},
       {"index_begin", r->index_begin, want->index_begin}, {"index_end", r->index_end, want->index_end},
   };
@@ -237,6 +294,11 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
     return tc_error_set(TWINCACHE_EINVAL,
                         "resume state next_seq %llu is past the end of the stream (%llu batches)",
                         (unsigned long long)r->next_seq, (unsigned long long)q.total);
+  if (p->bucket && (uint64_t)q.batch * q.world != p->chunk) /* a bucketed step is one chunk of G*W */
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u x world_size %u: a bucketed order "
+                        "(buckets 1) is cut into global batches, so it resumes only with the same global batch "
+                        "(this loader: %u x %u)", (unsigned)r->batch_size, (unsigned)r->world_size,
+                        (unsigned)p->batch, (unsigned)p->world);
   int in_step = q.world == 1 || q.equal; /* every rank at the same next_seq has read the same prefix */
   if (q.batch == p->batch && q.world == p->world && q.equal == p->equal && (in_step || q.rank == p->rank)) {
     if ((rc = tc_plan_set_origin(p, r->origin)) != TWINCACHE_OK) return rc;

@@ -79,6 +79,8 @@ typedef struct twincache_batch {
    * NULL for the dense layout. */
   struct twincache_compact_batch *compact;
   void *internal_; /* the loader's slot; do not touch */
+  uint32_t nodes;  /* the largest N of the batch's graphs (0: none); arrays keep
+                    * the layout's N, columns from `nodes` on are zero */
 } twincache_batch;
 
 /* ===== the loader ========================================================== */
@@ -159,6 +161,24 @@ typedef struct twincache_loader_options {
    * (the compact batch's target and value rebuild the do() columns, so
    * open refuses COMPACT with it). Default 0. */
   int withhold_targets;
+  /* Size buckets (tc_plan.h "Buckets"): 1 = batches of graphs of similar
+   * N. Each epoch sorts the range by N (a new shuffle within each N every
+   * epoch), cuts it into global batches of G*world_size graphs and shuffles
+   * their order; a batch reports its own largest N (twincache_batch.nodes):
+   * read arrays up to it. Every graph still appears once per epoch, ranks
+   * stay equal, and one step's batches on all ranks have about the same N.
+   * The state records it; a resume needs the same G*world_size (any W).
+   * Open reads every frame's header once to learn its N (no decompression);
+   * 4 bytes per graph. One source only (a mixture refuses it). Default 0. */
+  int buckets;
+  /* A mixture's (twincache_loader_open_mixture) worlds per source: NULL
+   * (default) = `samples` for every source, else n entries, each
+   * TWINCACHE_SAMPLES_STORED or _FRESH (read at open, not kept). With a
+   * fresh source `rows` is the batch's S and every stored source must store
+   * S = rows (one slab has one S and no row mask, so rows are not padded:
+   * another S is refused naming the source); rows and resample_every apply
+   * to the fresh sources. One source's open refuses it. */
+  const int *source_samples;
 } twincache_loader_options;
 
 /* Values of twincache_loader_options.samples. */
@@ -177,13 +197,14 @@ void twincache_loader_options_init(twincache_loader_options *o);
  * twincache_loader_state_encode writes TWINCACHE_LOADER_STATE_BYTES (64)
  * bytes, little-endian; version 2 at these offsets:
  *    0 seed u64, 8 next_seq u64, 16 magic u32, 20 version u8 (2),
- *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, others 0),
+ *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, bit 3
+ *      buckets, others 0),
  *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64,
  *   40 index_end u64, 48 origin u64, 56 world_size u32, 60 rank u32.
  * Version 1 (written before elastic resume; still read, origin 0): the
  * struct's first 64 bytes in order, version u32 1 at 20, batch_size u32 at
  * 48, world_size 52, rank 56, shuffle 60, drop_last 61, equal_ranks 62,
- * reserved 63. */
+ * reserved 63 (the bucket field, 0). */
 #define TWINCACHE_LOADER_STATE_MAGIC 0x54435354u /* "TCST" */
 #define TWINCACHE_LOADER_STATE_VERSION 2u
 #define TWINCACHE_LOADER_STATE_BYTES 64
@@ -201,7 +222,7 @@ typedef struct twincache_loader_state {
   uint8_t shuffle;      /* 0 or 1 */
   uint8_t drop_last;    /* 0 or 1 */
   uint8_t equal_ranks;  /* 0 or 1, as in effect (0 when world_size is 1) */
-  uint8_t reserved;     /* 0 */
+  uint8_t bucket;       /* size buckets: 0 or 1 (the options' buckets) */
   uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
                          * consumed before it (epoch * n + position; 0 = the start) */
 } twincache_loader_state;
@@ -318,8 +339,10 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * source's worlds have `rows` rows (sources of any S, SCM-only ones too),
  * graph i of source s in the source's own epoch e getting the worlds a
  * one-source fresh loader of that cache gives it in epoch e (key: the
- * source's cache tag, i, e / resample_every). All sources are stored or all
- * fresh (samples is one option). Only layout DENSE is supported (others
+ * source's cache tag, i, e / resample_every). options.source_samples
+ * chooses per source (stored ones must then store S = rows; the state's
+ * cache_tag also hashes which sources are fresh when they are mixed). Size
+ * buckets are refused. Only layout DENSE is supported (others
  * EINVAL, said so); index_begin/index_end must be 0;
  * drop_last and equal_ranks have no effect (nothing is ever padded).
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).

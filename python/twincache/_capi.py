@@ -139,7 +139,7 @@ class Batch(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
                 ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
                 ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
-                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p)]
+                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32)]
 
 
 # The compact batch (twincache_loader.h, "the compact batch"): arrays of one
@@ -197,7 +197,8 @@ class LoaderOptions(ctypes.Structure):
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
                 ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
-                ("withhold_targets", ctypes.c_int)]
+                ("withhold_targets", ctypes.c_int), ("buckets", ctypes.c_int),
+                ("source_samples", ctypes.POINTER(ctypes.c_int))]
 
 
 class LoaderState(ctypes.Structure):
@@ -206,7 +207,7 @@ class LoaderState(ctypes.Structure):
     _fields_ = [("seed", u64), ("next_seq", u64), ("magic", u32), ("version", u32),
                 ("cache_tag", u64), ("index_begin", u64), ("index_end", u64),
                 ("batch_size", u32), ("world_size", u32), ("rank", u32), ("shuffle", u8),
-                ("drop_last", u8), ("equal_ranks", u8), ("reserved", u8), ("origin", u64)]
+                ("drop_last", u8), ("equal_ranks", u8), ("bucket", u8), ("origin", u64)]
 
 
 class LoaderStats(ctypes.Structure):
@@ -236,6 +237,8 @@ _EXPECTED = (
     ("offsetof(twincache_loader_state, cache_tag)", LoaderState.cache_tag.offset),
     ("offsetof(twincache_loader_options, withhold_targets)", LoaderOptions.withhold_targets.offset),
     ("offsetof(twincache_loader_state, origin)", LoaderState.origin.offset),
+    ("offsetof(twincache_batch, nodes)", Batch.nodes.offset),
+    ("offsetof(twincache_loader_options, buckets)", LoaderOptions.buckets.offset),
 )
 
 
