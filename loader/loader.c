@@ -113,6 +113,7 @@ struct twincache_loader {
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
   tc_plan_groups groups;      /* size buckets: the range sorted by N (plan.groups) */
+  tc_plan_local local;        /* local mode: this node's shards (plan.local) */
   int (*fill)(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* fills[layout][samples] */
   uint32_t n_slots, n_workers;
   tc_slot *slots;
@@ -648,9 +649,35 @@ cleanup:
 
 /* Step 1: opens the cache, resolves the graph range and the batch layout,
  * and sizes the stream (batches per epoch, positions, total). */
+/* Local mode: opens node k's part of the set at path (the node of this
+ * rank) and builds the node's plan. */
+static int open_local(twincache_loader *l, const char *path) {
+  const twincache_loader_options *o = &l->opt;
+  uint32_t M = o->local_nodes;
+  if (o->world_size % M)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes %u must divide world_size %u (each node runs "
+                        "world_size / local_nodes ranks)", M, o->world_size);
+  if (o->index_begin || o->index_end)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes reads the whole set: index_begin and index_end must "
+                        "be 0 (got %llu, %llu)", (unsigned long long)o->index_begin,
+                        (unsigned long long)o->index_end);
+  uint32_t node = o->rank / (o->world_size / M);
+  int rc = twincache_cache_open_part(path, node, M, &l->cache);
+  if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "local mode, node %u of %u (rank %u of %u)", node, M, o->rank,
+                                               o->world_size);
+  uint32_t shards = twincache_cache_members(l->cache);
+  uint64_t *ends = malloc(shards * sizeof *ends), first;
+  if (!ends) return tc_error_set(TWINCACHE_ENOMEM, "local mode: out of memory");
+  for (uint32_t i = 0; i < shards; i++) tc_set_range(l->cache, i, &first, &ends[i]);
+  rc = tc_plan_local_init(&l->local, ends, shards, node, M);
+  free(ends);
+  if (rc == TWINCACHE_OK) rc = tc_plan_init_local(&l->plan, o, twincache_cache_tag(l->cache), &l->local);
+  return rc;
+}
+
 static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
-  int rc = twincache_cache_open(path, &l->cache);
+  int rc = o->local_nodes ? open_local(l, path) : twincache_cache_open(path, &l->cache);
   if (rc != TWINCACHE_OK) {
     return tc_error_wrap(rc, "cannot open cache"); /* the cache's message names the file */
   }
@@ -672,7 +699,8 @@ static int open_stream(twincache_loader *l, const char *path) {
   if (begin >= end)
     return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
                         (unsigned long long)begin, (unsigned long long)end);
-  if ((rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
+  if (!o->local_nodes &&
+      (rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
     return rc;
   if (l->plan.bucket && (rc = read_nodes(l)) != TWINCACHE_OK) return rc;
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
@@ -979,6 +1007,9 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
   if (opt && opt->buckets)
     return tc_error_set(TWINCACHE_EINVAL, "option buckets %d: size buckets group one source's graphs; a "
                         "mixture fixes each source's slots in every batch, so it has none (use 0)", opt->buckets);
+  if (opt && opt->local_nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes %u: local mode binds ranks to one set's shards; a "
+                        "mixture reads several sources (use 0)", opt->local_nodes);
   twincache_loader_options eff;
   uint8_t fresh[TC_MIX_MAX];
   if ((rc = mixture_samples(opt, n, &eff, fresh)) != TWINCACHE_OK) return rc;
@@ -1066,6 +1097,7 @@ void twincache_loader_close(twincache_loader *l) {
   twincache_cache_close(l->cache);
   for (uint32_t i = 1; i < l->nsrc; i++) twincache_cache_close(l->src[i]); /* src[0] is cache */
   tc_plan_groups_free(&l->groups);
+  tc_plan_local_free(&l->local);
   free(l);
 }
 
@@ -1276,10 +1308,11 @@ void twincache_loader_state_encode(const twincache_loader_state *s,
   put_le(buf + 8, s->next_seq, 8);
   put_le(buf + 16, s->magic, 4);
   buf[20] = (uint8_t)TWINCACHE_LOADER_STATE_VERSION;
-  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2 | (s->bucket & 1) << 3);
+  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2 | (s->bucket & 1) << 3 |
+                      (s->local_nodes != 0) << 4);
   put_le(buf + 22, (uint16_t)(s->batch_size - 1), 2);
   put_le(buf + 24, s->cache_tag, 8);
-  put_le(buf + 32, s->index_begin, 8);
+  put_le(buf + 32, s->local_nodes ? s->local_nodes : s->index_begin, 8); /* local: index_begin is 0 */
   put_le(buf + 40, s->index_end, 8);
   put_le(buf + 48, s->origin, 8);
   put_le(buf + 56, s->world_size, 4);
@@ -1316,12 +1349,17 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
     r.origin = get_le(buf + 48, 8);
     r.world_size = (uint32_t)get_le(buf + 56, 4);
     r.rank = (uint32_t)get_le(buf + 60, 4);
-    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~15u) == 0;
+    if (buf[21] >> 4 & 1) { /* local mode: M where index_begin (0) was */
+      ok = ok && r.index_begin >= 1 && r.index_begin <= UINT32_MAX;
+      r.local_nodes = (uint32_t)r.index_begin;
+      r.index_begin = 0;
+    }
+    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~31u) == 0;
   }
   if (!ok) {
     memset(s, 0, sizeof *s);
     return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u at "
-                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0xf)",
+                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0x1f)",
                         (unsigned)r.magic, (unsigned)buf[20], (unsigned)buf[21],
                         (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }

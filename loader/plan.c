@@ -18,6 +18,10 @@ static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
  * the end of the segment's positions (padding included, drop_last applied). */
 static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
   uint64_t G = p->batch, W = p->world, left = p->n - start, batches;
+  if (p->local) { /* every node's B full batches (origin is 0: start is 0) */
+    *end = start + p->local_bpe * G * W;
+    return p->local_bpe;
+  }
   if (p->equal) { /* G*W <= 2^16 * 2^32: no overflow */
     batches = p->drop_last ? left / (G * W) : (left + G * W - 1) / (G * W);
     *end = start + batches * G * W;
@@ -53,7 +57,71 @@ int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_t
   return tc_plan_set_origin(p, 0);
 }
 
+int tc_plan_local_init(tc_plan_local *L, const uint64_t *ends, uint32_t shards, uint32_t node, uint32_t nodes) {
+  memset(L, 0, sizeof *L);
+  if (nodes == 0 || node >= nodes || nodes > shards)
+    return tc_error_set(TWINCACHE_EINVAL, "local mode: node %u of %u over %u shards (need node < nodes <= shards)",
+                        node, nodes, shards);
+  L->nodes = nodes;
+  L->node = node;
+  L->parts = (shards - node + nodes - 1) / nodes;
+  L->graphs = ends[shards - 1];
+  if (!(L->first = malloc(L->parts * sizeof *L->first)) || !(L->start = malloc((L->parts + 1) * sizeof *L->start))) {
+    tc_plan_local_free(L);
+    return tc_error_set(TWINCACHE_ENOMEM, "local mode: no memory for %u shard ranges", shards);
+  }
+  L->min_graphs = UINT64_MAX;
+  for (uint32_t k = 0; k < nodes; k++) { /* node k's graphs: its shards' sizes */
+    uint64_t n = 0;
+    for (uint32_t i = k; i < shards; i += nodes) {
+      uint64_t first = i ? ends[i - 1] : 0;
+      if (k == node) {
+        L->first[i / nodes] = first;
+        L->start[i / nodes] = n;
+      }
+      n += ends[i] - first;
+    }
+    if (k == node) L->start[L->parts] = n;
+    if (n < L->min_graphs) L->min_graphs = n;
+    if (n > L->max_graphs) L->max_graphs = n;
+  }
+  return TWINCACHE_OK;
+}
+
+void tc_plan_local_free(tc_plan_local *L) {
+  free(L->first);
+  free(L->start);
+  memset(L, 0, sizeof *L);
+}
+
+int tc_plan_init_local(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, const tc_plan_local *L) {
+  if (o->world_size == 0 || o->world_size % L->nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes %u must divide world_size %u (each node runs "
+                        "world_size / local_nodes ranks)", L->nodes, o->world_size);
+  if (o->buckets)
+    return tc_error_set(TWINCACHE_EINVAL, "options local_nodes and buckets cannot be combined (a bucketed step "
+                        "is one chunk of the whole range, a local one reads each node's own shards)");
+  uint32_t R = o->world_size / L->nodes;
+  if (o->rank >= o->world_size || o->rank / R != L->node)
+    return tc_error_set(TWINCACHE_EINVAL, "local mode: rank %u of %u is on node %u of %u, not node %u", o->rank,
+                        o->world_size, o->rank < o->world_size ? o->rank / R : L->nodes, L->nodes, L->node);
+  twincache_loader_options q = *o; /* the node's world */
+  q.world_size = R;
+  q.rank = o->rank % R;
+  int rc = tc_plan_init(p, &q, cache_tag, 0, L->start[L->parts]);
+  if (rc != TWINCACHE_OK) return rc;
+  uint64_t step = (uint64_t)p->batch * R;
+  p->local = L;
+  p->equal = 1;
+  p->local_bpe = p->drop_last ? L->min_graphs / step : (L->max_graphs + step - 1) / step;
+  p->bpe = p->local_bpe;
+  return tc_plan_set_origin(p, 0);
+}
+
 int tc_plan_set_origin(tc_plan *p, uint64_t origin) {
+  if (p->local && origin != 0)
+    return tc_error_set(TWINCACHE_EINVAL, "local mode: a stream starts at origin 0 (got %llu): it resumes by "
+                        "its step count", (unsigned long long)origin);
   uint64_t e0 = origin / p->n, p0 = origin % p->n, end;
   if (p->epochs && (e0 > p->epochs || (e0 == p->epochs && p0 != 0)))
     return tc_error_set(TWINCACHE_EINVAL, "resume state: position %llu graphs is past the end of the %u epochs "
@@ -207,6 +275,13 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->next_seq = next_seq;
   s->origin = p->origin_epoch * p->n + p->origin_pos;
   s->bucket = p->bucket;
+  if (p->local) { /* the global world and rank, the whole set */
+    s->index_begin = 0;
+    s->index_end = p->local->graphs;
+    s->world_size = p->world * p->local->nodes;
+    s->rank = p->local->node * p->world + p->rank;
+    s->local_nodes = p->local->nodes;
+  }
 }
 
 int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
@@ -276,11 +351,32 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
                         (unsigned long long)r->origin);
   twincache_loader_state want;
   tc_plan_state(p, 0, &want);
+  if (r->local_nodes != want.local_nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field local_nodes %u differs from this loader's %u: local "
+                        "mode binds each rank to its node's shards, so another node count (0 = not local) reads "
+                        "other graphs on every rank; resume with local_nodes %u", (unsigned)r->local_nodes,
+                        (unsigned)want.local_nodes, (unsigned)r->local_nodes);
   if ((rc = tc_state_match(r, &want, "this loader's")) != TWINCACHE_OK) return rc;
   if ((rc = check_flag("equal_ranks", r->equal_ranks)) != TWINCACHE_OK) return rc;
   if (r->batch_size == 0 || r->batch_size > 65536 || r->world_size == 0 || r->rank >= r->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u, rank %u describe no "
                         "stream", (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)r->rank);
+  if (p->local) { /* one stream per (M, W, G): the state is its step count */
+    if (r->batch_size != p->batch || r->world_size != want.world_size)
+      return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u: a local-mode stream "
+                          "resumes only with the same batch_size and world_size (this loader: %u, %u), since each "
+                          "node's order is cut into steps of batch_size x world_size / local_nodes",
+                          (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)p->batch,
+                          (unsigned)want.world_size);
+    if (r->origin != 0)
+      return tc_error_set(TWINCACHE_EINVAL, "resume state field origin %llu: a local-mode state has origin 0",
+                          (unsigned long long)r->origin);
+    if (p->total != UINT64_MAX && r->next_seq > p->total)
+      return tc_error_set(TWINCACHE_EINVAL, "resume state next_seq %llu is past the end of the stream (%llu "
+                          "batches)", (unsigned long long)r->next_seq, (unsigned long long)p->total);
+    *next_seq = r->next_seq;
+    return TWINCACHE_OK;
+  }
   /* the stream the state was taken in: its world, this loader's epochs */
   tc_plan q = *p;
   q.batch = r->batch_size;

@@ -38,7 +38,25 @@
  * Each epoch mixes the graphs of one N differently; the order of the steps
  * is random. C is the global batch, so a state resumes only at the same
  * G*W (any W). Cost: two keyed permutations and a binary search over the
- * 257 group starts per position; memory 4 bytes per graph, built once. */
+ * 257 group starts per position; memory 4 bytes per graph, built once.
+ *
+ * Local mode (option local_nodes = M >= 1, tc_plan_init_local). The range is
+ * a set of shards, node k of M holding shards k, k + M, k + 2M, ... W ranks
+ * are M nodes of R = W/M consecutive ranks: global rank r is rank r mod R of
+ * node r / R. Node k's plan is the plan above over its own graphs, in
+ * "local offsets" 0..n_k-1 (its shards one after the other, in shard order),
+ * at world R: epoch e's order is a permutation of the local offsets keyed by
+ * (seed, e) as before, and an offset maps back to its graph through the
+ * node's shard ranges. Every node takes the same number of steps per epoch:
+ * B = ceil(max_j n_j / (G*R)) (the largest node's), or floor(min_j n_j /
+ * (G*R)) with drop_last (the smallest node's, dropping the rest of the
+ * larger nodes' epochs), and every batch is full; positions >= n_k are
+ * padding (valid 0) as above. So across all W ranks every graph of the set
+ * is read exactly once per epoch (without drop_last), and a step is one
+ * batch on every rank. The global order is not the non-local stream's.
+ * Origin is always 0: a state is a step count, and resumes only with the
+ * same M, W and G (another W would be the plan's elastic resume per node,
+ * not built). Buckets and mixtures are refused. */
 #ifndef TC_PLAN_H
 #define TC_PLAN_H
 
@@ -63,6 +81,10 @@ typedef struct tc_plan {
   uint8_t bucket;
   uint64_t chunk;          /* C = G*W positions, one step */
   const struct tc_plan_groups *groups; /* the range sorted by N; the caller's, set before use */
+  /* local mode (see above): NULL = off; world and rank are then the node's
+   * R and rank, n the node's graphs and begin 0 */
+  const struct tc_plan_local *local;
+  uint64_t local_bpe;      /* B, every node's batches per epoch */
   /* derived by tc_plan_init */
   uint64_t bpe;            /* this rank's batches of a whole epoch */
   uint64_t first_bpe;      /* this rank's batches of epoch e0 (from p0) */
@@ -94,6 +116,42 @@ typedef struct tc_plan_batch {
  * for graphs. */
 int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, uint64_t begin, uint64_t n);
 
+/* A node's shards (see "Local mode"): built once from the shard ranges,
+ * read-only after. */
+typedef struct tc_plan_local {
+  uint32_t nodes, node;   /* M, k */
+  uint32_t parts;         /* the node's shards k, k + M, ... */
+  uint64_t *first;        /* (parts) each one's first graph index */
+  uint64_t *start;        /* (parts + 1) each one's first local offset; start[parts] = n_k */
+  uint64_t graphs;        /* the whole set's */
+  uint64_t min_graphs, max_graphs; /* min_j n_j, max_j n_j over the M nodes */
+} tc_plan_local;
+
+/* Builds L for node `node` of `nodes` over a set of `shards` shards, shard i
+ * holding graphs [ends[i-1], ends[i]) (ends[-1] = 0, ends increasing).
+ * Returns 0, or TWINCACHE_EINVAL (nodes 0, node >= nodes, nodes > shards)
+ * / TWINCACHE_ENOMEM with a message. tc_plan_local_free accepts a zeroed L. */
+int tc_plan_local_init(tc_plan_local *L, const uint64_t *ends, uint32_t shards, uint32_t node, uint32_t nodes);
+void tc_plan_local_free(tc_plan_local *L);
+
+/* The graph index of local offset o (< n_k) of node L. */
+static inline uint64_t tc_plan_local_index(const tc_plan_local *L, uint64_t o) {
+  uint32_t lo = 0, hi = L->parts - 1; /* the last part whose start is <= o */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (L->start[mid] <= o) lo = mid;
+    else hi = mid - 1;
+  }
+  return L->first[lo] + (o - L->start[lo]);
+}
+
+/* Builds the local-mode plan of options o (as tc_plan_init; rank and
+ * world_size global) for node L (L->node must be o->rank / (world_size /
+ * L->nodes)); p keeps L, which must outlive it. Returns 0, or
+ * TWINCACHE_EINVAL with a message: L->nodes not dividing world_size,
+ * buckets, or tc_plan_init's errors. */
+int tc_plan_init_local(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, const tc_plan_local *L);
+
 /* Moves seq 0 of plan p to origin `origin` (graphs of the global order
  * consumed) and re-derives first_bpe and total. Returns 0, or TWINCACHE_EINVAL
  * when origin lies past the end of a finite stream. */
@@ -105,8 +163,8 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b);
 /* Graph index at position pos of batch b's epoch order (pos may be a
  * padding position >= n). Inline: a decode thread asks it per graph. */
 static inline uint64_t tc_plan_index(const tc_plan *p, const tc_plan_batch *b, uint64_t pos) {
-  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
-  return p->begin + (p->shuffle ? tc_perm_at(&b->perm, q) : q);
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n, o = p->shuffle ? tc_perm_at(&b->perm, q) : q;
+  return p->local ? tc_plan_local_index(p->local, o) : p->begin + o;
 }
 
 /* The range sorted by N (see "Buckets"): built once, read-only after, so

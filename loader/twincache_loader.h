@@ -179,6 +179,19 @@ typedef struct twincache_loader_options {
    * another S is refused naming the source); rows and resample_every apply
    * to the fresh sources. One source's open refuses it. */
   const int *source_samples;
+  /* Local mode (tc_plan.h "Local mode"): M >= 1 nodes of world_size / M
+   * consecutive ranks each (M must divide world_size); node k = rank /
+   * (world_size / M) opens `path` as its part of a set
+   * (twincache_cache_open_part: exactly the shards k, k + M, ...) and its
+   * ranks read only those. Across all ranks every graph of the set is read
+   * once per epoch (drop_last: the largest nodes' last graphs are dropped
+   * down to the smallest node's whole steps); every rank takes the same
+   * number of full batches per epoch (padding valid = 0). The order differs
+   * from the non-local stream's. Needs the whole range (index_begin and
+   * index_end 0); no buckets; one cache only (a mixture refuses it). The
+   * state records M; it resumes with the same M, world_size and batch_size.
+   * 0 (default): off. */
+  uint32_t local_nodes;
 } twincache_loader_options;
 
 /* Values of twincache_loader_options.samples. */
@@ -198,8 +211,9 @@ void twincache_loader_options_init(twincache_loader_options *o);
  * bytes, little-endian; version 2 at these offsets:
  *    0 seed u64, 8 next_seq u64, 16 magic u32, 20 version u8 (2),
  *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, bit 3
- *      buckets, others 0),
- *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64,
+ *      buckets, bit 4 local mode, others 0),
+ *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64 (local
+ *      mode: local_nodes, index_begin being 0),
  *   40 index_end u64, 48 origin u64, 56 world_size u32, 60 rank u32.
  * Version 1 (written before elastic resume; still read, origin 0): the
  * struct's first 64 bytes in order, version u32 1 at 20, batch_size u32 at
@@ -225,6 +239,7 @@ typedef struct twincache_loader_state {
   uint8_t bucket;       /* size buckets: 0 or 1 (the options' buckets) */
   uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
                          * consumed before it (epoch * n + position; 0 = the start) */
+  uint32_t local_nodes; /* local mode's M (0 = off); then index_begin is 0 and origin 0 */
 } twincache_loader_state;
 /* A mixture's state (twincache_loader_open_mixture) has these fields with
  * other meanings: cache_tag the mixture's identity (FNV-1a-64 over each

@@ -198,7 +198,7 @@ class LoaderOptions(ctypes.Structure):
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
                 ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
                 ("withhold_targets", ctypes.c_int), ("buckets", ctypes.c_int),
-                ("source_samples", ctypes.POINTER(ctypes.c_int))]
+                ("source_samples", ctypes.POINTER(ctypes.c_int)), ("local_nodes", u32)]
 
 
 class LoaderState(ctypes.Structure):
@@ -207,7 +207,8 @@ class LoaderState(ctypes.Structure):
     _fields_ = [("seed", u64), ("next_seq", u64), ("magic", u32), ("version", u32),
                 ("cache_tag", u64), ("index_begin", u64), ("index_end", u64),
                 ("batch_size", u32), ("world_size", u32), ("rank", u32), ("shuffle", u8),
-                ("drop_last", u8), ("equal_ranks", u8), ("bucket", u8), ("origin", u64)]
+                ("drop_last", u8), ("equal_ranks", u8), ("bucket", u8), ("origin", u64),
+                ("local_nodes", u32)]
 
 
 class LoaderStats(ctypes.Structure):
@@ -239,6 +240,8 @@ _EXPECTED = (
     ("offsetof(twincache_loader_state, origin)", LoaderState.origin.offset),
     ("offsetof(twincache_batch, nodes)", Batch.nodes.offset),
     ("offsetof(twincache_loader_options, buckets)", LoaderOptions.buckets.offset),
+    ("offsetof(twincache_loader_options, local_nodes)", LoaderOptions.local_nodes.offset),
+    ("offsetof(twincache_loader_state, local_nodes)", LoaderState.local_nodes.offset),
 )
 
 

@@ -5,7 +5,8 @@ Keys (all ints): seed, next_seq (the next batch of the stream, counted from
 origin), magic, version, cache_tag (identity of the cache), index_begin,
 index_end, batch_size, world_size, rank, shuffle, drop_last, equal_ranks,
 bucket (size buckets 0 or 1; "reserved" in dicts saved before buckets), origin (graphs of the global order consumed before the stream's
-batch 0). The C loader checks a full state against its own options and cache
+batch 0), local_nodes (local mode's node count, 0 = off; absent in dicts saved
+before local mode: 0). The C loader checks a full state against its own options and cache
 (a mismatch is an InvalidArgument naming the field) and resumes it at any
 world size; a dict without "origin" (saved by an older version) reads as
 origin 0; {"seed", "next_seq"} alone is a bare position in this loader's
@@ -41,8 +42,8 @@ def from_dict(state, seed):
     if isinstance(state, dict) and "reserved" in state and "bucket" not in state:
         state = dict(state)  # saved before size buckets: the same byte, then always 0
         state["bucket"] = state.pop("reserved")
-    if not isinstance(state, dict) or not (set(state) == set(KEYS) or
-                                           set(state) == set(KEYS) - {"origin"} or
+    older = set(KEYS) - {"local_nodes"}  # dicts saved before local mode (and before origin)
+    if not isinstance(state, dict) or not (set(state) in (set(KEYS), older, older - {"origin"}) or
                                            set(state) == {"seed", "next_seq"}):
         raise InvalidArgument(f"state must be a dict from state_dict() with keys {list(KEYS)}, "
                               f"got {state!r}")

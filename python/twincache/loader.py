@@ -71,7 +71,7 @@ class Loader(*_BASES, Closable):
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
            layout="dense", samples="stored", rows=None, resample_every=1,
-           withhold_targets=False, buckets=False)
+           withhold_targets=False, buckets=False, local=0)
 
     rank/world_size: None = twincache.launch_ranks(): torch.distributed when
     initialised, else torchrun's RANK/WORLD_SIZE, else Slurm's SLURM_PROCID/
@@ -127,6 +127,14 @@ class Loader(*_BASES, Closable):
     cache's. Every graph still once per epoch, equal ranks; the state
     records it (resume with the same batch_size x world_size, any world
     size). One source only; the loader reads every frame's header at open.
+    local: M >= 1 for local mode (loader/tc_plan.h, "Local mode"; 0 = off):
+    the W ranks are M nodes of W/M consecutive ranks, node k = rank //
+    (W/M) reads path as its part of a set, exactly the shards k, k+M, ...
+    (its local disk), and across all ranks every graph is read once per
+    epoch, every rank the same number of full batches (padding valid=False).
+    The order is not the non-local one; index_range, buckets and mixtures
+    are refused; a state resumes with the same local, world_size and
+    batch_size.
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 
@@ -139,7 +147,7 @@ class Loader(*_BASES, Closable):
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
                  samples="stored", rows=None, resample_every=1, withhold_targets=False,
-                 weights=None, buckets=False):
+                 weights=None, buckets=False, local=0):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -181,6 +189,7 @@ class Loader(*_BASES, Closable):
         self.resample_every = _args.integer("resample_every", resample_every)
         self.withhold_targets = _args.flag("withhold_targets", withhold_targets)
         self.buckets = _args.flag("buckets", buckets)
+        self.local = _args.integer("local", local)
         if self.withhold_targets and self.batch_layout != "dense":
             raise InvalidArgument("withhold_targets=True needs layout='dense'")
         pin_memory = _cuda_usable() if pin_memory is None else _args.flag("pin_memory", pin_memory)
@@ -227,6 +236,7 @@ class Loader(*_BASES, Closable):
         o.rows, o.resample_every = self.rows, self.resample_every
         o.withhold_targets = int(self.withhold_targets)
         o.buckets = int(self.buckets)
+        o.local_nodes = self.local
         return o
 
     def _open(self, state):

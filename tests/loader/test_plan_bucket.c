@@ -215,7 +215,7 @@ static void check_refusals(void) {
   twincache_loader_state_encode(&s, buf);
   TC_CHECK(twincache_loader_state_decode(buf, &d) == 0 && memcmp(&d, &s, sizeof s) == 0, "codec keeps bucket");
   TC_CHECK((buf[21] & 8) == 8);
-  buf[21] |= 16; /* an unknown flag */
+  buf[21] |= 32; /* an unknown flag (bit 4 is local mode's) */
   TC_CHECK(twincache_loader_state_decode(buf, &d) == TWINCACHE_EINVAL);
   uint64_t next;
   options(&o, 4, 2, 0, 0, 2, 1, 0); /* no buckets */
