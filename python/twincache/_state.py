@@ -42,8 +42,8 @@ def from_dict(state, seed):
     if isinstance(state, dict) and "reserved" in state and "bucket" not in state:
         state = dict(state)  # saved before size buckets: the same byte, then always 0
         state["bucket"] = state.pop("reserved")
-    older = set(KEYS) - {"local_nodes"}  # dicts saved before local mode (and before origin)
-    if not isinstance(state, dict) or not (set(state) in (set(KEYS), older, older - {"origin"}) or
+    optional = {"origin", "local_nodes"}  # absent from dicts saved before elastic resume / local mode
+    if not isinstance(state, dict) or not (set(KEYS) - optional <= set(state) <= set(KEYS) or
                                            set(state) == {"seed", "next_seq"}):
         raise InvalidArgument(f"state must be a dict from state_dict() with keys {list(KEYS)}, "
                               f"got {state!r}")

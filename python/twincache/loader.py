@@ -300,7 +300,7 @@ class Loader(*_BASES, Closable):
         load_state_dict() checks. Keys: seed, next_seq (the next batch,
         counted from origin), magic, version, cache_tag (the cache's
         identity), index_begin, index_end, batch_size, world_size, rank,
-        shuffle, drop_last, equal_ranks, bucket, origin. Every rank's state
+        shuffle, drop_last, equal_ranks, bucket, origin, local_nodes. Every rank's state
         after the same number of batches is the same point of the global
         order: save one (e.g. rank 0's) with your checkpoint; it resumes at
         any world size."""
