@@ -102,3 +102,21 @@ def test_refusals_name_the_problem(node_dirs):
     with pytest.raises(twincache.InvalidArgument, match="same batch_size and world_size"):
         twincache.Loader(node_dirs[0], batch_size=5, epochs=2, seed=3, rank=0, world_size=2, local=2,
                          output="numpy").load_state_dict(state)
+
+
+def test_set_epoch_and_len(node_dirs):
+    ls = loaders(node_dirs)
+    bpe = len(ls[0])
+    whole = read(ls)
+    for l in ls:
+        l.close()
+    ls = loaders(node_dirs)
+    for l in ls:
+        l.set_epoch(1)  # a DistributedSampler-style loop: the second epoch's first step
+    second = read(ls)
+    for l in ls:
+        l.close()
+    assert len(second) == bpe
+    for a, b in zip(second, whole[bpe:]):
+        for (ia, _), (ib, _) in zip(a, b):
+            np.testing.assert_array_equal(ia, ib)
