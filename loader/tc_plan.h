@@ -136,11 +136,11 @@ void tc_plan_local_free(tc_plan_local *L);
 
 /* The graph index of local offset o (< n_k) of node L. */
 static inline uint64_t tc_plan_local_index(const tc_plan_local *L, uint64_t o) {
-  uint32_t lo = 0, hi = L->parts - 1; /* the last part whose start is <= o */
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo + 1) / 2;
-    if (L->start[mid] <= o) lo = mid;
-    else hi = mid - 1;
+  uint32_t lo = 0, len = L->parts; /* the last part whose start is <= o; branch-free (conditional moves) */
+  while (len > 1) {
+    uint32_t half = len / 2;
+    lo = L->start[lo + half] <= o ? lo + half : lo;
+    len -= half;
   }
   return L->first[lo] + (o - L->start[lo]);
 }

@@ -326,6 +326,11 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  *   learning-rate rule is the trainer's). A state of a world with
  *   equal_ranks 0 and world_size > 1 cannot change world (its ranks do not
  *   read in step) and is refused.
+ * - local mode (local_nodes M): the state must have the same M (a state of
+ *   another M, or with and without local mode, is refused naming
+ *   local_nodes), world_size and batch_size, and origin 0; the stream
+ *   continues at its next_seq (any rank's state serves every rank). No
+ *   elastic resume.
  * A state with magic 0 (written by hand as {seed, next_seq}) is a position
  * in this loader's own stream from origin 0 and is checked for seed only.
  * Any state is refused when its position lies past the end of a finite

@@ -30,15 +30,6 @@ static const uint64_t ends[4] = {24, 48, 72, 100}; /* the split of 13 chunks of 
 static const char *scratch;
 static char node_dir[NODES][4096];
 
-static int sh(const char *fmt, ...) {
-  char cmd[16384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int st = system(cmd);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static void options(twincache_loader_options *o, uint32_t rank, int drop) {
   tl_plan_options(o, 4, W, rank, drop, 2, 1, 7);
@@ -171,12 +162,12 @@ static void check_refusals(void) {
   char shard[4200];
   snprintf(shard, sizeof shard, "%s/shard-00000-of-00004", node_dir[0]);
   refused(shard, &o, "is one cache directory, not a set of shards", "one shard alone");
-  TC_REQUIRE(sh("mv '%s/shard-00002-of-00004' '%s/'", node_dir[0], scratch) == 0); /* node 0 lacks shard 2 */
+  TC_REQUIRE(tc_test_sh("mv '%s/shard-00002-of-00004' '%s/'", node_dir[0], scratch) == 0); /* node 0 lacks shard 2 */
   refused(node_dir[0], &o, "shard 2 of 4 (graphs 48..71) is missing: node 0 of 2 holds shards 0, 2", "a shard missing");
-  TC_REQUIRE(sh("mv '%s/shard-00002-of-00004' '%s/' && mv '%s/shard-00001-of-00004' '%s/'", scratch, node_dir[0],
+  TC_REQUIRE(tc_test_sh("mv '%s/shard-00002-of-00004' '%s/' && mv '%s/shard-00001-of-00004' '%s/'", scratch, node_dir[0],
                 node_dir[1], node_dir[0]) == 0); /* node 0 holds node 1's shard 1 too */
   refused(node_dir[0], &o, "is shard 1 of 4, not one of node 0 of 2's", "another node's shard");
-  TC_REQUIRE(sh("mv '%s/shard-00001-of-00004' '%s/'", node_dir[0], node_dir[1]) == 0);
+  TC_REQUIRE(tc_test_sh("mv '%s/shard-00001-of-00004' '%s/'", node_dir[0], node_dir[1]) == 0);
   twincache_loader *l = NULL;
   TC_CHECK(twincache_loader_open(node_dir[0], &o, NULL, &l) == TWINCACHE_OK, "restored: %s", twincache_last_error());
   twincache_loader_close(l);
@@ -191,10 +182,10 @@ int main(int argc, char **argv) {
   scratch = argv[2];
   tl_mkdir(scratch);
   for (int i = 0; i < 4; i++)
-    TC_REQUIRE(sh("'%s' --out '%s/set' --graphs %d --chunk-graphs 8 --nodes 3:8 --samples 4 --seed 9 --threads 1 "
+    TC_REQUIRE(tc_test_sh("'%s' --out '%s/set' --graphs %d --chunk-graphs 8 --nodes 3:8 --samples 4 --seed 9 --threads 1 "
                   "--quiet --shard %d/4", gen, scratch, GRAPHS, i) == 0);
   /* node k's local disk: shards k, k + 2; "all": the whole set, by links */
-  TC_REQUIRE(sh("cd '%s' && mkdir node0 node1 all && mv set/shard-00000-of-00004 set/shard-00002-of-00004 node0/ "
+  TC_REQUIRE(tc_test_sh("cd '%s' && mkdir node0 node1 all && mv set/shard-00000-of-00004 set/shard-00002-of-00004 node0/ "
                 "&& mv set/shard-00001-of-00004 set/shard-00003-of-00004 node1/ && for d in node0/* node1/*; do "
                 "ln -s \"$PWD/$d\" all/; done", scratch) == 0);
   for (int k = 0; k < NODES; k++) snprintf(node_dir[k], sizeof node_dir[k], "%s/node%d", scratch, k);
