@@ -7,6 +7,7 @@
  *    number of full batches, and per epoch the valid graphs of all ranks
  *    are the set's 100 graphs exactly once (2 shuffled epochs);
  *  - with drop_last, each graph at most once, equal counts still;
+ *  - the same with fresh worlds (samples = FRESH);
  *  - a resume from rank 0's state after 3 steps gives every rank the same
  *    bytes as the uninterrupted run;
  *  - refusals, each with a message naming what is wrong and nothing read:
@@ -31,10 +32,13 @@ static const char *scratch;
 static char node_dir[NODES][4096];
 
 
+static int fresh; /* 1: fresh worlds (samples = FRESH) instead of the stored ones */
+
 static void options(twincache_loader_options *o, uint32_t rank, int drop) {
   tl_plan_options(o, 4, W, rank, drop, 2, 1, 7);
   o->local_nodes = NODES;
   o->threads = 2;
+  if (fresh) o->samples = TWINCACHE_SAMPLES_FRESH, o->rows = 6;
 }
 
 /* All W ranks read in step from state `resume` (NULL: the start) for at
@@ -192,6 +196,10 @@ int main(int argc, char **argv) {
   check_once_per_epoch(0);
   check_once_per_epoch(1);
   check_resume();
+  fresh = 1; /* the same plan fills fresh worlds */
+  check_once_per_epoch(0);
+  check_resume();
+  fresh = 0;
   check_refusals();
   return tc_test_finish("test_loader_local");
 }
