@@ -34,6 +34,7 @@ typedef struct opts {
   double val_split;
   uint32_t batch, threads, cpu_threads;
   uint32_t fresh_rows, resample_every; /* 0: stored worlds; else fresh worlds of S rows, R epochs each */
+  uint32_t local_nodes;                /* --local-nodes M: the loader's local mode, 0 = off */
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;

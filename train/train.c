@@ -123,7 +123,15 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
 static int split_cache(run *r) {
   const opts *o = &r->o;
   twincache_cache *cache = NULL;
-  int st = twincache_cache_open(o->cache, &cache);
+  uint32_t M = o->local_nodes, W = (uint32_t)r->dist.world;
+  if (M && W % M != 0) {
+    fprintf(stderr, PROG ": --local-nodes %u must divide the %u rank(s): each node runs ranks / M of them "
+            "(see --help)\n", M, W);
+    return 1;
+  }
+  /* local mode: this rank's node's part of the set (rank / (W / M)) */
+  int st = M ? twincache_cache_open_part(o->cache, (uint32_t)r->dist.rank / (W / M), M, &cache)
+             : twincache_cache_open(o->cache, &cache);
   if (st != 0) {
     fprintf(stderr, PROG ": cannot open cache: %s\n", twincache_last_error());
     return 1;
@@ -296,6 +304,7 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
   lo.rank = (uint32_t)r->dist.rank, lo.world_size = (uint32_t)r->dist.world;
+  if (o->local_nodes) lo.local_nodes = o->local_nodes, lo.index_end = 0; /* the whole set: --val-cache validates */
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;

@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 31 };
+enum { N_TRAIN_OPTS = 32 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -27,6 +27,14 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "(e.g. another graph family: out of distribution); all of\n"
                "--cache is then trained on. Its N, K and S (--nodes,\n"
                "--targets, --samples) must equal --cache's"},
+      {.name = "--local-nodes", .meta = "M", .kind = TC_OPT_U32, .dst = &p->local_nodes,
+       .hi = UINT32_MAX,
+       .help = "local mode: the ranks are M nodes of (ranks / M)\n"
+               "consecutive ranks, and node k's ranks read --cache as\n"
+               "node k's part of a set: exactly its shards k, k+M, ...\n"
+               "(its local disk); every graph still once per epoch\n"
+               "(README \"Local mode\"). Needs --val-cache; a checkpoint\n"
+               "resumes with the same M, ranks and --batch (default 0: off)"},
       {.name = "--predict", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->predict,
        .expect = "a file name",
        .help = "after training, write the model's edge probabilities on\n"
@@ -171,6 +179,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
         return 2;
       }
     o->val_split = 0;
+  }
+  if (o->local_nodes && !o->val_cache) {
+    fprintf(stderr, PROG ": --local-nodes: needs --val-cache DIR (a node holds only its shards, so no tail "
+            "of the set can be held out for validation) (see --help)\n");
+    return 2;
   }
   if (o->val_withhold && !o->val_cache) {
     fprintf(stderr, PROG ": --val-withhold-targets: needs --val-cache DIR (see --help)\n");
