@@ -14,13 +14,21 @@ static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
   return tc_rng_u64(&r);
 }
 
+/* An epoch's length in origins (origin = epoch * unit + position): n, or in
+ * local mode the whole set's graphs, so that one origin means the same
+ * point (a step count) on every node. */
+static uint64_t epoch_unit(const tc_plan *p) { return p->local ? p->local->graphs : p->n; }
+
 /* This rank's batches of an epoch segment starting at position start, and
  * the end of the segment's positions (padding included, drop_last applied). */
 static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
   uint64_t G = p->batch, W = p->world, left = p->n - start, batches;
-  if (p->local) { /* every node's B full batches (origin is 0: start is 0) */
-    *end = start + p->local_bpe * G * W;
-    return p->local_bpe;
+  if (p->local) { /* from the same start on every node: the largest node's steps (full batches), or
+                   * with drop_last the smallest node's whole steps */
+    uint64_t step = G * W, lo = p->local->min_graphs, hi = p->local->max_graphs;
+    batches = p->drop_last ? (lo > start ? (lo - start) / step : 0) : (hi > start ? (hi - start + step - 1) / step : 0);
+    *end = start + batches * step;
+    return batches;
   }
   if (p->equal) { /* G*W <= 2^16 * 2^32: no overflow */
     batches = p->drop_last ? left / (G * W) : (left + G * W - 1) / (G * W);
@@ -110,22 +118,18 @@ int tc_plan_init_local(tc_plan *p, const twincache_loader_options *o, uint64_t c
   q.rank = o->rank % R;
   int rc = tc_plan_init(p, &q, cache_tag, 0, L->start[L->parts]);
   if (rc != TWINCACHE_OK) return rc;
-  uint64_t step = (uint64_t)p->batch * R;
+  uint64_t end;
   p->local = L;
   p->equal = 1;
-  p->local_bpe = p->drop_last ? L->min_graphs / step : (L->max_graphs + step - 1) / step;
-  p->bpe = p->local_bpe;
+  p->bpe = segment(p, 0, &end);
   return tc_plan_set_origin(p, 0);
 }
 
 int tc_plan_set_origin(tc_plan *p, uint64_t origin) {
-  if (p->local && origin != 0)
-    return tc_error_set(TWINCACHE_EINVAL, "local mode: a stream starts at origin 0 (got %llu): it resumes by "
-                        "its step count", (unsigned long long)origin);
-  uint64_t e0 = origin / p->n, p0 = origin % p->n, end;
+  uint64_t U = epoch_unit(p), e0 = origin / U, p0 = origin % U, end;
   if (p->epochs && (e0 > p->epochs || (e0 == p->epochs && p0 != 0)))
     return tc_error_set(TWINCACHE_EINVAL, "resume state: position %llu graphs is past the end of the %u epochs "
-                        "of %llu graphs", (unsigned long long)origin, p->epochs, (unsigned long long)p->n);
+                        "of %llu graphs", (unsigned long long)origin, p->epochs, (unsigned long long)U);
   p->origin_epoch = e0;
   p->origin_pos = p0;
   p->first_bpe = segment(p, p0, &end);
@@ -238,12 +242,12 @@ uint64_t tc_plan_graph(const tc_plan *p, tc_plan_batch *b, uint64_t pos) {
 }
 
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
-  uint64_t step = (uint64_t)p->batch * p->world;
-  if (seq == 0) return p->origin_epoch * p->n + p->origin_pos;
-  if (seq < p->first_bpe) return p->origin_epoch * p->n + p->origin_pos + seq * step;
+  uint64_t step = (uint64_t)p->batch * p->world, U = epoch_unit(p);
+  if (seq == 0) return p->origin_epoch * U + p->origin_pos;
+  if (seq < p->first_bpe) return p->origin_epoch * U + p->origin_pos + seq * step;
   uint64_t s = seq - p->first_bpe;
-  if (p->bpe == 0) return (p->origin_epoch + 1) * p->n;
-  return (p->origin_epoch + 1 + s / p->bpe) * p->n + (s % p->bpe) * step;
+  if (p->bpe == 0) return (p->origin_epoch + 1) * U;
+  return (p->origin_epoch + 1 + s / p->bpe) * U + (s % p->bpe) * step;
 }
 
 int tc_plan_epoch_seq(const tc_plan *p, uint64_t epoch, uint64_t *seq) {
@@ -273,7 +277,7 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->drop_last = p->drop_last;
   s->equal_ranks = p->equal;
   s->next_seq = next_seq;
-  s->origin = p->origin_epoch * p->n + p->origin_pos;
+  s->origin = p->origin_epoch * epoch_unit(p) + p->origin_pos;
   s->bucket = p->bucket;
   if (p->local) { /* the global world and rank, the whole set */
     s->index_begin = 0;
@@ -294,7 +298,7 @@ int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state
   } else { /* before this stream's start: a stream that starts there */
     tc_error_clear();
     tc_plan_state(p, 0, s);
-    s->origin = epoch * p->n;
+    s->origin = epoch * epoch_unit(p);
   }
   return TWINCACHE_OK;
 }
@@ -361,28 +365,15 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
   if (r->batch_size == 0 || r->batch_size > 65536 || r->world_size == 0 || r->rank >= r->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u, rank %u describe no "
                         "stream", (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)r->rank);
-  if (p->local) { /* one stream per (M, W, G): the state is its step count */
-    if (r->batch_size != p->batch || r->world_size != want.world_size)
-      return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u: a local-mode stream "
-                          "resumes only with the same batch_size and world_size (this loader: %u, %u), since each "
-                          "node's order is cut into steps of batch_size x world_size / local_nodes",
-                          (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)p->batch,
-                          (unsigned)want.world_size);
-    if (r->origin != 0)
-      return tc_error_set(TWINCACHE_EINVAL, "resume state field origin %llu: a local-mode state has origin 0",
-                          (unsigned long long)r->origin);
-    if (p->total != UINT64_MAX && r->next_seq > p->total)
-      return tc_error_set(TWINCACHE_EINVAL, "resume state next_seq %llu is past the end of the stream (%llu "
-                          "batches)", (unsigned long long)r->next_seq, (unsigned long long)p->total);
-    *next_seq = r->next_seq;
-    return TWINCACHE_OK;
-  }
+  if (p->local && r->world_size % p->local->nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field world_size %u is not a multiple of its local_nodes "
+                        "%u: no local-mode stream has it", (unsigned)r->world_size, (unsigned)p->local->nodes);
   /* the stream the state was taken in: its world, this loader's epochs */
   tc_plan q = *p;
   q.batch = r->batch_size;
-  q.world = r->world_size;
-  q.rank = r->rank;
-  q.equal = r->equal_ranks && r->world_size > 1;
+  q.world = p->local ? r->world_size / p->local->nodes : r->world_size; /* local: the node's ranks */
+  q.rank = p->local ? r->rank % q.world : r->rank;
+  q.equal = p->local || (r->equal_ranks && r->world_size > 1);
   uint64_t end;
   q.bpe = segment(&q, 0, &end);
   if ((rc = tc_plan_set_origin(&q, r->origin)) != TWINCACHE_OK) return rc;

@@ -54,9 +54,15 @@
  * padding (valid 0) as above. So across all W ranks every graph of the set
  * is read exactly once per epoch (without drop_last), and a step is one
  * batch on every rank. The global order is not the non-local stream's.
- * Origin is always 0: a state is a step count, and resumes only with the
- * same M, W and G (another W would be the plan's elastic resume per node,
- * not built). Buckets and mixtures are refused. */
+ * Origins count in units of the whole set's graphs (origin = e * graphs +
+ * c): c, the positions every node has consumed of epoch e (the same on
+ * every node: steps x G x R), may pass a small node's n_k (it is then in
+ * its padding). A segment starting at c has ceil((max_j n_j - c) / (G*R))
+ * steps (drop_last: floor((min_j n_j - c) / (G*R))), the same on every
+ * node; so the plan's elastic resume works per node: a state of world W,
+ * batch G resumes at W' (a multiple of M) and G', every node continuing
+ * its own order from c, each graph still once per epoch. The state must
+ * have the same M. Buckets and mixtures are refused. */
 #ifndef TC_PLAN_H
 #define TC_PLAN_H
 
@@ -84,7 +90,6 @@ typedef struct tc_plan {
   /* local mode (see above): NULL = off; world and rank are then the node's
    * R and rank, n the node's graphs and begin 0 */
   const struct tc_plan_local *local;
-  uint64_t local_bpe;      /* B, every node's batches per epoch */
   /* derived by tc_plan_init */
   uint64_t bpe;            /* this rank's batches of a whole epoch */
   uint64_t first_bpe;      /* this rank's batches of epoch e0 (from p0) */

@@ -189,7 +189,8 @@ typedef struct twincache_loader_options {
    * number of full batches per epoch (padding valid = 0). The order differs
    * from the non-local stream's. Needs the whole range (index_begin and
    * index_end 0); no buckets; one cache only (a mixture refuses it). The
-   * state records M; it resumes with the same M, world_size and batch_size.
+   * state records M; it resumes with the same M at any world_size that M
+   * divides and any batch_size (elastic per node, tc_plan.h).
    * 0 (default): off. */
   uint32_t local_nodes;
 } twincache_loader_options;
@@ -328,9 +329,8 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  *   read in step) and is refused.
  * - local mode (local_nodes M): the state must have the same M (a state of
  *   another M, or with and without local mode, is refused naming
- *   local_nodes), world_size and batch_size, and origin 0; the stream
- *   continues at its next_seq (any rank's state serves every rank). No
- *   elastic resume.
+ *   local_nodes); the rules above then hold per node (each node's ranks
+ *   continue its own order; origin counts whole-set graphs: tc_plan.h).
  * A state with magic 0 (written by hand as {seed, next_seq}) is a position
  * in this loader's own stream from origin 0 and is checked for seed only.
  * Any state is refused when its position lies past the end of a finite

@@ -34,7 +34,7 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "node k's part of a set: exactly its shards k, k+M, ...\n"
                "(its local disk); every graph still once per epoch\n"
                "(README \"Local mode\"). Needs --val-cache; a checkpoint\n"
-               "resumes with the same M, ranks and --batch (default 0: off)"},
+               "resumes with the same M (default 0: off)"},
       {.name = "--predict", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->predict,
        .expect = "a file name",
        .help = "after training, write the model's edge probabilities on\n"

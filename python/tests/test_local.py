@@ -99,9 +99,39 @@ def test_refusals_name_the_problem(node_dirs):
     state = ls[0].state_dict()
     for l in ls:
         l.close()
-    with pytest.raises(twincache.InvalidArgument, match="same batch_size and world_size"):
-        twincache.Loader(node_dirs[0], batch_size=5, epochs=2, seed=3, rank=0, world_size=2, local=2,
-                         output="numpy").load_state_dict(state)
+    with twincache.Loader(node_dirs[0], batch_size=5, epochs=2, seed=3, rank=0, world_size=2, local=2,
+                          output="numpy") as l:
+        with pytest.raises(twincache.InvalidArgument, match="local_nodes 0 differs from this loader's 2"):
+            l.load_state_dict(dict(state, local_nodes=0))
+    with pytest.raises(twincache.Error, match="is missing"):  # node 0 of 1 holds every shard
+        twincache.Loader(node_dirs[0], world_size=1, rank=0, local=1)
+
+
+def test_elastic_resume(node_dirs):
+    """4 ranks for 3 steps, then 2 ranks (one per node) at batch 10: each
+    graph once per epoch across the change."""
+    ls = loaders(node_dirs)
+    head = read(ls, 3)
+    state = ls[0].state_dict()
+    for l in ls:
+        l.close()
+    seen = np.concatenate([ids for s in head for ids, _ in s])
+    seen = list(seen[seen >= 0])
+    ls = [twincache.Loader(node_dirs[r], batch_size=10, epochs=2, seed=3, rank=r, world_size=2, local=2,
+                           output="numpy") for r in range(2)]
+    for l in ls:
+        l.load_state_dict(state)
+    epochs = [seen, []]
+    while True:
+        step = [l.next_batch() for l in ls]
+        if step[0] is None:
+            break
+        for b in step:
+            epochs[b.epoch] += list(b.graph_id[b.valid.astype(bool)])
+    for l in ls:
+        l.close()
+    for e in range(2):
+        np.testing.assert_array_equal(np.sort(np.array(epochs[e], dtype=np.int64)), np.arange(90))
 
 
 def test_set_epoch_and_len(node_dirs):

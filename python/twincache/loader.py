@@ -133,8 +133,8 @@ class Loader(*_BASES, Closable):
     (its local disk), and across all ranks every graph is read once per
     epoch, every rank the same number of full batches (padding valid=False).
     The order is not the non-local one; index_range, buckets and mixtures
-    are refused; a state resumes with the same local, world_size and
-    batch_size.
+    are refused; a state resumes with the same local at any world_size it
+    divides (elastic per node).
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 

@@ -9,12 +9,13 @@
  *  - with drop_last, each graph at most once, equal counts still;
  *  - the same with fresh worlds (samples = FRESH);
  *  - a resume from rank 0's state after 3 steps gives every rank the same
- *    bytes as the uninterrupted run;
+ *    bytes as the uninterrupted run; resumed at 2 ranks (one per node) and
+ *    batch 8 instead, every graph is still read once per epoch;
  *  - refusals, each with a message naming what is wrong and nothing read:
  *    a node directory opened by a rank of the other node, a shard missing
  *    from a node directory, a shard of another node in it, local_nodes not
- *    dividing world_size, index_range, a whole cache, a local state resumed
- *    without local mode and with another world size.
+ *    dividing world_size, index_range, one shard alone, a local state
+ *    resumed without local mode.
  * usage: test_loader_local GEN SCRATCH */
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,6 +103,8 @@ static void check_once_per_epoch(int drop) {
   }
 }
 
+static void check_elastic(const twincache_loader_state *st);
+
 static void check_resume(void) {
   tl_stream whole[W], head[W], tail[W];
   memset(whole, 0, sizeof whole), memset(head, 0, sizeof head), memset(tail, 0, sizeof tail);
@@ -133,13 +136,39 @@ static void check_resume(void) {
                strstr(twincache_last_error(), "local_nodes 2 differs from this loader's 0"),
            "a local state without local mode: %s", twincache_last_error());
   twincache_loader_close(l);
-  options(&o, 0, 0);
-  o.world_size = 2; /* one rank per node */
-  l = NULL;
-  TC_CHECK(twincache_loader_open(node_dir[0], &o, &st, &l) == TWINCACHE_EINVAL &&
-               strstr(twincache_last_error(), "same batch_size and world_size"),
-           "a local state at another world size: %s", twincache_last_error());
-  twincache_loader_close(l);
+  check_elastic(&st);
+}
+
+/* The state of 4 ranks at batch 4 after 3 steps, resumed at 2 ranks (one
+ * per node) at batch 8: across the change each graph once per epoch. */
+static void check_elastic(const twincache_loader_state *st) {
+  static uint64_t ids[3][W][4];
+  uint32_t seen[2][GRAPHS] = {{0}};
+  TC_REQUIRE(run(0, NULL, 3, ids, NULL, NULL) == 3);
+  for (uint32_t s = 0; s < 3; s++) /* epoch 0: 7 steps */
+    for (uint32_t r = 0; r < W; r++)
+      for (uint32_t g = 0; g < 4; g++)
+        if (ids[s][r][g] != UINT64_MAX) seen[0][ids[s][r][g]]++;
+  twincache_loader *l[NODES];
+  for (uint32_t r = 0; r < NODES; r++) {
+    twincache_loader_options o;
+    options(&o, r, 0);
+    o.world_size = NODES, o.batch_size = 8;
+    TC_REQUIRE(twincache_loader_open(node_dir[r], &o, st, &l[r]) == TWINCACHE_OK, "elastic, rank %u of %u: %s", r,
+               NODES, twincache_last_error());
+  }
+  twincache_batch *b[NODES];
+  while (!tl_step(l, NODES, b))
+    for (uint32_t r = 0; r < NODES; r++) {
+      TC_CHECK(b[r]->epoch < 2 && b[r]->n_graphs == 8, "elastic: full batches of epochs 0 and 1");
+      for (uint32_t g = 0; g < 8 && b[r]->epoch < 2; g++)
+        if (b[r]->valid[g]) seen[b[r]->epoch][b[r]->graph_id[g]]++;
+      twincache_loader_release(l[r], b[r]);
+    }
+  for (uint32_t r = 0; r < NODES; r++) twincache_loader_close(l[r]);
+  for (uint32_t e = 0; e < 2; e++)
+    for (uint32_t i = 0; i < GRAPHS; i++)
+      TC_CHECK(seen[e][i] == 1, "elastic 4 -> 2 ranks: epoch %u reads graph %u %u times", e, i, seen[e][i]);
 }
 
 /* Opening node directory `dir` as rank r with o is refused (EINVAL or

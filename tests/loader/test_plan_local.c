@@ -8,8 +8,13 @@
  *   exactly once (drop_last: at most once, and exactly M*B*G*R of them);
  * - the state of any batch, encoded and decoded, resumed on a fresh plan of
  *   any rank, continues at that batch with the same batches;
+ * - elastic: a state taken after any number of steps at R ranks per node
+ *   and batch G, resumed at R' and G' (same M): across the change every
+ *   graph is read once per epoch (drop_last: at most once), every rank of
+ *   the new world the same number of full batches;
  * - refusals with a message: M not dividing W, buckets, a state of another
- *   M, W, G, or of the non-local stream, nodes above the shard count. */
+ *   M or of the non-local stream, a state's W not a multiple of M, nodes
+ *   above the shard count. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +141,75 @@ static void check_resume(int pat, uint32_t s, uint32_t M, uint32_t R, uint32_t G
   }
 }
 
+/* Adds the valid graphs of global rank r's batches [from, to) of plan p to
+ * seen[epoch * n + graph]; each batch must be full. any (NULL: not asked)
+ * [seq - from] is set to 1 where the batch holds a valid graph. */
+static void count_reads(const tc_plan *p, uint64_t from, uint64_t to, uint64_t n, uint32_t *seen, uint8_t *any) {
+  for (uint64_t seq = from; seq < to; seq++) {
+    tc_plan_batch b;
+    tc_plan_batch_at(p, seq, &b);
+    TC_CHECK(b.count == p->batch, "full batches after an elastic resume");
+    for (uint32_t g = 0; g < b.count; g++) {
+      int valid;
+      uint64_t i = graph_at(p, seq, g, &valid);
+      if (valid) seen[b.epoch * n + i]++;
+      if (valid && any) any[seq - from] = 1;
+    }
+  }
+}
+
+/* Elastic: M nodes of R ranks at batch G read `cut` steps, then M nodes of
+ * R2 ranks at batch G2 resume from rank 0's state. */
+static void check_elastic(int pat, uint32_t s, uint32_t M, uint32_t R, uint32_t G, uint32_t R2, uint32_t G2,
+                          int drop) {
+  enum { EPOCHS = 2 };
+  uint64_t ends[MAX_SHARDS], n = layout(pat, s, ends);
+  tc_plan p0;
+  tc_plan_local L0;
+  TC_REQUIRE(plan_of(&p0, &L0, ends, s, M, R, G, 0, drop, 1, EPOCHS) == 0);
+  for (uint64_t cut = 0; cut <= p0.total; cut++) {
+    uint32_t *seen = calloc(n * EPOCHS, sizeof *seen);
+    TC_REQUIRE(seen != NULL);
+    for (uint32_t r = 0; r < M * R; r++) {
+      tc_plan p;
+      tc_plan_local L;
+      TC_REQUIRE(plan_of(&p, &L, ends, s, M, R, G, r, drop, 1, EPOCHS) == 0);
+      count_reads(&p, 0, cut, n, seen, NULL);
+      tc_plan_local_free(&L);
+    }
+    twincache_loader_state st;
+    tc_plan_state(&p0, cut, &st);
+    uint64_t total = UINT64_MAX, span = 0;
+    uint8_t any[256] = {0}; /* per step of the new world: some rank read a valid graph */
+    for (uint32_t r = 0; r < M * R2; r++) {
+      tc_plan q;
+      tc_plan_local L;
+      uint64_t next;
+      TC_REQUIRE(plan_of(&q, &L, ends, s, M, R2, G2, r, drop, 1, EPOCHS) == 0);
+      TC_REQUIRE(tc_plan_resume(&q, &st, &next) == 0, "elastic resume: %s", twincache_last_error());
+      if (total == UINT64_MAX) total = q.total;
+      TC_CHECK(q.total == total, "rank %u of the new world: %llu batches, rank 0 %llu", r,
+               (unsigned long long)q.total, (unsigned long long)total);
+      TC_REQUIRE(q.total - next <= sizeof any);
+      span = q.total - next;
+      count_reads(&q, next, q.total, n, seen, any);
+      tc_plan_local_free(&L);
+    }
+    for (uint64_t k = 0; !drop && k < span; k++)
+      TC_CHECK(any[k], "elastic pat %d s %u M %u: R %u G %u -> R %u G %u after %llu steps: step %llu of the "
+               "resumed stream is padding on every rank", pat, s, M, R, G, R2, G2, (unsigned long long)cut,
+               (unsigned long long)k);
+    for (uint64_t e = 0; e < EPOCHS; e++)
+      for (uint64_t i = 0; i < n; i++)
+        if (drop ? seen[e * n + i] > 1 : seen[e * n + i] != 1)
+          TC_FAIL("elastic pat %d s %u M %u: R %u G %u -> R %u G %u after %llu steps, drop %d: epoch %llu reads "
+                  "graph %llu %u times", pat, s, M, R, G, R2, G2, (unsigned long long)cut, drop,
+                  (unsigned long long)e, (unsigned long long)i, seen[e * n + i]);
+    free(seen);
+  }
+  tc_plan_local_free(&L0);
+}
+
 /* rc is EINVAL and the message holds `words`. */
 static void refused(int rc, const char *words, const char *what) {
   TC_CHECK(rc == TWINCACHE_EINVAL && strstr(twincache_last_error(), words),
@@ -170,17 +244,11 @@ static void check_refusals(void) {
   TC_REQUIRE(tc_plan_init_local(&q, &o, 5, &L3) == 0);
   refused(tc_plan_resume(&q, &st, &next), "field local_nodes 2 differs from this loader's 4", "another M");
   tc_plan_local_free(&L3);
-  /* another W, another G */
+  /* a world that no local stream of M = 2 has */
   twincache_loader_state w = st;
-  w.world_size = 2;
+  w.world_size = 3;
   w.rank = 0;
-  refused(tc_plan_resume(&p, &w, &next), "same batch_size and world_size", "another W");
-  w = st;
-  w.batch_size = 1;
-  refused(tc_plan_resume(&p, &w, &next), "same batch_size and world_size", "another G");
-  w = st;
-  w.origin = 3;
-  refused(tc_plan_resume(&p, &w, &next), "origin 3", "a local state with an origin");
+  refused(tc_plan_resume(&p, &w, &next), "world_size 3 is not a multiple of its local_nodes 2", "W = 3, M = 2");
   /* the non-local stream's state into a local plan, and back */
   tc_plan plain;
   o.local_nodes = 0;
@@ -209,6 +277,14 @@ int main(void) {
               for (int shuffle = 0; shuffle <= 1; shuffle++) check_case(pat, s, M, R, G, drop, shuffle);
   for (int pat = 1; pat < 4; pat += 2)
     for (uint32_t M = 1; M <= 3; M++) check_resume(pat, 4, M, 2, 2, 1);
+  for (int pat = 0; pat < 4; pat++)
+    for (uint32_t M = 1; M <= 3; M++)
+      for (uint32_t R = 1; R <= 3; R++)
+        for (uint32_t R2 = 1; R2 <= 3; R2++)
+          for (int drop = 0; drop <= 1; drop++) {
+            check_elastic(pat, 4, M, R, 2, R2, 2, drop);
+            check_elastic(pat, 5, M, R, 1, R2, 3, drop);
+          }
   check_refusals();
   return tc_test_finish("test_plan_local");
 }
