@@ -22,14 +22,16 @@ static uint64_t epoch_unit(const tc_plan *p) { return p->local ? p->local->graph
 /* This rank's batches of an epoch segment starting at position start, and
  * the end of the segment's positions (padding included, drop_last applied). */
 static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
-  uint64_t G = p->batch, W = p->world, left = p->n - start, batches;
-  if (p->local) { /* from the same start on every node: the largest node's steps (full batches), or
-                   * with drop_last the smallest node's whole steps */
+  uint64_t G = p->batch, W = p->world, batches;
+  if (p->local) { /* from the same start on every node (it may pass this node's n): the largest node's
+                   * steps, all full, or with drop_last the smallest node's whole steps */
     uint64_t step = G * W, lo = p->local->min_graphs, hi = p->local->max_graphs;
-    batches = p->drop_last ? (lo > start ? (lo - start) / step : 0) : (hi > start ? (hi - start + step - 1) / step : 0);
+    if (p->drop_last) batches = lo > start ? (lo - start) / step : 0;
+    else batches = hi > start ? (hi - start + step - 1) / step : 0;
     *end = start + batches * step;
     return batches;
   }
+  uint64_t left = p->n - start;
   if (p->equal) { /* G*W <= 2^16 * 2^32: no overflow */
     batches = p->drop_last ? left / (G * W) : (left + G * W - 1) / (G * W);
     *end = start + batches * G * W;
