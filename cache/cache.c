@@ -250,7 +250,7 @@ int twincache_cache_open(const char *path, twincache_cache **out) {
     if (errno == ENOENT) return tc_error_set(TWINCACHE_ENOTFOUND, "%s: no such cache directory", path);
     return tc_error_os(errno, TWINCACHE_ENOTFOUND, "%s", path); /* "DIR: Permission denied" */
   }
-  if (tc_set_is_set(path, &dir_st)) return tc_set_open(path, &dir_st, out);
+  if (tc_set_is_set(path, &dir_st)) return tc_set_open(path, &dir_st, 0, 0, out);
   if (!S_ISDIR(dir_st.st_mode))
     return tc_error_set(TWINCACHE_ENOTCACHE, "%s: not a twincache cache (not a directory)", path);
 
@@ -527,9 +527,13 @@ static int graph_error(const twincache_cache *c, uint64_t index, int rc) {
 
 /* ENOTFOUND with its message for an index c does not hold. */
 static int index_check(const twincache_cache *c, uint64_t index) {
+  uint32_t m, node, nodes;
   if (index >= c->count)
     return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu: the cache has %llu graphs", c->path,
                         (unsigned long long)index, (unsigned long long)c->count);
+  if (c->set && !tc_set_member(c, index, &m) && tc_set_part(c, &node, &nodes))
+    return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu is in shard %u, which node %u of %u's part of the "
+                        "set does not hold", c->path, (unsigned long long)index, m, node, nodes);
   if (index < c->first)
     return tc_error_set(TWINCACHE_ENOTFOUND, "%s: graph %llu is not in this shard (%u of %u: graphs %llu..%llu); "
                         "open the set of shards", c->path, (unsigned long long)index, c->shard.index,
@@ -596,8 +600,8 @@ int tc_cache_find_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk_cach
   if (c->set) {
     uint32_t m;
     const twincache_cache *mc = index < c->count ? tc_set_member(c, index, &m) : NULL;
-    TC_RETURN_IF(!mc, TWINCACHE_ENOTFOUND, "graph %llu: the set has %llu graphs", (unsigned long long)index,
-                 (unsigned long long)c->count);
+    TC_RETURN_IF(!mc, TWINCACHE_ENOTFOUND, "graph %llu: not in the set's %llu graphs, or in a shard this part "
+                 "of the set does not hold", (unsigned long long)index, (unsigned long long)c->count);
     return find_frame(mc, t->members[m]->txn, cc, index, frame, size);
   }
   return find_frame(c, t->txn, cc, index, frame, size);
@@ -610,7 +614,7 @@ void tc_cache_prefetch_frame(const twincache_cache *c, tc_cache_txn *t, tc_chunk
   uint32_t slot, m;
   if (c && t && c->set && index < c->count) {
     c = tc_set_member(c, index, &m);
-    t = t->members[m];
+    t = c ? t->members[m] : NULL; /* NULL: a shard a part does not hold */
   }
   if (!c || !t || !t->live || find_view(c, t->txn, cc, index, &local, &v, &slot) != TWINCACHE_OK)
     return; /* the demand read reports it */
@@ -635,7 +639,8 @@ int tc_cache_txn_create(const twincache_cache *c, tc_cache_txn **out) {
     int rc = (t->members = calloc(n, sizeof *t->members)) ? TWINCACHE_OK
                                                            : tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", c->path);
     for (uint32_t m = 0; m < n && rc == TWINCACHE_OK; m++)
-      rc = tc_cache_txn_create(twincache_cache_member(c, m), &t->members[m]);
+      if (twincache_cache_member(c, m)) /* a part holds some members only */
+        rc = tc_cache_txn_create(twincache_cache_member(c, m), &t->members[m]);
     if (rc != TWINCACHE_OK) {
       tc_cache_txn_free(t);
       return rc;
@@ -658,7 +663,7 @@ int tc_cache_txn_renew(tc_cache_txn *t) {
   if (t->live) return TWINCACHE_OK;
   if (t->members) {
     for (uint32_t m = 0; m < twincache_cache_members(t->c); m++) {
-      int rc = tc_cache_txn_renew(t->members[m]);
+      int rc = t->members[m] ? tc_cache_txn_renew(t->members[m]) : TWINCACHE_OK;
       if (rc != TWINCACHE_OK) {
         tc_cache_txn_reset(t);
         return rc;

@@ -19,8 +19,9 @@
 
 struct tc_cache_set {
   uint32_t n;          /* shards, in shard order */
-  twincache_cache **m; /* (n) member handles */
-  uint64_t *ends;      /* (n) m[i]'s end index */
+  twincache_cache **m; /* (n) member handles; NULL: a shard a part does not hold */
+  uint64_t *ends;      /* (n) shard i's end index (also of the shards a part does not hold) */
+  uint32_t node, nodes; /* a part (twincache_cache_open_part): node k of M; nodes 0 = the whole set */
 };
 
 /* One member found by a manifest line or a directory entry. */
@@ -53,6 +54,20 @@ const twincache_cache *twincache_cache_member(const twincache_cache *c, uint32_t
   return c->set && i < c->set->n ? c->set->m[i] : NULL;
 }
 
+int tc_set_part(const twincache_cache *c, uint32_t *node, uint32_t *nodes) {
+  if (!c->set || !c->set->nodes) return 0;
+  *node = c->set->node;
+  *nodes = c->set->nodes;
+  return 1;
+}
+
+int tc_set_range(const twincache_cache *c, uint32_t i, uint64_t *first, uint64_t *end) {
+  if (!c->set || i >= c->set->n) return TWINCACHE_EINVAL;
+  *first = i ? c->set->ends[i - 1] : 0;
+  *end = c->set->ends[i];
+  return TWINCACHE_OK;
+}
+
 twincache_cache *tc_set_member(const twincache_cache *c, uint64_t index, uint32_t *pos) {
   const struct tc_cache_set *s = c->set;
   uint32_t lo = 0, hi = s->n - 1; /* the first member whose end is above index */
@@ -68,6 +83,9 @@ twincache_cache *tc_set_member(const twincache_cache *c, uint64_t index, uint32_
 int twincache_cache_write_manifest(const twincache_cache *c, const char *out_path) {
   if (!c || !out_path) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_write_manifest: NULL argument");
   if (!c->set) return tc_error_set(TWINCACHE_EINVAL, "%s is not a set of shards", c->path);
+  if (c->set->nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "%s is node %u of %u's part of a set, not the whole set", c->path,
+                        c->set->node, c->set->nodes);
   char tmp[PATH_MAX], real[PATH_MAX];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", out_path, (long)getpid()) >= sizeof tmp)
     return tc_error_set(TWINCACHE_EINVAL, "%s: path too long", out_path);
@@ -285,9 +303,18 @@ static int members_check(const char *path, member *v, size_t n, const uint64_t *
   }
   const twincache_cache *c0 = v[0].c;
   uint32_t count = c0->shard.count;
+  if (s->nodes > count)
+    return tc_error_set(TWINCACHE_EMISMATCH, "set %s: node %u of %u: a set of %u shards has none for nodes %u.. "
+                        "(node k holds shards k, k + %u, ...; use at most %u nodes)", path, s->node, s->nodes,
+                        count, count, s->nodes, count);
   if (!(s->m = calloc(count, sizeof *s->m)) || !(s->ends = calloc(count, sizeof *s->ends)))
     return tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
   s->n = count;
+  for (uint32_t i = 0; i < count; i++) { /* every shard's range, held or not: it is the split's */
+    tc_cache_shard want;
+    tc_cache_shard_split(c0->dims.graphs, c0->dims.chunk_graphs, i, count, &want);
+    s->ends[i] = want.end;
+  }
   for (size_t i = 0; i < n; i++) {
     const twincache_cache *c = v[i].c;
     const tc_cache_shard *sh = &c->shard;
@@ -317,6 +344,11 @@ static int members_check(const char *path, member *v, size_t n, const uint64_t *
                           v[i].path, sh->index, sh->count, (unsigned long long)sh->first,
                           (unsigned long long)sh->end - 1, v[i].said.index, v[i].said.count,
                           (unsigned long long)v[i].said.first, (unsigned long long)v[i].said.end - 1);
+    if (s->nodes && sh->index % s->nodes != s->node)
+      return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is shard %u of %u, not one of node %u of %u's (node k "
+                          "of M holds shards k, k + M, ...: here %u, %u, ...); move it to node %u's directory",
+                          path, v[i].path, sh->index, count, s->node, s->nodes, s->node, s->node + s->nodes,
+                          sh->index % s->nodes);
     if (s->m[sh->index])
       return tc_error_set(TWINCACHE_EMISMATCH, "set %s: shard %u of %u twice: %s and %s", path, sh->index, count,
                           tc_cache_path(s->m[sh->index]), v[i].path);
@@ -330,16 +362,20 @@ static int members_check(const char *path, member *v, size_t n, const uint64_t *
     v[i].c = NULL; /* the set owns it now */
   }
   for (uint32_t i = 0; i < count; i++)
-    if (!s->m[i]) {
-      tc_cache_shard want;
-      tc_cache_shard_split(c0->dims.graphs, c0->dims.chunk_graphs, i, count, &want);
+    if (!s->m[i] && (!s->nodes || i % s->nodes == s->node)) {
+      uint64_t first = i ? s->ends[i - 1] : 0;
+      if (s->nodes)
+        return tc_error_set(TWINCACHE_EMISMATCH, "set %s: shard %u of %u (graphs %llu..%llu) is missing: node %u "
+                            "of %u holds shards %u, %u, ... (every M-th from %u)", path, i, count,
+                            (unsigned long long)first, (unsigned long long)s->ends[i] - 1, s->node, s->nodes,
+                            s->node, s->node + s->nodes, s->node);
       return tc_error_set(TWINCACHE_EMISMATCH, "set %s: shard %u of %u (graphs %llu..%llu) is missing", path,
-                          i, count, (unsigned long long)want.first, (unsigned long long)want.end - 1);
+                          i, count, (unsigned long long)first, (unsigned long long)s->ends[i] - 1);
     }
   return TWINCACHE_OK;
 }
 
-int tc_set_open(const char *path, const struct stat *st, twincache_cache **out) {
+int tc_set_open(const char *path, const struct stat *st, uint32_t node, uint32_t nodes, twincache_cache **out) {
   member *v = NULL;
   size_t n = 0;
   uint64_t tag = 0;
@@ -350,11 +386,13 @@ int tc_set_open(const char *path, const struct stat *st, twincache_cache **out) 
     rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
     goto cleanup;
   }
+  c->set->node = node;
+  c->set->nodes = nodes;
   int manifest = S_ISREG(st->st_mode);
   rc = manifest ? manifest_members(path, &v, &n, &tag, &config) : dir_members(path, &v, &n);
   if (rc == TWINCACHE_OK) rc = members_check(path, v, n, manifest ? &tag : NULL, config, c->set);
   if (rc != TWINCACHE_OK) goto cleanup;
-  const twincache_cache *c0 = c->set->m[0];
+  const twincache_cache *c0 = c->set->m[node]; /* node < nodes <= n: held in a part; 0 of a whole set */
   if (!(c->config = strdup(c0->config)) || !(c->library = strdup(c0->library))) {
     rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", path);
     goto cleanup;
@@ -364,6 +402,7 @@ int tc_set_open(const char *path, const struct stat *st, twincache_cache **out) 
   c->dims = c0->dims;
   for (uint32_t i = 0; i < c->set->n; i++) {
     const twincache_cache *m = c->set->m[i];
+    if (!m) continue; /* a part counts what it holds */
     c->stats.raw_bytes += m->stats.raw_bytes;
     c->stats.frame_bytes += m->stats.frame_bytes;
     c->stats.edges += m->stats.edges;
@@ -379,4 +418,19 @@ cleanup:
   free(config);
   twincache_cache_close(c);
   return rc;
+}
+
+int twincache_cache_open_part(const char *path, uint32_t node, uint32_t nodes, twincache_cache **out) {
+  struct stat st;
+  if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "twincache_cache_open_part: path and out must not be NULL");
+  *out = NULL;
+  if (nodes == 0 || node >= nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "%s: node %u of %u: the node must be below the node count (>= 1)", path,
+                        node, nodes);
+  if (stat(path, &st) != 0) return tc_error_os(errno, TWINCACHE_ENOTFOUND, "%s", path);
+  if (!tc_set_is_set(path, &st))
+    return tc_error_set(TWINCACHE_EINVAL, "%s is one cache directory, not a set of shards: local mode reads a "
+                        "set (twincache-gen --shard I/N)", path);
+  tc_error_clear();
+  return tc_set_open(path, &st, node, nodes, out);
 }

@@ -38,6 +38,14 @@ void tc_cache_txn_reset(tc_cache_txn *t);
 /* Frees the handle (live or idle; accepts NULL). */
 void tc_cache_txn_free(tc_cache_txn *t);
 
+/* A part of a set (twincache_cache_open_part): returns 1 and its node k of
+ * M, or 0 for anything else (a cache, a shard, a whole set). */
+int tc_set_part(const twincache_cache *c, uint32_t *node, uint32_t *nodes);
+/* Shard i's graphs [first, end) of the set c, whether c holds it or not (a
+ * part). Returns 0, or TWINCACHE_EINVAL (no message) when c is not a set or
+ * i is not one of its twincache_cache_members. */
+int tc_set_range(const twincache_cache *c, uint32_t i, uint64_t *first, uint64_t *end);
+
 /* The directory c was opened as (for messages); valid until close. */
 const char *tc_cache_path(const twincache_cache *c);
 

@@ -95,12 +95,14 @@ struct tc_cache_txn {
 /* A path that names a set: a regular file (a manifest) or a directory
  * without data.mdb. */
 int tc_set_is_set(const char *path, const struct stat *st);
-/* Opens the set at path (tc_set_is_set); as twincache_cache_open. */
-int tc_set_open(const char *path, const struct stat *st, twincache_cache **out);
+/* Opens the set at path (tc_set_is_set); as twincache_cache_open. nodes 0:
+ * the whole set; else node's part (twincache_cache_open_part). */
+int tc_set_open(const char *path, const struct stat *st, uint32_t node, uint32_t nodes, twincache_cache **out);
 /* Closes the members and frees the set (accepts NULL). */
 void tc_set_free(struct tc_cache_set *s);
 /* The member of set c holding graph index (index < count), and its
- * position in the set's member list. */
+ * position in the set's member list; NULL when c is a part of the set that
+ * does not hold that shard (*pos is set all the same). */
 twincache_cache *tc_set_member(const twincache_cache *c, uint64_t index, uint32_t *pos);
 
 #endif /* TC_CACHE_LMDB_H */

@@ -47,6 +47,20 @@ typedef struct twincache_cache twincache_cache;
 int twincache_cache_open(const char *path, twincache_cache **out);
 void twincache_cache_close(twincache_cache *c);
 
+/* Opens node `node` of `nodes`'s part of a cache set: the directory (or
+ * manifest) holding exactly the shards node k of M holds under the fixed
+ * rule "node k holds shards k, k + M, k + 2M, ..." (so every node knows every
+ * node's graphs from the shard count and the cache's size alone). The part
+ * has the whole set's count, dims, config and tag; its stats and disk bytes
+ * are its own shards'; reading a graph of a shard it does not hold is
+ * TWINCACHE_ENOTFOUND naming the shard; twincache_cache_member is NULL for
+ * such a shard. Checked at open like a set: a shard of the node's share
+ * missing, a shard that is not the node's (another node's, or of another
+ * split), nodes above the shard count are TWINCACHE_EMISMATCH with a message
+ * naming the shard and the node's share; nodes 0, node >= nodes, or path not
+ * a set are TWINCACHE_EINVAL. Otherwise as twincache_cache_open. */
+int twincache_cache_open_part(const char *path, uint32_t node, uint32_t nodes, twincache_cache **out);
+
 /* Facts of the cache; the returned pointers live as long as the handle. */
 const twincache_dims *twincache_cache_dims(const twincache_cache *c);
 uint64_t twincache_cache_count(const twincache_cache *c); /* graphs committed */
@@ -74,7 +88,8 @@ uint64_t twincache_cache_tag(const twincache_cache *c);
 uint64_t twincache_cache_first(const twincache_cache *c);
 int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count, uint64_t *end);
 /* A set's shards: their number (0 when c is one directory), and shard i's
- * handle (valid as long as c; NULL when i is out of range). */
+ * handle (valid as long as c; NULL when i is out of range, or a shard a part
+ * of the set does not hold). */
 uint32_t twincache_cache_members(const twincache_cache *c);
 const twincache_cache *twincache_cache_member(const twincache_cache *c, uint32_t i);
 /* Writes a manifest (FORMAT.md 7.2) naming the shards of the set c by

@@ -260,6 +260,9 @@ def main():
     ap.add_argument("--samples", choices=["stored", "fresh"], default="stored",
                     help="twincache: train on the stored worlds, or on fresh worlds of the stored "
                          "SCMs every epoch (evaluation always reads the stored held-out worlds)")
+    ap.add_argument("--buckets", action="store_true",
+                    help="twincache: size buckets: steps of graphs of similar node counts, each batch cut "
+                         "to its own largest N (attention costs N^2 per graph)")
     ap.add_argument("--fresh-rows", type=int, default=0,
                     help="rows per fresh world (0 = the cache's stored S)")
     ap.add_argument("--loss-log", metavar="FILE",
@@ -333,7 +336,7 @@ def main():
             fresh = dict(samples="fresh", rows=a.fresh_rows or twincache.Cache(a.cache).dims["samples"])
         loader = twincache.Loader(a.cache, batch_size=a.batch, epochs=0, seed=a.seed,
                                   threads=a.threads, index_range=(0, train_end),
-                                  device=f"cuda:{local}" if cuda else None, **fresh)
+                                  device=f"cuda:{local}" if cuda else None, buckets=a.buckets, **fresh)
 
     step, graphs, train_s = 0, 0, 0.0
     gen_state = None
@@ -408,8 +411,15 @@ def main():
         gen.set_state(gen_state)
     S = None
 
+    node_slots = [0, 0]  # (real nodes, node slots the model attends over) of valid graphs
+
     def train_step(b):
         nonlocal S
+        if a.buckets:  # the batch's own N: the arrays' columns beyond it are padding
+            b = b.trimmed()
+        vm = b["valid"].bool()  # summed as tensors: no device sync per step
+        node_slots[0] = node_slots[0] + (b["node_mask"].sum(-1) * vm).sum()
+        node_slots[1] = node_slots[1] + vm.sum() * b["node_mask"].shape[-1]
         if a.data_only:
             return (b["base"].to(dev, non_blocking=True).sum()
                     + b["inter"].to(dev, non_blocking=True).sum())
@@ -511,6 +521,10 @@ def main():
               f"decode threads={a.threads}, workers={a.workers}, torch threads="
               f"{torch.get_num_threads()}, amp={'bf16' if use_bf16 else 'off'}, stopped by "
               f"--{stop_reason})", flush=True)
+        real, slots = float(node_slots[0]), float(node_slots[1])
+        if slots:
+            print(f"node padding: {100 * (1 - real / slots):.1f}% of the node slots the "
+                  f"model attends over (rank 0{', --buckets' if a.buckets else ''})", flush=True)
     if not a.data_only:
         report_eval()
         save()

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tc_format_internal.h"
+#include "tc_node_body.h"
 #include "twincache_format.h"
 
 twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
@@ -181,6 +182,10 @@ int tc_dag_close(tc_dag *w, uint32_t n) {
       }
   }
   return 0;
+}
+
+int twincache_inter_kind_fixes_target(int kind) {
+  return kind >= 0 && kind < TWINCACHE_INTER_KIND_COUNT && tc_node_kind_fixes(kind);
 }
 
 uint32_t twincache_graph_soft_stride(const twincache_graph *g) {

@@ -245,6 +245,13 @@ void twincache_graph_free(twincache_graph *g);
  * from bindings that cannot use the inline (Python). 0 for NULL. */
 uint32_t twincache_graph_soft_stride(const twincache_graph *g);
 
+/* 1 when a twin world of this kind (enum twincache_inter_kind) sets its
+ * target to the world's value outright, as do() does, so the value is the
+ * target's whole column; 0 for the others (shift, noise, soft) and for codes
+ * beyond the kinds. The rule itself is common/tc_node_body.h's
+ * tc_node_kind_fixes; this is it for bindings (Python). */
+int twincache_inter_kind_fixes_target(int kind);
+
 /* Bytes of the base plus intervened samples as raw float32 (S*N*(1+K)*4):
  * the yardstick of compression ratios. */
 uint64_t twincache_graph_raw_bytes(const twincache_graph *g);

@@ -18,7 +18,7 @@ static void ba_defaults(tc_gen_config *c) { c->ba_m = 2; /* also sf's m */ }
 
 static size_t ba_options(tc_gen_config *c, tc_gen_option *o) {
   o[0] = (tc_gen_option){{.name = "--ba-m", .meta = "M", .kind = TC_OPT_U32, .dst = &c->ba_m, .lo = 1,
-                          .hi = TWINCACHE_MAX_NODES, .help = "BA edges per new node (default {})"},
+                          .hi = TWINCACHE_MAX_NODES, .help = "BA/SF edges per new node, at most the nodes already there (default {})"},
                          (1u << TWINCACHE_FAMILY_BA) | (1u << TWINCACHE_FAMILY_SF)}; /* sf's m too */
   return 1;
 }

@@ -30,7 +30,7 @@ static size_t er_options(tc_gen_config *c, tc_gen_option *o) {
                          er};
   o[1] = (tc_gen_option){{.name = "--expected-degree", .meta = "D", .kind = TC_OPT_F64, .dst = &c->expected_degree,
                           .fhi = TWINCACHE_MAX_NODES, .open = TC_OPEN_LO, .def = "off",
-                          .help = "ER: edge probability D/(n-1) instead of --edge-prob (default {})"},
+                          .help = "ER: edge probability min(1, D/(n-1)) instead of --edge-prob (default {})"},
                          er};
   return 2;
 }

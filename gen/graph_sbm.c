@@ -49,7 +49,7 @@ static int sbm_identity(const tc_gen_config *c, char *buf, size_t cap) {
 static size_t sbm_options(tc_gen_config *c, tc_gen_option *o) {
   const unsigned sbm = 1u << TWINCACHE_FAMILY_SBM;
   o[0] = (tc_gen_option){{.name = "--sbm-blocks", .meta = "B", .kind = TC_OPT_U32, .dst = &c->sbm_blocks, .lo = 1,
-                          .hi = TWINCACHE_MAX_NODES, .help = "SBM blocks, equal sizes (default {})"},
+                          .hi = TWINCACHE_MAX_NODES, .help = "SBM blocks of equal sizes, at most n for n nodes (default {})"},
                          sbm};
   o[1] = (tc_gen_option){{.name = "--sbm-p-in", .meta = "P", .kind = TC_OPT_F64, .dst = &c->sbm_p_in, .fhi = 1,
                           .help = "SBM edge probability inside a block (default {})"},

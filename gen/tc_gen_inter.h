@@ -2,10 +2,11 @@
  * table (tc_gen_inter.c) with one file per kind behind it (inter_do.c,
  * inter_shift.c, inter_noise.c, inter_soft.c). A kind here checks its options and draws
  * the value of one intervention from the graph's inter stream; applying it
- * to a world is the one SCM sampler's job (scm/scm.c: twin_target),
- * which reads the stored kind and value. A new kind is its own file, one
- * row here, one name in formats/names.c and its rule in scm/ and in the
- * GPU's kernels/tc_sample_body.h. */
+ * to a world is the one SCM sampler's job: its rule is written once, in
+ * common/tc_node_body.h (tc_node_twin_target), which scm/ and the GPU's
+ * kernels/tc_sample_body.h both compile, reading the stored kind and value.
+ * A new kind is its own file, one row here, one name in formats/names.c and
+ * its rule in tc_node_body.h. */
 #ifndef TC_GEN_INTER_H
 #define TC_GEN_INTER_H
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tc_kernels_error.h"
+#include "tc_node_body.h"
 #include "twincache_kernels.h"
 #include "twincache_kernels_cuda.h"
 
@@ -173,7 +174,7 @@ __global__ void expand_kernel(uint8_t *dense, const uint8_t *compact, twincache_
   }
   const uint64_t *mask = v.col_mask + (size_t)k * o.W;
   int n_cols = tc_col_count(mask, N, o.W);
-  int fill = v.c_kind[k] == 0 ? (int)v.c_target[k] : -1;
+  int fill = tc_node_kind_fixes(v.c_kind[k]) ? (int)v.c_target[k] : -1;
   uint32_t fill_value = v.c_value[k];
   size_t first = v.col_first[k];
   phase_col_list(list, mask, N, tid, nt);
@@ -225,7 +226,7 @@ extern "C" void twincache_expand_emulate(void *dense, const void *compact,
     }
     const uint64_t *mask = v.col_mask + (size_t)k * o->W;
     int n_cols = tc_col_count(mask, N, o->W);
-    int fill = v.c_kind[k] == 0 ? (int)v.c_target[k] : -1;
+    int fill = tc_node_kind_fixes(v.c_kind[k]) ? (int)v.c_target[k] : -1;
     uint32_t fill_value = v.c_value[k];
     size_t first = v.col_first[k];
     memset(list, 0xff, sizeof list); // shared memory starts undefined

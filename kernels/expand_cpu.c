@@ -2,6 +2,7 @@
  * (contract in twincache_kernels.h). Floats are moved as uint32 bits. */
 #include <string.h>
 
+#include "tc_node_body.h"
 #include "twincache_kernels.h"
 
 void twincache_expand_cpu(void *dense, const void *compact, const twincache_expand_offsets *o) {
@@ -49,7 +50,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
         memset(blk, 0, S * N * sizeof(uint32_t));
         continue;
       }
-      size_t fill = c_kind[gk] == 0 ? t : N; /* a do() target column; N = none */
+      size_t fill = tc_node_kind_fixes(c_kind[gk]) ? t : N; /* a do() target column; N = none */
       for (size_t s = 0; s < S; s++)
         for (size_t j = 0; j < N; j++) blk[s * N + j] = j == fill ? c_value[gk] : bg[s * N + j];
       const uint64_t *mask = col_mask + gk * W;

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "tc_sample_body.h"
+#include "twincache_format.h" /* the codes the shared math names */
 #include "twincache_kernels.h"
 
 /* the shared math (common/tc_math.h) names noise families and mechanisms by
@@ -16,6 +17,10 @@ _Static_assert(TC_MATH_MECH_LINEAR == TWINCACHE_MECH_LINEAR && TC_MATH_MECH_MLP 
                    TC_MATH_MECH_RFF == TWINCACHE_MECH_RFF && TC_MATH_MECH_SIGMOID == TWINCACHE_MECH_SIGMOID &&
                    TC_MATH_MECH_POLY == TWINCACHE_MECH_POLY,
                "tc_math.h's mechanism codes");
+_Static_assert(TC_NODE_DO == TWINCACHE_DO && TC_NODE_SHIFT == TWINCACHE_SHIFT &&
+                   TC_NODE_NOISE == TWINCACHE_INTER_NOISE && TC_NODE_SOFT == TWINCACHE_INTER_SOFT &&
+                   TC_NODE_KIND_COUNT == TWINCACHE_INTER_KIND_COUNT,
+               "tc_node_body.h's kind codes");
 
 void twincache_sample_tables(double zig_x[257], double zig_ratio[256]) {
   /* scm/tc_scm_noise.c's tables_init, the same operations with the same libm */

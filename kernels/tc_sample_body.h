@@ -3,15 +3,16 @@
  * (sample.cu). Every function is a pure function of its arguments.
  *
  * Its math is scm/'s own, not a twin: the counters, the noise cells, log and
- * exp, tanh, cos and the other unit functions, the heteroscedastic factor
- * and the standardisation statistics are common/tc_math.h's, which scm/
- * compiles too. What is here is the order of a row's work: scm/ computes a
- * world column by column, this code row by row (one thread a row), with the
+ * exp, the unit functions and the standardisation statistics are
+ * common/tc_math.h's, and a node's value — mechanism, noise term, the rule
+ * of each intervention kind — is common/tc_node_body.h's, both of which
+ * scm/ compiles too. What is here is the order of a row's work and the SCM
+ * batch's layout: scm/ computes a world column by column (S lanes at once),
+ * this code row by row (one thread a row: the body with S = 1), with the
  * same float operations in the same order for every value: row s of a graph
  * has the stream tc_math_stream(key, s); cell (s, j) is tc_math_cell of it;
- * linear: acc = 0, acc += w x over parents ascending, + e; a block: out = 0,
- * out += w2 u(b1 + W1 x), + e; the twin rules of scm.c's twin_target; the
- * statistics as double sums over rows in order. Values agree bit for bit
+ * node j is tc_node_eval over the row's parents; a target tc_node_twin_target;
+ * the statistics double sums over rows in order. Values agree bit for bit
  * when no multiply-add is contracted: ISO C on the host, nvcc --fmad=false on
  * the device. test_sample_scm (CI) checks the C build against scm/;
  * test_sample_cuda the device against the C build. */
@@ -21,7 +22,7 @@
 #include <stdint.h>
 
 #include "tc_math.h"
-#include "twincache_format.h" /* the constants: kinds, mechanisms */
+#include "tc_node_body.h"
 #include "twincache_kernels.h"
 
 #ifdef __CUDACC__
@@ -30,11 +31,9 @@
 #define TC_SB static inline
 #endif
 
-/* The intervention kinds the sampler computes (scm's twin_target); a soft
- * one carries parameters the batch lacks. */
-TC_SB int tc_sb_kind_supported(uint8_t kind) {
-  return kind == TWINCACHE_DO || kind == TWINCACHE_SHIFT || kind == TWINCACHE_INTER_NOISE;
-}
+/* The intervention kinds the sampler computes: every kind whose world
+ * needs only (target, value); a soft one carries a block the batch lacks. */
+TC_SB int tc_sb_kind_supported(uint8_t kind) { return kind < TC_NODE_KIND_COUNT && !tc_node_kind_has_block(kind); }
 
 /* A quiet NaN: what an unsupported world is filled with. */
 TC_SB float tc_sb_nan(void) {
@@ -45,42 +44,41 @@ TC_SB float tc_sb_nan(void) {
   return v.f;
 }
 
-/* The noise term of node j: e, or e (1 + tanh(0.5 (c + sum v x))) (scm's add_noise). */
-TC_SB float tc_sb_noise_term(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
-  if (!b->het_c) return e;
-  const uint32_t N = b->nodes, n = b->n_nodes[g];
-  const uint8_t *adj = b->adj + (size_t)g * N * N;
-  const float *v = b->het_w + (size_t)g * N * N;
-  float acc = b->het_c[(size_t)g * N + j];
-  for (uint32_t i = 0; i < n; i++)
-    if (adj[(size_t)i * N + j]) acc += v[(size_t)i * N + j] * row[i];
-  return tc_math_het(e, acc);
-}
-
-/* x_j of one row (N floats) before an intervention's change. */
-TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
+/* Node j of graph g as the body reads it: the dense (N, N) columns of j
+ * (weights, heteroscedastic v), its block, and its parents listed from the
+ * adjacency into pa (N). */
+TC_SB tc_node tc_sb_node(const twincache_scm_batch *b, uint32_t g, uint32_t j, uint32_t *pa) {
   const uint32_t N = b->nodes, n = b->n_nodes[g], H = b->hidden;
   const uint8_t *adj = b->adj + (size_t)g * N * N;
-  e = tc_sb_noise_term(b, g, j, row, e);
-  const int mech = b->mech ? b->mech[(size_t)g * N + j] : (H ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR);
-  if (mech == TWINCACHE_MECH_LINEAR) {
-    const float *w = b->weight + (size_t)g * N * N;
-    float acc = 0.0f;
-    for (uint32_t i = 0; i < n; i++)
-      if (adj[(size_t)i * N + j]) acc += w[(size_t)i * N + j] * row[i];
-    return acc + e;
-  }
+  tc_node nd;
+  nd.self = j;
+  nd.mech = b->mech ? b->mech[(size_t)g * N + j] : (H ? TC_MATH_MECH_MLP : TC_MATH_MECH_LINEAR);
+  nd.n_pa = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (adj[(size_t)i * N + j]) pa[nd.n_pa++] = i;
+  nd.pa = pa;
+  nd.w.v = b->weight ? b->weight + (size_t)g * N * N + j : 0;
+  nd.w.by_pos = 0;
+  nd.w.by_node = N;
   /* node j's block: W1 (H, n) row-major, b1 (H), w2 (H), as in the frame */
-  const float *blk = b->mlp + (size_t)g * N * ((size_t)H * N + 2u * H) + (size_t)j * ((size_t)H * n + 2u * H);
-  const float *b1 = blk + (size_t)H * n, *w2 = b1 + H;
-  float out = 0.0f;
-  for (uint32_t h = 0; h < H; h++) {
-    float a = b1[h];
-    for (uint32_t i = 0; i < n; i++)
-      if (adj[(size_t)i * N + j]) a += blk[(size_t)h * n + i] * row[i];
-    out += w2[h] * tc_math_unit(mech, a);
-  }
-  return out + e;
+  nd.blk = b->mlp ? b->mlp + (size_t)g * N * ((size_t)H * N + 2u * H) + (size_t)j * ((size_t)H * n + 2u * H) : 0;
+  nd.hidden = H;
+  nd.ld = n;
+  nd.het.v = b->het_c ? b->het_w + (size_t)g * N * N + j : 0;
+  nd.het.by_pos = 0;
+  nd.het.by_node = N;
+  nd.het_c = b->het_c ? b->het_c[(size_t)g * N + j] : 0.0f;
+  return nd;
+}
+
+/* x_j of one row (N floats, the parents' values) and draw e, before an
+ * intervention's change. */
+TC_SB float tc_sb_eval(const twincache_scm_batch *b, uint32_t g, uint32_t j, const float *row, float e) {
+  uint32_t pa[TWINCACHE_SAMPLE_MAX_NODES];
+  const tc_node nd = tc_sb_node(b, g, j, pa);
+  float x, tmp;
+  tc_node_eval(&nd, 0, row, &e, &x, &tmp, 1);
+  return x;
 }
 
 /* Phase 1, thread (g, s): the noise of row s (noise (G,S,N)) and the raw
@@ -145,27 +143,29 @@ TC_SB void tc_sb_twin_row(const twincache_scm_batch *b, uint32_t g, uint32_t s, 
     const uint8_t *desc = b->desc + ((size_t)g * K + k) * N;
     uint32_t t = b->target[(size_t)g * K + k];
     float v = b->value[(size_t)g * K + k];
-    const uint8_t kind = b->kind[(size_t)g * K + k]; /* scm.c's twin_target */
-    int is_do = kind == TWINCACHE_DO;
-    if (!tc_sb_kind_supported(kind)) { /* soft: its parameters are not in the batch */
+    const uint8_t kind = b->kind[(size_t)g * K + k];
+    const int fixes = tc_node_kind_fixes(kind);
+    if (!tc_sb_kind_supported(kind)) { /* soft: its block is not in the batch */
       for (uint32_t j = 0; j < N; j++) out[j] = tc_sb_nan();
       continue;
     }
-    float do_raw = stdz ? v * sg[t] + mu[t] : v;
     for (uint32_t j = 0; j < n; j++) row[j] = xb[j];
     for (uint32_t r = 0; r < n; r++) { /* changed nodes in topological order */
       uint32_t j = order[r];
       if (!desc[j]) continue;
-      if (j == t)
-        row[j] = is_do ? do_raw
-                 : kind == TWINCACHE_INTER_NOISE ? tc_sb_eval(b, g, j, row, v * e[j])
-                                                 : tc_sb_eval(b, g, j, row, e[j]) + v; /* SHIFT */
-      else row[j] = tc_sb_eval(b, g, j, row, e[j]);
+      if (j == t) { /* the kind's rule (tc_node_body.h), on the twin's parents */
+        uint32_t pa[TWINCACHE_SAMPLE_MAX_NODES];
+        const tc_node nd = tc_sb_node(b, g, j, pa);
+        float x, tmp, e_twin;
+        tc_node_twin_target(&nd, 0, row, kind, v, 0, stdz, mu[t], sg[t], &e[j], &x, &tmp, &e_twin, 1);
+        row[j] = x;
+      } else
+        row[j] = tc_sb_eval(b, g, j, row, e[j]);
     }
     for (uint32_t j = 0; j < N; j++) {
       float y = 0.0f;
       if (j < n) {
-        if (desc[j] && j == t && is_do) y = v;
+        if (desc[j] && j == t && fixes) y = v;
         else y = stdz ? tc_math_standardize(row[j], mu[j], sg[j]) : row[j];
       }
       out[j] = y;

@@ -129,6 +129,18 @@ void twincache_adamw_cpu(float *param, const float *grad, float *m, float *v, si
                          float lr, float beta1, float beta2, float eps, float weight_decay,
                          int t);
 
+/* ---- data parallel: gradients around the sum over ranks -------------------- */
+
+/* A batch's loss and gradients are means over its pair weight W (BCE above);
+ * ranks hold different W, so their means are combined as sums of W-weighted
+ * values, then divided by the summed W (never an average of means):
+ *   weight:   grad[i] *= (float)wsum                        grad (n)
+ *   unweight: grad[i] = (float)((double)grad[i] / tot[0]), *loss = tot[1] / tot[0]
+ * where tot = {sum of W, sum of loss*W} over the ranks (both by the
+ * reciprocal, 0 when tot[0] <= 0). */
+void twincache_grad_weight_cpu(float *grad, size_t n, double wsum);
+void twincache_grad_unweight_cpu(float *grad, size_t n, const double *tot, float *loss);
+
 /* ---- compact batch expansion ------------------------------------------------ */
 
 /* Where the arrays of a compact slab and of a dense slab sit (byte offsets

@@ -66,7 +66,8 @@ int twincache_gelu_backward_cuda(float *din, const float *in, const float *dout,
                                  void *stream);
 
 /* loss: device float receiving the loss; work: device scratch of
- * twincache_bce_cuda_work_bytes(P) bytes. */
+ * twincache_bce_cuda_work_bytes(P) bytes, whose first two doubles hold W
+ * (the sum of pair weights) and the W-weighted loss sum after the call. */
 size_t twincache_bce_cuda_work_bytes(size_t P);
 int twincache_bce_cuda(float *dlogit, float *loss, const float *logit, const uint8_t *adj,
                        const float *pair_w, size_t P, float pos_weight, void *work,
@@ -75,6 +76,13 @@ int twincache_bce_cuda(float *dlogit, float *loss, const float *logit, const uin
 int twincache_adamw_cuda(float *param, const float *grad, float *m, float *v, size_t n,
                          float lr, float beta1, float beta2, float eps, float weight_decay,
                          int t, void *stream);
+
+/* The data-parallel weighting (twincache_kernels.h): the same arithmetic, the
+ * scalars in device memory (wsum: one double; tot: two; loss: one float),
+ * so a step's all-reduce runs without the host reading them. */
+int twincache_grad_weight_cuda(float *grad, size_t n, const double *wsum, void *stream);
+int twincache_grad_unweight_cuda(float *grad, size_t n, const double *tot, float *loss,
+                                 void *stream);
 
 /* Expansion of a compact slab into a dense slab on the device (both device
  * pointers), the twin of twincache_expand_cpu: bit for bit the same output.

@@ -28,6 +28,10 @@ static const uint64_t abi_facts[] = {
     offsetof(twincache_loader_state, cache_tag),
     offsetof(twincache_loader_options, withhold_targets),
     offsetof(twincache_loader_state, origin),
+    offsetof(twincache_batch, nodes),
+    offsetof(twincache_loader_options, buckets),
+    offsetof(twincache_loader_options, local_nodes),
+    offsetof(twincache_loader_state, local_nodes),
 };
 
 /* Copies up to cap facts into out (out may be NULL when cap is 0) and

@@ -107,9 +107,13 @@ struct twincache_loader {
   tc_mix mix;
   twincache_dims dims;        /* a mixture's: the sources' largest N, K, H, S (stored: one S) */
   uint64_t src_tag[TC_MIX_MAX]; /* a mixture's: each source's cache tag (fresh worlds' keys) */
+  uint8_t src_fresh[TC_MIX_MAX]; /* a mixture's: 1 where the source's worlds are fresh */
+  int (*src_fill[TC_MIX_MAX])(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* a mixture's: fills[DENSE][each source's samples] */
   twincache_batch_layout layout; /* SCM layout: only G, N, K, S and bytes (scm_layout's) */
   twincache_scm_layout scm_layout; /* TWINCACHE_LAYOUT_SCM, else zero */
   tc_plan plan;               /* which graphs each batch holds (range, ranks, epochs, origin) */
+  tc_plan_groups groups;      /* size buckets: the range sorted by N (plan.groups) */
+  tc_plan_local local;        /* local mode: this node's shards (plan.local) */
   int (*fill)(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* fills[layout][samples] */
   uint32_t n_slots, n_workers;
   tc_slot *slots;
@@ -152,6 +156,8 @@ void twincache_loader_options_init(twincache_loader_options *o) {
   o->rows = 0;
   o->resample_every = 1;
   o->withhold_targets = 0;
+  o->buckets = 0;
+  o->source_samples = NULL;
 }
 
 static void *default_alloc(size_t bytes, void *user) {
@@ -330,19 +336,22 @@ static const tc_fill_fn fills[3][2] = {
 
 /* Fills position g of slot s with graph `index` of source src (its stored
  * worlds, or fresh ones of epoch `epoch`: a mixture's, the source's own
- * epoch) through the fill table. */
-static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint64_t index, uint64_t epoch) {
+ * epoch) through the fill table; raises *nodes to the graph's N. */
+static int decode_graph(tc_worker *w, tc_slot *s, uint32_t g, uint32_t src, uint64_t index, uint64_t epoch,
+                        uint32_t *nodes) {
   const twincache_loader *l = w->l;
   const void *frame;
   size_t size;
   twincache_cache *c = l->nsrc ? l->src[src] : l->cache;
   int rc = tc_cache_find_frame(c, w->txn[src], &w->cc[src], index, &frame, &size);
   if (rc != TWINCACHE_OK) return rc == TWINCACHE_ENOTFOUND ? TWINCACHE_ECORRUPT : rc;
+  uint32_t n = 0; /* the batch's N: the largest of its graphs' (header only; the fill checks the frame) */
+  if (twincache_frame_peek(frame, size, NULL, &n, NULL, NULL, NULL) == TWINCACHE_OK && n > *nodes) *nodes = n;
   w->src_samples = twincache_cache_dims(c)->samples;
   uint64_t tag = l->nsrc ? l->src_tag[src] : l->plan.cache_tag;
-  uint64_t key = l->opt.samples == TWINCACHE_SAMPLES_FRESH ? tc_fresh_key(tag, index, epoch / l->opt.resample_every)
-                                                           : 0;
-  return l->fill(w, s, g, index, frame, size, key);
+  int fresh = l->nsrc ? l->src_fresh[src] : l->opt.samples == TWINCACHE_SAMPLES_FRESH;
+  uint64_t key = fresh ? tc_fresh_key(tag, index, epoch / l->opt.resample_every) : 0;
+  return (l->nsrc ? l->src_fill[src] : l->fill)(w, s, g, index, frame, size, key);
 }
 
 /* Ends the decode thread's read txn (its chunk views go stale with it). */
@@ -390,16 +399,17 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
   int rc;
 
   if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
-  uint64_t next_index = cnt ? tc_plan_index(plan, &pb, first) : 0;
+  uint32_t nodes = 0;
+  uint64_t next_index = cnt ? tc_plan_graph(plan, &pb, first) : 0;
   for (uint32_t g = 0; g < cnt; g++) {
     uint64_t pos = first + g, index = next_index;
     if (g + 1 < cnt) { /* start fetching the next graph's frame (random access) */
-      next_index = tc_plan_index(plan, &pb, pos + 1);
+      next_index = tc_plan_graph(plan, &pb, pos + 1);
       prefetch_graph(w, 0, next_index);
     }
     s->views.valid[g] = pos < n; /* 0: repeated to pad the ranks */
     for (;;) {
-      rc = decode_graph(w, s, g, 0, index, epoch);
+      rc = decode_graph(w, s, g, 0, index, epoch, &nodes);
       if (rc == TWINCACHE_OK) break;
       if (!is_record_error(rc)) {
         *bad_index = index;
@@ -412,11 +422,12 @@ static int fill_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corrupt,
       tc_error_clear(); /* skipped: its message is not the batch's */
       /* SKIP: borrow the positions after the batch's own, wrapping in the epoch */
       pos = tc_plan_borrowed(plan, borrow++);
-      index = tc_plan_index(plan, &pb, pos);
+      index = tc_plan_graph(plan, &pb, pos);
     }
   }
   for (uint32_t g = cnt; g < G; g++) zero_graph(l, s, g);
   s->views.n_graphs = cnt;
+  s->views.nodes = nodes;
   s->views.epoch = epoch;
   s->views.seq = seq;
   rc = TWINCACHE_OK;
@@ -438,6 +449,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
   const twincache_loader *l = w->l;
   const tc_mix *m = &l->mix;
   uint64_t k = tc_mix_global(m, seq);
+  uint32_t nodes = 0;
   int rc;
   if ((rc = txn_begin(w)) != TWINCACHE_OK) return rc;
   for (uint32_t i = 0; i < m->nsrc; i++) {
@@ -452,7 +464,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
         prefetch_graph(w, i, tc_mix_index_key(m, i, pos + 1, key));
       s->views.valid[g] = 1;
       for (;;) {
-        rc = decode_graph(w, s, g, i, index, pos / n); /* the source's own epoch */
+        rc = decode_graph(w, s, g, i, index, pos / n, &nodes); /* the source's own epoch */
         if (rc == TWINCACHE_OK) break;
         *bad_index = index;
         *bad_src = i;
@@ -468,6 +480,7 @@ static int fill_mix_batch(tc_worker *w, tc_slot *s, uint64_t seq, uint64_t *corr
     }
   }
   s->views.n_graphs = m->batch;
+  s->views.nodes = nodes;
   s->views.epoch = tc_mix_epoch(m, k);
   s->views.seq = seq;
   rc = TWINCACHE_OK;
@@ -596,11 +609,75 @@ static int validate(const twincache_loader_options *o) {
   return TWINCACHE_OK;
 }
 
+/* Size buckets: reads each graph's N from its frame header (no
+ * decompression; the frame is checked in full when it is decoded) and
+ * sorts the range by it into l->groups, the plan's. One pass over the
+ * range's frames. */
+static int read_nodes(twincache_loader *l) {
+  uint64_t n = l->plan.n;
+  tc_cache_txn *t = NULL;
+  tc_chunk_cache cc = {1, calloc(TC_CHUNK_CACHE_ENTRIES, sizeof(tc_chunk_entry))};
+  uint16_t *nodes = malloc(n * sizeof *nodes);
+  int rc = TWINCACHE_ENOMEM;
+  if (!cc.entries || !nodes) {
+    tc_error_set(rc, "size buckets: no memory for the node counts of %llu graphs", (unsigned long long)n);
+    goto cleanup;
+  }
+  if ((rc = tc_cache_txn_create(l->cache, &t)) != TWINCACHE_OK || (rc = tc_cache_txn_renew(t)) != TWINCACHE_OK)
+    goto cleanup;
+  for (uint64_t i = 0; i < n; i++) {
+    const void *frame;
+    size_t size;
+    uint32_t n_nodes = 0;
+    uint64_t index = l->plan.begin + i;
+    if ((rc = tc_cache_find_frame(l->cache, t, &cc, index, &frame, &size)) != TWINCACHE_OK ||
+        (rc = twincache_frame_peek(frame, size, NULL, &n_nodes, NULL, NULL, NULL)) != TWINCACHE_OK) {
+      if (rc == TWINCACHE_ENOTFOUND) rc = TWINCACHE_ECORRUPT;
+      tc_error_wrap(rc, "size buckets: the header of graph %llu", (unsigned long long)index);
+      goto cleanup;
+    }
+    nodes[i] = (uint16_t)n_nodes; /* 1..256: the peek checked the header */
+  }
+  if ((rc = tc_plan_groups_init(&l->groups, nodes, n)) == TWINCACHE_OK) l->plan.groups = &l->groups;
+
+cleanup:
+  tc_cache_txn_free(t);
+  free(cc.entries);
+  free(nodes);
+  return rc;
+}
+
 /* Step 1: opens the cache, resolves the graph range and the batch layout,
  * and sizes the stream (batches per epoch, positions, total). */
+/* Local mode: opens node k's part of the set at path (the node of this
+ * rank) and builds the node's plan. */
+static int open_local(twincache_loader *l, const char *path) {
+  const twincache_loader_options *o = &l->opt;
+  uint32_t M = o->local_nodes;
+  if (o->world_size % M)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes %u must divide world_size %u (each node runs "
+                        "world_size / local_nodes ranks)", M, o->world_size);
+  if (o->index_begin || o->index_end)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes reads the whole set: index_begin and index_end must "
+                        "be 0 (got %llu, %llu)", (unsigned long long)o->index_begin,
+                        (unsigned long long)o->index_end);
+  uint32_t node = o->rank / (o->world_size / M);
+  int rc = twincache_cache_open_part(path, node, M, &l->cache);
+  if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "local mode, node %u of %u (rank %u of %u)", node, M, o->rank,
+                                               o->world_size);
+  uint32_t shards = twincache_cache_members(l->cache);
+  uint64_t *ends = malloc(shards * sizeof *ends), first;
+  if (!ends) return tc_error_set(TWINCACHE_ENOMEM, "local mode: out of memory");
+  for (uint32_t i = 0; i < shards; i++) tc_set_range(l->cache, i, &first, &ends[i]);
+  rc = tc_plan_local_init(&l->local, ends, shards, node, M);
+  free(ends);
+  if (rc == TWINCACHE_OK) rc = tc_plan_init_local(&l->plan, o, twincache_cache_tag(l->cache), &l->local);
+  return rc;
+}
+
 static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
-  int rc = twincache_cache_open(path, &l->cache);
+  int rc = o->local_nodes ? open_local(l, path) : twincache_cache_open(path, &l->cache);
   if (rc != TWINCACHE_OK) {
     return tc_error_wrap(rc, "cannot open cache"); /* the cache's message names the file */
   }
@@ -622,8 +699,10 @@ static int open_stream(twincache_loader *l, const char *path) {
   if (begin >= end)
     return tc_error_set(TWINCACHE_EINVAL, "graph range [index_begin %llu, %llu) is empty",
                         (unsigned long long)begin, (unsigned long long)end);
-  if ((rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
+  if (!o->local_nodes &&
+      (rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
     return rc;
+  if (l->plan.bucket && (rc = read_nodes(l)) != TWINCACHE_OK) return rc;
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
     return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
                      path);
@@ -819,6 +898,9 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
 
   if (out) *out = NULL;
   if (!path || !out) return tc_error_set(TWINCACHE_EINVAL, "path and out must not be NULL");
+  if (opt && opt->source_samples)
+    return tc_error_set(TWINCACHE_EINVAL, "option source_samples is a mixture's (twincache_loader_open_mixture); "
+                        "one cache takes samples");
   if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
   if ((rc = open_stream(l, path)) != TWINCACHE_OK) goto cleanup;
   l->fill = fills[l->opt.layout][l->opt.samples]; /* validate() refused the NULL entry */
@@ -842,7 +924,9 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
   const twincache_loader_options *o = &l->opt;
   uint64_t begin[TC_MIX_MAX], count[TC_MIX_MAX], tags[TC_MIX_MAX];
   int rc;
-  int fresh = o->samples == TWINCACHE_SAMPLES_FRESH;
+  uint32_t S = 0; /* the batch's S: rows with a fresh source, else the first stored source's */
+  for (uint32_t i = 0; i < n; i++)
+    if (l->src_fresh[i]) S = o->rows;
   if (o->layout != TWINCACHE_LAYOUT_DENSE)
     return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout only (layout %d): the compact and SCM "
                         "slabs are not padded across sources yet", o->layout);
@@ -860,14 +944,15 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
     if (end <= first)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds no graphs yet (an interrupted "
                           "generation: rerun twincache-gen to finish)", i, paths[i]);
-    if (!fresh && d->samples == 0)
-      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): open the "
-                          "mixture with samples = FRESH and rows = S", i, paths[i]);
-    if (!fresh && i > 0 && d->samples != l->dims.samples)
-      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, source 0 "
-                          "%u: one slab has one S (rows are not padded); generate the sources with the same "
-                          "--samples, or read fresh worlds (samples = FRESH: rows = S for all)", i, paths[i], d->samples,
-                          l->dims.samples);
+    if (!l->src_fresh[i] && d->samples == 0)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): read it "
+                          "fresh (samples = FRESH and rows = S)", i, paths[i]);
+    if (!l->src_fresh[i] && S == 0) S = d->samples;
+    if (!l->src_fresh[i] && d->samples != S)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, the "
+                          "batch has S = %u (%s): one slab has one S and no row mask, so rows are not padded; "
+                          "generate the stored sources with --samples %u, or read this one fresh", i, paths[i],
+                          d->samples, S, o->rows == S ? "the fresh sources' rows" : "the first stored source's", S);
     if (i == 0) l->dims = *d;
     l->dims.graphs = i ? l->dims.graphs + d->graphs : d->graphs;
     l->dims.max_nodes = d->max_nodes > l->dims.max_nodes ? d->max_nodes : l->dims.max_nodes;
@@ -881,11 +966,31 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
   if ((rc = tc_mix_init(&l->mix, weights, begin, count, n, o->batch_size, o->world_size, o->rank, o->epochs,
                         o->shuffle, o->seed)) != TWINCACHE_OK)
     return rc;
-  tc_mix_set_tag(&l->mix, tags);
+  tc_mix_set_tag(&l->mix, tags, l->src_fresh);
   if (twincache_batch_layout_init(&l->layout, o->batch_size, l->dims.max_nodes, l->dims.max_inter,
-                                  fresh ? o->rows : l->dims.samples) != TWINCACHE_OK ||
+                                  S) != TWINCACHE_OK ||
       l->layout.bytes > SIZE_MAX / 4)
     return tc_error_set(TWINCACHE_EINVAL, "option batch_size %u makes a slab too large", o->batch_size);
+  return TWINCACHE_OK;
+}
+
+/* A mixture's options as validate() sees them (*eff: samples = FRESH when
+ * any source is fresh, source_samples NULL) and each source's worlds. */
+static int mixture_samples(const twincache_loader_options *opt, uint32_t n, twincache_loader_options *eff,
+                           uint8_t *fresh) {
+  if (opt) *eff = *opt;
+  else twincache_loader_options_init(eff);
+  int any = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int v = eff->source_samples ? eff->source_samples[i] : eff->samples;
+    if (v != TWINCACHE_SAMPLES_STORED && v != TWINCACHE_SAMPLES_FRESH)
+      return tc_error_set(TWINCACHE_EINVAL, "option source_samples[%u] must be STORED (0) or FRESH (1) (got %d)",
+                          i, v);
+    fresh[i] = (uint8_t)v;
+    any |= v;
+  }
+  if (eff->source_samples) eff->samples = any ? TWINCACHE_SAMPLES_FRESH : TWINCACHE_SAMPLES_STORED;
+  eff->source_samples = NULL;
   return TWINCACHE_OK;
 }
 
@@ -899,7 +1004,20 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
   if (!paths || !weights || !out) return tc_error_set(TWINCACHE_EINVAL, "paths, weights and out must not be NULL");
   if (n == 0 || n > TC_MIX_MAX)
     return tc_error_set(TWINCACHE_EINVAL, "a mixture has 1..%d sources (got %u)", TC_MIX_MAX, n);
-  if ((rc = loader_new(opt, &l)) != TWINCACHE_OK) return rc;
+  if (opt && opt->buckets)
+    return tc_error_set(TWINCACHE_EINVAL, "option buckets %d: size buckets group one source's graphs; a "
+                        "mixture fixes each source's slots in every batch, so it has none (use 0)", opt->buckets);
+  if (opt && opt->local_nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes %u: local mode binds ranks to one set's shards; a "
+                        "mixture reads several sources (use 0)", opt->local_nodes);
+  twincache_loader_options eff;
+  uint8_t fresh[TC_MIX_MAX];
+  if ((rc = mixture_samples(opt, n, &eff, fresh)) != TWINCACHE_OK) return rc;
+  if ((rc = loader_new(&eff, &l)) != TWINCACHE_OK) return rc;
+  for (uint32_t i = 0; i < n; i++) {
+    l->src_fresh[i] = fresh[i];
+    l->src_fill[i] = fills[TWINCACHE_LAYOUT_DENSE][fresh[i]];
+  }
   if ((rc = open_sources(l, paths, weights, n)) != TWINCACHE_OK) goto cleanup;
   l->fill = fills[TWINCACHE_LAYOUT_DENSE][l->opt.samples];
   uint64_t seq0 = 0;
@@ -978,6 +1096,8 @@ void twincache_loader_close(twincache_loader *l) {
   }
   twincache_cache_close(l->cache);
   for (uint32_t i = 1; i < l->nsrc; i++) twincache_cache_close(l->src[i]); /* src[0] is cache */
+  tc_plan_groups_free(&l->groups);
+  tc_plan_local_free(&l->local);
   free(l);
 }
 
@@ -1188,10 +1308,11 @@ void twincache_loader_state_encode(const twincache_loader_state *s,
   put_le(buf + 8, s->next_seq, 8);
   put_le(buf + 16, s->magic, 4);
   buf[20] = (uint8_t)TWINCACHE_LOADER_STATE_VERSION;
-  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2);
+  buf[21] = (uint8_t)((s->shuffle & 1) | (s->drop_last & 1) << 1 | (s->equal_ranks & 1) << 2 | (s->bucket & 1) << 3 |
+                      (s->local_nodes != 0) << 4);
   put_le(buf + 22, (uint16_t)(s->batch_size - 1), 2);
   put_le(buf + 24, s->cache_tag, 8);
-  put_le(buf + 32, s->index_begin, 8);
+  put_le(buf + 32, s->local_nodes ? s->local_nodes : s->index_begin, 8); /* local: index_begin is 0 */
   put_le(buf + 40, s->index_end, 8);
   put_le(buf + 48, s->origin, 8);
   put_le(buf + 56, s->world_size, 4);
@@ -1223,16 +1344,22 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
     r.shuffle = buf[21] & 1;
     r.drop_last = buf[21] >> 1 & 1;
     r.equal_ranks = buf[21] >> 2 & 1;
+    r.bucket = buf[21] >> 3 & 1;
     r.batch_size = (uint32_t)get_le(buf + 22, 2) + 1;
     r.origin = get_le(buf + 48, 8);
     r.world_size = (uint32_t)get_le(buf + 56, 4);
     r.rank = (uint32_t)get_le(buf + 60, 4);
-    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~7u) == 0;
+    if (buf[21] >> 4 & 1) { /* local mode: M where index_begin (0) was */
+      ok = ok && r.index_begin >= 1 && r.index_begin <= UINT32_MAX;
+      r.local_nodes = (uint32_t)r.index_begin;
+      r.index_begin = 0;
+    }
+    ok = ok && r.version == TWINCACHE_LOADER_STATE_VERSION && (buf[21] & ~31u) == 0;
   }
   if (!ok) {
     memset(s, 0, sizeof *s);
     return tc_error_set(TWINCACHE_EINVAL, "loader state: not a twincache loader state (magic %#x, version %u at "
-                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0x7)",
+                        "byte 20, flags %#x at byte 21; expected %#x, version 1 or %u, flags within 0x1f)",
                         (unsigned)r.magic, (unsigned)buf[20], (unsigned)buf[21],
                         (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }

@@ -121,12 +121,15 @@ void tc_mix_slot(const tc_mix *m, uint64_t k, uint32_t slot, uint32_t *src, uint
   *index = tc_mix_index(m, i, p);
 }
 
-void tc_mix_set_tag(tc_mix *m, const uint64_t *tags) {
+void tc_mix_set_tag(tc_mix *m, const uint64_t *tags, const uint8_t *fresh) {
   uint64_t h = tc_fnv1a64_update(TC_FNV1A64_BASIS, &m->nsrc, sizeof m->nsrc);
+  uint32_t n_fresh = 0;
   for (uint32_t i = 0; i < m->nsrc; i++) {
     uint64_t f[4] = {tags[i], m->begin[i], m->n[i], m->count[i]};
     h = tc_fnv1a64_update(h, f, sizeof f);
+    n_fresh += fresh && fresh[i];
   }
+  if (n_fresh && n_fresh < m->nsrc) h = tc_fnv1a64_update(h, fresh, m->nsrc); /* stored and fresh mixed */
   m->tag = h;
 }
 

@@ -1,5 +1,6 @@
 /* plan.c — the stream plan (tc_plan.h): pure arithmetic from a batch
  * number to epoch, positions and graphs, and the resume state's checks. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tc_common.h"
@@ -13,10 +14,24 @@ static uint64_t epoch_key(uint64_t seed, uint64_t epoch) {
   return tc_rng_u64(&r);
 }
 
+/* An epoch's length in origins (origin = epoch * unit + position): n, or in
+ * local mode the whole set's graphs, so that one origin means the same
+ * point (a step count) on every node. */
+static uint64_t epoch_unit(const tc_plan *p) { return p->local ? p->local->graphs : p->n; }
+
 /* This rank's batches of an epoch segment starting at position start, and
  * the end of the segment's positions (padding included, drop_last applied). */
 static uint64_t segment(const tc_plan *p, uint64_t start, uint64_t *end) {
-  uint64_t G = p->batch, W = p->world, left = p->n - start, batches;
+  uint64_t G = p->batch, W = p->world, batches;
+  if (p->local) { /* from the same start on every node (it may pass this node's n): the largest node's
+                   * steps, all full, or with drop_last the smallest node's whole steps */
+    uint64_t step = G * W, lo = p->local->min_graphs, hi = p->local->max_graphs;
+    if (p->drop_last) batches = lo > start ? (lo - start) / step : 0;
+    else batches = hi > start ? (hi - start + step - 1) / step : 0;
+    *end = start + batches * step;
+    return batches;
+  }
+  uint64_t left = p->n - start;
   if (p->equal) { /* G*W <= 2^16 * 2^32: no overflow */
     batches = p->drop_last ? left / (G * W) : (left + G * W - 1) / (G * W);
     *end = start + batches * G * W;
@@ -32,6 +47,10 @@ int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_t
   memset(p, 0, sizeof *p);
   if (n == 0 || o->batch_size == 0 || o->world_size == 0 || o->rank >= o->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "stream plan: empty range, batch or world, or rank >= world_size");
+  if (o->buckets != 0 && o->buckets != 1)
+    return tc_error_set(TWINCACHE_EINVAL, "option buckets must be 0 or 1 (got %d)", o->buckets);
+  p->bucket = (uint8_t)o->buckets;
+  p->chunk = (uint64_t)o->batch_size * o->world_size;
   p->seed = o->seed;
   p->cache_tag = cache_tag;
   p->begin = begin;
@@ -48,11 +67,71 @@ int tc_plan_init(tc_plan *p, const twincache_loader_options *o, uint64_t cache_t
   return tc_plan_set_origin(p, 0);
 }
 
+int tc_plan_local_init(tc_plan_local *L, const uint64_t *ends, uint32_t shards, uint32_t node, uint32_t nodes) {
+  memset(L, 0, sizeof *L);
+  if (nodes == 0 || node >= nodes || nodes > shards)
+    return tc_error_set(TWINCACHE_EINVAL, "local mode: node %u of %u over %u shards (need node < nodes <= shards)",
+                        node, nodes, shards);
+  L->nodes = nodes;
+  L->node = node;
+  L->parts = (shards - node + nodes - 1) / nodes;
+  L->graphs = ends[shards - 1];
+  if (!(L->first = malloc(L->parts * sizeof *L->first)) || !(L->start = malloc((L->parts + 1) * sizeof *L->start))) {
+    tc_plan_local_free(L);
+    return tc_error_set(TWINCACHE_ENOMEM, "local mode: no memory for %u shard ranges", shards);
+  }
+  L->min_graphs = UINT64_MAX;
+  for (uint32_t k = 0; k < nodes; k++) { /* node k's graphs: its shards' sizes */
+    uint64_t n = 0;
+    for (uint32_t i = k; i < shards; i += nodes) {
+      uint64_t first = i ? ends[i - 1] : 0;
+      if (k == node) {
+        L->first[i / nodes] = first;
+        L->start[i / nodes] = n;
+      }
+      n += ends[i] - first;
+    }
+    if (k == node) L->start[L->parts] = n;
+    if (n < L->min_graphs) L->min_graphs = n;
+    if (n > L->max_graphs) L->max_graphs = n;
+  }
+  return TWINCACHE_OK;
+}
+
+void tc_plan_local_free(tc_plan_local *L) {
+  free(L->first);
+  free(L->start);
+  memset(L, 0, sizeof *L);
+}
+
+int tc_plan_init_local(tc_plan *p, const twincache_loader_options *o, uint64_t cache_tag, const tc_plan_local *L) {
+  if (o->world_size == 0 || o->world_size % L->nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "option local_nodes %u must divide world_size %u (each node runs "
+                        "world_size / local_nodes ranks)", L->nodes, o->world_size);
+  if (o->buckets)
+    return tc_error_set(TWINCACHE_EINVAL, "options local_nodes and buckets cannot be combined (a bucketed step "
+                        "is one chunk of the whole range, a local one reads each node's own shards)");
+  uint32_t R = o->world_size / L->nodes;
+  if (o->rank >= o->world_size || o->rank / R != L->node)
+    return tc_error_set(TWINCACHE_EINVAL, "local mode: rank %u of %u is on node %u of %u, not node %u", o->rank,
+                        o->world_size, o->rank < o->world_size ? o->rank / R : L->nodes, L->nodes, L->node);
+  twincache_loader_options q = *o; /* the node's world */
+  q.world_size = R;
+  q.rank = o->rank % R;
+  int rc = tc_plan_init(p, &q, cache_tag, 0, L->start[L->parts]);
+  if (rc != TWINCACHE_OK) return rc;
+  uint64_t end;
+  p->local = L;
+  p->equal = 1;
+  p->bpe = segment(p, 0, &end);
+  return tc_plan_set_origin(p, 0);
+}
+
 int tc_plan_set_origin(tc_plan *p, uint64_t origin) {
-  uint64_t e0 = origin / p->n, p0 = origin % p->n, end;
+  uint64_t U = epoch_unit(p), e0 = origin / U, p0 = origin % U, end;
   if (p->epochs && (e0 > p->epochs || (e0 == p->epochs && p0 != 0)))
     return tc_error_set(TWINCACHE_EINVAL, "resume state: position %llu graphs is past the end of the %u epochs "
-                        "of %llu graphs", (unsigned long long)origin, p->epochs, (unsigned long long)p->n);
+                        "of %llu graphs", (unsigned long long)origin, p->epochs, (unsigned long long)U);
   p->origin_epoch = e0;
   p->origin_pos = p0;
   p->first_bpe = segment(p, p0, &end);
@@ -85,20 +164,18 @@ void tc_plan_batch_at(const tc_plan *p, uint64_t seq, tc_plan_batch *b) {
   b->key = p->shuffle ? epoch_key(p->seed, b->epoch) : 0;
   if (p->shuffle) tc_perm_init(&b->perm, p->n, b->key);
   b->borrow = b->first + b->count;
+  b->memo_chunk = UINT64_MAX;
+  b->memo_group = 0;
 }
 
 int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *rank, uint64_t *seq, uint32_t *slot) {
-  TC_RETURN_IF(pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
-                   (p->epochs && epoch >= p->epochs),
-               TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is outside the stream (%llu graphs, from "
-               "epoch %llu position %llu, %u epochs, 0: endless)", (unsigned long long)epoch,
-               (unsigned long long)pos, (unsigned long long)p->n, (unsigned long long)p->origin_epoch,
-               (unsigned long long)p->origin_pos, p->epochs);
+  /* "not read in this stream" is an ordinary answer: no message */
+  if (pos >= p->n || epoch < p->origin_epoch || (epoch == p->origin_epoch && pos < p->origin_pos) ||
+      (p->epochs && epoch >= p->epochs))
+    return TWINCACHE_ENOTFOUND;
   uint64_t start = epoch == p->origin_epoch ? p->origin_pos : 0, end;
   segment(p, start, &end);
-  TC_RETURN_IF(pos >= end, TWINCACHE_ENOTFOUND, "plan: epoch %llu position %llu is cut by drop_last (the "
-               "epoch's segment ends at %llu)", (unsigned long long)epoch, (unsigned long long)pos,
-               (unsigned long long)end);
+  if (pos >= end) return TWINCACHE_ENOTFOUND; /* cut by drop_last */
   uint64_t k = (pos - start) / p->batch, j = k / p->world; /* global batch, and the rank's batch in the part */
   uint32_t r = (uint32_t)(k % p->world);
   tc_plan q = *p; /* rank r's counts (they differ between ranks without equal ranks) */
@@ -113,13 +190,66 @@ int tc_plan_locate(const tc_plan *p, uint64_t epoch, uint64_t pos, uint32_t *ran
   return TWINCACHE_OK;
 }
 
+int tc_plan_groups_init(tc_plan_groups *g, const uint16_t *nodes, uint64_t n) {
+  memset(g, 0, sizeof *g);
+  if (n > UINT32_MAX)
+    return tc_error_set(TWINCACHE_EINVAL, "size buckets: %llu graphs in the range (at most %u)",
+                        (unsigned long long)n, UINT32_MAX);
+  if (!(g->members = malloc(n * sizeof *g->members)))
+    return tc_error_set(TWINCACHE_ENOMEM, "size buckets: no memory for %llu graphs", (unsigned long long)n);
+  for (uint64_t i = 0; i < n; i++) g->start[nodes[i] + 1]++; /* counting sort by N, stable */
+  for (uint32_t k = 1; k < TWINCACHE_MAX_NODES + 2; k++) g->start[k] += g->start[k - 1];
+  uint64_t next[TWINCACHE_MAX_NODES + 1];
+  memcpy(next, g->start, sizeof next);
+  for (uint64_t i = 0; i < n; i++) g->members[next[nodes[i]]++] = (uint32_t)i;
+  return TWINCACHE_OK;
+}
+
+void tc_plan_groups_free(tc_plan_groups *g) {
+  free(g->members);
+  memset(g, 0, sizeof *g);
+}
+
+/* The graph at place s of batch b's epoch's sorted list: group N = the
+ * last whose start is <= s, then the group's own permutation (memoised in
+ * b). */
+static uint64_t sorted_graph(const tc_plan *p, tc_plan_batch *b, uint64_t s) {
+  const tc_plan_groups *g = p->groups;
+  uint32_t lo = 1, hi = TWINCACHE_MAX_NODES; /* N in 1..256 with start[N] <= s < start[N+1] */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (g->start[mid] <= s) lo = mid;
+    else hi = mid - 1;
+  }
+  uint64_t o = s - g->start[lo];
+  if (p->shuffle) {
+    if (b->memo_group != lo) {
+      tc_perm_init(&b->group_perm, g->start[lo + 1] - g->start[lo], tc_mix64(b->key ^ (0xB5C0FBCFEC4D3B2FULL * lo)));
+      b->memo_group = lo;
+    }
+    o = tc_perm_at(&b->group_perm, o);
+  }
+  return p->begin + g->members[g->start[lo] + o];
+}
+
+uint64_t tc_plan_graph(const tc_plan *p, tc_plan_batch *b, uint64_t pos) {
+  uint64_t q = pos < p->n ? pos : (pos - p->n) % p->n;
+  if (!p->bucket) return tc_plan_index(p, b, q);
+  uint64_t C = p->chunk, full = p->n / C, c = q / C;
+  if (b->memo_chunk != c) {
+    b->memo_chunk = c;
+    b->memo_sorted = p->shuffle && c < full ? tc_permute(c, full, tc_mix64(b->key + 0x632BE59BD9B4E019ULL)) : c;
+  }
+  return sorted_graph(p, b, b->memo_sorted * C + q % C);
+}
+
 uint64_t tc_plan_consumed(const tc_plan *p, uint64_t seq) {
-  uint64_t step = (uint64_t)p->batch * p->world;
-  if (seq == 0) return p->origin_epoch * p->n + p->origin_pos;
-  if (seq < p->first_bpe) return p->origin_epoch * p->n + p->origin_pos + seq * step;
+  uint64_t step = (uint64_t)p->batch * p->world, U = epoch_unit(p);
+  if (seq == 0) return p->origin_epoch * U + p->origin_pos;
+  if (seq < p->first_bpe) return p->origin_epoch * U + p->origin_pos + seq * step;
   uint64_t s = seq - p->first_bpe;
-  if (p->bpe == 0) return (p->origin_epoch + 1) * p->n;
-  return (p->origin_epoch + 1 + s / p->bpe) * p->n + (s % p->bpe) * step;
+  if (p->bpe == 0) return (p->origin_epoch + 1) * U;
+  return (p->origin_epoch + 1 + s / p->bpe) * U + (s % p->bpe) * step;
 }
 
 int tc_plan_epoch_seq(const tc_plan *p, uint64_t epoch, uint64_t *seq) {
@@ -149,7 +279,15 @@ void tc_plan_state(const tc_plan *p, uint64_t next_seq, twincache_loader_state *
   s->drop_last = p->drop_last;
   s->equal_ranks = p->equal;
   s->next_seq = next_seq;
-  s->origin = p->origin_epoch * p->n + p->origin_pos;
+  s->origin = p->origin_epoch * epoch_unit(p) + p->origin_pos;
+  s->bucket = p->bucket;
+  if (p->local) { /* the global world and rank, the whole set */
+    s->index_begin = 0;
+    s->index_end = p->local->graphs;
+    s->world_size = p->world * p->local->nodes;
+    s->rank = p->local->node * p->world + p->rank;
+    s->local_nodes = p->local->nodes;
+  }
 }
 
 int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state *s) {
@@ -162,7 +300,7 @@ int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state
   } else { /* before this stream's start: a stream that starts there */
     tc_error_clear();
     tc_plan_state(p, 0, s);
-    s->origin = epoch * p->n;
+    s->origin = epoch * epoch_unit(p);
   }
   return TWINCACHE_OK;
 }
@@ -200,7 +338,7 @@ int tc_state_match(const twincache_loader_state *r, const twincache_loader_state
     const char *name;
     uint64_t got, want;
   } f[] = {
-      {"reserved", r->reserved, want->reserved},          {"cache_tag", r->cache_tag, want->cache_tag},
+      {"bucket", r->bucket, want->bucket},          {"cache_tag", r->cache_tag, want->cache_tag},
       {"shuffle", r->shuffle, want->shuffle},             {"drop_last", r->drop_last, want->drop_last},
       {"index_begin", r->index_begin, want->index_begin}, {"index_end", r->index_end, want->index_end},
   };
@@ -219,17 +357,25 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
                         (unsigned long long)r->origin);
   twincache_loader_state want;
   tc_plan_state(p, 0, &want);
+  if (r->local_nodes != want.local_nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field local_nodes %u differs from this loader's %u: local "
+                        "mode binds each rank to its node's shards, so another node count (0 = not local) reads "
+                        "other graphs on every rank; resume with local_nodes %u", (unsigned)r->local_nodes,
+                        (unsigned)want.local_nodes, (unsigned)r->local_nodes);
   if ((rc = tc_state_match(r, &want, "this loader's")) != TWINCACHE_OK) return rc;
   if ((rc = check_flag("equal_ranks", r->equal_ranks)) != TWINCACHE_OK) return rc;
   if (r->batch_size == 0 || r->batch_size > 65536 || r->world_size == 0 || r->rank >= r->world_size)
     return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u, world_size %u, rank %u describe no "
                         "stream", (unsigned)r->batch_size, (unsigned)r->world_size, (unsigned)r->rank);
+  if (p->local && r->world_size % p->local->nodes)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field world_size %u is not a multiple of its local_nodes "
+                        "%u: no local-mode stream has it", (unsigned)r->world_size, (unsigned)p->local->nodes);
   /* the stream the state was taken in: its world, this loader's epochs */
   tc_plan q = *p;
   q.batch = r->batch_size;
-  q.world = r->world_size;
-  q.rank = r->rank;
-  q.equal = r->equal_ranks && r->world_size > 1;
+  q.world = p->local ? r->world_size / p->local->nodes : r->world_size; /* local: the node's ranks */
+  q.rank = p->local ? r->rank % q.world : r->rank;
+  q.equal = p->local || (r->equal_ranks && r->world_size > 1);
   uint64_t end;
   q.bpe = segment(&q, 0, &end);
   if ((rc = tc_plan_set_origin(&q, r->origin)) != TWINCACHE_OK) return rc;
@@ -237,6 +383,11 @@ int tc_plan_resume(tc_plan *p, const twincache_loader_state *r, uint64_t *next_s
     return tc_error_set(TWINCACHE_EINVAL,
                         "resume state next_seq %llu is past the end of the stream (%llu batches)",
                         (unsigned long long)r->next_seq, (unsigned long long)q.total);
+  if (p->bucket && (uint64_t)q.batch * q.world != p->chunk) /* a bucketed step is one chunk of G*W */
+    return tc_error_set(TWINCACHE_EINVAL, "resume state fields batch_size %u x world_size %u: a bucketed order "
+                        "(buckets 1) is cut into global batches, so it resumes only with the same global batch "
+                        "(this loader: %u x %u)", (unsigned)r->batch_size, (unsigned)r->world_size,
+                        (unsigned)p->batch, (unsigned)p->world);
   int in_step = q.world == 1 || q.equal; /* every rank at the same next_seq has read the same prefix */
   if (q.batch == p->batch && q.world == p->world && q.equal == p->equal && (in_step || q.rank == p->rank)) {
     if ((rc = tc_plan_set_origin(p, r->origin)) != TWINCACHE_OK) return rc;

@@ -104,8 +104,11 @@ uint64_t tc_mix_index_key(const tc_mix *m, uint32_t src, uint64_t pos, uint64_t 
 
 /* Sets m->tag, the mixture's identity in a state's cache_tag field: FNV-1a
  * 64 over the source count and, per source, its cache tag tags[i], graph
- * range and count c_i. */
-void tc_mix_set_tag(tc_mix *m, const uint64_t *tags);
+ * range and count c_i; then, when some sources are fresh and some stored
+ * (fresh[i] 1 or 0; NULL = none fresh), the nsrc bytes of fresh, so such a
+ * state opens only the same choice (all-stored and all-fresh mixtures keep
+ * the tag they always had). */
+void tc_mix_set_tag(tc_mix *m, const uint64_t *tags, const uint8_t *fresh);
 
 /* The state at this rank's next batch next_seq. A mixture's state: cache_tag
  * = m->tag, index_begin 0, index_end = E (global batches of an epoch),

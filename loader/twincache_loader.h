@@ -79,6 +79,8 @@ typedef struct twincache_batch {
    * NULL for the dense layout. */
   struct twincache_compact_batch *compact;
   void *internal_; /* the loader's slot; do not touch */
+  uint32_t nodes;  /* the largest N of the batch's graphs (0: none); arrays keep
+                    * the layout's N, columns from `nodes` on are zero */
 } twincache_batch;
 
 /* ===== the loader ========================================================== */
@@ -159,6 +161,38 @@ typedef struct twincache_loader_options {
    * (the compact batch's target and value rebuild the do() columns, so
    * open refuses COMPACT with it). Default 0. */
   int withhold_targets;
+  /* Size buckets (tc_plan.h "Buckets"): 1 = batches of graphs of similar
+   * N. Each epoch sorts the range by N (a new shuffle within each N every
+   * epoch), cuts it into global batches of G*world_size graphs and shuffles
+   * their order; a batch reports its own largest N (twincache_batch.nodes):
+   * read arrays up to it. Every graph still appears once per epoch, ranks
+   * stay equal, and one step's batches on all ranks have about the same N.
+   * The state records it; a resume needs the same G*world_size (any W).
+   * Open reads every frame's header once to learn its N (no decompression);
+   * 4 bytes per graph. One source only (a mixture refuses it). Default 0. */
+  int buckets;
+  /* A mixture's (twincache_loader_open_mixture) worlds per source: NULL
+   * (default) = `samples` for every source, else n entries, each
+   * TWINCACHE_SAMPLES_STORED or _FRESH (read at open, not kept). With a
+   * fresh source `rows` is the batch's S and every stored source must store
+   * S = rows (one slab has one S and no row mask, so rows are not padded:
+   * another S is refused naming the source); rows and resample_every apply
+   * to the fresh sources. One source's open refuses it. */
+  const int *source_samples;
+  /* Local mode (tc_plan.h "Local mode"): M >= 1 nodes of world_size / M
+   * consecutive ranks each (M must divide world_size); node k = rank /
+   * (world_size / M) opens `path` as its part of a set
+   * (twincache_cache_open_part: exactly the shards k, k + M, ...) and its
+   * ranks read only those. Across all ranks every graph of the set is read
+   * once per epoch (drop_last: the largest nodes' last graphs are dropped
+   * down to the smallest node's whole steps); every rank takes the same
+   * number of full batches per epoch (padding valid = 0). The order differs
+   * from the non-local stream's. Needs the whole range (index_begin and
+   * index_end 0); no buckets; one cache only (a mixture refuses it). The
+   * state records M; it resumes with the same M at any world_size that M
+   * divides and any batch_size (elastic per node, tc_plan.h).
+   * 0 (default): off. */
+  uint32_t local_nodes;
 } twincache_loader_options;
 
 /* Values of twincache_loader_options.samples. */
@@ -177,13 +211,15 @@ void twincache_loader_options_init(twincache_loader_options *o);
  * twincache_loader_state_encode writes TWINCACHE_LOADER_STATE_BYTES (64)
  * bytes, little-endian; version 2 at these offsets:
  *    0 seed u64, 8 next_seq u64, 16 magic u32, 20 version u8 (2),
- *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, others 0),
- *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64,
+ *   21 flags u8 (bit 0 shuffle, bit 1 drop_last, bit 2 equal_ranks, bit 3
+ *      buckets, bit 4 local mode, others 0),
+ *   22 batch_size - 1 u16, 24 cache_tag u64, 32 index_begin u64 (local
+ *      mode: local_nodes, index_begin being 0),
  *   40 index_end u64, 48 origin u64, 56 world_size u32, 60 rank u32.
  * Version 1 (written before elastic resume; still read, origin 0): the
  * struct's first 64 bytes in order, version u32 1 at 20, batch_size u32 at
  * 48, world_size 52, rank 56, shuffle 60, drop_last 61, equal_ranks 62,
- * reserved 63. */
+ * reserved 63 (the bucket field, 0). */
 #define TWINCACHE_LOADER_STATE_MAGIC 0x54435354u /* "TCST" */
 #define TWINCACHE_LOADER_STATE_VERSION 2u
 #define TWINCACHE_LOADER_STATE_BYTES 64
@@ -201,9 +237,10 @@ typedef struct twincache_loader_state {
   uint8_t shuffle;      /* 0 or 1 */
   uint8_t drop_last;    /* 0 or 1 */
   uint8_t equal_ranks;  /* 0 or 1, as in effect (0 when world_size is 1) */
-  uint8_t reserved;     /* 0 */
+  uint8_t bucket;       /* size buckets: 0 or 1 (the options' buckets) */
   uint64_t origin;      /* where seq 0 of the stream is: graphs of the global order
                          * consumed before it (epoch * n + position; 0 = the start) */
+  uint32_t local_nodes; /* local mode's M (0 = off); then index_begin is 0 and origin 0 */
 } twincache_loader_state;
 /* A mixture's state (twincache_loader_open_mixture) has these fields with
  * other meanings: cache_tag the mixture's identity (FNV-1a-64 over each
@@ -290,6 +327,10 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  *   learning-rate rule is the trainer's). A state of a world with
  *   equal_ranks 0 and world_size > 1 cannot change world (its ranks do not
  *   read in step) and is refused.
+ * - local mode (local_nodes M): the state must have the same M (a state of
+ *   another M, or with and without local mode, is refused naming
+ *   local_nodes); the rules above then hold per node (each node's ranks
+ *   continue its own order; origin counts whole-set graphs: tc_plan.h).
  * A state with magic 0 (written by hand as {seed, next_seq}) is a position
  * in this loader's own stream from origin 0 and is checked for seed only.
  * Any state is refused when its position lies past the end of a finite
@@ -318,8 +359,10 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * source's worlds have `rows` rows (sources of any S, SCM-only ones too),
  * graph i of source s in the source's own epoch e getting the worlds a
  * one-source fresh loader of that cache gives it in epoch e (key: the
- * source's cache tag, i, e / resample_every). All sources are stored or all
- * fresh (samples is one option). Only layout DENSE is supported (others
+ * source's cache tag, i, e / resample_every). options.source_samples
+ * chooses per source (stored ones must then store S = rows; the state's
+ * cache_tag also hashes which sources are fresh when they are mixed). Size
+ * buckets are refused. Only layout DENSE is supported (others
  * EINVAL, said so); index_begin/index_end must be 0;
  * drop_last and equal_ranks have no effect (nothing is ever padded).
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).

@@ -6,16 +6,23 @@
  * Worlds are computed column by column: node j's S values at once, from
  * its parents' columns, so the inner loops run over rows (contiguous, and
  * vectorised by the compiler) while every single value still sees exactly
- * the float operations of the row-by-row definition, in the same order:
- * acc = 0; acc += w_q * x_q for each parent q ascending; x = acc + e (MLP:
- * out = 0; out += w2[h] * tanhf(b1[h] + sum W1 x) for h ascending; x = out
- * + e; RFF the same with cos). */
+ * the float operations of the row-by-row definition, in the same order.
+ * What a node's value is — mechanism, noise term, each intervention kind's
+ * rule — is common/tc_node_body.h's, one copy that the GPU sampler
+ * (kernels/tc_sample_body.h) compiles too; this file orders the work:
+ * which nodes, which columns, which statistics. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tc_scm.h"
 #include "tc_scm_noise.h"
+
+/* the body's per-parent pass runs through scm's SIMD dispatch (below) */
+static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
+                          uint32_t S);
+#define TC_NODE_PASS weighted_pass
+#include "tc_node_body.h"
 
 
 /* ---- columns into rows ------------------------------------------------------------
@@ -47,12 +54,6 @@ _Static_assert(TC_MATH_MECH_LINEAR == TWINCACHE_MECH_LINEAR && TC_MATH_MECH_MLP 
                    TC_MATH_MECH_POLY == TWINCACHE_MECH_POLY,
                "tc_math.h's mechanism codes are enum twincache_mechanism's");
 
-/* The mechanism of node j. */
-static inline int node_mechanism(const tc_scm *m, uint32_t j) {
-  if (m->node_mech) return m->node_mech[j];
-  return m->hidden ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
-}
-
 struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
@@ -61,6 +62,7 @@ struct tc_scm_sampler {
   float *raw_base;      /* (n, S) unstandardised base world, column-major */
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
   const float **col;    /* (n) the column each node reads: raw_base's, or raw_twin's when changed */
+  tc_node *node;        /* (n) the SCM of the last base world as the node body reads it (scm_nodes) */
   float *hid;           /* (S) MLP scratch: one hidden unit's pre-activation */
   float *e_twin;        /* (S) a NOISE target's scaled noise term */
   float *norm_mean;     /* (n) of the last base world (standardize only) */
@@ -80,6 +82,7 @@ void tc_scm_sampler_free(tc_scm_sampler *sp) {
   free(sp->raw_base);
   free(sp->raw_twin);
   free(sp->col);
+  free(sp->node);
   free(sp->hid);
   free(sp->e_twin);
   free(sp->norm_mean);
@@ -106,6 +109,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->raw_base = malloc(sn * sizeof(float));
   sp->raw_twin = malloc(sn * sizeof(float));
   sp->col = malloc(max_nodes * sizeof *sp->col);
+  sp->node = malloc(max_nodes * sizeof *sp->node);
   sp->hid = malloc(max_samples * sizeof(float));
   sp->e_twin = malloc(max_samples * sizeof(float));
   sp->norm_mean = malloc(max_nodes * sizeof(float));
@@ -114,11 +118,13 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->tidx = malloc(max_nodes * sizeof(int16_t));
   sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->hid || !sp->e_twin || !sp->norm_mean ||
-      !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
+  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->node || !sp->hid ||
+      !sp->e_twin || !sp->norm_mean || !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
   }
+  for (uint32_t j = 0; j < max_nodes; j++) /* what scm_nodes leaves as it is */
+    sp->node[j] = (tc_node){.self = j, .w = {NULL, 1, 0}, .het = {NULL, 1, 0}};
   return sp;
 }
 
@@ -138,58 +144,22 @@ void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_
   tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key, sp->row_key);
 }
 
-/* ---- the noise term ---------------------------------------------------------------
- * The noise term of node j added to x (S): e, or with heteroscedastic noise
- * e * (1 + tanh(0.5 (c_j + sum_q v_q x_q))), parents in order (sp->hid as
- * scratch: the units are done with it). */
-static void add_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                      float *restrict x, uint32_t S) {
-  if (!m->het_c) {
-    for (uint32_t s = 0; s < S; s++) x[s] += e[s];
-    return;
-  }
-  float *restrict g = sp->hid;
-  const float c = m->het_c[j];
-  for (uint32_t s = 0; s < S; s++) g[s] = c;
-  for (uint32_t q = m->pa_start[j]; q < m->pa_start[j + 1]; q++) {
-    const float v = m->het_w[q], *restrict xp = sp->col[m->pa_idx[q]];
-    for (uint32_t s = 0; s < S; s++) g[s] += v * xp[s];
-  }
-  for (uint32_t s = 0; s < S; s++) x[s] += tc_math_het(e[s], g[s]);
-}
+/* ---- nodes ------------------------------------------------------------------------
+ * A node's value is common/tc_node_body.h's rule (mechanism, noise term,
+ * intervention kinds: one copy, the GPU sampler compiles it too), run here
+ * over S rows at once: node i's values are the column sp->col[i]. Its
+ * weighted sums' passes run through weighted_pass: the body's scalar loop
+ * (tc_node_pass) compiled for the baseline and, where the CPU has it,
+ * AVX-512 (the same loop inlined into both). */
+_Static_assert(TC_NODE_DO == TWINCACHE_DO && TC_NODE_SHIFT == TWINCACHE_SHIFT &&
+                   TC_NODE_NOISE == TWINCACHE_INTER_NOISE && TC_NODE_SOFT == TWINCACHE_INTER_SOFT &&
+                   TC_NODE_KIND_COUNT == TWINCACHE_INTER_KIND_COUNT,
+               "tc_node_body.h's kind codes are enum twincache_inter_kind's");
 
-/* ---- mechanisms ----------------------------------------------------------------
- * Column j (S values) from the columns its parents read (col) and its noise
- * e (S), into x (S). Every world evaluates a node through this function. */
-static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S, const float *soft);
-
-static void eval_column(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S) {
-  eval_params(sp, m, j, e, x, S, NULL);
-}
-
-/* One parent's pass of a weighted sum over S rows: x += w xp, the first
- * pass from 0 (0 + w xp: the sum's first add, kept for the sign of a zero),
- * the last adding e after it ((x + w xp) + e; e NULL: not the last). The
- * mechanisms' sums run through it, compiled for the baseline and, where
- * the CPU has it, AVX-512 (the same body inlined into both). */
-static inline __attribute__((always_inline)) void weighted_pass_body(float *restrict x, const float *restrict xp,
-                                                                     float w, const float *restrict e, int first,
-                                                                     uint32_t S) {
-  if (first && e)
-    for (uint32_t s = 0; s < S; s++) x[s] = (0.0f + w * xp[s]) + e[s];
-  else if (first)
-    for (uint32_t s = 0; s < S; s++) x[s] = 0.0f + w * xp[s];
-  else if (e)
-    for (uint32_t s = 0; s < S; s++) x[s] = (x[s] + w * xp[s]) + e[s];
-  else
-    for (uint32_t s = 0; s < S; s++) x[s] += w * xp[s];
-}
 #ifdef TC_SCM_HAVE_AVX512
 TC_SCM_AVX512 static void weighted_pass_avx512(float *restrict x, const float *restrict xp, float w,
                                                const float *restrict e, int first, uint32_t S) {
-  weighted_pass_body(x, xp, w, e, first, S);
+  tc_node_pass(x, xp, w, e, first, S);
 }
 #endif
 static void weighted_pass(float *restrict x, const float *restrict xp, float w, const float *restrict e, int first,
@@ -200,95 +170,48 @@ static void weighted_pass(float *restrict x, const float *restrict xp, float w, 
     return;
   }
 #endif
-  weighted_pass_body(x, xp, w, e, first, S);
+  tc_node_pass(x, xp, w, e, first, S);
 }
 
-/* eval_column with node j's own parameters (soft NULL) or a SOFT world's
- * block soft (linear: the weight of parent i at soft[i]; MLP: a node block):
- * the same float operations in the same order either way. */
-static void eval_params(tc_scm_sampler *sp, const tc_scm *m, uint32_t j, const float *restrict e,
-                        float *restrict x, uint32_t S, const float *soft) {
-  const uint32_t q0 = m->pa_start[j], q1 = m->pa_start[j + 1];
-  const int mech = node_mechanism(m, j);
-  if (mech == TWINCACHE_MECH_LINEAR) {
-    /* acc = 0, acc += w x per parent, + e: with homoscedastic noise the
-     * last parent's pass adds e too */
-    const int fuse = !m->het_c && q1 > q0;
-    if (q0 == q1)
-      for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
-    for (uint32_t q = q0; q < q1; q++) {
-      const float w = soft ? soft[m->pa_idx[q]] : m->pa_w[q];
-      weighted_pass(x, sp->col[m->pa_idx[q]], w, fuse && q + 1 == q1 ? e : NULL, q == q0, S);
-    }
-    if (!fuse) add_noise(sp, m, j, e, x, S);
-    return;
+/* The nodes of m as the body reads them (sp->node, n): each one's parent
+ * list and its edge arrays (aligned with it: strides (1, 0), and self, set
+ * at create), its block (n, H*n + 2H). Once per base world, so the many
+ * evaluations of its twins read them as they are. */
+static void scm_nodes(tc_scm_sampler *sp, const tc_scm *m) {
+  const uint32_t H = m->hidden, n = m->n;
+  const size_t blk = (size_t)H * n + 2 * H;
+  const int mech = H ? TWINCACHE_MECH_MLP : TWINCACHE_MECH_LINEAR;
+  for (uint32_t j = 0; j < n; j++) {
+    tc_node *nd = &sp->node[j];
+    const uint32_t q0 = m->pa_start[j];
+    nd->mech = m->node_mech ? m->node_mech[j] : mech;
+    nd->n_pa = m->pa_start[j + 1] - q0;
+    nd->pa = m->pa_idx + q0;
+    nd->w.v = m->pa_w ? m->pa_w + q0 : NULL;
+    nd->blk = m->mlp ? m->mlp + j * blk : NULL;
+    nd->hidden = H;
+    nd->ld = n;
+    nd->het.v = m->het_c ? m->het_w + q0 : NULL;
+    nd->het_c = m->het_c ? m->het_c[j] : 0.0f;
   }
-  const uint32_t h_n = m->hidden, n = m->n;
-  const float *blk = soft ? soft : m->mlp + (size_t)j * (h_n * n + 2 * h_n);
-  const float *b1 = blk + (size_t)h_n * n, *w2 = b1 + h_n;
-  float *restrict a = sp->hid;
-  for (uint32_t s = 0; s < S; s++) x[s] = 0.0f;
-  for (uint32_t h = 0; h < h_n; h++) {
-    const float *w1 = blk + (size_t)h * n;
-    for (uint32_t s = 0; s < S; s++) a[s] = b1[h];
-    for (uint32_t q = q0; q < q1; q++) weighted_pass(a, sp->col[m->pa_idx[q]], w1[m->pa_idx[q]], NULL, 0, S);
-    if (mech == TWINCACHE_MECH_RFF)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_cosf(a[s]);
-    else if (mech == TWINCACHE_MECH_SIGMOID)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_sigmoidf(a[s]);
-    else if (mech == TWINCACHE_MECH_POLY)
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_sqclampf(a[s]);
-    else
-      for (uint32_t s = 0; s < S; s++) x[s] += w2[h] * tc_math_tanhf(a[s]);
-  }
-  add_noise(sp, m, j, e, x, S);
 }
 
-/* ---- intervention kinds ---------------------------------------------------------
- * What each kind (enum twincache_inter_kind, FORMAT.md 3.6) does to its
- * target's column; the rest of a twin world follows from the mechanisms.
- * kernels/tc_sample_body.h applies the same rules to a row (the GPU's). */
-
-/* 1 when the kind fixes the target's column to value[k] (not computed, not
- * stored in section 9). */
-static inline int kind_fixes_target(int kind) { return kind == TWINCACHE_DO; }
+/* Column j (S values) from the columns its parents read (sp->col) and its
+ * draw e (S), into x (S). */
+static void eval_column(tc_scm_sampler *sp, uint32_t j, const float *restrict e, float *restrict x, uint32_t S) {
+  tc_node_eval(&sp->node[j], sp->col, NULL, e, x, sp->hid, S);
+}
 
 /* Target t's raw column (S) of twin world k, value v, into x: the parents'
- * columns of the twin are in sp->col already. */
+ * columns of the twin are in sp->col already. A DO value lives in the
+ * stored space (iSCM: the columns hold stored values, v itself). */
 static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t t, float v,
                         float *restrict x, uint32_t S) {
-  switch (m->kind[k]) {
-  case TWINCACHE_DO: { /* a DO value lives in the stored space: raw = v * sd + mean when standardised
-                        * (iSCM: the columns hold stored values, v itself) */
-    const float raw = m->standardize && !m->iscm ? v * sp->norm_std[t] + sp->norm_mean[t] : v;
-    for (uint32_t s = 0; s < S; s++) x[s] = raw;
-    return;
-  }
-  case TWINCACHE_INTER_SOFT: { /* the world's own parameters, the base world's noise term */
-    const float *soft = m->soft + (size_t)k * m->soft_ld, *restrict e = sp->noise + (size_t)t * S;
-    if (m->pa_start[t] != m->pa_start[t + 1]) {
-      eval_params(sp, m, t, e, x, S, soft);
-      return;
-    }
-    /* a root: the noise term times the factor soft[t] (its own slot: the
-     * weight of no edge), then + v, the new mean (tc_math_soft_root_noise) */
-    const float a = soft[t];
-    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = tc_math_soft_root_noise(a, e[s]);
-    eval_params(sp, m, t, sp->e_twin, x, S, soft);
-    for (uint32_t s = 0; s < S; s++) x[s] += v;
-    return;
-  }
-  case TWINCACHE_INTER_NOISE: { /* the mechanism on v * (the base world's noise term) */
-    const float *restrict e = sp->noise + (size_t)t * S;
-    for (uint32_t s = 0; s < S; s++) sp->e_twin[s] = v * e[s];
-    eval_column(sp, m, t, sp->e_twin, x, S);
-    return;
-  }
-  default: /* TWINCACHE_SHIFT: the mechanism, then + v */
-    eval_column(sp, m, t, sp->noise + (size_t)t * S, x, S);
-    for (uint32_t s = 0; s < S; s++) x[s] += v;
-    return;
-  }
+  const int kind = m->kind[k], stdz = m->standardize && !m->iscm;
+  const float *soft = tc_node_kind_has_block(kind) ? m->soft + (size_t)k * m->soft_ld : NULL;
+  const float mean = stdz ? sp->norm_mean[t] : 0.0f, sd = stdz ? sp->norm_std[t] : 1.0f;
+  tc_node_twin_target(&sp->node[t], sp->col, NULL, kind, v, soft, stdz, mean, sd, sp->noise + (size_t)t * S, x,
+                      sp->hid, sp->e_twin, S);
 }
 
 /* ---- worlds ----------------------------------------------------------------- */
@@ -310,7 +233,7 @@ static void sample_base_iscm(tc_scm_sampler *sp, const tc_scm *m, uint32_t S) {
   for (uint32_t r = 0; r < m->n; r++) {
     uint32_t j = m->order[r];
     float *x = xb + (size_t)j * S;
-    eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
+    eval_column(sp, j, sp->noise + (size_t)j * S, x, S);
     column_stats(sp, j, x, S);
     const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
     for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
@@ -324,6 +247,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
   for (uint32_t j = 0; j < n; j++) sp->col[j] = xb + (size_t)j * S;
   sp->S = S;
   sp->n_changed = 0;
+  scm_nodes(sp, m);
   if (m->iscm) { /* the columns are the stored values already */
     sample_base_iscm(sp, m, S);
     if (norm_mean) memcpy(norm_mean, sp->norm_mean, n * sizeof(float));
@@ -333,7 +257,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
   }
   for (uint32_t r = 0; r < n; r++) {
     uint32_t j = m->order[r];
-    eval_column(sp, m, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
+    eval_column(sp, j, sp->noise + (size_t)j * S, xb + (size_t)j * S, S);
   }
   if (!m->standardize) {
     for (uint32_t j = 0; j < n; j++) column_put(base + j, ld, xb + (size_t)j * S, S);
@@ -377,8 +301,8 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     float *x = sp->raw_twin + (size_t)j * S;
     const int is_target = sp->tidx[j] >= 0;
     if (is_target) twin_target(sp, m, k, j, sp->tval[sp->tidx[j]], x, S);
-    else eval_column(sp, m, j, sp->noise + (size_t)j * S, x, S);
-    if (m->iscm && !(is_target && kind_fixes_target(m->kind[k]))) { /* the base world's map of node j */
+    else eval_column(sp, j, sp->noise + (size_t)j * S, x, S);
+    if (m->iscm && !(is_target && tc_node_kind_fixes(m->kind[k]))) { /* the base world's map of node j */
       const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
       for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);
     }
@@ -392,7 +316,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
  * with stride `stride`. */
 static void twin_column(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S, uint32_t j,
                         float *out, size_t stride) {
-  if (sp->tidx[j] >= 0 && kind_fixes_target(m->kind[k])) {
+  if (sp->tidx[j] >= 0 && tc_node_kind_fixes(m->kind[k])) {
     column_fill(out, stride, sp->tval[sp->tidx[j]], S);
     return;
   }
@@ -419,7 +343,7 @@ void tc_scm_twin_rows(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uin
 uint32_t tc_scm_twin_cols(const tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S,
                           float *cols) {
   uint32_t c = 0;
-  int fixed = kind_fixes_target(m->kind[k]);
+  int fixed = tc_node_kind_fixes(m->kind[k]);
   for (uint32_t j = 0; j < m->n; j++) { /* increasing node order */
     if (!sp->desc[j] || (sp->tidx[j] >= 0 && fixed)) continue;
     twin_column(sp, m, k, S, j, cols + (size_t)c * S, 1);

@@ -33,7 +33,7 @@
 
 /* An SCM to sample, as views of caller-owned arrays (see twincache_graph
  * for the mechanisms). x_j = f_j(parents) + noise_scale[j] * e_j. The MLP's
- * tanh is scm's own float tanh (scm.c: basic operations, max 2.4 ulp from
+ * tanh is scm's own float tanh (common/tc_math.h: basic operations, max 2.4 ulp from
  * tanh), the same on every machine. */
 typedef struct tc_scm {
   uint32_t n;              /* nodes, 1..TWINCACHE_MAX_NODES */

@@ -29,12 +29,26 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 static int tc_test_failures_;
 
 static inline int tc_test_failures(void) { return tc_test_failures_; }
 static inline void tc_test_count_failure(void) { tc_test_failures_++; }
 static inline int tc_test_result(void) { return tc_test_failures_ ? 1 : 0; }
+
+/* Runs a shell command built like printf (at most 16 KiB); returns its exit
+ * status, 128 when it did not exit normally. */
+static inline int tc_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int tc_test_sh(const char *fmt, ...) {
+  char cmd[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  int st = system(cmd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
 
 static inline int tc_test_finish(const char *name) {
   if (tc_test_failures_) fprintf(stderr, "%s: %d check(s) failed\n", name, tc_test_failures_);

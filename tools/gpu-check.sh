@@ -13,8 +13,10 @@
 #      beside one CPU thread's;
 #   3. the trainer: pinned memcpy of one slab (--bench-h2d), then training at
 #      2, 4 and all decode threads (copy-wait %, H2D vs pinned GB/s; the
-#      compact layout too when the trainer has --layout), and the Python loop
-#      with device="cuda" (dense and compact);
+#      compact layout too when the trainer has --layout), NCCL's W = 1
+#      overhead per step at batch 256 (--nccl against the plain run; the
+#      issue's target is < 5%), and the Python loop with device="cuda"
+#      (dense and compact);
 #   4. the report: REPORT_DIR/report.md (Markdown tables, one status line per
 #      check) and REPORT_DIR/logs/ (every command's output).
 # Sized to finish in under 8 minutes on one H100 with 16 cores (each step
@@ -38,7 +40,11 @@
 #   there:   tools/gpu-check.sh build/gpu-bundle gpu-report        (carry: build/gpu-bundle)
 # The script puts DEST/lib first on LD_LIBRARY_PATH itself. The Python step
 # needs a torch with CUDA on that machine (python3, or $TWINCACHE_PYTHON);
-# without one it is reported as not run, not as passed.
+# without one it is reported as not run, not as passed. NCCL is not bundled:
+# $TWINCACHE_NCCL_LIBRARY, else libnccl.so.2 from ldconfig, else the one of
+# that Python's NVIDIA wheel (nvidia/nccl/lib); without one the NCCL steps
+# are not run. The 2-rank NCCL test also needs 2 GPUs and $MPIEXEC (default
+# mpiexec) on that machine.
 #
 # TWINCACHE_GPU_CHECK_FAULT=1 (tests only) runs only the sampler's
 # bit-for-bit check, failing on purpose, and the report: the report and the
@@ -161,6 +167,17 @@ step() {
   return "$rc"
 }
 gen() { "$bin/gen/twincache-gen" --threads "$GEN_THREADS" --quiet "$@"; }
+# NCCL for the trainer's --nccl and 2-rank steps (tc_nccl.h's search order)
+find_nccl() {
+  [ -n "${TWINCACHE_NCCL_LIBRARY:-}" ] && return 0
+  ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 ' && return 0
+  local c d
+  for c in ${TWINCACHE_PYTHON:-} python3; do
+    d=$("$c" -c "import nvidia.nccl as n; print(list(n.__path__)[0])" 2>/dev/null) || continue
+    [ -f "$d/lib/libnccl.so.2" ] && { export TWINCACHE_NCCL_LIBRARY=$d/lib/libnccl.so.2; return 0; }
+  done
+  return 1
+}
 jget() { grep -o "\"$1\": [^,}]*" "$2" 2>/dev/null | head -n 1 | sed 's/^[^:]*: //'; }
 
 echo "gpu-check: $mode, build $bin, report $work"
@@ -175,6 +192,14 @@ if [ "$mode" = run ]; then
   done
   step "test: train_cuda_vs_cpu" 180 "$logs/cuda_vs_cpu.log" \
     sh "$here/tests/train/cuda_vs_cpu.sh" "$bin/gen/twincache-gen" "$bin/train/twincache-train" "$work/cuda_vs_cpu"
+  # the CUDA backend's NCCL sums: --nccl = plain on one GPU; 2 ranks at B = 1
+  # at 2B (needs 2 GPUs and an MPI launcher); 77 (not run) without NCCL
+  find_nccl
+  for m in one two; do
+    step "test: train_nccl_equal_$m" 180 "$logs/nccl_equal_$m.log" \
+      sh "$here/tests/train/nccl_equal.sh" "$m" "${MPIEXEC:-mpiexec}" "$bin/gen/twincache-gen" \
+      "$bin/train/twincache-train" "$work/nccl_equal_$m"
+  done
 else # the CPU twins of the same programs: the emulations ctest also runs
   for t in test_expand_cuda test_gemm_cuda; do
     if [ -x "$bin/tests/train/$t" ]; then
@@ -270,7 +295,7 @@ sampler() {
 sampler "sampler: kernel = CPU loader, bit for bit" 240 "$logs/sample-check.log" \
   "$check_cmd" $emu --rows 64 --batch 64 --repeat 1 --cpu-graphs 0 $check_caches
 
-train_runs="" layouts=dense
+train_runs="" layouts=dense nccl_runs=""
 if [ "$fault" != 1 ]; then
 gen --out "$work/caches/default" --graphs "$DEFAULT_GRAPHS" --samples 0 --seed 7 >>"$logs/gen-time.log" 2>&1
 gen --out "$work/caches/avici" --graphs "$AVICI_GRAPHS" --samples 0 --seed 9 --nodes 20:30 --targets 3 \
@@ -304,6 +329,22 @@ for layout in $layouts; do
     train_runs="$train_runs $layout:$t"
   done
 done
+# NCCL's W = 1 overhead: the same run with its sums (--nccl) and without
+if [ "$mode" = run ] && find_nccl; then
+  for v in plain nccl; do
+    nflag=""
+    [ "$v" = nccl ] && nflag="--nccl"
+    # shellcheck disable=SC2086
+    step "trainer: NCCL overhead, $v" 120 "$logs/train-nccl-$v.json" \
+      "$train" --cache "$work/caches/train" --batch 256 --steps "$TRAIN_STEPS" --threads "$cores" --val-split 0.1 \
+      --eval-every "$TRAIN_STEPS" --device cuda --json --quiet $nflag && nccl_runs="$nccl_runs $v"
+  done
+else
+  why="needs a GPU"
+  [ "$mode" = run ] && why="no libnccl.so.2 (TWINCACHE_NCCL_LIBRARY, ldconfig, python's nvidia/nccl)"
+  echo "$why" >"$logs/train-nccl.log"
+  record "trainer: NCCL overhead (W = 1, batch 256)" 77 "$logs/train-nccl.log" "$why"
+fi
 if [ "${TWINCACHE_GPU_CHECK_NO_PYTHON:-0}" != 1 ] && [ -n "$lib" ] && "$py" -c "import torch" >/dev/null 2>&1; then
   PYTHONPATH=$here/python${PYTHONPATH:+:$PYTHONPATH} TWINCACHE_LIBRARY=$lib timeout 180 "$py" "$here/bench/python_device_loop.py" --cache "$work/caches/train" \
     --device "$DEVICE" --batch 256 --threads "$(echo $THREAD_SET | awk '{print $NF}')" >"$logs/python-loop.json" 2>&1
@@ -352,6 +393,21 @@ report=$work/report.md
     echo "| $l | $t | $(jget graphs_per_s "$f") | $(jget ms_per_step "$f") | $(jget host_wait_fraction "$f") | $(jget copy_wait_fraction "$f") | $(jget h2d_gb_per_s "$f") | ${pin:--} |"
   done
   [ "$layouts" = dense ] && echo && echo "The trainer has no --layout flag: the compact layout is timed by the Python loop only."
+  echo
+  echo "## NCCL overhead at W = 1 (batch 256, $TRAIN_STEPS steps; target < 5%)"
+  echo
+  if [ -n "$nccl_runs" ]; then
+    echo "| run | ms/step | graphs/s | all-reduce share (device time) |"
+    echo "|---|---|---|---|"
+    for v in $nccl_runs; do
+      f=$logs/train-nccl-$v.json
+      echo "| $v | $(jget ms_per_step "$f") | $(jget graphs_per_s "$f") | $(jget allreduce_fraction "$f") |"
+    done
+    a=$(jget ms_per_step "$logs/train-nccl-plain.json") b=$(jget ms_per_step "$logs/train-nccl-nccl.json")
+    [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "\nNCCL overhead per step: %+.1f%%\n", 100 * (b - a) / a }'
+  else
+    echo "(not run: see the checks above)"
+  fi
   echo
   echo "## Python loop (twincache.Loader, device=$DEVICE)"
   echo

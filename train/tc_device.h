@@ -35,10 +35,24 @@ extern "C" {
 
 typedef struct tc_cuda tc_cuda;
 
+/* Which of `count` visible GPUs a process uses: `forced` (--gpu) when >= 0,
+ * else local_rank % count, so the ranks of one node spread over its GPUs
+ * round-robin (more ranks than GPUs share them). -1 when count < 1 or forced
+ * is not below count. Pure: tested without a GPU. */
+static inline int tc_device_index(int local_rank, int count, int forced) {
+  if (count < 1 || forced >= count || local_rank < 0) return -1;
+  return forced >= 0 ? forced : local_rank % count;
+}
+/* Makes device tc_device_index(local_rank, visible count, forced) this
+ * thread's current device (cudaSetDevice); *index and *count say which of
+ * how many. TWINCACHE_EDEVICE when no device is visible or forced is out of
+ * range (the message says which and how many there are). */
+int tc_cuda_select(int local_rank, int forced, int *index, int *count);
 /* 0 when a usable GPU exists (a device is visible and a test allocation
- * works); otherwise TWINCACHE_EDEVICE with the reason as the message. */
+ * works on the current device); otherwise TWINCACHE_EDEVICE with the reason
+ * as the message. */
 int tc_cuda_check(void);
-/* Device name of device 0 into name[cap] (empty without CUDA). */
+/* Name of the current device into name[cap] (empty without CUDA). */
 void tc_cuda_device_name(char *name, size_t cap);
 
 /* Pinned host memory for the loader's slots (the loader's alloc/free
@@ -57,6 +71,16 @@ void tc_cuda_free(tc_cuda *c); /* accepts NULL; synchronises first */
 int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch);
 /* Blocks until buffer buf's last copy has completed. */
 int tc_cuda_copy_wait(tc_cuda *c, int buf);
+/* Data parallel: after set_reduce, every step sums its gradients over the
+ * ranks between backward and AdamW, on the compute stream: the gradients
+ * (grads, n floats) are weighted by the batch's pair weight, then `reduce`
+ * is called to enqueue in-place sums of grads and of tot (2 doubles: pair
+ * weight, weighted loss sum) on `stream` (all device pointers), then they
+ * are divided by the summed weight (twincache_grad_weight_cuda and _unweight)
+ * and the step's loss is the job's. reduce returns 0 or a status with its
+ * message; the step then fails with it. NULL: one process, as before. */
+typedef int (*tc_cuda_reduce_fn)(void *user, float *grads, size_t n, double *tot, void *stream);
+void tc_cuda_set_reduce(tc_cuda *c, tc_cuda_reduce_fn reduce, void *user);
 /* Enqueues one training step on buffer buf with learning rate lr, AdamW
  * step t (>= 1). */
 int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t);
@@ -79,6 +103,7 @@ typedef struct tc_cuda_timing {
   double copy_wait_ms; /* compute stream stalled waiting for a copy */
   double step_ms;      /* compute-stream time of the steps, expansion included */
   double expand_ms;    /* of which expanding the compact slabs */
+  double reduce_ms;    /* of which the gradient all-reduce, weighting included (set_reduce) */
   uint64_t copies, copy_bytes, steps; /* copy_bytes: compact prefixes moved */
 } tc_cuda_timing;
 void tc_cuda_get_timing(const tc_cuda *c, tc_cuda_timing *t);

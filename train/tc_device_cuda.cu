@@ -56,7 +56,7 @@ struct tc_cuda {
   // compute stream, so one is enough)
   void *slab[2], *dense;
   cudaEvent_t copy_start[2], copy_done[2], wait_begin[2], wait_end[2], expand_done[2],
-      compute_done[2];
+      compute_done[2], reduce_begin[2], reduce_end[2];
   int events_made;
   int copy_pending[2], step_pending[2], compute_used[2];
   size_t copy_bytes[2]; // of the copy in flight into each buffer
@@ -70,6 +70,10 @@ struct tc_cuda {
       *dh1, *loss_dev;
   uint8_t *observed;
   void *inv_work, *bce_work;
+  // data parallel (tc_cuda_set_reduce): the sums' hook and its 2 doubles
+  tc_cuda_reduce_fn reduce;
+  void *reduce_user;
+  double *tot;
   // the forward/backward of a step on buffer b, captured once and replayed:
   // one launch instead of ~30 (the step is launch-bound at small batches)
   cudaGraph_t graph[2];
@@ -77,6 +81,24 @@ struct tc_cuda {
   float graph_pos_weight[2];
   tc_cuda_timing timing;
 };
+
+extern "C" int tc_cuda_select(int local_rank, int forced, int *index, int *count) {
+  *index = -1, *count = 0;
+  cudaError_t e = cudaGetDeviceCount(count);
+  if (e != cudaSuccess || *count <= 0) {
+    cudaGetLastError();
+    *count = 0;
+    return tc_error_set(TWINCACHE_EDEVICE, "no usable CUDA device (%s)",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+  }
+  *index = tc_device_index(local_rank, *count, forced);
+  if (*index < 0)
+    return tc_error_set(TWINCACHE_EDEVICE, "device %d does not exist: this process sees %d CUDA "
+                        "device(s), numbered 0..%d (CUDA_VISIBLE_DEVICES applies first)", forced, *count,
+                        *count - 1);
+  cudaCheck(cudaSetDevice(*index));
+  return 0;
+}
 
 extern "C" int tc_cuda_check(void) {
   int n = 0;
@@ -98,9 +120,11 @@ extern "C" int tc_cuda_check(void) {
 
 extern "C" void tc_cuda_device_name(char *name, size_t cap) {
   cudaDeviceProp prop;
+  int dev = 0;
   if (!cap) return;
   name[0] = '\0';
-  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) snprintf(name, cap, "%s", prop.name);
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+    snprintf(name, cap, "%s", prop.name);
 }
 
 extern "C" void *tc_cuda_host_alloc(size_t bytes, void *user) {
@@ -138,6 +162,8 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
     cudaCheck(cudaEventCreate(&c->wait_end[b]));
     cudaCheck(cudaEventCreate(&c->expand_done[b]));
     cudaCheck(cudaEventCreate(&c->compute_done[b]));
+    cudaCheck(cudaEventCreate(&c->reduce_begin[b]));
+    cudaCheck(cudaEventCreate(&c->reduce_end[b]));
     c->events_made = b + 1;
   }
   cudaCheck(cudaHostAlloc((void **)&c->loss_host, 3 * sizeof(float), cudaHostAllocDefault));
@@ -171,6 +197,7 @@ static int tc_cuda_init(tc_cuda *c, const twincache_batch_layout *l, const tc_mo
     if (tc_dev_alloc((void **)ph[i], sizeof(float) * P * H)) return TWINCACHE_EDEVICE;
   if (tc_dev_alloc((void **)&c->feat, sizeof(float) * P * F) ||
       tc_dev_alloc((void **)&c->loss_dev, sizeof(float) * 3) ||
+      tc_dev_alloc((void **)&c->tot, sizeof(double) * 2) ||
       tc_dev_alloc((void **)&c->observed, (size_t)c->G * c->N) ||
       tc_dev_alloc(&c->inv_work, twincache_inverse_cuda_work_bytes(c->G, c->N)) ||
       tc_dev_alloc(&c->bce_work, twincache_bce_cuda_work_bytes(P)))
@@ -200,7 +227,7 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
   if (c->copy_stream) cudaStreamSynchronize(c->copy_stream);
   void *dev[] = {c->slab[0], c->slab[1], c->dense, c->params, c->grads, c->m, c->v,
                  c->T, c->C, c->W_hat, c->Pc, c->feat, c->pair_w, c->h1pre, c->h1, c->h2pre,
-                 c->h2, c->logit, c->dlogit, c->dh2, c->dh1, c->loss_dev, c->observed,
+                 c->h2, c->logit, c->dlogit, c->dh2, c->dh1, c->loss_dev, c->tot, c->observed,
                  c->inv_work, c->bce_work};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i]) cudaFree(dev[i]);
@@ -216,6 +243,8 @@ extern "C" void tc_cuda_free(tc_cuda *c) {
     cudaEventDestroy(c->wait_end[b]);
     cudaEventDestroy(c->expand_done[b]);
     cudaEventDestroy(c->compute_done[b]);
+    cudaEventDestroy(c->reduce_begin[b]);
+    cudaEventDestroy(c->reduce_end[b]);
   }
   if (c->copy_stream) cudaStreamDestroy(c->copy_stream);
   if (c->compute_stream) cudaStreamDestroy(c->compute_stream);
@@ -317,6 +346,26 @@ static int tc_capture_step(tc_cuda *c, int buf, float pos_weight) {
   return 0;
 }
 
+extern "C" void tc_cuda_set_reduce(tc_cuda *c, tc_cuda_reduce_fn reduce, void *user) {
+  c->reduce = reduce, c->reduce_user = user;
+}
+
+// Data parallel, between backward and AdamW on the compute stream: the
+// gradients of buffer buf's batch become the job's (tc_device.h). tot starts
+// as this batch's {W, weighted loss sum}, the BCE kernel's first two doubles.
+static int tc_reduce_step(tc_cuda *c, int buf) {
+  cudaStream_t s = c->compute_stream;
+  cudaCheck(cudaEventRecord(c->reduce_begin[buf], s));
+  cudaCheck(cudaMemcpyAsync(c->tot, c->bce_work, 2 * sizeof(double), cudaMemcpyDeviceToDevice, s));
+  kernelCheck(twincache_grad_weight_cuda(c->grads, c->n_params, c->tot, (void *)s));
+  if (c->reduce(c->reduce_user, c->grads, c->n_params, c->tot, (void *)s) != 0)
+    return TWINCACHE_EDEVICE; // the hook's message names the NCCL call
+  kernelCheck(twincache_grad_unweight_cuda(c->grads, c->n_params, c->tot, c->loss_dev + buf,
+                                           (void *)s));
+  cudaCheck(cudaEventRecord(c->reduce_end[buf], s));
+  return 0;
+}
+
 extern "C" int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) {
   cudaStream_t s = c->compute_stream;
   if (tc_capture_step(c, buf, o->pos_weight)) return TWINCACHE_EDEVICE;
@@ -328,6 +377,7 @@ extern "C" int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, in
   kernelCheck(twincache_expand_cuda(c->dense, c->slab[buf], &c->expand, (void *)s));
   cudaCheck(cudaEventRecord(c->expand_done[buf], s));
   cudaCheck(cudaGraphLaunch(c->graph_exec[buf], s));
+  if (c->reduce && tc_reduce_step(c, buf)) return TWINCACHE_EDEVICE;
   for (int k = 0; k < TC_MODEL_TENSORS; k++)
     kernelCheck(twincache_adamw_cuda(c->params + c->off[k], c->grads + c->off[k],
                                      c->m + c->off[k], c->v + c->off[k], c->len[k], lr, o->beta1,
@@ -352,6 +402,11 @@ extern "C" int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) {
     c->timing.copy_wait_ms += wait_ms;
     c->timing.step_ms += step_ms;
     c->timing.expand_ms += expand_ms;
+    if (c->reduce) {
+      float reduce_ms = 0.0f;
+      cudaCheck(cudaEventElapsedTime(&reduce_ms, c->reduce_begin[buf], c->reduce_end[buf]));
+      c->timing.reduce_ms += reduce_ms;
+    }
     c->timing.steps++;
     c->step_pending[buf] = 0;
   }

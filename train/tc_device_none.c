@@ -11,6 +11,10 @@ static int tc_no_cuda(void) {
   return tc_error_set(TWINCACHE_EDEVICE, "built without CUDA (nvcc was not found at configure time)");
 }
 
+int tc_cuda_select(int local_rank, int forced, int *index, int *count) {
+  *index = -1, *count = 0;
+  return tc_error_set(TWINCACHE_EDEVICE, "built without CUDA");
+}
 int tc_cuda_check(void) { return tc_error_set(TWINCACHE_EDEVICE, "built without CUDA"); }
 void tc_cuda_device_name(char *name, size_t cap) {
   if (cap) name[0] = '\0';
@@ -24,6 +28,7 @@ int tc_cuda_create(tc_cuda **out, const twincache_batch_layout *l, const tc_mode
 void tc_cuda_free(tc_cuda *c) {}
 int tc_cuda_copy(tc_cuda *c, int buf, const twincache_batch *batch) { return tc_no_cuda(); }
 int tc_cuda_copy_wait(tc_cuda *c, int buf) { return tc_no_cuda(); }
+void tc_cuda_set_reduce(tc_cuda *c, tc_cuda_reduce_fn reduce, void *user) {}
 int tc_cuda_step(tc_cuda *c, int buf, const tc_optim *o, float lr, int t) { return tc_no_cuda(); }
 int tc_cuda_step_result(tc_cuda *c, int buf, float *loss) { return tc_no_cuda(); }
 int tc_cuda_eval(tc_cuda *c, const void *host_slab, float pos_weight, float *loss, float *logit,

@@ -36,6 +36,9 @@ void tc_dist_abort(const tc_dist *d, int status);
  * bits on every rank. n counts elements. */
 int tc_dist_sum_f32(const tc_dist *d, float *buf, size_t n);
 int tc_dist_sum_f64(const tc_dist *d, double *buf, size_t n);
+/* buf[bytes] of rank `root` into buf on every rank (MPI_Bcast): how rank 0
+ * hands NCCL's unique id to the others. Does nothing on one process. */
+int tc_dist_bcast(const tc_dist *d, void *buf, size_t bytes, int root);
 /* "MPI (Open MPI 4.1.4, ...)" or "none (built without MPI)" into name[cap]. */
 void tc_dist_describe(char *name, size_t cap);
 

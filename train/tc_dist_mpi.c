@@ -79,6 +79,13 @@ int tc_dist_sum_f64(const tc_dist *d, double *buf, size_t n) {
   return sum(d, buf, n, sizeof(double), MPI_DOUBLE);
 }
 
+int tc_dist_bcast(const tc_dist *d, void *buf, size_t bytes, int root) {
+  if (d->world == 1) return 0;
+  if (bytes > INT_MAX) return tc_error_set(TWINCACHE_EINVAL, "MPI_Bcast of %zu bytes: too large", bytes);
+  int err = MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+  return err != MPI_SUCCESS ? mpi_failed("MPI_Bcast", err) : 0;
+}
+
 void tc_dist_describe(char *name, size_t cap) {
   char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
   int len = 0;

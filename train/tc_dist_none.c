@@ -19,6 +19,10 @@ int tc_dist_sum_f64(const tc_dist *d, double *buf, size_t n) {
   (void)d, (void)buf, (void)n;
   return 0;
 }
+int tc_dist_bcast(const tc_dist *d, void *buf, size_t bytes, int root) {
+  (void)d, (void)buf, (void)bytes, (void)root;
+  return 0;
+}
 void tc_dist_describe(char *name, size_t cap) {
   snprintf(name, cap, "none (built without MPI)");
 }

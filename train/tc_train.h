@@ -22,6 +22,7 @@
 #include "tc_device.h"
 #include "tc_dist.h"
 #include "tc_model.h"
+#include "tc_nccl.h"
 #include "twincache_loader.h"
 
 #define PROG "twincache-train"
@@ -33,9 +34,12 @@ typedef struct opts {
   double val_split;
   uint32_t batch, threads, cpu_threads;
   uint32_t fresh_rows, resample_every; /* 0: stored worlds; else fresh worlds of S rows, R epochs each */
+  uint32_t local_nodes;                /* --local-nodes M: the loader's local mode, 0 = off */
   uint64_t steps, warmup, eval_every, checkpoint_every, stop_after, seed;
   double lr, weight_decay, pos_weight;
   int device, json, quiet, sync_copies, bench_h2d;
+  int gpu; /* --gpu N: the CUDA device index; -1: local rank mod visible devices */
+  int nccl; /* --nccl: NCCL's sums on one rank too (always on with several) */
   int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
   int predict_only; /* --predict-only: --resume's model, no training, --predict */
 } opts;
@@ -92,6 +96,7 @@ struct run {
   tc_model *model;
   tc_cpu *cpu;
   tc_cuda *dev;
+  tc_nccl *nccl; /* the CUDA backend's gradient sums under an MPI launcher (else NULL) */
   tc_optim optim;
   twincache_batch_layout layout; /* the training loader's */
   uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */

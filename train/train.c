@@ -19,26 +19,43 @@
 #include "tc_common.h"
 #include "tc_train.h"
 
-/* --device: CUDA when asked for or usable; says which on r->text. */
+/* Data parallel: every rank must take the same backend (one sums over MPI,
+ * the other over NCCL: mixed, they would wait on each other forever). */
+static int backends_agree(run *r, int usable) {
+  double n = usable;
+  if (r->dist.world == 1) return 0;
+  if (tc_dist_sum_f64(&r->dist, &n, 1) != 0) {
+    fprintf(stderr, PROG ": rank %d: agreeing on the device: %s\n", r->dist.rank, twincache_last_error());
+    return 1;
+  }
+  if (n != 0 && n != r->dist.world) {
+    fprintf(stderr, PROG ": rank %d of %d: %.0f of the %d ranks found a usable GPU (this one %s); all "
+            "ranks must train on the same device kind: give --device cpu, or --device cuda to make a "
+            "rank without a GPU fail with its reason\n", r->dist.rank, r->dist.world, n,
+            r->dist.world, usable ? "did" : "did not");
+    return 1;
+  }
+  return 0;
+}
+
+/* --device: CUDA when asked for or usable, on the GPU tc_device_index picks
+ * (--gpu, else the node-local rank's); says which on r->text. */
 static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
-  int usable = o->device != DEV_CPU && tc_cuda_check() == 0;
+  int index = -1, count = 0;
+  int usable = o->device != DEV_CPU && tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 &&
+               tc_cuda_check() == 0;
   if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
-  if (o->device == DEV_CUDA && !usable) {
-    fprintf(stderr, PROG ": --device cuda: %s\n", why);
+  if ((o->device == DEV_CUDA || o->gpu >= 0 || o->nccl) && !usable) {
+    fprintf(stderr, PROG ": %s: %s\n", o->gpu >= 0 ? "--gpu" : o->nccl ? "--nccl" : "--device cuda", why);
     return 1;
   }
-  if (usable && r->dist.world > 1) { /* the NCCL path is not built yet */
-    fprintf(stderr, PROG ": rank %d of %d: data-parallel training runs on the CPU backend only "
-            "(the CUDA backend has no NCCL gradient all-reduce yet); add --device cpu\n",
-            r->dist.rank, r->dist.world);
-    return 1;
-  }
+  if (backends_agree(r, usable)) return 1;
   r->be = usable ? &train_backend_cuda : &train_backend_cpu;
   if (usable) tc_cuda_device_name(name, sizeof name);
   if (!o->quiet) {
-    if (usable) fprintf(r->text, "device: cuda (%s)\n", name);
+    if (usable) fprintf(r->text, "device: cuda %d of %d (%s)\n", index, count, name);
     else if (o->device == DEV_CPU) fprintf(r->text, "device: cpu (--device cpu)\n");
     else fprintf(r->text, "device: cpu (%s)\n", why);
   }
@@ -106,7 +123,15 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
 static int split_cache(run *r) {
   const opts *o = &r->o;
   twincache_cache *cache = NULL;
-  int st = twincache_cache_open(o->cache, &cache);
+  uint32_t M = o->local_nodes, W = (uint32_t)r->dist.world;
+  if (M && W % M != 0) {
+    fprintf(stderr, PROG ": --local-nodes %u must divide the %u rank(s): each node runs ranks / M of them "
+            "(see --help)\n", M, W);
+    return 1;
+  }
+  /* local mode: this rank's node's part of the set (rank / (W / M)) */
+  int st = M ? twincache_cache_open_part(o->cache, (uint32_t)r->dist.rank / (W / M), M, &cache)
+             : twincache_cache_open(o->cache, &cache);
   if (st != 0) {
     fprintf(stderr, PROG ": cannot open cache: %s\n", twincache_last_error());
     return 1;
@@ -290,6 +315,7 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
   lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
   lo.rank = (uint32_t)r->dist.rank, lo.world_size = (uint32_t)r->dist.world;
+  if (o->local_nodes) lo.local_nodes = o->local_nodes, lo.index_end = 0; /* the whole set: --val-cache validates */
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
@@ -347,12 +373,14 @@ static void print_plan(const run *r) {
             r->sort_var, r->sort_r2, r->sort_graphs);
   else
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
-  if (r->dist.world > 1) {
-    char mpi[128];
+  if (r->dist.world > 1 || r->nccl) {
+    char mpi[128], nccl[600] = "";
     tc_dist_describe(mpi, sizeof mpi);
-    fprintf(r->text, "data parallel: %d ranks of batch %u (global batch %u), gradients averaged "
-            "every step over %s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
-            o->batch * (uint32_t)r->dist.world, mpi);
+    if (r->nccl) tc_nccl_describe(r->nccl, nccl, sizeof nccl);
+    fprintf(r->text, "data parallel: %d rank(s) of batch %u (global batch %u), gradients averaged "
+            "every step over %s%s%s; rank 0 logs, evaluates and checkpoints\n", r->dist.world, o->batch,
+            o->batch * (uint32_t)r->dist.world, r->nccl ? nccl : mpi,
+            r->nccl && r->dist.world > 1 ? ", its id over " : "", r->nccl && r->dist.world > 1 ? mpi : "");
   }
   if (o->val_cache)
     fprintf(r->text, "validation cache %s: %" PRIu64 " graphs, all validated on\n", o->val_cache,

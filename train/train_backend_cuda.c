@@ -9,11 +9,27 @@
 #include "tc_checked.h"
 #include "tc_train.h"
 
-/* The one stderr line of a failed tc_device.h call (its message names the
- * CUDA call and error); returns 1. */
-static int device_failed(void) {
-  fprintf(stderr, PROG ": %s\n", twincache_last_error());
+/* The one stderr line of a failed tc_device.h or tc_nccl.h call (its
+ * message names the CUDA or NCCL call and error), with the rank in a job of
+ * several; returns 1. */
+static int device_failed(const run *r) {
+  if (r->dist.world > 1) fprintf(stderr, PROG ": rank %d: %s\n", r->dist.rank, twincache_last_error());
+  else fprintf(stderr, PROG ": %s\n", twincache_last_error());
   return 1;
+}
+
+/* tc_cuda_reduce_fn over NCCL: the gradients and the two weights, fused. */
+static int nccl_reduce(void *user, float *grads, size_t n, double *tot, void *stream) {
+  return tc_nccl_sum(user, grads, n, tot, 2, stream);
+}
+
+/* With several ranks (or --nccl on one, to time it) the gradients are
+ * summed with NCCL on the device. */
+static int nccl_join(run *r) {
+  if (r->dist.world == 1 && !r->o.nccl) return 0;
+  if (tc_nccl_open(&r->nccl, &r->dist, NULL) != 0) return device_failed(r);
+  tc_cuda_set_reduce(r->dev, nccl_reduce, r->nccl);
+  return 0;
 }
 
 /* The context, and the host copies of its evaluation outputs (G*N*N floats
@@ -34,11 +50,14 @@ static int cuda_create(run *r) {
     fprintf(stderr, PROG ": out of memory\n");
     return 1;
   }
-  return tc_cuda_create(&r->dev, l, r->model) != 0 ? device_failed() : 0;
+  if (tc_cuda_create(&r->dev, l, r->model) != 0) return device_failed(r);
+  return nccl_join(r);
 }
 
 static void cuda_destroy(run *r) {
-  tc_cuda_free(r->dev);
+  tc_cuda_free(r->dev); /* synchronises first: no sum is in flight after */
+  tc_nccl_close(r->nccl);
+  r->nccl = NULL;
   free(r->ev_logit), free(r->ev_T), free(r->ev_w);
   r->dev = NULL, r->ev_logit = r->ev_T = r->ev_w = NULL;
 }
@@ -51,7 +70,7 @@ static int cuda_loop_sync(run *r, twincache_loader *l, loop_stats *ls) {
     if (train_next_batch(r, l, &b, ls)) return 1;
     if (tc_cuda_copy(r->dev, 0, b) || tc_cuda_step(r->dev, 0, &r->optim, lr, (int)(s + 1)) ||
         tc_cuda_step_result(r->dev, 0, &loss) || tc_cuda_copy_wait(r->dev, 0)) {
-      device_failed();
+      device_failed(r);
       tc_cuda_copy_wait(r->dev, 0); /* never hand back a slot mid-copy */
       twincache_loader_release(l, b);
       return 1;
@@ -109,7 +128,7 @@ static int cuda_loop(run *r, twincache_loader *l, loop_stats *ls) {
   rc = 0; /* the last step is always a sync point, so nothing is pending */
   goto cleanup;
 device_failed:
-  device_failed();
+  device_failed(r);
 cleanup:
   for (int b = 0; b < 2; b++)
     if (held[b]) {
@@ -122,13 +141,13 @@ cleanup:
 static int cuda_eval_batch(run *r, const twincache_batch *b, float *loss, const float **logit,
                            const float **T, const float **pair_w) {
   if (tc_cuda_eval(r->dev, b->slab, r->optim.pos_weight, loss, r->ev_logit, r->ev_T, r->ev_w) != 0)
-    return device_failed();
+    return device_failed(r);
   *logit = r->ev_logit, *T = r->ev_T, *pair_w = r->ev_w;
   return 0;
 }
 
 static int cuda_sync_model(run *r) {
-  return tc_cuda_download(r->dev, r->model) != 0 ? device_failed() : 0;
+  return tc_cuda_download(r->dev, r->model) != 0 ? device_failed(r) : 0;
 }
 
 static int cuda_timing(const run *r, tc_cuda_timing *t) {

@@ -9,7 +9,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 30 };
+enum { N_TRAIN_OPTS = 33 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -27,6 +27,14 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "(e.g. another graph family: out of distribution); all of\n"
                "--cache is then trained on. Its N, K and S (--nodes,\n"
                "--targets, --samples) must equal --cache's"},
+      {.name = "--local-nodes", .meta = "M", .kind = TC_OPT_U32, .dst = &p->local_nodes,
+       .hi = UINT32_MAX,
+       .help = "local mode: the ranks are M nodes of (ranks / M)\n"
+               "consecutive ranks, and node k's ranks read --cache as\n"
+               "node k's part of a set: exactly its shards k, k+M, ...\n"
+               "(its local disk); every graph still once per epoch\n"
+               "(README \"Local mode\"). Needs --val-cache; a checkpoint\n"
+               "resumes with the same M (default 0: off)"},
       {.name = "--predict", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->predict,
        .expect = "a file name",
        .help = "after training, write the model's edge probabilities on\n"
@@ -65,6 +73,13 @@ static size_t train_opts(opts *p, tc_opt *o) {
        .open = TC_OPEN_LO, .help = "weight of positive (edge) pairs in the loss, > 0 (default {})"},
       {.name = "--device", .meta = "D", .kind = TC_OPT_CHOICE, .dst = &p->device, .choices = k_devices,
        .expect = "auto, cpu or cuda", .help = "auto | cpu | cuda (default {}: CUDA when usable)"},
+      {.name = "--gpu", .meta = "N", .kind = TC_OPT_INT, .dst = &p->gpu, .hi = 1023,
+       .help = "CUDA device index, 0..visible devices - 1 (default: the\n"
+               "node-local rank mod the visible devices, so mpirun's ranks\n"
+               "spread over a node's GPUs); not with --device cpu"},
+      {.name = "--nccl", .kind = TC_OPT_SWITCH, .dst = &p->nccl,
+       .help = "CUDA: sum the gradients with NCCL even in one process, as\n"
+               "W ranks do (to time its overhead; on with mpirun -np W > 1)"},
       {.name = "--threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->threads, .lo = 1, .hi = 64,
        .help = "loader decode threads, 1..64 (default {})"},
       {.name = "--cpu-threads", .meta = "T", .kind = TC_OPT_U32, .dst = &p->cpu_threads, .lo = 1, .hi = 64,
@@ -110,6 +125,7 @@ static void defaults(opts *o) {
   memset(o, 0, sizeof *o);
   o->val_split = 0.1, o->batch = 32, o->threads = 2, o->steps = 1000, o->warmup = 50, o->resample_every = 1;
   o->seed = 1, o->lr = 3e-3, o->weight_decay = 1e-4, o->pos_weight = 1.0, o->device = DEV_AUTO;
+  o->gpu = -1;
 }
 
 static void usage(FILE *f) {
@@ -137,9 +153,11 @@ static void usage(FILE *f) {
           "  written to FILE.tmp, flushed, then renamed over FILE: a crash leaves the old one.\n"
           "data parallel: mpirun -np W " PROG " ... runs W ranks (built with MPI): rank r\n"
           "  takes every W-th batch of the stream, the gradients are combined every step\n"
-          "  (MPI_Allreduce) so W ranks at --batch B train as one process at --batch W*B;\n"
-          "  rank 0 alone logs, evaluates and checkpoints; a rank that fails ends the job.\n"
-          "  CPU backend only (--device cpu) for now. A checkpoint of W ranks at --batch B\n"
+          "  (CPU: MPI_Allreduce; CUDA: ncclAllReduce on the device, NCCL loaded at run\n"
+          "  time: libnccl.so.2, or $TWINCACHE_NCCL_LIBRARY) so W ranks at --batch B train\n"
+          "  as one process at --batch W*B; each rank uses GPU (node-local rank mod visible\n"
+          "  GPUs) unless --gpu; rank 0 alone logs, evaluates and checkpoints; a rank that\n"
+          "  fails ends the job. A checkpoint of W ranks at --batch B\n"
           "  resumes at any W' ranks with --batch B*W/W' (the same global batch and\n"
           "  graphs per step; refused when W' does not divide B*W).\n"
           "exit status: 0 done (also after --stop-after), 1 runtime error (cache, checkpoint,\n"
@@ -168,6 +186,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
       }
     o->val_split = 0;
   }
+  if (o->local_nodes && !o->val_cache) {
+    fprintf(stderr, PROG ": --local-nodes: needs --val-cache DIR (a node holds only its shards, so no tail "
+            "of the set can be held out for validation) (see --help)\n");
+    return 2;
+  }
   if (o->val_withhold && !o->val_cache) {
     fprintf(stderr, PROG ": --val-withhold-targets: needs --val-cache DIR (see --help)\n");
     return 2;
@@ -180,6 +203,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
   if (o->predict_only && (!o->resume || !o->predict)) {
     fprintf(stderr, PROG ": --predict-only: needs --resume CKPT (the model) and --predict FILE (see "
             "--help)\n");
+    return 2;
+  }
+  if ((o->gpu >= 0 || o->nccl) && o->device == DEV_CPU) {
+    fprintf(stderr, PROG ": %s: the CUDA backend's, not with --device cpu (see --help)\n",
+            o->gpu >= 0 ? "--gpu" : "--nccl");
     return 2;
   }
   if (o->resample_every != 1 && !o->fresh_rows) {

@@ -100,15 +100,13 @@ int train_next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_stat
 int train_grads_average(run *r, float *grads, size_t n, double wsum, float *loss, loop_stats *ls) {
   if (r->dist.world == 1) return 0;
   uint64_t t0 = tc_now_ns();
-  for (size_t i = 0; i < n; i++) grads[i] *= (float)wsum;
+  twincache_grad_weight_cpu(grads, n, wsum);
   double tot[2] = {wsum, (double)*loss * wsum};
   if (tc_dist_sum_f32(&r->dist, grads, n) != 0 || tc_dist_sum_f64(&r->dist, tot, 2) != 0) {
     fprintf(stderr, PROG ": rank %d: gradient all-reduce: %s\n", r->dist.rank, twincache_last_error());
     return 1;
   }
-  double inv = tot[0] > 0 ? 1.0 / tot[0] : 0.0;
-  for (size_t i = 0; i < n; i++) grads[i] = (float)((double)grads[i] * inv);
-  *loss = (float)(tot[1] * inv);
+  twincache_grad_unweight_cpu(grads, n, tot, loss);
   ls->reduce_ns += tc_now_ns() - t0;
   return 0;
 }

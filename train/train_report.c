@@ -44,6 +44,8 @@ static void measure(const run *r, twincache_loader *tl, const loop_stats *ls, ui
   if (m->data_path) {
     m->copy_wait = m->tm.copy_wait_ms * 1e-3 / m->train_s;
     m->h2d_gb_per_s = m->tm.copy_ms > 0 ? (double)m->tm.copy_bytes / (m->tm.copy_ms * 1e-3) / 1e9 : 0;
+    /* NCCL's sums run on the compute stream: their device time */
+    if (r->nccl) m->reduce = m->tm.reduce_ms * 1e-3 / m->train_s;
   }
 }
 
@@ -55,7 +57,7 @@ static void print_text(const run *r, const summary *m) {
           "%.2f ms/step, host waited in the loader %.1f%% of the time\n",
           r->be->name, m->steps, m->train_s, (double)r->eval_ns * 1e-9, m->graphs_per_s,
           m->ms_per_step, 100 * m->host_wait);
-  if (r->dist.world > 1)
+  if (r->dist.world > 1 || r->nccl)
     fprintf(r->text, "data parallel: rank 0 of %d, %.0f graphs/s per rank (%.0f for the job), "
             "gradient all-reduce %.1f%% of the time (%.3f ms/step)\n", r->dist.world,
             m->graphs_per_s, m->graphs_per_s * r->dist.world, 100 * m->reduce,

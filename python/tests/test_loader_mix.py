@@ -126,3 +126,46 @@ def test_fresh_sources_of_another_s(sources):
             return out
     a, b = read(), read()
     assert len(a) == len(b) > 0 and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_stored_and_fresh_sources(sources):
+    """samples=["stored", "fresh"]: source 0 (S = 4) stored, source 1 (S = 5)
+    fresh with rows=4; a stored graph's base world is the cache's; a state of
+    two ranks resumes on three; a stored source of another S than rows, or a
+    list that does not name each source, is refused."""
+    def loader(W=1, r=0, rows=4, samples=("stored", "fresh")):
+        return twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=2, seed=5,
+                                world_size=W, rank=r, samples=list(samples), rows=rows, output="numpy")
+    cache = twincache.Cache(sources[0])
+    whole = []
+    with loader() as L:
+        assert L.layout["samples"] == 4
+        for b in L.stream():
+            ids = _ids(b)
+            whole.append(b.numpy["base"].copy())
+            for g, i in enumerate(ids[:7]):
+                gr = cache[i & MASK]
+                np.testing.assert_array_equal(b.numpy["base"][g][:, :gr.n_nodes], gr.base)
+    cache.close()
+    ranks = [loader(2, r) for r in range(2)]
+    its = [L.stream() for L in ranks]
+    got = [next(it).numpy["base"].copy() for _ in range(2) for it in its]
+    state = ranks[0].state_dict()
+    for L in ranks:
+        L.close()
+    rest = [loader(3, r) for r in range(3)]
+    for L in rest:
+        L.load_state_dict(state)
+    its = [L.stream() for L in rest]
+    while True:
+        step = [next(it, None) for it in its]
+        if step[0] is None:
+            break
+        got.extend(b.numpy["base"].copy() for b in step if b is not None)
+    for L in rest:
+        L.close()
+    assert len(got) == len(whole) and all(np.array_equal(x, y) for x, y in zip(got, whole))
+    with pytest.raises(twincache.InvalidArgument, match="samples per world"):
+        loader(rows=5)
+    with pytest.raises(twincache.InvalidArgument, match="each source"):
+        loader(samples=("stored",))

@@ -62,6 +62,7 @@ _C_WORDS = [
     (re.compile(r"option resample_every \((\d+)\) needs samples = FRESH"),
      r'resample_every=\1 needs samples="fresh"'),
     (re.compile(r"option index_end"), "index_range end"),
+    (re.compile(r"option local_nodes"), "local"),
     (re.compile(r"option corrupt_policy must be FAIL \(0\) or SKIP \(1\)"),
      "corrupt must be 'fail' or 'skip'"),
     (re.compile(r"samples = FRESH"), 'samples="fresh"'),

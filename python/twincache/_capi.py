@@ -139,7 +139,7 @@ class Batch(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
                 ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
                 ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
-                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p)]
+                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32)]
 
 
 # The compact batch (twincache_loader.h, "the compact batch"): arrays of one
@@ -197,7 +197,8 @@ class LoaderOptions(ctypes.Structure):
                 ("corrupt_user", ctypes.c_void_p), ("release_on_any_thread", ctypes.c_int),
                 ("equal_ranks", ctypes.c_int), ("layout", ctypes.c_int),
                 ("samples", ctypes.c_int), ("rows", u32), ("resample_every", u32),
-                ("withhold_targets", ctypes.c_int)]
+                ("withhold_targets", ctypes.c_int), ("buckets", ctypes.c_int),
+                ("source_samples", ctypes.POINTER(ctypes.c_int)), ("local_nodes", u32)]
 
 
 class LoaderState(ctypes.Structure):
@@ -206,7 +207,8 @@ class LoaderState(ctypes.Structure):
     _fields_ = [("seed", u64), ("next_seq", u64), ("magic", u32), ("version", u32),
                 ("cache_tag", u64), ("index_begin", u64), ("index_end", u64),
                 ("batch_size", u32), ("world_size", u32), ("rank", u32), ("shuffle", u8),
-                ("drop_last", u8), ("equal_ranks", u8), ("reserved", u8), ("origin", u64)]
+                ("drop_last", u8), ("equal_ranks", u8), ("bucket", u8), ("origin", u64),
+                ("local_nodes", u32)]
 
 
 class LoaderStats(ctypes.Structure):
@@ -236,6 +238,10 @@ _EXPECTED = (
     ("offsetof(twincache_loader_state, cache_tag)", LoaderState.cache_tag.offset),
     ("offsetof(twincache_loader_options, withhold_targets)", LoaderOptions.withhold_targets.offset),
     ("offsetof(twincache_loader_state, origin)", LoaderState.origin.offset),
+    ("offsetof(twincache_batch, nodes)", Batch.nodes.offset),
+    ("offsetof(twincache_loader_options, buckets)", LoaderOptions.buckets.offset),
+    ("offsetof(twincache_loader_options, local_nodes)", LoaderOptions.local_nodes.offset),
+    ("offsetof(twincache_loader_state, local_nodes)", LoaderState.local_nodes.offset),
 )
 
 
@@ -288,6 +294,7 @@ MAX_TARGETS = 16  # TWINCACHE_MAX_TARGETS: targets of one world (multi-target in
 graph_alloc = _sig("twincache_graph_alloc", P(Graph), u32, u32, u32, u32)
 graph_free = _sig("twincache_graph_free", None, P(Graph))
 graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
+inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)

@@ -4,8 +4,9 @@ encoded) as the dict of ints state_dict() returns and load_state_dict() takes.
 Keys (all ints): seed, next_seq (the next batch of the stream, counted from
 origin), magic, version, cache_tag (identity of the cache), index_begin,
 index_end, batch_size, world_size, rank, shuffle, drop_last, equal_ranks,
-reserved, origin (graphs of the global order consumed before the stream's
-batch 0). The C loader checks a full state against its own options and cache
+bucket (size buckets 0 or 1; "reserved" in dicts saved before buckets), origin (graphs of the global order consumed before the stream's
+batch 0), local_nodes (local mode's node count, 0 = off; absent in dicts saved
+before local mode: 0). The C loader checks a full state against its own options and cache
 (a mismatch is an InvalidArgument naming the field) and resumes it at any
 world size; a dict without "origin" (saved by an older version) reads as
 origin 0; {"seed", "next_seq"} alone is a bare position in this loader's
@@ -38,8 +39,11 @@ def current(handle, next_seq):
 
 def from_dict(state, seed):
     """A LoaderState from state_dict()'s dict (or {"seed", "next_seq"})."""
-    if not isinstance(state, dict) or not (set(state) == set(KEYS) or
-                                           set(state) == set(KEYS) - {"origin"} or
+    if isinstance(state, dict) and "reserved" in state and "bucket" not in state:
+        state = dict(state)  # saved before size buckets: the same byte, then always 0
+        state["bucket"] = state.pop("reserved")
+    optional = {"origin", "local_nodes"}  # absent from dicts saved before elastic resume / local mode
+    if not isinstance(state, dict) or not (set(KEYS) - optional <= set(state) <= set(KEYS) or
                                            set(state) == {"seed", "next_seq"}):
         raise InvalidArgument(f"state must be a dict from state_dict() with keys {list(KEYS)}, "
                               f"got {state!r}")

@@ -104,7 +104,10 @@ class Batch:
     array (output="numpy"). batch.numpy[name] is always the zero-copy numpy view
     of the HOST slab: on a device batch (device="cuda") it is {} — the data is on
     the GPU; use batch.<name>.cpu(). Scalars: seq (the batch number in the
-    stream), epoch, n_graphs (< G only for a kept last partial batch).
+    stream), epoch, n_graphs (< G only for a kept last partial batch), nodes
+    (the largest N of the batch's graphs: the arrays keep the cache's N, and
+    nodes, adjacencies and columns from `nodes` on are zero padding;
+    trimmed() cuts the dense fields to it, as Loader(buckets=...) intends).
     
     layout="compact" host batches (batch.layout == "compact") carry the compact
     fields instead (twincache.compact), plus n_cols and used_bytes;
@@ -120,6 +123,7 @@ class Batch:
 
     layout = "dense"
     n_cols = used_bytes = None
+    nodes = 0
     _expander = None
     _output = "torch"
     _stage = None  # device batches: (DeviceStage, buffer index, buffer generation)
@@ -154,6 +158,22 @@ class Batch:
                "graph_id", "valid", "n_nodes", "n_inter", "col_first", "col_mask", "cols"):
         locals()[_n] = _field(_n)
     del _n
+
+    def trimmed(self):
+        """name -> the dense fields cut to the batch's own N (self.nodes):
+        views (no copy) of base[..., :n], inter[..., :n], target, value,
+        node_mask [..., :n] and adj[:, :n, :n]; the other fields as they are."""
+        if self.layout != "dense":
+            raise InvalidArgument("trimmed() needs a dense batch (batch.expand() first)")
+        n, out = self.nodes, {}
+        for name in self.keys():
+            v = self[name]
+            if name == "adj":
+                v = v[:, :n, :n]
+            elif name in ("base", "inter", "target", "value", "node_mask"):
+                v = v[..., :n]
+            out[name] = v
+        return out
 
     def __getitem__(self, name):
         self._check_current()
@@ -212,6 +232,7 @@ class Batch:
                 fields = views
         out = Batch(fields, views, self.seq, self.epoch, self.n_graphs, None, dense.data_ptr(),
                     ex.dense_offsets)
+        out.nodes = self.nodes
         if non_blocking and dev.type != "cpu":
             out._source = self  # the slot stays held while the copy may still read it
         return out
@@ -312,6 +333,7 @@ class Views:
             views = Fields(self.np_makers, mem)
             batch = Batch(views, views, b.seq, b.epoch, b.n_graphs, hold, slab, self.offsets)
         batch._slab_keep = (keep, mem)
+        batch.nodes = b.nodes
         return batch
 
     def host_compact(self, mem, hold, b, slab, keep, n_cols, used):
@@ -325,11 +347,14 @@ class Views:
         batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, slab, ex.offsets)
         batch.layout, batch.n_cols, batch.used_bytes = "compact", n_cols, used
         batch._expander, batch._output, batch._slab_keep = ex, self.output, (keep, mem)
+        batch.nodes = b.nodes
         return batch
 
     def device(self, buf, host):
         """A dense device Batch on device buffer `buf` (uint8 tensor)."""
         fields = {name: buf[off:off + n].view(tdt).view(shape)
                   for name, off, shape, _, tdt, n in self.specs}
-        return Batch(fields, {}, host.seq, host.epoch, host.n_graphs, None, buf.data_ptr(),
-                     self.offsets)
+        batch = Batch(fields, {}, host.seq, host.epoch, host.n_graphs, None, buf.data_ptr(),
+                      self.offsets)
+        batch.nodes = host.nodes
+        return batch

@@ -43,6 +43,10 @@ except ImportError:  # numpy-only use: compact views work, expansion needs torch
 
 from . import _capi as C
 
+# The kinds whose twin world sets the target's column to the value (do): C's
+# rule (twincache_inter_kind_fixes_target), so a new kind needs no change here.
+_FIXING_KINDS = tuple(k for k in range(C.choice_count(C.CHOICE_INTER_KIND))
+                      if C.inter_kind_fixes_target(k))
 _NP_SIZE = {"float32": 4, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8}
 if torch is not None:
     _T_SIZE = {torch.float32: 4, torch.int32: 4, torch.int64: 8, torch.int16: 2, torch.uint8: 1}
@@ -189,7 +193,10 @@ class Expander:
         # passes) instead of a gather/scatter of the target columns:
         #   inter = base ^ ((base ^ value) & fill) & real, fill/real 0 or ~0
         inter = dv("inter", i32, (G, K, S, N))
-        fill = (hit & (kind == 0)[:, :, None]).to(i32).neg_()[:, :, None, :]  # (G,K,1,N)
+        fixes = torch.zeros_like(kind, dtype=torch.bool)
+        for code in _FIXING_KINDS:
+            fixes |= kind == code
+        fill = (hit & fixes[:, :, None]).to(i32).neg_()[:, :, None, :]  # (G,K,1,N)
         real_bits = real.to(i32).neg_()[:, :, None, None]                   # (G,K,1,1)
         base_b = base[:, None]                                               # (G,1,S,N)
         torch.bitwise_xor(base_b, value[:, :, None, None], out=inter)

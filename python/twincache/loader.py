@@ -71,7 +71,7 @@ class Loader(*_BASES, Closable):
            world_size=None, threads=2, drop_last=False, index_range=None,
            corrupt="fail", device=None, output=None, slots=0, pin_memory=None,
            layout="dense", samples="stored", rows=None, resample_every=1,
-           withhold_targets=False)
+           withhold_targets=False, buckets=False, local=0)
 
     rank/world_size: None = twincache.launch_ranks(): torch.distributed when
     initialised, else torchrun's RANK/WORLD_SIZE, else Slurm's SLURM_PROCID/
@@ -110,11 +110,31 @@ class Loader(*_BASES, Closable):
     top 8 bits are the source (id >> 56), the rest the graph index
     (id & (2**56 - 1)); the slab is padded to the largest N and K (node_mask, int_mask).
     Dense layout, no index_range; stored worlds need one S across the
-    sources, samples="fresh" gives every source `rows` rows.
+    sources, samples="fresh" gives every source `rows` rows; samples as a
+    list says it per source (["stored", "fresh"]): the fresh ones get `rows`
+    rows and every stored one must store S = rows (no row mask: another S is
+    refused naming the source).
     state_dict()/load_state_dict() work as for one source (any world size).
         withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and
     int_mask stay); dense layout only.
+    buckets: True for size buckets (loader/tc_plan.h, "Buckets"): every epoch
+    sorts the graphs by node count (shuffled within each count), cuts them
+    into global batches (batch_size x world_size) and shuffles their order,
+    so each step's batches hold graphs of about the same N on every rank.
+    batch.nodes is the batch's own largest N; batch.trimmed() gives the
+    dense fields cut to it, so a model pays for the batch's N, not the
+    cache's. Every graph still once per epoch, equal ranks; the state
+    records it (resume with the same batch_size x world_size, any world
+    size). One source only; the loader reads every frame's header at open.
+    local: M >= 1 for local mode (loader/tc_plan.h, "Local mode"; 0 = off):
+    the W ranks are M nodes of W/M consecutive ranks, node k = rank //
+    (W/M) reads path as its part of a set, exactly the shards k, k+M, ...
+    (its local disk), and across all ranks every graph is read once per
+    epoch, every rank the same number of full batches (padding valid=False).
+    The order is not the non-local one; index_range, buckets and mixtures
+    are refused; a state resumes with the same local at any world_size it
+    divides (elastic per node).
     Argument types are checked here, ranges by the C loader (InvalidArgument
     with C's message), both before the cache is opened.
 
@@ -127,7 +147,7 @@ class Loader(*_BASES, Closable):
                  world_size=None, threads=2, drop_last=False, index_range=None, corrupt="fail",
                  device=None, output=None, slots=0, pin_memory=None, layout="dense",
                  samples="stored", rows=None, resample_every=1, withhold_targets=False,
-                 weights=None):
+                 weights=None, buckets=False, local=0):
         self._core = None
         self.batch_size = _args.integer("batch_size", batch_size)
         self.epochs = _args.integer("epochs", epochs)
@@ -158,10 +178,18 @@ class Loader(*_BASES, Closable):
                 raise InvalidArgument("a CUDA device gives torch tensors: use output='torch'")
         self.device = dev
         self.batch_layout = _args.choice("layout", layout, tuple(_LAYOUTS))
-        self.samples = _args.choice("samples", samples, ("stored", "fresh"))
+        if isinstance(samples, (list, tuple)):  # a mixture's, per source
+            if weights is None or len(samples) != len(path):
+                raise InvalidArgument("samples as a list names each source of a mixture (Loader([a, b], "
+                                      f"weights=..., samples=['stored', 'fresh'])), got {samples!r}")
+            self.samples = [_args.choice("samples", s, ("stored", "fresh")) for s in samples]
+        else:
+            self.samples = _args.choice("samples", samples, ("stored", "fresh"))
         self.rows = _args.integer("rows", 0 if rows is None else rows)
         self.resample_every = _args.integer("resample_every", resample_every)
         self.withhold_targets = _args.flag("withhold_targets", withhold_targets)
+        self.buckets = _args.flag("buckets", buckets)
+        self.local = _args.integer("local", local)
         if self.withhold_targets and self.batch_layout != "dense":
             raise InvalidArgument("withhold_targets=True needs layout='dense'")
         pin_memory = _cuda_usable() if pin_memory is None else _args.flag("pin_memory", pin_memory)
@@ -199,8 +227,16 @@ class Loader(*_BASES, Closable):
         o.index_begin, o.index_end = self.index_range
         o.corrupt_policy = _CORRUPT[self.corrupt_policy]
         o.layout = _LAYOUTS[self.batch_layout]
-        o.samples, o.rows, o.resample_every = int(self.samples == "fresh"), self.rows, self.resample_every
+        if isinstance(self.samples, list):
+            fresh = [int(s == "fresh") for s in self.samples]
+            o.samples = int(any(fresh))
+            o.source_samples = (ctypes.c_int * len(fresh))(*fresh)  # read by the open; the struct keeps it
+        else:
+            o.samples = int(self.samples == "fresh")
+        o.rows, o.resample_every = self.rows, self.resample_every
         o.withhold_targets = int(self.withhold_targets)
+        o.buckets = int(self.buckets)
+        o.local_nodes = self.local
         return o
 
     def _open(self, state):
@@ -264,7 +300,7 @@ class Loader(*_BASES, Closable):
         load_state_dict() checks. Keys: seed, next_seq (the next batch,
         counted from origin), magic, version, cache_tag (the cache's
         identity), index_begin, index_end, batch_size, world_size, rank,
-        shuffle, drop_last, equal_ranks, reserved, origin. Every rank's state
+        shuffle, drop_last, equal_ranks, bucket, origin, local_nodes. Every rank's state
         after the same number of batches is the same point of the global
         order: save one (e.g. rank 0's) with your checkpoint; it resumes at
         any world size."""

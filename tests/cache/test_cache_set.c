@@ -31,25 +31,15 @@
 #define SHARDS 4
 static const char *gen, *inspect, *train, *scratch;
 
-/* Runs a shell command built like printf; returns its exit status. */
-static int sh(const char *fmt, ...) {
-  char cmd[16384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int st = system(cmd);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
 
 static const char *common_args = "--graphs 100 --chunk-graphs 8 --nodes 3:8 --threads 2 --quiet";
 
 /* whole cache W and set S (4 shards) of the same options */
 static void make(const char *name, const char *extra) {
-  TC_REQUIRE(sh("rm -rf '%s/%s_whole' '%s/%s_set'", scratch, name, scratch, name) == 0);
-  TC_REQUIRE(sh("'%s' --out '%s/%s_whole' %s %s", gen, scratch, name, common_args, extra) == 0);
+  TC_REQUIRE(tc_test_sh("rm -rf '%s/%s_whole' '%s/%s_set'", scratch, name, scratch, name) == 0);
+  TC_REQUIRE(tc_test_sh("'%s' --out '%s/%s_whole' %s %s", gen, scratch, name, common_args, extra) == 0);
   for (int i = 0; i < SHARDS; i++)
-    TC_REQUIRE(sh("'%s' --out '%s/%s_set' %s %s --shard %d/%d", gen, scratch, name, common_args, extra, i,
+    TC_REQUIRE(tc_test_sh("'%s' --out '%s/%s_set' %s %s --shard %d/%d", gen, scratch, name, common_args, extra, i,
                   SHARDS) == 0);
 }
 
@@ -131,33 +121,33 @@ static void refused(const char *what, const char *path, int want, const char *co
 /* A copy of the good set at scratch/bad, minus nothing. */
 static void copy_set(char *bad, size_t cap) {
   snprintf(bad, cap, "%s/bad_set", scratch);
-  TC_REQUIRE(sh("rm -rf '%s' && cp -r '%s/lin_set' '%s' && rm -f '%s'/*/lock.mdb", bad, scratch, bad, bad) == 0);
+  TC_REQUIRE(tc_test_sh("rm -rf '%s' && cp -r '%s/lin_set' '%s' && rm -f '%s'/*/lock.mdb", bad, scratch, bad, bad) == 0);
 }
 
 static void bad_sets(void) {
   char bad[4200], shard[4400], other[4400];
   copy_set(bad, sizeof bad);
-  TC_REQUIRE(sh("rm -rf '%s/shard-00002-of-00004'", bad) == 0);
+  TC_REQUIRE(tc_test_sh("rm -rf '%s/shard-00002-of-00004'", bad) == 0);
   refused("missing", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, "shard 2 of 4", "missing"));
 
   copy_set(bad, sizeof bad);
-  TC_REQUIRE(sh("cp -r '%s/shard-00001-of-00004' '%s/copy-of-1'", bad, bad) == 0);
+  TC_REQUIRE(tc_test_sh("cp -r '%s/shard-00001-of-00004' '%s/copy-of-1'", bad, bad) == 0);
   snprintf(shard, sizeof shard, "%s/shard-00001-of-00004", bad);
   refused("duplicated", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, "shard 1 of 4 twice", "copy-of-1", shard));
 
   copy_set(bad, sizeof bad); /* a shard of a 3-way split overlaps */
-  TC_REQUIRE(sh("'%s' --out '%s' %s --samples 16 --shard 1/3", gen, bad, common_args) == 0);
+  TC_REQUIRE(tc_test_sh("'%s' --out '%s' %s --samples 16 --shard 1/3", gen, bad, common_args) == 0);
   snprintf(shard, sizeof shard, "%s/shard-00001-of-00003", bad);
   refused("other split", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, shard, "of 3", "overlap"));
 
   copy_set(bad, sizeof bad); /* shard 3 of another seed */
-  TC_REQUIRE(sh("rm -rf '%s/shard-00003-of-00004' && '%s' --out '%s' %s --samples 16 --seed 2 --shard 3/4", bad, gen, bad,
+  TC_REQUIRE(tc_test_sh("rm -rf '%s/shard-00003-of-00004' && '%s' --out '%s' %s --samples 16 --seed 2 --shard 3/4", bad, gen, bad,
                 common_args) == 0);
   snprintf(shard, sizeof shard, "%s/shard-00003-of-00004", bad);
   refused("other seed", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, shard, "another config or seed"));
 
   copy_set(bad, sizeof bad); /* a whole cache among the shards */
-  TC_REQUIRE(sh("cp -r '%s/lin_whole' '%s/whole'", scratch, bad) == 0);
+  TC_REQUIRE(tc_test_sh("cp -r '%s/lin_whole' '%s/whole'", scratch, bad) == 0);
   snprintf(other, sizeof other, "%s/whole", bad);
   refused("whole cache inside", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, other, "a whole cache, not a shard"));
 
@@ -171,7 +161,7 @@ static void bad_sets(void) {
     tc_cache_shard s = {0, SHARDS, 0, 0};
     TC_REQUIRE(tc_cache_shard_split(dims.graphs, dims.chunk_graphs, 0, SHARDS, &s) == 0);
     twincache_cache_close(c);
-    TC_REQUIRE(sh("rm -rf '%s'", shard) == 0);
+    TC_REQUIRE(tc_test_sh("rm -rf '%s'", shard) == 0);
     tc_cache_writer *w = NULL;
     TC_REQUIRE(tc_cache_writer_open_shard(shard, &dims, config, "test", 1 << 20, &s, &w) == 0, "%s",
                twincache_last_error());
@@ -179,7 +169,7 @@ static void bad_sets(void) {
     free(config);
   }
   refused("incomplete", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, shard, "incomplete", "0 of its 24 graphs"));
-  TC_REQUIRE(sh("rm -rf '%s'", bad) == 0);
+  TC_REQUIRE(tc_test_sh("rm -rf '%s'", bad) == 0);
 }
 
 /* Writes a manifest of the good set with its shard lines (paths relative
@@ -215,7 +205,7 @@ static void manifests(void) {
   /* the one inspect writes (absolute paths), read from another directory */
   char written[4300];
   snprintf(written, sizeof written, "%s/elsewhere/written.tcset", scratch);
-  TC_REQUIRE(sh("mkdir -p '%s/elsewhere' && '%s' manifest '%s/lin_set' --out '%s' > /dev/null", scratch, inspect,
+  TC_REQUIRE(tc_test_sh("mkdir -p '%s/elsewhere' && '%s' manifest '%s/lin_set' --out '%s' > /dev/null", scratch, inspect,
                 scratch, written) == 0);
   same_epochs(whole, written, 0);
   manifest(path, NULL, "24 48");
@@ -229,9 +219,9 @@ static void manifests(void) {
   manifest(path, NULL, "+24 48");
   refused("manifest signed range", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":7:"));
   /* a manifest naming itself as a shard: refused, not followed */
-  TC_REQUIRE(sh("printf 'twincache-set 1\\ntag 0123456789abcdef\\nshard 0 1 0 100 lin.tcset\\n' > '%s'", path) == 0);
+  TC_REQUIRE(tc_test_sh("printf 'twincache-set 1\\ntag 0123456789abcdef\\nshard 0 1 0 100 lin.tcset\\n' > '%s'", path) == 0);
   refused("manifest naming itself", path, TWINCACHE_EMISMATCH, NEEDLES(path, "is not a shard directory"));
-  TC_REQUIRE(sh("printf 'twincache-set 2\\n' > '%s'", path) == 0);
+  TC_REQUIRE(tc_test_sh("printf 'twincache-set 2\\n' > '%s'", path) == 0);
   refused("manifest magic", path, TWINCACHE_ENOTCACHE, NEEDLES(path, "not a twincache cache"));
 }
 
@@ -243,13 +233,13 @@ static int read_only(void) {
   }
   char ro[4200];
   snprintf(ro, sizeof ro, "%s/ro_set", scratch);
-  TC_REQUIRE(sh("rm -rf '%s' && cp -r '%s/lin_set' '%s' && rm -f '%s'/*/lock.mdb '%s'/*/twincache-gen.lock && "
+  TC_REQUIRE(tc_test_sh("rm -rf '%s' && cp -r '%s/lin_set' '%s' && rm -f '%s'/*/lock.mdb '%s'/*/twincache-gen.lock && "
                 "chmod -R a-w,a+rX '%s'", ro, scratch, ro, ro, ro, ro) == 0);
-  int rc = sh("/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups '%s' verify '%s' > /dev/null", inspect,
+  int rc = tc_test_sh("/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups '%s' verify '%s' > /dev/null", inspect,
               ro);
   TC_CHECK(rc == 0, "verify of a read-only set as nobody: exit %d", rc);
-  TC_CHECK(sh("ls '%s'/*/lock.mdb > /dev/null 2>&1", ro) != 0, "a lock file was written");
-  sh("chmod -R u+w '%s' && rm -rf '%s'", ro, ro);
+  TC_CHECK(tc_test_sh("ls '%s'/*/lock.mdb > /dev/null 2>&1", ro) != 0, "a lock file was written");
+  tc_test_sh("chmod -R u+w '%s' && rm -rf '%s'", ro, ro);
   return tc_test_finish("cache_set_readonly");
 }
 
@@ -257,7 +247,7 @@ static int read_only(void) {
  * and its validation metrics are the whole cache's. */
 static void trainer(void) {
   const char *s = scratch;
-  int rc = sh("cd '%s' && for c in lin_whole lin_set; do '%s' --cache $c --steps 12 --batch 16 --device cpu "
+  int rc = tc_test_sh("cd '%s' && for c in lin_whole lin_set; do '%s' --cache $c --steps 12 --batch 16 --device cpu "
               "--threads 2 --batch-log $c.batches --quiet --json > $c.json || exit 1; "
               "grep -o '\"val_[a-z]*\": [-0-9.e]*' $c.json > $c.val; done && grep -q val_loss lin_set.val && "
               "cmp lin_whole.batches lin_set.batches && cmp lin_whole.val lin_set.val", s, train);
@@ -300,16 +290,16 @@ static void lone_shard(void) {
 /* twincache-inspect on the set and on one shard alone. */
 static void tools(void) {
   const char *s = scratch, *in = inspect;
-  TC_CHECK(sh("'%s' verify '%s/lin_set' | grep -q 'all 100 graphs'", in, s) == 0, "verify of the set");
-  TC_CHECK(sh("'%s' verify '%s/lin_set/shard-00001-of-00004' | grep -q 'all 24 graphs in 3 chunks good'", in, s) == 0,
+  TC_CHECK(tc_test_sh("'%s' verify '%s/lin_set' | grep -q 'all 100 graphs'", in, s) == 0, "verify of the set");
+  TC_CHECK(tc_test_sh("'%s' verify '%s/lin_set/shard-00001-of-00004' | grep -q 'all 24 graphs in 3 chunks good'", in, s) == 0,
            "verify of shard 1 alone");
-  TC_CHECK(sh("'%s' info '%s/lin_set/shard-00003-of-00004' | grep -q 'shard            3 of 4: graphs 72..99'", in, s) == 0,
+  TC_CHECK(tc_test_sh("'%s' info '%s/lin_set/shard-00003-of-00004' | grep -q 'shard            3 of 4: graphs 72..99'", in, s) == 0,
            "info of shard 3 alone");
-  TC_CHECK(sh("'%s' stats '%s/lin_set/shard-00003-of-00004' | grep -q ': 28 graphs'", in, s) == 0,
+  TC_CHECK(tc_test_sh("'%s' stats '%s/lin_set/shard-00003-of-00004' | grep -q ': 28 graphs'", in, s) == 0,
            "stats of shard 3 alone");
-  TC_CHECK(sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'not in this shard'", in, s) == 0,
+  TC_CHECK(tc_test_sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'not in this shard'", in, s) == 0,
            "show of a graph another shard holds");
-  TC_CHECK(sh("cd '%s' && rm -f ex_* && '%s' export lin_whole 77 --format npy --out ex_w > /dev/null && "
+  TC_CHECK(tc_test_sh("cd '%s' && rm -f ex_* && '%s' export lin_whole 77 --format npy --out ex_w > /dev/null && "
               "'%s' export lin_set 77 --format npy --out ex_s > /dev/null && ls ex_w_*.npy | grep -q base && "
               "for f in ex_w_*.npy; do cmp -s \"$f\" \"ex_s_${f#ex_w_}\" || exit 1; done", s, in, in) == 0,
            "export from the set differs from the whole cache's");
@@ -321,7 +311,7 @@ int main(int argc, char **argv) {
   inspect = argv[2];
   train = argv[3];
   scratch = argv[4];
-  TC_REQUIRE(sh("mkdir -p '%s'", scratch) == 0);
+  TC_REQUIRE(tc_test_sh("mkdir -p '%s'", scratch) == 0);
   make("lin", "--samples 16");
   if (argc > 5 && strcmp(argv[5], "readonly") == 0) return read_only();
   char whole[4200], set[4200];

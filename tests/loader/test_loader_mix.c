@@ -151,15 +151,6 @@ static uint64_t run_world(uint32_t W, const twincache_loader_state *resume, uint
   return read;
 }
 
-static void refused(const char *what, const char *const *p, const double *w, const twincache_loader_options *o,
-                    const twincache_loader_state *resume, const char *needle) {
-  twincache_loader *l = NULL;
-  int rc = twincache_loader_open_mixture(p, w, 2, o, resume, &l);
-  TC_CHECK(rc == TWINCACHE_EINVAL && l == NULL && strstr(twincache_last_error(), needle),
-           "%s: rc %d, message \"%s\" (wanted one naming \"%s\")", what, rc, twincache_last_error(), needle);
-  twincache_loader_close(l);
-}
-
 int main(int argc, char **argv) {
   TC_REQUIRE(argc == 4, "usage: test_loader_mix CACHE_A CACHE_B CACHE_OTHER_S");
   paths[0] = argv[1], paths[1] = argv[2], paths[2] = argv[3];
@@ -185,7 +176,7 @@ int main(int argc, char **argv) {
   static const double weights[2] = {0.7, 0.3};
   tc_mix m;
   TC_REQUIRE(tc_mix_init(&m, weights, begin, n, 2, G, 1, 0, EPOCHS, 1, 19) == TWINCACHE_OK);
-  tc_mix_set_tag(&m, tags);
+  tc_mix_set_tag(&m, tags, NULL);
   TC_CHECK(m.count[0] == 7 && m.count[1] == 3);
   uint64_t total = EPOCHS * m.epoch_batches;
   TC_REQUIRE(total <= MAXK && total > 2 * m.epoch_batches);
@@ -250,15 +241,15 @@ int main(int argc, char **argv) {
 
   /* refusals */
   const char *other_s[2] = {paths[0], paths[2]};
-  refused("another S", other_s, weights, &o, NULL, "samples per world");
+  tl_mixture_refused("another S", other_s, weights, &o, NULL, "samples per world");
   twincache_loader_options oc = o;
   oc.layout = TWINCACHE_LAYOUT_COMPACT;
-  refused("compact layout", paths, weights, &oc, NULL, "DENSE layout");
+  tl_mixture_refused("compact layout", paths, weights, &oc, NULL, "DENSE layout");
   twincache_loader_options orange = o;
   orange.index_end = 5;
-  refused("a range", paths, weights, &orange, NULL, "index_begin/index_end");
+  tl_mixture_refused("a range", paths, weights, &orange, NULL, "index_begin/index_end");
   static const double other_w[2] = {0.5, 0.5};
-  refused("a state of other weights", paths, other_w, &o, &mid, "cache_tag");
+  tl_mixture_refused("a state of other weights", paths, other_w, &o, &mid, "cache_tag");
 
   /* fresh worlds: sources of another S mix (rows = 6 for both); the same
    * global stream, worlds included, at W 1 and W 2 -> 3 across the epoch

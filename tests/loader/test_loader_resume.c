@@ -50,8 +50,8 @@ int main(int argc, char **argv) {
   TC_CHECK(st.magic == TWINCACHE_LOADER_STATE_MAGIC && st.version == TWINCACHE_LOADER_STATE_VERSION);
   TC_CHECK(st.seed == 21 && st.next_seq == 5 && st.batch_size == 6 && st.world_size == 3 && st.rank == 1);
   TC_CHECK(st.index_begin == 5 && st.index_end == 200 && st.shuffle == 1 && st.drop_last == 0);
-  TC_CHECK(st.equal_ranks == 1 && st.reserved == 0 && st.cache_tag != 0);
-  TC_CHECK(st.origin == 0 && offsetof(twincache_loader_state, reserved) == 63 &&
+  TC_CHECK(st.equal_ranks == 1 && st.bucket == 0 && st.cache_tag != 0);
+  TC_CHECK(st.origin == 0 && offsetof(twincache_loader_state, bucket) == 63 &&
            offsetof(twincache_loader_state, origin) == 64);
 
   /* through bytes and back, then resumed: the rest of the same stream */

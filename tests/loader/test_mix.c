@@ -123,14 +123,14 @@ static void test_stream(const double *w, uint32_t nsrc, const uint64_t *n, uint3
         /* the state of the last rank of W1, through its 64 bytes */
         twincache_loader_state st, back;
         uint8_t bytes[TWINCACHE_LOADER_STATE_BYTES];
-        tc_mix_set_tag(&m[W1 - 1], tags);
+        tc_mix_set_tag(&m[W1 - 1], tags, NULL);
         tc_mix_state(&m[W1 - 1], steps1, &st);
         twincache_loader_state_encode(&st, bytes);
         TC_REQUIRE(twincache_loader_state_decode(bytes, &back) == 0);
         /* phase 2: resume at W2 */
         for (uint32_t r = 0; r < W2; r++) {
           TC_REQUIRE(tc_mix_init(&m[r], w, begin, n, nsrc, G, W2, r, epochs, shuffle, 42) == 0);
-          tc_mix_set_tag(&m[r], tags);
+          tc_mix_set_tag(&m[r], tags, NULL);
           uint64_t seq0 = 99;
           int rc = tc_mix_resume(&m[r], &back, &seq0);
           TC_CHECK(rc == 0, "resume at %llu", (unsigned long long)state);
@@ -177,7 +177,7 @@ static void test_refusals(void) {
   uint64_t begin[] = {0, 0}, n[] = {11, 5}, tags[] = {1, 2}, seq;
   tc_mix m, other;
   TC_REQUIRE(tc_mix_init(&m, w, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
-  tc_mix_set_tag(&m, tags);
+  tc_mix_set_tag(&m, tags, NULL);
   twincache_loader_state s, bad;
   tc_mix_state(&m, 1, &s);
   TC_CHECK(tc_mix_resume(&m, &s, &seq) == 0 && seq == 1);
@@ -200,14 +200,14 @@ static void test_refusals(void) {
   /* other sources: another tag, another range, other weights */
   uint64_t tags2[] = {1, 3}, n2[] = {11, 6};
   TC_REQUIRE(tc_mix_init(&other, w, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
-  tc_mix_set_tag(&other, tags2);
+  tc_mix_set_tag(&other, tags2, NULL);
   TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "cache_tag"));
   TC_REQUIRE(tc_mix_init(&other, w, begin, n2, 2, 10, 2, 0, 2, 1, 7) == 0);
-  tc_mix_set_tag(&other, tags);
+  tc_mix_set_tag(&other, tags, NULL);
   TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL && strstr(twincache_last_error(), "cache_tag"));
   double w2[] = {0.5, 0.5};
   TC_REQUIRE(tc_mix_init(&other, w2, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
-  tc_mix_set_tag(&other, tags);
+  tc_mix_set_tag(&other, tags, NULL);
   TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL, "other counts are another mixture");
   /* by hand: {seed, next_seq} */
   memset(&bad, 0, sizeof bad);

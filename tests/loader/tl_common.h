@@ -92,6 +92,49 @@ static inline uint64_t tl_graph_id(const tl_stream *s, const twincache_batch_lay
   return id;
 }
 
+/* Options of a stream plan test (tests of loader/tc_plan.h): batch G, rank r
+ * of W, drop_last, epochs, shuffle, seed; the rest the defaults. */
+static inline void tl_plan_options(twincache_loader_options *o, uint32_t G, uint32_t W, uint32_t r, int drop,
+                                   uint32_t epochs, int shuffle, uint64_t seed) {
+  twincache_loader_options_init(o);
+  o->batch_size = G;
+  o->world_size = W;
+  o->rank = r;
+  o->drop_last = drop;
+  o->epochs = epochs;
+  o->shuffle = shuffle;
+  o->seed = seed;
+}
+
+/* One step of W loaders read in step: rank r's next batch in b[r]. Returns
+ * 1 when every rank's stream has ended, 0 when every rank has a batch; a
+ * failure, or ranks that do not end together, fails the test. */
+static inline int tl_step(twincache_loader **l, uint32_t W, twincache_batch **b) {
+  uint32_t ended = 0;
+  for (uint32_t r = 0; r < W; r++) {
+    int rc = twincache_loader_next(l[r], &b[r]);
+    if (rc == TWINCACHE_END) {
+      ended++;
+      continue;
+    }
+    TC_REQUIRE(rc == TWINCACHE_OK, "rank %u of %u: %s", r, W, twincache_last_error());
+  }
+  TC_REQUIRE(ended == 0 || ended == W, "the ranks end together (%u of %u ended)", ended, W);
+  return ended == W;
+}
+
+/* Checks that a mixture of 2 sources with these options and resume state
+ * is refused with TWINCACHE_EINVAL and a message naming `needle`. */
+static inline void tl_mixture_refused(const char *what, const char *const *p, const double *w,
+                                      const twincache_loader_options *o, const twincache_loader_state *resume,
+                                      const char *needle) {
+  twincache_loader *l = NULL;
+  int rc = twincache_loader_open_mixture(p, w, 2, o, resume, &l);
+  TC_CHECK(rc == TWINCACHE_EINVAL && l == NULL && strstr(twincache_last_error(), needle),
+           "%s: rc %d, message \"%s\" (wanted one naming \"%s\")", what, rc, twincache_last_error(), needle);
+  twincache_loader_close(l);
+}
+
 /* Makes `dir` (and its parent) as an empty directory. */
 static inline void tl_mkdir(const char *dir) {
   char cmd[8300];

@@ -26,10 +26,12 @@ rc=$?
 [ "$rc" -eq 0 ] || { cat "$dir/dry.out"; no "dry run: exit $rc"; }
 r=$dir/dry/report.md
 for h in "## Checks" "## Sampler: kernel vs CPU loader" "### sample-check" "### sample-time-avici" \
-  "## Trainer" "## Python loop"; do
+  "## Trainer" "## NCCL overhead at W = 1" "## Python loop"; do
   grep -q "^$h" "$r" 2>/dev/null || no "dry run: the report lacks '$h'"
 done
 grep -q '| FAIL' "$r" && no "dry run: a check failed: $(grep '| FAIL' "$r")"
+grep -q '^| trainer: NCCL overhead (W = 1, batch 256) | not run | .* needs a GPU |' "$r" ||
+  no "dry run: the NCCL timing is not listed as not run"
 if [ -x "$bin/bench/bench_sample_cuda" ]; then # a CUDA build: the emulated kernel ran
   rows=$(sed -n '/^### sample-check/,/^### sample-time-default/p' "$r" | grep -c '^| [a-z].* |  *0 | ')
   [ "$rows" -ge 18 ] || no "dry run: $rows caches compared bit for bit with 0 differing (want >= 18)"

@@ -47,5 +47,21 @@ check "--val-split: expected a number in \[0, 1)" --cache d --val-split 1e3
 check "--lr" --cache d --lr nan
 check "--lr" --cache d --lr 1e999
 check "--json" --cache d --json=1
+check "--gpu: the CUDA backend's, not with --device cpu" --cache d --device cpu --gpu 0
+check "--nccl: the CUDA backend's, not with --device cpu" --cache d --device cpu --nccl
+check "--gpu: expected an integer in \[0, 1023\]" --cache d --gpu -1
+check "--gpu" --cache d --gpu 1024
+# a GPU that does not exist is a runtime refusal (exit 1), before the cache
+# is opened: one line naming --gpu and why (no GPU here, or not that many)
+err=$("$train" --cache d --gpu 1023 2>&1 >/dev/null)
+rc=$?
+case "$err" in
+  "twincache-train: --gpu: "*"no usable CUDA device"* | "twincache-train: --gpu: built without CUDA"* | \
+    "twincache-train: --gpu: device 1023 does not exist"*)
+    [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && echo "ok: --gpu 1023 -> $err" ||
+      { echo "FAIL: --gpu 1023 -> exit $rc: $err"; fail=1; } ;;
+  *) echo "FAIL: --gpu 1023 -> exit $rc: $err"; fail=1 ;;
+esac
 "$train" --help >/dev/null || { echo "FAIL: --help exit $?"; fail=1; }
+"$train" --help | grep -q -- "--gpu N" || { echo "FAIL: --help lacks --gpu"; fail=1; }
 exit $fail

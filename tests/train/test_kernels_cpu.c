@@ -212,6 +212,23 @@ static void test_adamw(void) {
   TC_CHECK(fabs(p[0] - want) < 1e-5, "adamw step 2: %g vs %g", p[0], want);
 }
 
+/* Two ranks' mean gradients and losses (pair weights 3 and 1) combine as
+ * one batch's: weighted, summed, divided by the summed weight. */
+static void test_grad_weight(void) {
+  float a[2] = {1.0f, -2.0f}, b[2] = {5.0f, 2.0f}, loss_a = 0.5f, loss_b = 0.25f, loss = 0;
+  twincache_grad_weight_cpu(a, 2, 3.0);
+  twincache_grad_weight_cpu(b, 2, 1.0);
+  TC_CHECK(a[0] == 3.0f && a[1] == -6.0f && b[0] == 5.0f, "weighted: %g %g %g", a[0], a[1], b[0]);
+  float sum[2] = {a[0] + b[0], a[1] + b[1]};
+  double tot[2] = {3.0 + 1.0, loss_a * 3.0 + loss_b * 1.0};
+  twincache_grad_unweight_cpu(sum, 2, tot, &loss);
+  TC_CHECK(sum[0] == 2.0f && sum[1] == -1.0f, "global mean gradient: %g %g", sum[0], sum[1]);
+  TC_CHECK(loss == 0.4375f, "global loss %g, want 0.4375 (not the mean of means 0.375)", loss);
+  double none[2] = {0.0, 0.0};
+  twincache_grad_unweight_cpu(sum, 2, none, &loss); /* no weighted pair anywhere */
+  TC_CHECK(sum[0] == 0.0f && sum[1] == 0.0f && loss == 0.0f, "zero weight: %g %g %g", sum[0], sum[1], loss);
+}
+
 int main(void) {
   uint64_t seed = tc_now_ns();
   printf("test_kernels_cpu: seed %llu\n", (unsigned long long)seed);
@@ -221,6 +238,7 @@ int main(void) {
   test_mlp(seed);
   test_bce();
   test_adamw();
+  test_grad_weight();
   if (tc_test_failures()) fprintf(stderr, "%d check(s) failed\n", tc_test_failures());
   else printf("all CPU kernel checks passed\n");
   return tc_test_failures() ? 1 : 0;

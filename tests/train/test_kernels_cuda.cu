@@ -211,6 +211,19 @@ int main(int argc, char **argv) {
   compare_f("adamw param", dp, p, n);
   compare_f("adamw m", dm, m, n);
   compare_f("adamw v", dv, v, n);
+  // the data-parallel weighting around the all-reduce: scalars on the device
+  {
+    double wsum = tc_rng_range(&r, 1, 500), tot[2] = {wsum * 3.0, tc_rng_range(&r, 1, 900)};
+    float loss = 0.0f, *dgw = (float *)up(g, 4 * n), *dlw = (float *)up(NULL, sizeof(float));
+    double *dws = (double *)up(&wsum, sizeof wsum), *dtot = (double *)up(tot, sizeof tot);
+    twincache_grad_weight_cpu(g, n, wsum);
+    kernelCheckOrExit(twincache_grad_weight_cuda(dgw, n, dws, st));
+    compare_f("grad weight", dgw, g, n);
+    twincache_grad_unweight_cpu(g, n, tot, &loss);
+    kernelCheckOrExit(twincache_grad_unweight_cuda(dgw, n, dtot, dlw, st));
+    compare_f("grad unweight", dgw, g, n);
+    compare_f("grad unweight loss", dlw, &loss, 1);
+  }
   cudaCheckOrExit(cudaStreamSynchronize(st));
   cudaCheckOrExit(cudaGetLastError());
   // the test process exits right after: device memory is released with the context
