@@ -52,6 +52,14 @@ def predictor(net, f):
     return predict
 
 
+def auto_batch(cell):
+    """32 graphs at 64 rows, scaled by rows squared: twin_stats builds an
+    (S, S) kernel per node and graph, so a 1,000-row cell at 32 graphs needs
+    ~24 GB; at 1 graph ~1.3 GB."""
+    rows = int(cell["options"].get("samples", 64))
+    return max(1, 32 * 64 * 64 // (rows * rows))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", required=True, help="a train_avici.py --checkpoint file")
@@ -59,13 +67,18 @@ def main():
     ap.add_argument("--cells", help="comma-separated cells (default: all)")
     ap.add_argument("--name", help="the model's column (default: the checkpoint's file name)")
     ap.add_argument("--out", help="write OUT.json, OUT.md (OUT.png)")
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=None,
+                    help="graphs per batch (default: 32 at 64 rows, fewer for cells with more rows: "
+                         "the model's statistics grow as rows squared per graph)")
     a = ap.parse_args()
     import twincache.suite as ts
     net, f = load_checkpoint(a.checkpoint)
     name = a.name or os.path.splitext(os.path.basename(a.checkpoint))[0]
     try:
-        rep = ts.score(predictor(net, f), a.suite, cells=a.cells, name=name, batch_size=a.batch,
+        if a.batch is not None and a.batch < 1:
+            sys.exit(f"score_suite.py: --batch {a.batch}: must be at least 1")
+        rep = ts.score(predictor(net, f), a.suite, cells=a.cells, name=name,
+                       batch_size=a.batch or auto_batch,
                        output="torch")
     except ts.Error as e:
         sys.exit(f"score_suite.py: {e}")

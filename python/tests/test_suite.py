@@ -240,6 +240,19 @@ def test_unknown_cell_withholds_targets(built):
     assert seen and all(s == 0 for s in seen)
 
 
+def test_batch_size_per_cell(built):
+    root, recipe = built
+    sizes = []
+
+    def spy(batch):
+        sizes.append(np.asarray(ts._field(batch, "node_mask")).shape[0])
+        return perfect(batch)
+    rep = ts.score(spy, root, recipe=recipe, cells=["do"], baselines=False, batch_size=lambda c: 5)
+    assert sizes and max(sizes) == 5 and rep["results"]["model"]["do"]["graphs"] == 12
+    with pytest.raises(ts.SuiteError, match="batch size for cell do"):
+        ts.score(perfect, root, recipe=recipe, cells=["do"], baselines=False, batch_size=lambda c: 0)
+
+
 def test_predict_errors(built):
     root, recipe = built
     with pytest.raises(ts.SuiteError, match=r"cell do: predict returned shape \(3,\)"):

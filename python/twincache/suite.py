@@ -685,7 +685,7 @@ def _score_cells(models, root, cells, batch_size, threads, output, results, timi
         for name, model in ms.items():
             t0, c0 = time.perf_counter(), time.process_time()
             if callable(model):
-                preds = collect(model, root, cell, batch_size, threads, output)
+                preds = collect(model, root, cell, _cell_batch(batch_size, cell), threads, output)
             else:
                 if cell["name"] not in model:
                     continue
@@ -693,6 +693,16 @@ def _score_cells(models, root, cells, batch_size, threads, output, results, timi
             results.setdefault(name, {})[cell["name"]] = evaluate(preds, root, cell, gt)
             timing.setdefault(name, {})[cell["name"]] = time.perf_counter() - t0
             cpu.setdefault(name, {})[cell["name"]] = time.process_time() - c0
+
+
+def _cell_batch(batch_size, cell):
+    """batch_size, or batch_size(cell) when it is a function of the cell (a
+    model whose memory grows with the rows picks smaller batches for the
+    1,000-row cells); a positive int either way."""
+    b = batch_size(cell) if callable(batch_size) else batch_size
+    if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+        raise SuiteError(f"batch size for cell {cell['name']}: {b!r} is not a positive int")
+    return b
 
 
 def _models(predict, name, with_baselines, stored=None):
@@ -711,6 +721,8 @@ def score(predict, root, cells=None, name="model", baselines=True, batch_size=32
           output=None, recipe=None, reference=False):
     """Scores predict(batch) -> (G, N, N) edge probabilities on the suite
     built under root, beside the baselines (baselines=False: the model only).
+    batch_size: graphs per predict call, an int or a function cell -> int
+    (the cell's recipe dict: cell["options"]["samples"] is its rows).
     Returns the report dict (write_report / markdown). predict=None scores the
     baselines alone; reference=True adds the reference algorithms PC, GES
     and GIES, or a list of their names only those (reference_models)."""
