@@ -48,6 +48,18 @@ def test_loader_of_a_set(whole_and_set, threads):
         assert n == 8  # a for loop is one epoch: ceil(150 / 20) batches
 
 
+def test_lone_shard_holds_its_range(whole_and_set):
+    whole, shards = whole_and_set
+    one = os.path.join(shards, "shard-00001-of-00003")
+    with twincache.Cache(whole) as a, twincache.Cache(one) as b:
+        assert a.first == 0 and 0 < b.first < len(b) < len(a)  # shard 1 of 3: the middle
+        ids = [g.index for g in b]  # iteration covers the shard's own graphs
+        assert ids == list(range(b.first, len(b))) and len(ids) < len(a)
+        np.testing.assert_array_equal(a[b.first].base, b[b.first].base)
+        with pytest.raises(twincache.NotFound, match="not in this shard"):
+            b[0]
+
+
 def test_incomplete_set_names_the_shard(whole_and_set, tmp_root):
     _, shards = whole_and_set
     bad = os.path.join(tmp_root, "sets-missing")

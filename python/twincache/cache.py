@@ -121,8 +121,15 @@ class Cache(Closable):
     """A cache opened read-only: one cache directory, or a set of shards (their
     directory or a manifest, twincache-gen --shard) read as the whole cache.
     len(cache) graphs committed; cache[i] decodes
-    graph i (negative i counts from the end). Thread-safe (one decoder, locked).
-    Close with close() or a `with` block.
+    graph i (negative i counts from the end); iterating yields every graph it
+    holds in index order. Thread-safe (one decoder, locked). Close with
+    close() or a `with` block.
+
+    A shard opened alone (twincache-gen --shard I/N, one shard directory)
+    keeps the whole cache's graph indices: it holds graphs
+    cache.first .. len(cache) - 1, so len() is one past its last graph, not
+    its graph count (len(cache) - cache.first); a graph of another shard
+    raises NotFound naming it. cache.first is 0 for a cache or a set.
 
     An SCM-only cache (twincache-gen --samples 0; dims["samples"] == 0)
     stores each graph's DAG, SCM and interventions but no worlds: cache[i]
@@ -156,9 +163,16 @@ class Cache(Closable):
         self.disk_bytes = C.cache_disk_bytes(self._h)
         self.format_version = C.cache_format_version(self._h)  # the format it was written in
         self._count = C.cache_count(self._h)
+        self.first = C.cache_first(self._h)  # a lone shard's first graph; else 0
 
     def __len__(self):
         return self._count
+
+    def __iter__(self):
+        # the graphs held, so a lone shard iterates its own range (the
+        # sequence protocol's fallback would start at 0, another shard's)
+        for i in range(self.first, self._count):
+            yield self[i]
 
     def __getitem__(self, i):
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
