@@ -647,8 +647,6 @@ cleanup:
   return rc;
 }
 
-/* Step 1: opens the cache, resolves the graph range and the batch layout,
- * and sizes the stream (batches per epoch, positions, total). */
 /* Local mode: opens node k's part of the set at path (the node of this
  * rank) and builds the node's plan. */
 static int open_local(twincache_loader *l, const char *path) {
@@ -675,6 +673,8 @@ static int open_local(twincache_loader *l, const char *path) {
   return rc;
 }
 
+/* Step 1: opens the cache, resolves the graph range and the batch layout,
+ * and sizes the stream (batches per epoch, positions, total). */
 static int open_stream(twincache_loader *l, const char *path) {
   const twincache_loader_options *o = &l->opt;
   int rc = o->local_nodes ? open_local(l, path) : twincache_cache_open(path, &l->cache);

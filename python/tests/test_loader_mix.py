@@ -11,6 +11,7 @@ import pytest
 
 import twincache
 from conftest import BUILD, program
+from lockstep import read_in_step
 
 G, EPOCHS = 10, 3
 MASK = (1 << 56) - 1
@@ -61,25 +62,8 @@ def test_counts_padding_and_graphs(sources):
 
 
 def _world(sources, W, state, steps):
-    loaders = [_loader(sources, W, r) for r in range(W)]
-    try:
-        if state is not None:
-            for L in loaders:
-                L.load_state_dict(state)
-        streams = [L.stream() for L in loaders]
-        got, n = [], 0
-        while steps is None or n < steps:
-            step = [next(s, None) for s in streams]
-            if step[0] is None:
-                assert all(b is None for b in step)
-                break
-            got.extend(_ids(b) for b in step)
-            del step
-            n += 1
-        return got, loaders[-1].state_dict()
-    finally:
-        for L in loaders:
-            L.close()
+    return read_in_step([_loader(sources, W, r) for r in range(W)], state, steps,
+                        lambda step: [_ids(b) for b in step])
 
 
 def test_resume_across_epoch_at_another_world_size(sources):

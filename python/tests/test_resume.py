@@ -5,6 +5,7 @@ new Loaders, reads every graph once per epoch in the uninterrupted order."""
 import pytest
 
 import twincache
+from lockstep import read_in_step
 
 RANGE = (0, 120)
 EPOCHS = 3
@@ -26,24 +27,11 @@ def _world(cache, batch_size, world_size, state, steps, kw):
     loaders = [twincache.Loader(cache, batch_size=batch_size, world_size=world_size, rank=r,
                                 index_range=RANGE, epochs=EPOCHS, output="numpy", **kw)
                for r in range(world_size)]
-    try:
-        if state is not None:
-            for L in loaders:
-                L.load_state_dict(state)
-        streams = [L.stream() for L in loaders]
-        got, n = [], 0
-        while steps is None or n < steps:
-            step = [next(s, None) for s in streams]
-            if step[0] is None:
-                assert all(b is None for b in step), "the ranks end together"
-                break
-            assert all(b.n_graphs == batch_size for b in step)
-            got.extend(step)
-            n += 1
-        return got, loaders[-1].state_dict()
-    finally:
-        for L in loaders:
-            L.close()
+
+    def full(step):
+        assert all(b.n_graphs == batch_size for b in step)
+        return step
+    return read_in_step(loaders, state, steps, full)
 
 
 @pytest.mark.parametrize("kw", [dict(seed=7), dict(seed=7, samples="fresh", rows=3)])
