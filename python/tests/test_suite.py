@@ -15,6 +15,7 @@ import pytest
 from conftest import BUILD, INSTALLED, package_env, program
 
 import twincache.suite as ts
+from twincache.suite import baseline as tb, references as tr
 
 TMP = os.environ.get("TWINCACHE_TEST_TMP", os.path.join(BUILD, "test-tmp", "suite"))
 
@@ -113,9 +114,9 @@ def test_r2_scores_are_least_squares_r2():
         A, y = np.delete(Z, j, axis=1), Z[:, j]
         res = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
         want.append(1 - res @ res / (y @ y))
-    assert ts._r2_each(X) == pytest.approx(want, abs=1e-9)
+    assert tb._r2_each(X) == pytest.approx(want, abs=1e-9)
     # sortnregress in the true order finds the edges, nothing against it
-    W = ts._regress_in_order(X, np.array([0, 3, 1, 2, 4, 5]))
+    W = tb._regress_in_order(X, np.array([0, 3, 1, 2, 4, 5]))
     assert W[0, 1] > 0.5 and W[1, 2] > 0.3 and W[3, 2] > 0.3 and W[1, 0] == 0 and W[2, 1] == 0
 
 
@@ -192,7 +193,7 @@ def test_observational_cell_has_no_twin_world(built):
 # ---- scoring ------------------------------------------------------------------
 
 def perfect(batch):
-    return np.asarray(ts._field(batch, "adj"), dtype=np.float64)
+    return np.asarray(tb._field(batch, "adj"), dtype=np.float64)
 
 
 def test_perfect_predictor_scores_one(built):
@@ -234,7 +235,7 @@ def test_unknown_cell_withholds_targets(built):
     seen = []
 
     def spy(batch):
-        seen.append(int(np.asarray(ts._field(batch, "target")).sum()))
+        seen.append(int(np.asarray(tb._field(batch, "target")).sum()))
         return perfect(batch)
     ts.score(spy, root, recipe=recipe, cells=["unknown"], baselines=False)
     assert seen and all(s == 0 for s in seen)
@@ -245,7 +246,7 @@ def test_batch_size_per_cell(built):
     sizes = []
 
     def spy(batch):
-        sizes.append(np.asarray(ts._field(batch, "node_mask")).shape[0])
+        sizes.append(np.asarray(tb._field(batch, "node_mask")).shape[0])
         return perfect(batch)
     rep = ts.score(spy, root, recipe=recipe, cells=["do"], baselines=False, batch_size=lambda c: 5)
     assert sizes and max(sizes) == 5 and rep["results"]["model"]["do"]["graphs"] == 12
@@ -520,7 +521,7 @@ def test_cpdag_probs_by_hand():
     G = np.zeros((3, 3), int)
     G[1, 0], G[0, 1] = 1, -1     # 0 -> 1
     G[1, 2] = G[2, 1] = -1       # 1 - 2 (undirected)
-    p = ts._cpdag_probs(G)
+    p = tr._cpdag_probs(G)
     assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
 
 
@@ -538,7 +539,7 @@ def test_essential_graph_probs():
     A = np.zeros((3, 3))
     A[0, 1] = 1                  # 0 -> 1
     A[1, 2] = A[2, 1] = 1        # 1 - 2 (undirected)
-    p = ts._essential_probs(A)
+    p = tr._essential_probs(A)
     assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
     with pytest.raises(ts.SuiteError, match="reference 'fci': one of pc, ges, gies"):
         ts.reference_models(["fci"])

@@ -1,0 +1,236 @@
+"""twincache.suite.dcdi — outside data: a folder in DCDI's layout (Brouillard
+et al. 2020, dcdi/data.py; SEA and DCDI release theirs so; `twincache-inspect
+export --format dcdi` writes it) read, checked and kept as a suite-side store
+that the baselines (and a predict function) score. The cache writer is
+internal to the C library (cache/tc_cache_writer.h), so the store is an .npz
+of its own, not a twincache cache."""
+import os
+
+import numpy as np
+
+from .baseline import _to_numpy, baselines
+from .errors import SuiteError
+from .scoring import evaluate
+
+IMPORT_FORMAT = "twincache-suite dcdi-import v1"
+DCDI_FILES = ("DAG{}.npy", "data_interv{}.npy", "intervention{}.csv", "regime{}.csv")
+
+
+def _dcdi_dataset(src, dataset):
+    """The i_dataset of the folder: `dataset`, or the one DAG{i}.npy there."""
+    if dataset is not None:
+        return int(dataset)
+    found = sorted(int(f[3:-4]) for f in os.listdir(src)
+                   if f.startswith("DAG") and f.endswith(".npy") and f[3:-4].isdigit())
+    if not found:
+        raise SuiteError(f"{src}: no DAG<i>.npy: not a DCDI folder (DAG<i>.npy, data_interv<i>.npy, "
+                         "intervention<i>.csv, regime<i>.csv)")
+    if len(found) > 1:
+        raise SuiteError(f"{src}: datasets {', '.join(map(str, found))}: name one with --dataset")
+    return found[0]
+
+
+def _load_npy(path, what):
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise SuiteError(f"{path}: not a readable .npy file ({what}): {e}") from None
+
+
+def _csv_lines(path):
+    with open(path) as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline
+    return [ln.rstrip("\r") for ln in lines]
+
+
+def _is_acyclic(adj):
+    """Kahn's algorithm on adj[i, j] = edge i -> j."""
+    indeg = adj.sum(axis=0).astype(np.int64)
+    ready = list(np.nonzero(indeg == 0)[0])
+    seen = 0
+    while ready:
+        i = ready.pop()
+        seen += 1
+        for j in np.nonzero(adj[i])[0]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(j)
+    return seen == len(adj)
+
+
+def read_dcdi(src, dataset=None):
+    """Reads and checks a DCDI folder (dataset i: DAG{i}.npy, data_interv{i}.npy,
+    intervention{i}.csv, regime{i}.csv; data{i}.npy optional). Returns a dict:
+    adj (N,N) uint8, base (S,N) float32 = the regime-0 rows, regimes (K,)
+    the other regime numbers ascending, rows (K,) their row counts, inter
+    (sum rows, N) float32 = their rows (world by world, file order within
+    one), targets (K, T) int32 (-1 padded), obs (S0,N) float32 or None =
+    data{i}.npy. Raises SuiteError naming the file, row or node for a
+    missing file, shapes that disagree, NaN or infinity, a target out of
+    range or differing within a regime, or a cyclic graph."""
+    if not os.path.isdir(src):
+        raise SuiteError(f"{src}: no such directory")
+    i = _dcdi_dataset(src, dataset)
+    paths = [os.path.join(src, f.format(i)) for f in DCDI_FILES]
+    for p in paths:
+        if not os.path.isfile(p):
+            raise SuiteError(f"{src}: missing {os.path.basename(p)} (DCDI's layout for dataset {i}: "
+                             + ", ".join(f.format(i) for f in DCDI_FILES) + ")")
+    adj = _load_npy(paths[0], "the DAG")
+    if adj.ndim != 2 or adj.shape[0] != adj.shape[1] or adj.shape[0] < 1:
+        raise SuiteError(f"{paths[0]}: shape {adj.shape}: a square (N, N) adjacency expected")
+    if adj.dtype.kind not in "biuf" or not np.all((adj == 0) | (adj == 1)):
+        raise SuiteError(f"{paths[0]}: entries must be 0 or 1 (edge i -> j at [i][j])")
+    adj = adj.astype(np.uint8)
+    n = adj.shape[0]
+    if np.any(np.diag(adj)):
+        raise SuiteError(f"{paths[0]}: node {int(np.nonzero(np.diag(adj))[0][0])} has a self-loop: not a DAG")
+    if not _is_acyclic(adj):
+        raise SuiteError(f"{paths[0]}: the graph has a directed cycle: not a DAG")
+
+    def rows_of(p, what):
+        x = _load_npy(p, what)
+        if x.ndim != 2 or x.shape[1] != n:
+            raise SuiteError(f"{p}: shape {x.shape}, the DAG has {n} nodes: expected (rows, {n})")
+        if x.dtype.kind != "f":
+            raise SuiteError(f"{p}: dtype {x.dtype}: floating-point samples expected")
+        bad = ~np.isfinite(x)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise SuiteError(f"{p}: row {r}, node {c} is {x[r, c]}: NaN or infinity")
+        return x.astype(np.float32)  # exact for float32 files; float64 ones are rounded
+
+    data = rows_of(paths[1], "the samples")
+    rows = data.shape[0]
+    masks, regs = _csv_lines(paths[2]), _csv_lines(paths[3])
+    for p, lines in ((paths[2], masks), (paths[3], regs)):
+        if len(lines) != rows:
+            raise SuiteError(f"{p}: {len(lines)} lines, {os.path.basename(paths[1])} has {rows} rows: "
+                             "one line per row expected")
+    targets, regime = [], np.empty(rows, dtype=np.int64)
+    for r in range(rows):
+        try:
+            t = tuple(int(x) for x in masks[r].split(",")) if masks[r].strip() else ()
+        except ValueError:
+            raise SuiteError(f"{paths[2]}: line {r + 1}: {masks[r]!r}: comma-separated node indices "
+                             "expected (empty: observational)") from None
+        if any(x < 0 or x >= n for x in t):
+            raise SuiteError(f"{paths[2]}: line {r + 1}: target outside the {n} nodes [0, {n - 1}]")
+        targets.append(tuple(sorted(set(t))))
+        try:
+            regime[r] = int(float(regs[r]))
+            if regime[r] != float(regs[r]) or regime[r] < 0:
+                raise ValueError
+        except (ValueError, OverflowError):  # int(float("inf")) overflows
+            raise SuiteError(f"{paths[3]}: line {r + 1}: {regs[r]!r}: a regime number >= 0 "
+                             "expected") from None
+    sets = {}
+    for r in range(rows):
+        k = int(regime[r])
+        if (k == 0) != (targets[r] == ()):
+            raise SuiteError(f"{paths[2]}: line {r + 1}: regime {k} with targets {list(targets[r])}: "
+                             "regime 0 is the observational one (no target), every other has targets")
+        if sets.setdefault(k, targets[r]) != targets[r]:
+            raise SuiteError(f"{paths[2]}: line {r + 1}: targets {list(targets[r])}, earlier rows of "
+                             f"regime {k} have {list(sets[k])}: one target set per regime")
+    if 0 not in sets:
+        raise SuiteError(f"{paths[3]}: no regime 0: the observational rows are the base world")
+    ks = sorted(k for k in sets if k)
+    t_max = max([len(sets[k]) for k in ks] or [1])
+    tg = np.full((len(ks), t_max), -1, dtype=np.int32)
+    for w, k in enumerate(ks):
+        tg[w, :len(sets[k])] = sets[k]
+    obs_path = os.path.join(src, f"data{i}.npy")
+    obs = rows_of(obs_path, "the observational samples") if os.path.isfile(obs_path) else None
+    return {"adj": adj, "base": data[regime == 0],
+            "regimes": np.array(ks, dtype=np.int64),
+            "rows": np.array([(regime == k).sum() for k in ks], dtype=np.int64),
+            "inter": (np.concatenate([data[regime == k] for k in ks]) if ks
+                      else np.zeros((0, n), np.float32)),
+            "targets": tg, "obs": obs, "dataset": i}
+
+
+def import_dcdi(src, out, dataset=None):
+    """Writes the store of a DCDI folder (read_dcdi) to `out` (an .npz; an
+    existing file is refused). Returns read_dcdi's dict."""
+    d = read_dcdi(src, dataset)
+    if os.path.exists(out):
+        raise SuiteError(f"{out}: exists: refusing to overwrite")
+    arrays = {k: v for k, v in d.items() if k not in ("obs", "dataset")}
+    if d["obs"] is not None:
+        arrays["obs"] = d["obs"]
+    tmp = out + ".tmp.npz"
+    try:
+        np.savez(tmp, format=np.array(IMPORT_FORMAT), **arrays)
+        os.replace(tmp, out)
+    except OSError as e:
+        raise SuiteError(f"{out}: cannot write: {e}") from None
+    return d
+
+
+def load_import(path):
+    """The store import_dcdi wrote, as read_dcdi's dict (obs None when absent)."""
+    try:
+        z = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise SuiteError(f"{path}: not a readable import store: {e}") from None
+    with z:
+        if "format" not in z.files or str(z["format"]) != IMPORT_FORMAT:
+            raise SuiteError(f"{path}: not a '{IMPORT_FORMAT}' store (twincache-suite import-dcdi)")
+        d = {k: z[k] for k in z.files if k != "format"}
+    d.setdefault("obs", None)
+    return d
+
+
+class _StoreBatch:
+    """One imported graph as the batch fields the baselines read (numpy)."""
+
+    def __init__(self, d, withhold_targets=False):
+        n, S = d["adj"].shape[0], d["base"].shape[0]
+        K = len(d["rows"])
+        paired = K > 0 and bool(np.all(d["rows"] == S))  # twin-style worlds: S rows each
+        k = K if paired else 0
+        tmask = np.zeros((1, k, n), dtype=np.uint8)
+        if not withhold_targets:
+            for w in range(k):
+                t = d["targets"][w]
+                tmask[0, w, t[t >= 0]] = 1
+        self.numpy = {"node_mask": np.ones((1, n), np.uint8), "valid": np.ones(1, np.uint8),
+                      "graph_id": np.zeros(1, np.uint64), "base": d["base"][None],
+                      "inter": (d["inter"].reshape(1, k, S, n) if paired
+                                else np.zeros((1, 0, S, n), np.float32)),
+                      "target": tmask, "int_mask": np.ones((1, k), np.uint8)}
+        self.paired = paired
+
+    def __getitem__(self, name):
+        return self.numpy[name]
+
+    def release(self):
+        pass
+
+
+def score_import(path, predict=None, name="model", with_baselines=True):
+    """Scores an imported graph (load_import): predict(batch) -> (1, N, N)
+    (a _StoreBatch: base, inter, target, node_mask fields) and/or the
+    baselines. Returns {model: evaluate()'s dict}; |T| only where every
+    regime has the base world's row count (its rows read as twin worlds)."""
+    d = load_import(path)
+    adj = d["adj"]
+    n = len(adj)
+    b = _StoreBatch(d)
+    dens = float(adj.sum() / max(n * (n - 1), 1))
+    models = {name: predict} if predict is not None else {}
+    if with_baselines:
+        models.update(baselines(dens))
+        if not b.paired:
+            models.pop("twin-T")
+    cell = {"name": os.path.basename(path)}
+    out = {}
+    for m, f in models.items():
+        p = _to_numpy(f(b))
+        if p.shape != (1, n, n):
+            raise SuiteError(f"{path}: {m} returned shape {tuple(p.shape)}, expected (1, {n}, {n})")
+        out[m] = evaluate({0: np.asarray(p[0], np.float64)}, None, cell, gt=[(adj, None)])
+    return out

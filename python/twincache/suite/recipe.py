@@ -1,0 +1,158 @@
+"""twincache.suite.recipe — the recipe file (cells: twincache-gen options,
+seed, graph count, digest), the cell's directory, and the digest of a
+cache's decoded content that proves a cell was built as the recipe says.
+
+Digest: sha256 over the decoded content of every graph in index order (sizes,
+names, flags, adjacency, SCM parameters, every world's samples, interventions:
+see _graph_digest_parts), so it does not depend on thread count, LMDB's page
+layout or zstd's compressed bytes."""
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from ..cache import Cache
+from .errors import SuiteError, UnknownCell
+
+SUITE_NAME = "twincache-suite"
+DEFAULT_VERSION = 1
+
+
+def recipe_path(version=DEFAULT_VERSION):
+    """The recipe file of a suite version: the wheel's copy, else the source tree's."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the twincache package
+    for cand in (os.path.join(here, "suites", f"v{version}.json"),
+                 os.path.join(here, "..", "..", "suite", f"v{version}.json")):
+        if os.path.isfile(cand):
+            return os.path.normpath(cand)
+    raise SuiteError(f"suite version {version}: no recipe v{version}.json next to {here} "
+                     "(twincache/suites/) nor in the source tree's suite/")
+
+
+def load_recipe(path=None):
+    """The recipe as a dict, checked: names unique, every cell complete."""
+    path = path or recipe_path()
+    try:
+        with open(path) as f:
+            r = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SuiteError(f"recipe {path}: {e}") from None
+    if r.get("suite") != SUITE_NAME or not isinstance(r.get("version"), int):
+        raise SuiteError(f"recipe {path}: not a {SUITE_NAME} recipe (keys suite, version)")
+    seen = set()
+    for c in r.get("cells", []):
+        for k in ("name", "options", "seed", "graphs"):
+            if k not in c:
+                raise SuiteError(f"recipe {path}: cell {c.get('name', '?')} lacks '{k}'")
+        if c["name"] in seen or "/" in c["name"]:
+            raise SuiteError(f"recipe {path}: cell name {c['name']!r} twice or with '/'")
+        seen.add(c["name"])
+    for split, s in r.get("splits", {}).items():
+        for name in s.get("test", []):
+            if name not in seen:
+                raise SuiteError(f"recipe {path}: split {split} names unknown cell {name}")
+    r["_path"] = path
+    return r
+
+
+def select_cells(recipe, cells=None):
+    """The recipe's cells named by `cells` (None: all; a list or 'a,b' string)."""
+    if cells is None:
+        return list(recipe["cells"])
+    if isinstance(cells, str):
+        cells = [c for c in cells.split(",") if c]
+    by = {c["name"]: c for c in recipe["cells"]}
+    bad = [c for c in cells if c not in by]
+    if bad:
+        raise UnknownCell(f"unknown cell(s) {', '.join(bad)}; the suite's cells: "
+                         f"{', '.join(by)}")
+    return [by[c] for c in cells]
+
+
+def suite_id(recipe):
+    return f"{SUITE_NAME} v{recipe['version']}"
+
+
+def gen_args(cell):
+    """twincache-gen flags of a cell (options dict -> --flag value)."""
+    args = ["--seed", str(cell["seed"]), "--graphs", str(cell["graphs"])]
+    for k, v in cell["options"].items():
+        flag = "--" + k.replace("_", "-")
+        if v is True:
+            args.append(flag)
+        elif isinstance(v, list):
+            args += [flag, ":".join(str(x) for x in v)]
+        else:
+            args += [flag, str(v)]
+    return args
+
+
+def _graph_digest_parts(g):
+    """The decoded content of one graph, in a fixed order."""
+    head = [g.n_nodes, g.n_samples, g.n_inter, g.n_hidden, g.flags]
+    yield ("|".join(map(str, head)) + f"|{g.mechanism}|{g.noise}|{g.family}|"
+           f"{','.join(g.node_mechanisms or ())}").encode()
+    for a in (g.adj, g.weight, g.noise_scale, g.mlp, g.norm_mean, g.norm_std, g.base, g.inter,
+              g.target, g.kind, g.value, g.soft):
+        if a is None:
+            yield b"-"
+        else:
+            a = np.ascontiguousarray(a)
+            yield f"{a.dtype.str}{a.shape}".encode()
+            yield a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    for sets in (g.target_sets, g.value_sets):
+        for s in sets or ():
+            yield np.ascontiguousarray(s).astype(np.float64).tobytes() + b";"
+
+
+def cache_digest(path):
+    """sha256 of a cache's decoded content: 'sha256:' + 64 hex digits."""
+    h = hashlib.sha256()
+    with Cache(path) as c:
+        h.update(f"graphs={len(c)}".encode())
+        for i in range(len(c)):
+            for part in _graph_digest_parts(c[i]):
+                h.update(part)
+    return "sha256:" + h.hexdigest()
+
+
+def cell_dir(root, cell):
+    return os.path.join(root, cell["name"])
+
+
+def update_digests(root, cells=None, recipe=None):
+    """Rewrites the recipe's digests from the caches under root (built
+    before); returns the names whose digest changed."""
+    recipe = recipe or load_recipe()
+    changed = []
+    for cell in select_cells(recipe, cells):
+        d = cell_dir(root, cell)
+        if not os.path.isdir(d):
+            raise SuiteError(f"cell {cell['name']}: {d} missing: build it first")
+        dg = cache_digest(d)
+        if cell.get("digest") != dg:
+            changed.append(cell["name"])
+            cell["digest"] = dg
+    path = recipe["_path"]
+    body = {k: v for k, v in recipe.items() if not k.startswith("_")}
+    with open(path + ".tmp", "w") as f:
+        f.write(dump_recipe(body))
+    os.replace(path + ".tmp", path)
+    return changed
+
+
+def dump_recipe(r):
+    """The recipe's text: one cell per line, so a diff shows which cell changed."""
+    lines = ["{"]
+    for k, v in r.items():
+        if k == "cells":
+            lines.append('  "cells": [')
+            for i, c in enumerate(v):
+                lines.append("    " + json.dumps(c) + ("," if i + 1 < len(v) else ""))
+            lines.append("  ],")
+        else:
+            lines.append(f"  {json.dumps(k)}: {json.dumps(v)},")
+    lines[-1] = lines[-1].rstrip(",")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
