@@ -611,6 +611,7 @@ def _export_dcdi(cache, index, out):
 def test_import_dcdi_roundtrip():
     """Our DCDI export -> import-dcdi: the same worlds bit for bit, graph and
     target sets, for do() and for multi-target worlds; the store scores."""
+    import twincache
     from twincache.cache import Cache
     gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
     import shutil
@@ -642,8 +643,13 @@ def test_import_dcdi_roundtrip():
                 assert sets == [sorted(int(x) for x in ts_) for ts_ in g.target_sets], name
                 if name == "multi":
                     assert max(len(t) for t in sets) >= 2
-                res = ts.score_import(store, predict=lambda b: b["node_mask"][:, :, None] * 0.0
-                                      + s["adj"][None], name="oracle")
+                seen = []
+
+                def oracle(b):  # the batch type score hands predict, attributes and all
+                    seen.append(isinstance(b, twincache.Batch) and b.base.shape == (1,) + s["base"].shape)
+                    return b["node_mask"][:, :, None] * 0.0 + s["adj"][None]
+                res = ts.score_import(store, predict=oracle, name="oracle")
+                assert seen == [True]
                 assert res["oracle"]["metrics"]["auprc"]["mean"] == 1.0
                 assert set(res) == {"oracle", *ts.BASELINES}  # paired worlds: |T| too
 

@@ -1,8 +1,11 @@
 """twincache.suite.baseline — the baselines every report scores (chance,
 var-sort, R2-sort, |corr|, |T|): predict functions over a batch, numpy only,
 reading nothing but what a model sees (base and twin worlds, targets unless
-withheld)."""
+withheld), and graph_batch: one graph's arrays as the batch type every
+predict function gets."""
 import numpy as np
+
+from ..batch import Batch
 
 BASELINES = ("chance", "var-sort", "r2-sort", "corr", "twin-T")
 
@@ -16,6 +19,29 @@ def _to_numpy(x):
 def _field(batch, name):
     v = batch.numpy.get(name) if batch.numpy else None
     return np.asarray(v) if v is not None else _to_numpy(batch[name])
+
+
+def graph_batch(base, inter=None, target=None, adj=None):
+    """One graph as a twincache.Batch (output numpy, G = 1, K worlds, S rows,
+    n nodes; no slot behind it): base (S,n), inter (K,S,n) or None (K = 0),
+    target (K,n) 0/1 or None (all 0: withheld), adj (n,n) or None (all 0).
+    value and kind are 0 (the worlds' kinds are not known). What score_import
+    hands predict, the same type as score's Loader batches."""
+    base = np.asarray(base, np.float32)
+    S, n = base.shape
+    inter = np.zeros((0, S, n), np.float32) if inter is None else np.asarray(inter, np.float32)
+    K = inter.shape[0]
+    target = np.zeros((K, n), np.uint8) if target is None else np.asarray(target, np.uint8)
+    adj = np.zeros((n, n), np.uint8) if adj is None else np.asarray(adj, np.uint8)
+    f = {"base": base[None], "inter": inter[None], "target": target[None],
+         "value": np.zeros((1, K, n), np.float32), "kind": np.zeros((1, K), np.uint8),
+         "adj": adj[None], "node_mask": np.ones((1, n), np.uint8),
+         "int_mask": np.ones((1, K), np.uint8), "graph_id": np.zeros(1, np.uint64),
+         "valid": np.ones(1, np.uint8)}
+    b = Batch(f, f, 0, 0, 1, None, 0, {})
+    b._output, b.nodes = "numpy", n
+    return b
+
 
 def _graphs(batch):
     """(g, n, base (S,n) float64, inter (K,S,n), targets (K,n) bool or None,
@@ -123,6 +149,7 @@ def baseline_twin_T(batch):
         np.fill_diagonal(w, 0.0)
         out[g, :n, :n] = _squash(w, 1.0)
     return out
+
 
 def baselines(density):
     return {"chance": baseline_chance(density), "var-sort": baseline_var_sort,

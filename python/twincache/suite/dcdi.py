@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from .baseline import _to_numpy, baselines
+from .baseline import _to_numpy, baselines, graph_batch
 from .errors import SuiteError
 from .scoring import evaluate
 
@@ -184,47 +184,37 @@ def load_import(path):
     return d
 
 
-class _StoreBatch:
-    """One imported graph as the batch fields the baselines read (numpy)."""
-
-    def __init__(self, d, withhold_targets=False):
-        n, S = d["adj"].shape[0], d["base"].shape[0]
-        K = len(d["rows"])
-        paired = K > 0 and bool(np.all(d["rows"] == S))  # twin-style worlds: S rows each
-        k = K if paired else 0
-        tmask = np.zeros((1, k, n), dtype=np.uint8)
-        if not withhold_targets:
-            for w in range(k):
-                t = d["targets"][w]
-                tmask[0, w, t[t >= 0]] = 1
-        self.numpy = {"node_mask": np.ones((1, n), np.uint8), "valid": np.ones(1, np.uint8),
-                      "graph_id": np.zeros(1, np.uint64), "base": d["base"][None],
-                      "inter": (d["inter"].reshape(1, k, S, n) if paired
-                                else np.zeros((1, 0, S, n), np.float32)),
-                      "target": tmask, "int_mask": np.ones((1, k), np.uint8)}
-        self.paired = paired
-
-    def __getitem__(self, name):
-        return self.numpy[name]
-
-    def release(self):
-        pass
+def _store_batch(d, withhold_targets=False):
+    """The store's graph as graph_batch: its regimes are twin worlds (inter
+    (K,S,N)) only where every one has the base world's S rows; the second
+    value says whether they do."""
+    n, S = d["adj"].shape[0], d["base"].shape[0]
+    K = len(d["rows"])
+    paired = K > 0 and bool(np.all(d["rows"] == S))  # twin-style worlds: S rows each
+    k = K if paired else 0
+    tmask = np.zeros((k, n), dtype=np.uint8)
+    if not withhold_targets:
+        for w in range(k):
+            t = d["targets"][w]
+            tmask[w, t[t >= 0]] = 1
+    inter = d["inter"].reshape(k, S, n) if paired else None
+    return graph_batch(d["base"], inter, tmask, d["adj"]), paired
 
 
 def score_import(path, predict=None, name="model", with_baselines=True):
     """Scores an imported graph (load_import): predict(batch) -> (1, N, N)
-    (a _StoreBatch: base, inter, target, node_mask fields) and/or the
+    (a twincache.Batch, as score's: graph_batch) and/or the
     baselines. Returns {model: evaluate()'s dict}; |T| only where every
     regime has the base world's row count (its rows read as twin worlds)."""
     d = load_import(path)
     adj = d["adj"]
     n = len(adj)
-    b = _StoreBatch(d)
+    b, paired = _store_batch(d)
     dens = float(adj.sum() / max(n * (n - 1), 1))
     models = {name: predict} if predict is not None else {}
     if with_baselines:
         models.update(baselines(dens))
-        if not b.paired:
+        if not paired:
             models.pop("twin-T")
     cell = {"name": os.path.basename(path)}
     out = {}
