@@ -42,6 +42,7 @@ def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
             progress(f"{cell['name']:28s} {cell['graphs']:5d} graphs {dt:6.2f} s {verdict}")
     return out
 
+
 def disk_bytes(root):
     """Bytes the files under root occupy on disk (allocated blocks: LMDB's
     data file is sparse up to its map size)."""

@@ -72,7 +72,17 @@ def shd_double(pred, adj):
 
 
 def graph_metrics(p, adj):
-    """Metrics of one graph's (n,n) prediction p against adj (see SUITE.md)."""
+    """Metrics of one graph's (n,n) prediction p against adj (see SUITE.md),
+    over the n(n-1) ordered pairs i != j (the diagonal is never scored).
+
+    Edge cases, decided here:
+      f1      2 TP / (#predicted + #true) at p > THRESHOLD; 1.0 when both are
+              empty (an empty prediction of an empty graph is right), 0.0
+              when only one is.
+      orient  over the true edges i -> j, the share with p[i,j] > p[j,i]; a
+              tie counts 1/2; NaN (left out of the cell's mean) without edges.
+      auprc   NaN without an edge; auroc NaN without an edge or a non-edge
+              (a graph of one node has neither)."""
     n = len(adj)
     off = ~np.eye(n, dtype=bool)
     s, y = p[off], adj[off].astype(bool)
@@ -88,6 +98,43 @@ def graph_metrics(p, adj):
         orient = float("nan")
     return {"auprc": average_precision(s, y), "auroc": roc_auc(s, y), "shd": shd(b, adj),
             "shd2": shd_double(b, adj), "f1": f1, "orient": orient}
+
+
+def pair_kinds(moved):
+    """(n,n) int8, index in PAIR_KINDS of each ordered pair (i, j), from
+    moved (K,n) bool = which nodes world k moved: 2 both moved (one world
+    moved i and j), else 1 only j moved (some world), else 3 only i moved,
+    else 0 neither. The diagonal gets a kind too; pooled_pair_kinds skips it."""
+    moved = np.asarray(moved, bool)
+    both = (moved[:, :, None] & moved[:, None, :]).any(axis=0)
+    any_moved = moved.any(axis=0)
+    jm = np.broadcast_to(any_moved[None, :], both.shape)
+    im = np.broadcast_to(any_moved[:, None], both.shape)
+    return np.where(both, 2, np.where(jm, 1, np.where(im, 3, 0))).astype(np.int8)
+
+
+def pooled_pair_kinds(graphs):
+    """AUPRC per kind of pair pooled over graphs, an iterable of (p (n,n),
+    adj (n,n), kinds (n,n) or None): {kind name: {pairs, edges, auprc}} over
+    the pairs i != j (the diagonal is no pair), every kind once some graph
+    has kinds ({} when none has); auprc is NaN for a kind without edges,
+    None (pairs 0) for a kind without pairs."""
+    pooled = {k: ([], []) for k in range(len(PAIR_KINDS))}
+    for q, adj, kinds in graphs:
+        if kinds is None:
+            continue
+        off = ~np.eye(len(adj), dtype=bool)
+        for k in pooled:
+            m = (kinds == k) & off
+            pooled[k][0].append(q[m])
+            pooled[k][1].append(adj[m])
+    out = {}
+    for k, (s, y) in pooled.items():
+        if s:
+            s, y = np.concatenate(s), np.concatenate(y)
+            out[PAIR_KINDS[k]] = {"pairs": int(len(y)), "edges": int(y.sum()),
+                                  "auprc": average_precision(s, y) if len(y) else None}
+    return out
 
 
 def summarize(values):

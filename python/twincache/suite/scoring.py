@@ -10,7 +10,7 @@ from ..cache import Cache
 from .baseline import _field, _to_numpy, baseline_chance, baselines
 from .cells import cell_stats, check_built
 from .errors import SuiteError
-from .metrics import METRICS, PAIR_KINDS, THRESHOLD, average_precision, graph_metrics, summarize
+from .metrics import METRICS, THRESHOLD, graph_metrics, pair_kinds, pooled_pair_kinds, summarize
 from .predictions import read_predictions
 from .recipe import cell_dir, load_recipe, select_cells, suite_id
 from .references import reference_models
@@ -28,13 +28,10 @@ def truth(root, cell):
             g = c[i]
             kinds = None
             if g.n_inter > 0 and g.n_samples > 0:
-                moved = (g.inter != g.base[None]).any(axis=1)  # (K, n)
-                both = (moved[:, :, None] & moved[:, None, :]).any(axis=0)
-                jm = np.broadcast_to(moved.any(axis=0)[None, :], both.shape)
-                im = np.broadcast_to(moved.any(axis=0)[:, None], both.shape)
-                kinds = np.where(both, 2, np.where(jm, 1, np.where(im, 3, 0))).astype(np.int8)
+                kinds = pair_kinds((g.inter != g.base[None]).any(axis=1))  # moved: (K, n)
             out.append((g.adj.astype(np.uint8), kinds))
     return out
+
 
 def collect(predict, root, cell, batch_size=32, threads=2, output=None):
     """Runs predict over a cell's cache through the Loader (index order, one
@@ -87,28 +84,17 @@ def evaluate(preds, root, cell, gt=None):
         raise SuiteError(f"cell {cell['name']}: predictions miss {len(missing)} of {len(gt)} "
                          f"graphs (first: graph {missing[0]})")
     per = {m: [] for m in METRICS}
-    pooled = {k: ([], []) for k in range(len(PAIR_KINDS))}
-    for i, (adj, kinds) in enumerate(gt):
-        q = preds[i]
-        check_prediction(np.asarray(q), cell["name"], i, n=len(adj))
-        for k, v in graph_metrics(q, adj).items():
+    for i, (adj, _) in enumerate(gt):
+        check_prediction(np.asarray(preds[i]), cell["name"], i, n=len(adj))
+        for k, v in graph_metrics(preds[i], adj).items():
             per[k].append(v)
-        if kinds is not None:  # what moved is in the worlds, withheld targets or not
-            off = ~np.eye(len(adj), dtype=bool)
-            for k in pooled:
-                m = (kinds == k) & off
-                pooled[k][0].append(q[m])
-                pooled[k][1].append(adj[m])
     res = {"metrics": {m: summarize(v) for m, v in per.items()}, "graphs": len(gt)}
-    kinds = {}
-    for k, (s, y) in pooled.items():
-        if s:
-            s, y = np.concatenate(s), np.concatenate(y)
-            kinds[PAIR_KINDS[k]] = {"pairs": int(len(y)), "edges": int(y.sum()),
-                                    "auprc": average_precision(s, y) if len(y) else None}
+    # what moved is in the worlds, withheld targets or not
+    kinds = pooled_pair_kinds((preds[i], adj, k) for i, (adj, k) in enumerate(gt))
     if kinds:
         res["pair_kinds"] = kinds
     return res
+
 
 def _score_cells(models, root, cells, batch_size, threads, output, results, timing, cpu):
     """models: name -> predict or name -> {cell: {gid: (n,n)}} (stored predictions)."""
@@ -172,6 +158,7 @@ def score(predict, root, cells=None, name="model", baselines=True, batch_size=32
     _score_cells(models, root, sel, batch_size, threads, output, results, timing, cpu)
     return _report(recipe, sel, results, timing, cpu, root)
 
+
 def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, reference=False):
     """Scores a predictions file (read_predictions) beside the baselines, on
     the cells it holds (or `cells`)."""
@@ -192,6 +179,7 @@ def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, r
         models.update(reference_models(None if reference is True else reference))
     _score_cells(models, root, sel, 32, 2, "numpy", results, timing, cpu)
     return _report(recipe, sel, results, timing, cpu, root)
+
 
 def _report(recipe, cells, results, timing, cpu, root):
     return {"suite": suite_id(recipe), "threshold": THRESHOLD, "root": os.fspath(root),
