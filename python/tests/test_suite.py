@@ -182,6 +182,56 @@ def test_digest_mismatch_names_the_cell(built):
     assert ts.load_recipe(path)["cells"][1]["digest"] == out["obs"][0] == recipe["cells"][1]["digest"]
 
 
+def test_score_checks_the_digests(built, capsys):
+    """score trusts only the recipe: a cell regenerated with another seed,
+    cut to fewer graphs, or another cell's directory under its name is
+    refused with one line naming the cell (exit 1), predictions file or not;
+    the untouched cells still score."""
+    import shutil
+    root, recipe = built
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    do, obs, unknown = recipe["cells"]
+    pred = os.path.join(TMP, "digest-pred.npz")
+    ts.write_predictions(pred, _perfect_preds(root, recipe, ("do",)), recipe)
+
+    def tampered(tag, edit):
+        r2 = os.path.join(TMP, f"tampered-{tag}")
+        shutil.rmtree(r2, ignore_errors=True)
+        shutil.copytree(root, r2)
+        edit(r2)
+        return r2
+
+    def regen(r2, cell):
+        shutil.rmtree(os.path.join(r2, "do"))
+        r = _run([gen, "--out", os.path.join(r2, "do"), "--quiet"] + ts.gen_args(cell))
+        assert r.returncode == 0, r.stderr
+
+    def swap(r2):
+        a, b = os.path.join(r2, "do"), os.path.join(r2, "obs")
+        os.rename(a, a + ".x"), os.rename(b, a), os.rename(a + ".x", b)
+    for tag, edit in (("seed", lambda r2: regen(r2, dict(do, seed=99))),
+                      ("cut", lambda r2: regen(r2, dict(do, graphs=6))),
+                      ("swap", swap)):
+        r2 = tampered(tag, edit)
+        for extra in ([], [pred]):
+            rc = ts.main(["--recipe", recipe["_path"], "score", r2, *extra, "--cells", "do"])
+            err = capsys.readouterr().err
+            assert rc == 1 and err.count("\n") == 1, (tag, err)
+            assert "cell do: " in err and "is not the recipe's cell: its digest" in err, (tag, err)
+        with pytest.raises(ts.SuiteError, match="cell do: .* is not the recipe's cell"):
+            ts.score(perfect, r2, recipe=recipe, cells=["do"], baselines=False)
+        if tag != "swap":
+            rep = ts.score(perfect, r2, recipe=recipe, cells=["obs"], baselines=False)
+            assert rep["results"]["model"]["obs"]["graphs"] == 10
+    nodigest = json.loads(json.dumps({k: v for k, v in recipe.items() if k != "_path"}))
+    del nodigest["cells"][0]["digest"]
+    path = os.path.join(TMP, "nodigest.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe(nodigest))
+    with pytest.raises(ts.SuiteError, match="cell do: the recipe holds no digest"):
+        ts.score(perfect, root, recipe=ts.load_recipe(path), cells=["do"], baselines=False)
+
+
 def test_observational_cell_has_no_twin_world(built):
     root, recipe = built
     import twincache

@@ -106,15 +106,36 @@ def _graph_digest_parts(g):
             yield np.ascontiguousarray(s).astype(np.float64).tobytes() + b";"
 
 
-def cache_digest(path):
-    """sha256 of a cache's decoded content: 'sha256:' + 64 hex digits."""
+def cache_digest(path, visit=None):
+    """sha256 of a cache's decoded content: 'sha256:' + 64 hex digits.
+    visit(graph), when given, sees every graph of the same pass in index
+    order (scoring reads the ground truth there)."""
     h = hashlib.sha256()
     with Cache(path) as c:
         h.update(f"graphs={len(c)}".encode())
         for i in range(len(c)):
-            for part in _graph_digest_parts(c[i]):
+            g = c[i]
+            for part in _graph_digest_parts(g):
                 h.update(part)
+            if visit is not None:
+                visit(g)
     return "sha256:" + h.hexdigest()
+
+
+def check_cell_digest(root, cell, digest):
+    """Raises SuiteError unless `digest` (of root/<cell>) is the recipe's
+    digest of the cell: a cell regenerated with another seed, cut to fewer
+    graphs, or another cell's directory under this name is refused."""
+    d = cell_dir(root, cell)
+    want = cell.get("digest")
+    if not want:
+        raise SuiteError(f"cell {cell['name']}: the recipe holds no digest to check {d} against "
+                         "(twincache-suite digest DIR --update writes it)")
+    if digest != want:
+        raise SuiteError(f"cell {cell['name']}: {d} is not the recipe's cell: its digest "
+                         f"{digest[:19]}... differs from the recipe's {want[:19]}... (another seed, "
+                         f"graph count or cell?): rebuild it (rm -rf {d}; twincache-suite build "
+                         f"{root} --cells {cell['name']})")
 
 
 def cell_dir(root, cell):

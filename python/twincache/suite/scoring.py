@@ -6,30 +6,34 @@ import time
 
 import numpy as np
 
-from ..cache import Cache
 from .baseline import _field, _to_numpy, baseline_chance, baselines
 from .cells import cell_stats, check_built
 from .errors import SuiteError
 from .metrics import METRICS, THRESHOLD, graph_metrics, pair_kinds, pooled_pair_kinds, summarize
 from .predictions import read_predictions
-from .recipe import cell_dir, load_recipe, select_cells, suite_id
+from .recipe import (cache_digest, cell_dir, check_cell_digest, load_recipe, select_cells,
+                     suite_id)
 from .references import reference_models
 
 
-def truth(root, cell):
+def truth(root, cell, check=True):
     """Per graph of a cell: (adj (n,n) uint8, pair kinds (n,n) int8 or None).
     Pair kind of (i, j), index in PAIR_KINDS, from what the twin worlds moved
     (a node moved in world k when any of its S rows differs from the base
     world's): both moved (some world moved i and j), only j moved, only i
-    moved, neither; None for a graph without twin worlds."""
+    moved, neither; None for a graph without twin worlds. The same pass
+    computes the cache's digest; check=True (what score does) raises
+    SuiteError unless it is the recipe's (recipe.check_cell_digest)."""
     out = []
-    with Cache(cell_dir(root, cell)) as c:
-        for i in range(len(c)):
-            g = c[i]
-            kinds = None
-            if g.n_inter > 0 and g.n_samples > 0:
-                kinds = pair_kinds((g.inter != g.base[None]).any(axis=1))  # moved: (K, n)
-            out.append((g.adj.astype(np.uint8), kinds))
+
+    def visit(g):
+        kinds = None
+        if g.n_inter > 0 and g.n_samples > 0:
+            kinds = pair_kinds((g.inter != g.base[None]).any(axis=1))  # moved: (K, n)
+        out.append((g.adj.astype(np.uint8), kinds))
+    digest = cache_digest(cell_dir(root, cell), visit)
+    if check:
+        check_cell_digest(root, cell, digest)
     return out
 
 
