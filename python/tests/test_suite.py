@@ -5,6 +5,7 @@ command line's exit codes. Small cells (a test recipe of its own) plus three
 of v1's cheapest cells checked against v1's digests."""
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -192,7 +193,7 @@ def test_score_checks_the_digests(built, capsys):
     gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
     do, obs, unknown = recipe["cells"]
     pred = os.path.join(TMP, "digest-pred.npz")
-    ts.write_predictions(pred, _perfect_preds(root, recipe, ("do",)), recipe)
+    ts.write_predictions(_perfect_preds(root, recipe, ("do",)), pred, recipe)
 
     def tampered(tag, edit):
         r2 = os.path.join(TMP, f"tampered-{tag}")
@@ -330,7 +331,7 @@ def test_predictions_file_roundtrip_and_errors(built):
     root, recipe = built
     path = os.path.join(TMP, "pred.npz")
     preds = _perfect_preds(root, recipe, ("do", "obs"))
-    ts.write_predictions(path, preds, recipe)
+    ts.write_predictions(preds, path, recipe)
     rep = ts.score_file(path, root, recipe=recipe, baselines=False)
     assert rep["cells"] == ["do", "obs"]
     assert rep["results"]["pred"]["do"]["metrics"]["auprc"]["mean"] == pytest.approx(1.0)
@@ -356,6 +357,22 @@ def test_predictions_file_roundtrip_and_errors(built):
     bad(lambda a: a.update({"do/1": np.full_like(a["do/1"], np.nan)}), "cell do graph 1: prediction holds NaN")
     bad(lambda a: a.update({"elsewhere/0": np.zeros((2, 2))}), "no cell 'elsewhere'")
     bad(lambda a: a.update({"do/x": np.zeros((2, 2))}), "expected '<cell>/<graph id>'")
+    # one key per graph: another spelling of graph 3 would land on it and one would win
+    for key in ("do/003", "do/\u0663", "do/\u00b2", "do/+3", "do/ 3", "do/3 ", "do/1e20", "do/-1",
+                "do/", "do"):
+        bad(lambda a: a.update({key: a["do/3"]}), re.escape(f"key {key!r}: expected '<cell>/<graph id>'"))
+    for key in ("do/12", "do/100000000000000000000"):  # the cell holds graphs 0..11
+        bad(lambda a: a.update({key: a["do/3"]}), re.escape(f"key {key!r}: cell do has graphs 0 to 11"))
+    # the former argument order still writes the same file, with a warning
+    old = os.path.join(TMP, "pred-old-order.npz")
+    with pytest.warns(DeprecationWarning, match=r"write_predictions\(preds, path\)"):
+        ts.write_predictions(old, preds, recipe)
+    got = ts.read_predictions(old, recipe)
+    assert sorted(got) == ["do", "obs"] and all(np.array_equal(got["do"][i], preds["do"][i])
+                                                for i in preds["do"])
+    v1 = os.path.join(TMP, "pred-v1.npz")  # recipe=None: the package's (v1), writing and reading
+    ts.write_predictions({"nodes-10": {0: np.eye(10)}}, v1)
+    assert list(ts.read_predictions(v1)) == ["nodes-10"]
     with open(os.path.join(TMP, "junk.npz"), "w") as f:
         f.write("not a zip")
     with pytest.raises(ts.SuiteError, match="not a readable .npz"):
