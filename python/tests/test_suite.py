@@ -792,3 +792,146 @@ def test_import_dcdi_refuses_bad_folders(capsys):
     assert ts.main(["score-import", store]) == 0
     out = capsys.readouterr().out
     assert "var-sort" in out and "twin-T" in out and "auprc" in out
+
+
+# ---- every input of the suite: one line and a non-zero exit -----------------
+
+
+def _store(path, **change):
+    """A hand-made import store: 0 -> 1 -> 2, 8 base rows, one do() world per
+    node of 8 rows (paired: twin-T scores it); `change` replaces arrays."""
+    rng = np.random.default_rng(1)
+    adj = np.zeros((3, 3), np.uint8)
+    adj[0, 1] = adj[1, 2] = 1
+    d = {"format": np.array(ts.IMPORT_FORMAT), "adj": adj,
+         "base": rng.normal(size=(8, 3)).astype(np.float32), "regimes": np.array([1, 2, 3]),
+         "rows": np.array([8, 8, 8]), "inter": rng.normal(size=(24, 3)).astype(np.float32),
+         "targets": np.array([[0], [1], [2]], np.int32)}
+    d.update(change)
+    np.savez(path, **{k: v for k, v in d.items() if v is not None})
+    return path
+
+
+def _dcdi_folder(d, data=None, regime=None):
+    """A hand-made DCDI folder (dataset 1): 0 -> 1, 4 observational rows, 4
+    rows of do(0); `data` replaces data_interv1.npy, `regime` the bytes of
+    regime1.csv."""
+    import shutil
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    np.save(os.path.join(d, "DAG1.npy"), np.array([[0, 1], [0, 0]]))
+    x = np.arange(16, dtype=np.float64).reshape(8, 2) if data is None else data
+    np.save(os.path.join(d, "data_interv1.npy"), x)
+    with open(os.path.join(d, "intervention1.csv"), "w") as f:
+        f.write("\n" * 4 + "0\n" * 4)
+    with open(os.path.join(d, "regime1.csv"), "wb") as f:
+        f.write(b"0\n" * 4 + b"1\n" * 4 if regime is None else regime)
+    return d
+
+
+def test_cli_refuses_bad_inputs(built, capsys):
+    """Damaged predictions files, import stores, DCDI folders, recipes and
+    build targets: each is one line on stderr and exit 1 (2: usage), never a
+    traceback (this runs main in-process: an exception would fail here)."""
+    import shutil
+    import zipfile
+    root, recipe = built
+    R = ["--recipe", recipe["_path"]]
+    d = os.path.join(TMP, "inputs")
+    os.makedirs(d, exist_ok=True)
+
+    def cli(args, rc, want):
+        got = ts.main(args)
+        out, err = capsys.readouterr()
+        assert got == rc and err.count("\n") == 1 and want in err, (args, got, out, err)
+        return out
+
+    good = os.path.join(d, "good.npz")
+    ts.write_predictions(_perfect_preds(root, recipe, ("do",)), good, recipe)
+    raw = open(good, "rb").read()
+    with zipfile.ZipFile(good) as z:  # a byte inside do/0's compressed data
+        at = z.getinfo("do/0.npy").header_offset
+    name_len, extra_len = np.frombuffer(raw[at + 26:at + 30], "<u2")  # the local header's
+    flip = at + 30 + int(name_len) + int(extra_len) + 8
+    damaged = {
+        "truncated.npz": raw[:len(raw) // 2],
+        "flipped.npz": raw[:flip] + bytes([raw[flip] ^ 0x5A]) + raw[flip + 1:],
+        "empty.npz": b"",
+    }
+    for f, b in damaged.items():
+        with open(os.path.join(d, f), "wb") as fh:
+            fh.write(b)
+    np.savez(os.path.join(d, "objects.npz"), suite=np.array(ts.suite_id(recipe)),
+             **{"do/0": np.array([{"p": 1}], dtype=object)})
+    np.save(os.path.join(d, "single.npy"), np.zeros((5, 5)))
+    np.savez(os.path.join(d, "super.npz"), suite=np.array(ts.suite_id(recipe)),
+             **{"do/\u00b2": np.zeros((5, 5))})
+    for f, want in (("truncated.npz", "not a readable"), ("flipped.npz", "not a readable"),
+                    ("empty.npz", "not a readable"), ("objects.npz", "'do/0': not a readable array"),
+                    ("single.npy", "a single .npy array"), ("super.npz", "expected '<cell>/<graph id>'")):
+        cli(R + ["score", root, os.path.join(d, f)], 1, want)
+    cli(R + ["score", root, d], 1, "not a readable")  # a directory
+
+    # import stores: a good one scores, twin-T said to be left out of unpaired worlds
+    assert ts.main(["score-import", _store(os.path.join(d, "s.npz"))]) == 0
+    out = capsys.readouterr().out
+    assert "twin-T" in out and "not scored" not in out
+    unpaired = _store(os.path.join(d, "unpaired.npz"), rows=np.array([4, 4, 4]),
+                      inter=np.zeros((12, 3), np.float32))
+    assert ts.main(["score-import", unpaired]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("twin-T: not scored: its regimes hold 4 rows, the base world 8: "
+                                   "they are no twin worlds of its rows"), out
+    cyc = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], np.uint8)
+    for tag, change, want in (
+            ("cycle", {"adj": cyc}, "'adj' uint8 (3, 3): a self-loop or a directed cycle"),
+            ("doubled", {"rows": np.array([16, 16, 16])}, "they sum to 48, 'inter' holds 24 rows"),
+            ("negative", {"rows": np.array([-8, 16, 16])}, "one row count >= 1 per regime"),
+            ("empty", {"base": np.zeros((0, 3), np.float32)}, "no rows: the base world is empty"),
+            ("norows", {"rows": None}, "no 'rows' array"),
+            ("target", {"targets": np.array([[0], [1], [9]], np.int32)}, "a target outside the 3 nodes"),
+            ("shape", {"targets": np.array([0, 1, 2], np.int32)}, "(3, T) node indices expected"),
+            ("inf", {"base": np.full((8, 3), np.inf, np.float32)}, "NaN or infinity"),
+            ("objects", {"rows": np.array([8, 8, None], dtype=object)}, "not a readable import store"),
+            ("format", {"format": np.array("something else")}, "not a 'twincache-suite dcdi-import v1'")):
+        cli(["score-import", _store(os.path.join(d, f"store-{tag}.npz"), **change)], 1, want)
+    cli(["score-import", os.path.join(d, "single.npy")], 1, "a single .npy array")
+    cli(["score-import", os.path.join(d, "truncated.npz")], 1, "not a readable import store")
+
+    # DCDI folders: float64 beyond float32, a binary csv; nothing written
+    big = np.arange(16, dtype=np.float64).reshape(8, 2)
+    big[5, 1] = 1e300
+    for tag, kw, want in (("big", {"data": big}, "row 5, node 1 is 1e+300: outside float32's range"),
+                          ("binary", {"regime": bytes(range(256))}, "regime1.csv: not a text file")):
+        folder = _dcdi_folder(os.path.join(d, f"dcdi-{tag}"), **kw)
+        out = os.path.join(d, f"dcdi-{tag}.npz")
+        if os.path.exists(out):  # a store an earlier, broken run left
+            os.remove(out)
+        cli(["import-dcdi", folder, out], 1, want)
+        assert not os.path.exists(out)
+    ok = os.path.join(d, "dcdi-ok.npz")
+    if os.path.exists(ok):
+        os.remove(ok)
+    assert ts.main(["import-dcdi", _dcdi_folder(os.path.join(d, "dcdi-ok")), ok]) == 0
+    capsys.readouterr()
+
+    # build into a file, --cells '', a recipe that is a JSON list or has a bad cell
+    afile = os.path.join(d, "a-file")
+    open(afile, "w").close()
+    cli(R + ["build", afile], 1, "exists and is not a directory")
+    nothing = os.path.join(d, "nothing")
+    shutil.rmtree(nothing, ignore_errors=True)  # what an earlier, broken run made
+    cli(R + ["build", nothing, "--cells", ""], 2, "cells '' names no cell")
+    cli(R + ["build", nothing, "--cells", ","], 2, "names no cell")
+    assert not os.path.exists(nothing)
+    for tag, text, want in (("list", "[1, 2]", "not a twincache-suite recipe"),
+                            ("cells", '{"suite": "twincache-suite", "version": 1, "cells": [1]}',
+                             "cell 1 is not an object"),
+                            ("graphs", '{"suite": "twincache-suite", "version": 1, "cells": [{"name": '
+                                       '"a", "options": {}, "seed": 1, "graphs": "9"}]}',
+                             "cell a: options must be an object"),
+                            ("binary", "\udcff", "recipe")):
+        rp = os.path.join(d, f"recipe-{tag}.json")
+        with open(rp, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+        cli(["--recipe", rp, "info"], 1, want)

@@ -16,10 +16,17 @@ def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
     checks its digest. Returns {cell: (digest, seconds)}. Raises SuiteError
     naming the first cell whose digest differs (the cache stays, for a look)."""
     recipe = recipe or load_recipe()
-    os.makedirs(root, exist_ok=True)
+    sel = select_cells(recipe, cells)
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise SuiteError(f"{root}: exists and is not a directory (build makes DIR/<cell> for "
+                         "each cell)")
+    try:
+        os.makedirs(root, exist_ok=True)
+    except OSError as e:
+        raise SuiteError(f"{root}: cannot create the directory: {e.strerror}") from None
     gen = find_program("twincache-gen")
     out = {}
-    for cell in select_cells(recipe, cells):
+    for cell in sel:
         d = cell_dir(root, cell)
         t0 = time.perf_counter()
         cmd = [gen, "--out", d, "--threads", str(threads), "--quiet"] + gen_args(cell)

@@ -142,4 +142,7 @@ def main(argv=None):
     except Error as e:
         print(f"twincache-suite: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # a report or store that cannot be written, and the like
+        print(f"twincache-suite: {e}", file=sys.stderr)
+        return 1
     return 0

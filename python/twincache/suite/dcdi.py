@@ -10,6 +10,7 @@ import numpy as np
 
 from .baseline import _to_numpy, baselines, graph_batch
 from .errors import SuiteError
+from .predictions import BAD_NPZ
 from .scoring import evaluate
 
 IMPORT_FORMAT = "twincache-suite dcdi-import v1"
@@ -32,14 +33,21 @@ def _dcdi_dataset(src, dataset):
 
 def _load_npy(path, what):
     try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+        x = np.load(path, allow_pickle=False)
+    except BAD_NPZ as e:
         raise SuiteError(f"{path}: not a readable .npy file ({what}): {e}") from None
+    if not isinstance(x, np.ndarray):
+        x.close()
+        raise SuiteError(f"{path}: not a readable .npy file ({what}): an .npz of several arrays")
+    return x
 
 
 def _csv_lines(path):
-    with open(path) as f:
-        lines = f.read().split("\n")
+    try:
+        with open(path, encoding="ascii") as f:
+            lines = f.read().split("\n")
+    except (OSError, UnicodeDecodeError) as e:
+        raise SuiteError(f"{path}: not a text file of comma-separated numbers: {e}") from None
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
     return [ln.rstrip("\r") for ln in lines]
@@ -100,7 +108,14 @@ def read_dcdi(src, dataset=None):
         if bad.any():
             r, c = np.argwhere(bad)[0]
             raise SuiteError(f"{p}: row {r}, node {c} is {x[r, c]}: NaN or infinity")
-        return x.astype(np.float32)  # exact for float32 files; float64 ones are rounded
+        with np.errstate(over="ignore"):  # an overflow is an inf, refused below
+            y = x.astype(np.float32)  # exact for float32 files; float64 ones are rounded
+        bad = ~np.isfinite(y)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise SuiteError(f"{p}: row {r}, node {c} is {x[r, c]:.6g}: outside float32's range "
+                             "(the store keeps float32)")
+        return y
 
     data = rows_of(paths[1], "the samples")
     rows = data.shape[0]
@@ -171,17 +186,70 @@ def import_dcdi(src, out, dataset=None):
 
 
 def load_import(path):
-    """The store import_dcdi wrote, as read_dcdi's dict (obs None when absent)."""
+    """The store import_dcdi wrote, as read_dcdi's dict (obs None when
+    absent), checked as read_dcdi checks a folder (the store may come from
+    elsewhere): SuiteError names the array that is missing or wrong."""
     try:
         z = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except BAD_NPZ as e:
         raise SuiteError(f"{path}: not a readable import store: {e}") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise SuiteError(f"{path}: not a readable import store: a single .npy array, not an .npz")
     with z:
-        if "format" not in z.files or str(z["format"]) != IMPORT_FORMAT:
-            raise SuiteError(f"{path}: not a '{IMPORT_FORMAT}' store (twincache-suite import-dcdi)")
-        d = {k: z[k] for k in z.files if k != "format"}
+        try:
+            if "format" not in z.files or str(z["format"]) != IMPORT_FORMAT:
+                raise SuiteError(f"{path}: not a '{IMPORT_FORMAT}' store (twincache-suite import-dcdi)")
+            d = {k: z[k] for k in z.files if k != "format"}
+        except BAD_NPZ as e:
+            raise SuiteError(f"{path}: not a readable import store: {e}") from None
     d.setdefault("obs", None)
+    _check_store(path, d)
     return d
+
+
+def _check_store(path, d):
+    """The arrays of a store, as import_dcdi writes them: adj (N,N) 0/1 DAG,
+    base (S,N) S >= 1, regimes (K,), rows (K,) >= 1 summing to inter's rows,
+    inter (sum rows, N), targets (K,T) in [-1, N) with one target a world,
+    obs (S0,N) or None; floats finite."""
+    for k in ("adj", "base", "regimes", "rows", "inter", "targets"):
+        if k not in d:
+            raise SuiteError(f"{path}: no '{k}' array: not a complete import store")
+
+    def bad(k, what):
+        return SuiteError(f"{path}: '{k}' {d[k].dtype} {d[k].shape}: {what}")
+    adj = d["adj"]
+    if adj.ndim != 2 or adj.shape[0] != adj.shape[1] or adj.shape[0] < 1:
+        raise bad("adj", "a square (N, N) adjacency expected")
+    if adj.dtype.kind not in "biuf" or not np.all((adj == 0) | (adj == 1)):
+        raise bad("adj", "entries must be 0 or 1")
+    if np.any(np.diag(adj)) or not _is_acyclic(adj.astype(np.uint8)):
+        raise bad("adj", "a self-loop or a directed cycle: not a DAG")
+    n = adj.shape[0]
+    for k in ("base", "inter", "obs"):
+        x = d[k]
+        if x is None:
+            continue
+        if x.ndim != 2 or x.shape[1] != n or x.dtype.kind != "f":
+            raise bad(k, f"float rows of the {n} nodes expected, (rows, {n})")
+        if not np.all(np.isfinite(x)):
+            raise bad(k, "NaN or infinity")
+    if len(d["base"]) < 1:
+        raise bad("base", "no rows: the base world is empty")
+    rows, K = d["rows"], len(d["rows"]) if d["rows"].ndim == 1 else -1
+    if K < 0 or rows.dtype.kind not in "iu" or np.any(rows < 1):
+        raise bad("rows", "one row count >= 1 per regime expected")
+    if int(rows.sum()) != len(d["inter"]):
+        raise bad("rows", f"they sum to {int(rows.sum())}, 'inter' holds {len(d['inter'])} rows")
+    if d["regimes"].shape != (K,) or d["regimes"].dtype.kind not in "iu":
+        raise bad("regimes", f"one regime number per row count ({K}) expected")
+    t = d["targets"]
+    if t.ndim != 2 or t.shape[0] != K or t.dtype.kind not in "iu":
+        raise bad("targets", f"({K}, T) node indices expected, -1 padded")
+    if t.size and (t.min() < -1 or t.max() >= n):
+        raise bad("targets", f"a target outside the {n} nodes")
+    if K and not np.all((t >= 0).any(axis=1)):
+        raise bad("targets", "a regime without a target")
 
 
 def _store_batch(d, withhold_targets=False):
@@ -201,11 +269,12 @@ def _store_batch(d, withhold_targets=False):
     return graph_batch(d["base"], inter, tmask, d["adj"]), paired
 
 
-def score_import(path, predict=None, name="model", with_baselines=True):
+def score_import(path, predict=None, name="model", with_baselines=True, progress=print):
     """Scores an imported graph (load_import): predict(batch) -> (1, N, N)
     (a twincache.Batch, as score's: graph_batch) and/or the
     baselines. Returns {model: evaluate()'s dict}; |T| only where every
-    regime has the base world's row count (its rows read as twin worlds)."""
+    regime has the base world's row count (its rows read as twin worlds):
+    where it is left out, progress (None: silent) gets one line saying why."""
     d = load_import(path)
     adj = d["adj"]
     n = len(adj)
@@ -216,11 +285,23 @@ def score_import(path, predict=None, name="model", with_baselines=True):
         models.update(baselines(dens))
         if not paired:
             models.pop("twin-T")
+            if progress:
+                progress(f"twin-T: not scored: its regimes hold {_counts(d['rows'])} rows, the base "
+                         f"world {len(d['base'])}: they are no twin worlds of its rows")
     cell = {"name": os.path.basename(path)}
     out = {}
     for m, f in models.items():
-        p = _to_numpy(f(b))
+        try:
+            p = _to_numpy(f(b))
+        except np.linalg.LinAlgError as e:
+            raise SuiteError(f"{path}: {m}: {e} on this graph's rows") from None
         if p.shape != (1, n, n):
             raise SuiteError(f"{path}: {m} returned shape {tuple(p.shape)}, expected (1, {n}, {n})")
         out[m] = evaluate({0: np.asarray(p[0], np.float64)}, None, cell, gt=[(adj, None)])
     return out
+
+
+def _counts(rows):
+    """The distinct row counts of the regimes, for a message: '32', '32, 48'."""
+    u = sorted(set(int(r) for r in rows))
+    return ", ".join(map(str, u[:5])) + (", ..." if len(u) > 5 else "")

@@ -31,38 +31,66 @@ def recipe_path(version=DEFAULT_VERSION):
 
 
 def load_recipe(path=None):
-    """The recipe as a dict, checked: names unique, every cell complete."""
+    """The recipe as a dict, checked: a JSON object with suite, version and a
+    list of cells, each an object with a unique name (no '/'), options (an
+    object), seed (int >= 0), graphs (int >= 1), digest (a string) when
+    present; splits name known cells. SuiteError names the file and what is
+    wrong."""
     path = path or recipe_path()
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             r = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
         raise SuiteError(f"recipe {path}: {e}") from None
-    if r.get("suite") != SUITE_NAME or not isinstance(r.get("version"), int):
-        raise SuiteError(f"recipe {path}: not a {SUITE_NAME} recipe (keys suite, version)")
+    if not isinstance(r, dict) or r.get("suite") != SUITE_NAME or \
+            not _is_int(r.get("version")):
+        raise SuiteError(f"recipe {path}: not a {SUITE_NAME} recipe (a JSON object with keys "
+                         "suite, version, cells)")
+    cells, splits = r.get("cells", []), r.get("splits", {})
+    if not isinstance(cells, list) or not isinstance(splits, dict):
+        raise SuiteError(f"recipe {path}: 'cells' must be a list and 'splits' an object")
     seen = set()
-    for c in r.get("cells", []):
+    for c in cells:
+        if not isinstance(c, dict):
+            raise SuiteError(f"recipe {path}: cell {c!r:.40} is not an object")
         for k in ("name", "options", "seed", "graphs"):
             if k not in c:
                 raise SuiteError(f"recipe {path}: cell {c.get('name', '?')} lacks '{k}'")
-        if c["name"] in seen or "/" in c["name"]:
-            raise SuiteError(f"recipe {path}: cell name {c['name']!r} twice or with '/'")
+        if not isinstance(c["name"], str) or not c["name"] or c["name"] in seen or "/" in c["name"]:
+            raise SuiteError(f"recipe {path}: cell name {c['name']!r} twice, empty, not a string "
+                             "or with '/'")
+        ok = (isinstance(c["options"], dict) and _is_int(c["seed"]) and c["seed"] >= 0
+              and _is_int(c["graphs"]) and c["graphs"] >= 1
+              and isinstance(c.get("digest", ""), str))
+        if not ok:
+            raise SuiteError(f"recipe {path}: cell {c['name']}: options must be an object, seed an "
+                             "int >= 0, graphs an int >= 1, digest a string")
         seen.add(c["name"])
-    for split, s in r.get("splits", {}).items():
-        for name in s.get("test", []):
+    for split, sp in splits.items():
+        test = sp.get("test", []) if isinstance(sp, dict) else None
+        if not isinstance(test, list):
+            raise SuiteError(f"recipe {path}: split {split} must be an object with a 'test' list")
+        for name in test:
             if name not in seen:
                 raise SuiteError(f"recipe {path}: split {split} names unknown cell {name}")
     r["_path"] = path
     return r
 
 
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def select_cells(recipe, cells=None):
     """The recipe's cells named by `cells` (None: all; a list or 'a,b' string)."""
     if cells is None:
         return list(recipe["cells"])
+    named = cells
     if isinstance(cells, str):
         cells = [c for c in cells.split(",") if c]
     by = {c["name"]: c for c in recipe["cells"]}
+    if not cells:
+        raise UnknownCell(f"cells {named!r} names no cell; the suite's cells: {', '.join(by)}")
     bad = [c for c in cells if c not in by]
     if bad:
         raise UnknownCell(f"unknown cell(s) {', '.join(bad)}; the suite's cells: "

@@ -168,10 +168,10 @@ def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, r
     the cells it holds (or `cells`)."""
     recipe = recipe or load_recipe()
     stored = read_predictions(path, recipe)
+    if not stored:
+        raise SuiteError(f"{path}: holds no prediction of any cell")
     sel = select_cells(recipe, cells if cells is not None else
                        [c["name"] for c in recipe["cells"] if c["name"] in stored])
-    if not sel:
-        raise SuiteError(f"{path}: holds no prediction of any cell")
     for c in sel:
         if c["name"] not in stored:
             raise SuiteError(f"{path}: no prediction for cell {c['name']}")
