@@ -11,8 +11,6 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO
-
 import twincache
 from twincache.suite import baseline as tb
 from twincache.suite import metrics as tm
@@ -21,7 +19,7 @@ from twincache.suite import metrics as tm
 def test_metrics_module_needs_no_library():
     """metrics.py by its path, in a Python where the library cannot load:
     nothing of twincache is imported, the metrics compute."""
-    path = os.path.join(REPO, "python", "twincache", "suite", "metrics.py")
+    path = tm.__file__  # the source tree's or the wheel's
     code = ("import importlib.util, sys\n"
             f"spec = importlib.util.spec_from_file_location('m', {path!r})\n"
             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
