@@ -14,7 +14,7 @@ pure function of (options, seed), so the recipe is the suite.
     (after an intended generator change: rm -rf DIR; build DIR --no-check; digest DIR --update)
 
     import twincache.suite as ts
-    report = ts.score(predict, "suite-dir", cells=["er-n20-linear-gauss-do"])
+    report = ts.score(predict, "suite-dir", cells=["base"])
     ts.write_report(report, "out/model")          # out/model.json, .md (.png)
 
 predict(batch) -> (G, N, N) edge probabilities in [0, 1], p[g, i, j] for the
