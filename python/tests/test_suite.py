@@ -888,6 +888,8 @@ def test_cli_refuses_bad_inputs(built, capsys):
             ("doubled", {"rows": np.array([16, 16, 16])}, "they sum to 48, 'inter' holds 24 rows"),
             ("negative", {"rows": np.array([-8, 16, 16])}, "one row count >= 1 per regime"),
             ("empty", {"base": np.zeros((0, 3), np.float32)}, "no rows: the base world is empty"),
+            ("onerow", {"base": np.ones((1, 3), np.float32), "rows": np.array([1, 1, 1]),
+                        "inter": np.ones((3, 3), np.float32)}, "holds 1 row: the baselines"),
             ("norows", {"rows": None}, "no 'rows' array"),
             ("target", {"targets": np.array([[0], [1], [9]], np.int32)}, "a target outside the 3 nodes"),
             ("shape", {"targets": np.array([0, 1, 2], np.int32)}, "(3, T) node indices expected"),

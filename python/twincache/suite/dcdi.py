@@ -281,6 +281,9 @@ def score_import(path, predict=None, name="model", with_baselines=True, progress
     b, paired = _store_batch(d)
     dens = float(adj.sum() / max(n * (n - 1), 1))
     models = {name: predict} if predict is not None else {}
+    if with_baselines and len(d["base"]) < 2:
+        raise SuiteError(f"{path}: the base world holds {len(d['base'])} row: the baselines "
+                         "(variances, correlations) need 2 or more")
     if with_baselines:
         models.update(baselines(dens))
         if not paired:
@@ -294,7 +297,7 @@ def score_import(path, predict=None, name="model", with_baselines=True, progress
         try:
             p = _to_numpy(f(b))
         except np.linalg.LinAlgError as e:
-            raise SuiteError(f"{path}: {m}: {e} on this graph's rows") from None
+            raise SuiteError(f"{path}: {m} failed on this graph's rows: {e}") from None
         if p.shape != (1, n, n):
             raise SuiteError(f"{path}: {m} returned shape {tuple(p.shape)}, expected (1, {n}, {n})")
         out[m] = evaluate({0: np.asarray(p[0], np.float64)}, None, cell, gt=[(adj, None)])
