@@ -529,6 +529,12 @@ def test_cli_program(built):
     r = subprocess.run(cmd + ["--recipe", recipe["_path"], "build", root, "--cells", "do,nope"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "unknown cell(s) nope" in r.stderr
+    bad = os.path.join(TMP, "program-truncated.npz")  # damaged bytes: one line, no traceback
+    with open(bad, "wb") as f:
+        f.write(b"PK\x03\x04" + bytes(40))
+    r = subprocess.run(cmd + ["--recipe", recipe["_path"], "score", root, bad],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "not a readable .npz" in r.stderr, r.stderr
 
 
 def test_cli(built, capsys):
