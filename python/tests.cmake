@@ -31,7 +31,8 @@ add_test(NAME python_binding
                  TWINCACHE_ORDER_DUMP=$<TARGET_FILE:twincache_order_dump>
                  ${TWINCACHE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/tests/run_pytest.py
                  ${CMAKE_CURRENT_LIST_DIR}/tests
-                 --ignore=${CMAKE_CURRENT_LIST_DIR}/tests/test_suite.py)  # python_suite runs it
+                 --ignore=${CMAKE_CURRENT_LIST_DIR}/tests/test_suite.py  # python_suite runs them
+                 --ignore=${CMAKE_CURRENT_LIST_DIR}/tests/test_suite_metrics.py)
 set_tests_properties(python_binding PROPERTIES FIXTURES_REQUIRED loader_cache
                      SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS "python")
 # the held-out benchmark (suite/, twincache.suite): its own test, so that
@@ -42,5 +43,6 @@ add_test(NAME python_suite
                  TWINCACHE_TEST_TMP=${TWINCACHE_TEST_TMP}/suite
                  TWINCACHE_SUITE=${CMAKE_BINARY_DIR}/suite/twincache-suite
                  ${TWINCACHE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/tests/run_pytest.py
-                 ${CMAKE_CURRENT_LIST_DIR}/tests/test_suite.py)
+                 ${CMAKE_CURRENT_LIST_DIR}/tests/test_suite.py
+                 ${CMAKE_CURRENT_LIST_DIR}/tests/test_suite_metrics.py)
 set_tests_properties(python_suite PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS "python")

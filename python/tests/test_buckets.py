@@ -34,6 +34,9 @@ def test_nodes_and_trimmed(cache_path):
                 assert t["base"].shape[-1] == n and t["adj"].shape[1:] == (n, n)
                 assert t["inter"].shape[-1] == n and t["node_mask"].shape[-1] == n
                 assert np.shares_memory(t["base"], b.numpy["base"])  # a view, no copy
+                assert t.base is t["base"] and t.adj is t["adj"]  # attributes, as a Batch's
+                with pytest.raises(AttributeError):
+                    t.no_such_field
                 assert not b.numpy["base"][..., n:].any() and not b.numpy["adj"][:, n:].any()
                 slots[buckets] += b.n_graphs * n
     assert slots[True] < slots[False]

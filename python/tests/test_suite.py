@@ -5,6 +5,7 @@ command line's exit codes. Small cells (a test recipe of its own) plus three
 of v1's cheapest cells checked against v1's digests."""
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -15,6 +16,7 @@ import pytest
 from conftest import BUILD, INSTALLED, package_env, program
 
 import twincache.suite as ts
+from twincache.suite import baseline as tb, references as tr
 
 TMP = os.environ.get("TWINCACHE_TEST_TMP", os.path.join(BUILD, "test-tmp", "suite"))
 
@@ -113,9 +115,9 @@ def test_r2_scores_are_least_squares_r2():
         A, y = np.delete(Z, j, axis=1), Z[:, j]
         res = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
         want.append(1 - res @ res / (y @ y))
-    assert ts._r2_each(X) == pytest.approx(want, abs=1e-9)
+    assert tb._r2_each(X) == pytest.approx(want, abs=1e-9)
     # sortnregress in the true order finds the edges, nothing against it
-    W = ts._regress_in_order(X, np.array([0, 3, 1, 2, 4, 5]))
+    W = tb._regress_in_order(X, np.array([0, 3, 1, 2, 4, 5]))
     assert W[0, 1] > 0.5 and W[1, 2] > 0.3 and W[3, 2] > 0.3 and W[1, 0] == 0 and W[2, 1] == 0
 
 
@@ -181,6 +183,56 @@ def test_digest_mismatch_names_the_cell(built):
     assert ts.load_recipe(path)["cells"][1]["digest"] == out["obs"][0] == recipe["cells"][1]["digest"]
 
 
+def test_score_checks_the_digests(built, capsys):
+    """score trusts only the recipe: a cell regenerated with another seed,
+    cut to fewer graphs, or another cell's directory under its name is
+    refused with one line naming the cell (exit 1), predictions file or not;
+    the untouched cells still score."""
+    import shutil
+    root, recipe = built
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    do, obs, unknown = recipe["cells"]
+    pred = os.path.join(TMP, "digest-pred.npz")
+    ts.write_predictions(_perfect_preds(root, recipe, ("do",)), pred, recipe)
+
+    def tampered(tag, edit):
+        r2 = os.path.join(TMP, f"tampered-{tag}")
+        shutil.rmtree(r2, ignore_errors=True)
+        shutil.copytree(root, r2)
+        edit(r2)
+        return r2
+
+    def regen(r2, cell):
+        shutil.rmtree(os.path.join(r2, "do"))
+        r = _run([gen, "--out", os.path.join(r2, "do"), "--quiet"] + ts.gen_args(cell))
+        assert r.returncode == 0, r.stderr
+
+    def swap(r2):
+        a, b = os.path.join(r2, "do"), os.path.join(r2, "obs")
+        os.rename(a, a + ".x"), os.rename(b, a), os.rename(a + ".x", b)
+    for tag, edit in (("seed", lambda r2: regen(r2, dict(do, seed=99))),
+                      ("cut", lambda r2: regen(r2, dict(do, graphs=6))),
+                      ("swap", swap)):
+        r2 = tampered(tag, edit)
+        for extra in ([], [pred]):
+            rc = ts.main(["--recipe", recipe["_path"], "score", r2, *extra, "--cells", "do"])
+            err = capsys.readouterr().err
+            assert rc == 1 and err.count("\n") == 1, (tag, err)
+            assert "cell do: " in err and "is not the recipe's cell: its digest" in err, (tag, err)
+        with pytest.raises(ts.SuiteError, match="cell do: .* is not the recipe's cell"):
+            ts.score(perfect, r2, recipe=recipe, cells=["do"], baselines=False)
+        if tag != "swap":
+            rep = ts.score(perfect, r2, recipe=recipe, cells=["obs"], baselines=False)
+            assert rep["results"]["model"]["obs"]["graphs"] == 10
+    nodigest = json.loads(json.dumps({k: v for k, v in recipe.items() if k != "_path"}))
+    del nodigest["cells"][0]["digest"]
+    path = os.path.join(TMP, "nodigest.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe(nodigest))
+    with pytest.raises(ts.SuiteError, match="cell do: the recipe holds no digest"):
+        ts.score(perfect, root, recipe=ts.load_recipe(path), cells=["do"], baselines=False)
+
+
 def test_observational_cell_has_no_twin_world(built):
     root, recipe = built
     import twincache
@@ -192,7 +244,7 @@ def test_observational_cell_has_no_twin_world(built):
 # ---- scoring ------------------------------------------------------------------
 
 def perfect(batch):
-    return np.asarray(ts._field(batch, "adj"), dtype=np.float64)
+    return np.asarray(tb._field(batch, "adj"), dtype=np.float64)
 
 
 def test_perfect_predictor_scores_one(built):
@@ -234,7 +286,7 @@ def test_unknown_cell_withholds_targets(built):
     seen = []
 
     def spy(batch):
-        seen.append(int(np.asarray(ts._field(batch, "target")).sum()))
+        seen.append(int(np.asarray(tb._field(batch, "target")).sum()))
         return perfect(batch)
     ts.score(spy, root, recipe=recipe, cells=["unknown"], baselines=False)
     assert seen and all(s == 0 for s in seen)
@@ -245,7 +297,7 @@ def test_batch_size_per_cell(built):
     sizes = []
 
     def spy(batch):
-        sizes.append(np.asarray(ts._field(batch, "node_mask")).shape[0])
+        sizes.append(np.asarray(tb._field(batch, "node_mask")).shape[0])
         return perfect(batch)
     rep = ts.score(spy, root, recipe=recipe, cells=["do"], baselines=False, batch_size=lambda c: 5)
     assert sizes and max(sizes) == 5 and rep["results"]["model"]["do"]["graphs"] == 12
@@ -279,7 +331,7 @@ def test_predictions_file_roundtrip_and_errors(built):
     root, recipe = built
     path = os.path.join(TMP, "pred.npz")
     preds = _perfect_preds(root, recipe, ("do", "obs"))
-    ts.write_predictions(path, preds, recipe)
+    ts.write_predictions(preds, path, recipe)
     rep = ts.score_file(path, root, recipe=recipe, baselines=False)
     assert rep["cells"] == ["do", "obs"]
     assert rep["results"]["pred"]["do"]["metrics"]["auprc"]["mean"] == pytest.approx(1.0)
@@ -305,6 +357,22 @@ def test_predictions_file_roundtrip_and_errors(built):
     bad(lambda a: a.update({"do/1": np.full_like(a["do/1"], np.nan)}), "cell do graph 1: prediction holds NaN")
     bad(lambda a: a.update({"elsewhere/0": np.zeros((2, 2))}), "no cell 'elsewhere'")
     bad(lambda a: a.update({"do/x": np.zeros((2, 2))}), "expected '<cell>/<graph id>'")
+    # one key per graph: another spelling of graph 3 would land on it and one would win
+    for key in ("do/003", "do/\u0663", "do/\u00b2", "do/+3", "do/ 3", "do/3 ", "do/1e20", "do/-1",
+                "do/", "do"):
+        bad(lambda a: a.update({key: a["do/3"]}), re.escape(f"key {key!r}: expected '<cell>/<graph id>'"))
+    for key in ("do/12", "do/100000000000000000000"):  # the cell holds graphs 0..11
+        bad(lambda a: a.update({key: a["do/3"]}), re.escape(f"key {key!r}: cell do has graphs 0 to 11"))
+    # the former argument order still writes the same file, with a warning
+    old = os.path.join(TMP, "pred-old-order.npz")
+    with pytest.warns(DeprecationWarning, match=r"write_predictions\(preds, path\)"):
+        ts.write_predictions(old, preds, recipe)
+    got = ts.read_predictions(old, recipe)
+    assert sorted(got) == ["do", "obs"] and all(np.array_equal(got["do"][i], preds["do"][i])
+                                                for i in preds["do"])
+    v1 = os.path.join(TMP, "pred-v1.npz")  # recipe=None: the package's (v1), writing and reading
+    ts.write_predictions({"nodes-10": {0: np.eye(10)}}, v1)
+    assert list(ts.read_predictions(v1)) == ["nodes-10"]
     with open(os.path.join(TMP, "junk.npz"), "w") as f:
         f.write("not a zip")
     with pytest.raises(ts.SuiteError, match="not a readable .npz"):
@@ -461,6 +529,12 @@ def test_cli_program(built):
     r = subprocess.run(cmd + ["--recipe", recipe["_path"], "build", root, "--cells", "do,nope"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "unknown cell(s) nope" in r.stderr
+    bad = os.path.join(TMP, "program-truncated.npz")  # damaged bytes: one line, no traceback
+    with open(bad, "wb") as f:
+        f.write(b"PK\x03\x04" + bytes(40))
+    r = subprocess.run(cmd + ["--recipe", recipe["_path"], "score", root, bad],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "not a readable .npz" in r.stderr, r.stderr
 
 
 def test_cli(built, capsys):
@@ -520,7 +594,7 @@ def test_cpdag_probs_by_hand():
     G = np.zeros((3, 3), int)
     G[1, 0], G[0, 1] = 1, -1     # 0 -> 1
     G[1, 2] = G[2, 1] = -1       # 1 - 2 (undirected)
-    p = ts._cpdag_probs(G)
+    p = tr._cpdag_probs(G)
     assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
 
 
@@ -538,7 +612,7 @@ def test_essential_graph_probs():
     A = np.zeros((3, 3))
     A[0, 1] = 1                  # 0 -> 1
     A[1, 2] = A[2, 1] = 1        # 1 - 2 (undirected)
-    p = ts._essential_probs(A)
+    p = tr._essential_probs(A)
     assert p[0, 1] == 1 and p[1, 0] == 0 and p[1, 2] == p[2, 1] == 0.5 and p.sum() == 2
     with pytest.raises(ts.SuiteError, match="reference 'fci': one of pc, ges, gies"):
         ts.reference_models(["fci"])
@@ -610,6 +684,7 @@ def _export_dcdi(cache, index, out):
 def test_import_dcdi_roundtrip():
     """Our DCDI export -> import-dcdi: the same worlds bit for bit, graph and
     target sets, for do() and for multi-target worlds; the store scores."""
+    import twincache
     from twincache.cache import Cache
     gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
     import shutil
@@ -641,8 +716,13 @@ def test_import_dcdi_roundtrip():
                 assert sets == [sorted(int(x) for x in ts_) for ts_ in g.target_sets], name
                 if name == "multi":
                     assert max(len(t) for t in sets) >= 2
-                res = ts.score_import(store, predict=lambda b: b["node_mask"][:, :, None] * 0.0
-                                      + s["adj"][None], name="oracle")
+                seen = []
+
+                def oracle(b):  # the batch type score hands predict, attributes and all
+                    seen.append(isinstance(b, twincache.Batch) and b.base.shape == (1,) + s["base"].shape)
+                    return b["node_mask"][:, :, None] * 0.0 + s["adj"][None]
+                res = ts.score_import(store, predict=oracle, name="oracle")
+                assert seen == [True]
                 assert res["oracle"]["metrics"]["auprc"]["mean"] == 1.0
                 assert set(res) == {"oracle", *ts.BASELINES}  # paired worlds: |T| too
 
@@ -718,3 +798,148 @@ def test_import_dcdi_refuses_bad_folders(capsys):
     assert ts.main(["score-import", store]) == 0
     out = capsys.readouterr().out
     assert "var-sort" in out and "twin-T" in out and "auprc" in out
+
+
+# ---- every input of the suite: one line and a non-zero exit -----------------
+
+
+def _store(path, **change):
+    """A hand-made import store: 0 -> 1 -> 2, 8 base rows, one do() world per
+    node of 8 rows (paired: twin-T scores it); `change` replaces arrays."""
+    rng = np.random.default_rng(1)
+    adj = np.zeros((3, 3), np.uint8)
+    adj[0, 1] = adj[1, 2] = 1
+    d = {"format": np.array(ts.IMPORT_FORMAT), "adj": adj,
+         "base": rng.normal(size=(8, 3)).astype(np.float32), "regimes": np.array([1, 2, 3]),
+         "rows": np.array([8, 8, 8]), "inter": rng.normal(size=(24, 3)).astype(np.float32),
+         "targets": np.array([[0], [1], [2]], np.int32)}
+    d.update(change)
+    np.savez(path, **{k: v for k, v in d.items() if v is not None})
+    return path
+
+
+def _dcdi_folder(d, data=None, regime=None):
+    """A hand-made DCDI folder (dataset 1): 0 -> 1, 4 observational rows, 4
+    rows of do(0); `data` replaces data_interv1.npy, `regime` the bytes of
+    regime1.csv."""
+    import shutil
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    np.save(os.path.join(d, "DAG1.npy"), np.array([[0, 1], [0, 0]]))
+    x = np.arange(16, dtype=np.float64).reshape(8, 2) if data is None else data
+    np.save(os.path.join(d, "data_interv1.npy"), x)
+    with open(os.path.join(d, "intervention1.csv"), "w") as f:
+        f.write("\n" * 4 + "0\n" * 4)
+    with open(os.path.join(d, "regime1.csv"), "wb") as f:
+        f.write(b"0\n" * 4 + b"1\n" * 4 if regime is None else regime)
+    return d
+
+
+def test_cli_refuses_bad_inputs(built, capsys):
+    """Damaged predictions files, import stores, DCDI folders, recipes and
+    build targets: each is one line on stderr and exit 1 (2: usage), never a
+    traceback (this runs main in-process: an exception would fail here)."""
+    import shutil
+    import zipfile
+    root, recipe = built
+    R = ["--recipe", recipe["_path"]]
+    d = os.path.join(TMP, "inputs")
+    os.makedirs(d, exist_ok=True)
+
+    def cli(args, rc, want):
+        got = ts.main(args)
+        out, err = capsys.readouterr()
+        assert got == rc and err.count("\n") == 1 and want in err, (args, got, out, err)
+        return out
+
+    good = os.path.join(d, "good.npz")
+    ts.write_predictions(_perfect_preds(root, recipe, ("do",)), good, recipe)
+    raw = open(good, "rb").read()
+    with zipfile.ZipFile(good) as z:  # a byte inside do/0's compressed data
+        at = z.getinfo("do/0.npy").header_offset
+    name_len, extra_len = np.frombuffer(raw[at + 26:at + 30], "<u2")  # the local header's
+    flip = at + 30 + int(name_len) + int(extra_len) + 8
+    damaged = {
+        "truncated.npz": raw[:len(raw) // 2],
+        "flipped.npz": raw[:flip] + bytes([raw[flip] ^ 0x5A]) + raw[flip + 1:],
+        "empty.npz": b"",
+    }
+    for f, b in damaged.items():
+        with open(os.path.join(d, f), "wb") as fh:
+            fh.write(b)
+    np.savez(os.path.join(d, "objects.npz"), suite=np.array(ts.suite_id(recipe)),
+             **{"do/0": np.array([{"p": 1}], dtype=object)})
+    np.save(os.path.join(d, "single.npy"), np.zeros((5, 5)))
+    np.savez(os.path.join(d, "super.npz"), suite=np.array(ts.suite_id(recipe)),
+             **{"do/\u00b2": np.zeros((5, 5))})
+    for f, want in (("truncated.npz", "not a readable"), ("flipped.npz", "not a readable"),
+                    ("empty.npz", "not a readable"), ("objects.npz", "'do/0': not a readable array"),
+                    ("single.npy", "a single .npy array"), ("super.npz", "expected '<cell>/<graph id>'")):
+        cli(R + ["score", root, os.path.join(d, f)], 1, want)
+    cli(R + ["score", root, d], 1, "not a readable")  # a directory
+
+    # import stores: a good one scores, twin-T said to be left out of unpaired worlds
+    assert ts.main(["score-import", _store(os.path.join(d, "s.npz"))]) == 0
+    out = capsys.readouterr().out
+    assert "twin-T" in out and "not scored" not in out
+    unpaired = _store(os.path.join(d, "unpaired.npz"), rows=np.array([4, 4, 4]),
+                      inter=np.zeros((12, 3), np.float32))
+    assert ts.main(["score-import", unpaired]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("twin-T: not scored: its regimes hold 4 rows, the base world 8: "
+                                   "they are no twin worlds of its rows"), out
+    cyc = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], np.uint8)
+    for tag, change, want in (
+            ("cycle", {"adj": cyc}, "'adj' uint8 (3, 3): a self-loop or a directed cycle"),
+            ("doubled", {"rows": np.array([16, 16, 16])}, "they sum to 48, 'inter' holds 24 rows"),
+            ("negative", {"rows": np.array([-8, 16, 16])}, "one row count >= 1 per regime"),
+            ("empty", {"base": np.zeros((0, 3), np.float32)}, "no rows: the base world is empty"),
+            ("onerow", {"base": np.ones((1, 3), np.float32), "rows": np.array([1, 1, 1]),
+                        "inter": np.ones((3, 3), np.float32)}, "holds 1 row: the baselines"),
+            ("norows", {"rows": None}, "no 'rows' array"),
+            ("target", {"targets": np.array([[0], [1], [9]], np.int32)}, "a target outside the 3 nodes"),
+            ("shape", {"targets": np.array([0, 1, 2], np.int32)}, "(3, T) node indices expected"),
+            ("inf", {"base": np.full((8, 3), np.inf, np.float32)}, "NaN or infinity"),
+            ("objects", {"rows": np.array([8, 8, None], dtype=object)}, "not a readable import store"),
+            ("format", {"format": np.array("something else")}, "not a 'twincache-suite dcdi-import v1'")):
+        cli(["score-import", _store(os.path.join(d, f"store-{tag}.npz"), **change)], 1, want)
+    cli(["score-import", os.path.join(d, "single.npy")], 1, "a single .npy array")
+    cli(["score-import", os.path.join(d, "truncated.npz")], 1, "not a readable import store")
+
+    # DCDI folders: float64 beyond float32, a binary csv; nothing written
+    big = np.arange(16, dtype=np.float64).reshape(8, 2)
+    big[5, 1] = 1e300
+    for tag, kw, want in (("big", {"data": big}, "row 5, node 1 is 1e+300: outside float32's range"),
+                          ("binary", {"regime": bytes(range(256))}, "regime1.csv: not a text file")):
+        folder = _dcdi_folder(os.path.join(d, f"dcdi-{tag}"), **kw)
+        out = os.path.join(d, f"dcdi-{tag}.npz")
+        if os.path.exists(out):  # a store an earlier, broken run left
+            os.remove(out)
+        cli(["import-dcdi", folder, out], 1, want)
+        assert not os.path.exists(out)
+    ok = os.path.join(d, "dcdi-ok.npz")
+    if os.path.exists(ok):
+        os.remove(ok)
+    assert ts.main(["import-dcdi", _dcdi_folder(os.path.join(d, "dcdi-ok")), ok]) == 0
+    capsys.readouterr()
+
+    # build into a file, --cells '', a recipe that is a JSON list or has a bad cell
+    afile = os.path.join(d, "a-file")
+    open(afile, "w").close()
+    cli(R + ["build", afile], 1, "exists and is not a directory")
+    nothing = os.path.join(d, "nothing")
+    shutil.rmtree(nothing, ignore_errors=True)  # what an earlier, broken run made
+    cli(R + ["build", nothing, "--cells", ""], 2, "cells '' names no cell")
+    cli(R + ["build", nothing, "--cells", ","], 2, "names no cell")
+    assert not os.path.exists(nothing)
+    for tag, text, want in (("list", "[1, 2]", "not a twincache-suite recipe"),
+                            ("cells", '{"suite": "twincache-suite", "version": 1, "cells": [1]}',
+                             "cell 1 is not an object"),
+                            ("graphs", '{"suite": "twincache-suite", "version": 1, "cells": [{"name": '
+                                       '"a", "options": {}, "seed": 1, "graphs": "9"}]}',
+                             "cell a: options must be an object"),
+                            ("binary", "\udcff", "recipe")):
+        rp = os.path.join(d, f"recipe-{tag}.json")
+        with open(rp, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+        cli(["--recipe", rp, "info"], 1, want)

@@ -53,6 +53,19 @@ class Fields(dict):
         return "{" + ", ".join(f"{n!r}: ..." for n in self._makers) + "}"
 
 
+class Trimmed(dict):
+    """What Batch.trimmed() returns: name -> array, read as t["base"] or
+    t.base alike (an unknown name: KeyError, AttributeError)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 def _field(name):
     def get(self):
         try:
@@ -162,10 +175,11 @@ class Batch:
     def trimmed(self):
         """name -> the dense fields cut to the batch's own N (self.nodes):
         views (no copy) of base[..., :n], inter[..., :n], target, value,
-        node_mask [..., :n] and adj[:, :n, :n]; the other fields as they are."""
+        node_mask [..., :n] and adj[:, :n, :n]; the other fields as they are.
+        A Trimmed dict: t["base"] and t.base are the same array."""
         if self.layout != "dense":
             raise InvalidArgument("trimmed() needs a dense batch (batch.expand() first)")
-        n, out = self.nodes, {}
+        n, out = self.nodes, Trimmed()
         for name in self.keys():
             v = self[name]
             if name == "adj":

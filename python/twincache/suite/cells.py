@@ -1,0 +1,78 @@
+"""twincache.suite.cells — building a suite's cells with twincache-gen (each
+checked against the recipe's digest), what they occupy on disk, and their
+sortability from twincache-inspect stats."""
+import json
+import os
+import subprocess
+import time
+
+from ..gen import find_program
+from .errors import SuiteError
+from .recipe import cache_digest, cell_dir, gen_args, load_recipe, select_cells
+
+
+def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
+    """Generates every selected cell under root/<cell> with twincache-gen and
+    checks its digest. Returns {cell: (digest, seconds)}. Raises SuiteError
+    naming the first cell whose digest differs (the cache stays, for a look)."""
+    recipe = recipe or load_recipe()
+    sel = select_cells(recipe, cells)
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise SuiteError(f"{root}: exists and is not a directory (build makes DIR/<cell> for "
+                         "each cell)")
+    try:
+        os.makedirs(root, exist_ok=True)
+    except OSError as e:
+        raise SuiteError(f"{root}: cannot create the directory: {e.strerror}") from None
+    gen = find_program("twincache-gen")
+    out = {}
+    for cell in sel:
+        d = cell_dir(root, cell)
+        t0 = time.perf_counter()
+        cmd = [gen, "--out", d, "--threads", str(threads), "--quiet"] + gen_args(cell)
+        p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise SuiteError(f"cell {cell['name']}: twincache-gen exited {p.returncode}: {last}")
+        dg = cache_digest(d)
+        dt = time.perf_counter() - t0
+        out[cell["name"]] = (dg, dt)
+        want = cell.get("digest")
+        if check and want and dg != want:
+            raise SuiteError(f"cell {cell['name']}: digest {dg} but the recipe "
+                             f"({recipe['_path']}) says {want}: this build differs from the "
+                             "suite's (another generator?); rerun `twincache-suite digest "
+                             "--update` only when the change is intended")
+        if progress:
+            verdict = ("no digest in recipe" if not want else "ok" if dg == want else
+                       "DIFFERS (not checked)")
+            progress(f"{cell['name']:28s} {cell['graphs']:5d} graphs {dt:6.2f} s {verdict}")
+    return out
+
+
+def disk_bytes(root):
+    """Bytes the files under root occupy on disk (allocated blocks: LMDB's
+    data file is sparse up to its map size)."""
+    return sum(os.stat(os.path.join(p, f)).st_blocks * 512 for p, _, fs in os.walk(root) for f in fs)
+
+
+def cell_stats(root, cell):
+    """var-/R2-sortability and the linear-fit share of a cell's cache, as
+    `twincache-inspect stats --json` reports them."""
+    p = subprocess.run([find_program("twincache-inspect"), "stats", "--json", cell_dir(root, cell)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise SuiteError(f"cell {cell['name']}: twincache-inspect stats: "
+                         f"{(p.stderr.strip().splitlines() or ['?'])[-1]}")
+    s = json.loads(p.stdout)
+    sort = s.get("sortability", {})
+    return {"var_sortability": sort.get("var"), "r2_sortability": sort.get("r2"),
+            "linear_share": s.get("mechanism_fit", {}).get("linear_share"),
+            "edge_density": s.get("edge_density")}
+
+
+def check_built(root, cells):
+    for c in cells:
+        if not os.path.isdir(cell_dir(root, c)):
+            raise SuiteError(f"cell {c['name']}: {cell_dir(root, c)} missing: "
+                             f"twincache-suite build {root} --cells {c['name']}")
