@@ -332,7 +332,9 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  *   local_nodes); the rules above then hold per node (each node's ranks
  *   continue its own order; origin counts whole-set graphs: tc_plan.h).
  * A state with magic 0 (written by hand as {seed, next_seq}) is a position
- * in this loader's own stream from origin 0 and is checked for seed only.
+ * in this loader's own stream from origin 0: every field but seed and
+ * next_seq must be 0 (a full state with its magic cleared is refused naming
+ * the first other field, not read as a bare position).
  * Any state is refused when its position lies past the end of a finite
  * stream (next_seq equal to the stream's length is its end: next() returns
  * TWINCACHE_END). */
