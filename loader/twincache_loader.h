@@ -370,7 +370,8 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
  * State: cache_tag hashes the sources' tags, ranges and counts; origin is
  * the global batches consumed; a state resumes at any world size and
- * batch_size must match (it sets the counts). The stream's batch numbers
+ * batch_size must match (it sets the counts; another is refused naming
+ * batch_size). The stream's batch numbers
  * (seq, epoch_end, batches_per_epoch: this rank's share of an epoch) are
  * this rank's, as for one source. Errors: as twincache_loader_open, and
  * EINVAL for the above. */

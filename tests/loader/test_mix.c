@@ -209,6 +209,16 @@ static void test_refusals(void) {
   TC_REQUIRE(tc_mix_init(&other, w2, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
   tc_mix_set_tag(&other, tags, NULL);
   TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL, "other counts are another mixture");
+  /* the same sources at another batch size: cache_tag (it hashes the counts) differs too, and the message
+   * names batch_size, what the caller changed (issue 35 item 10) */
+  TC_REQUIRE(tc_mix_init(&other, w, begin, n, 2, 9, 2, 0, 2, 1, 7) == 0);
+  tc_mix_set_tag(&other, tags, NULL);
+  tc_mix_state(&other, 1, &bad);
+  TC_CHECK(bad.cache_tag != s.cache_tag);
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL &&
+               strstr(twincache_last_error(), "field batch_size 9 differs from this mixture's 10") &&
+               !strstr(twincache_last_error(), "cache_tag"),
+           "%s", twincache_last_error());
   /* by hand: {seed, next_seq} */
   memset(&bad, 0, sizeof bad);
   bad.seed = 7, bad.next_seq = m.total; /* 2 epochs of E = 2 at W = 2: 2 batches */
