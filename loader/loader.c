@@ -512,6 +512,11 @@ void twincache_loader_get_state(const twincache_loader *l, twincache_loader_stat
 const twincache_dims *twincache_loader_dims(const twincache_loader *l) {
   return l->nsrc ? &l->dims : twincache_cache_dims(l->cache);
 }
+uint32_t twincache_loader_mix_counts(const twincache_loader *l, uint32_t *counts, uint32_t cap) {
+  if (!l || !l->nsrc) return 0;
+  for (uint32_t i = 0; counts && i < cap && i < l->mix.nsrc; i++) counts[i] = l->mix.count[i];
+  return l->mix.nsrc;
+}
 const twincache_batch_layout *twincache_loader_layout(const twincache_loader *l) {
   return &l->layout;
 }

@@ -379,6 +379,14 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
                                   const twincache_loader_options *opt, const twincache_loader_state *resume,
                                   twincache_loader **out);
 #define TWINCACHE_MIX_ID(source, index) ((uint64_t)(source) << 56 | (uint64_t)(index))
+
+/* A mixture's graphs of each source per batch (the c_i above; they sum to
+ * batch_size): the shares the weights are realised as, c_i / batch_size
+ * (weights 0.5, 0.3, 0.2 at batch_size 7: 4, 2, 1, i.e. 0.571, 0.286,
+ * 0.143). Writes min(cap, sources) counts to counts (NULL: none) and
+ * returns the number of sources; 0 for a loader of one source (or l NULL).
+ * Thread-safe. */
+uint32_t twincache_loader_mix_counts(const twincache_loader *l, uint32_t *counts, uint32_t cap);
 #define TWINCACHE_MIX_SOURCE(graph_id) ((uint32_t)((graph_id) >> 56))
 #define TWINCACHE_MIX_INDEX(graph_id) ((graph_id) & ((1ull << 56) - 1))
 
