@@ -313,6 +313,27 @@ static void check_bare(void) {
   }
 }
 
+/* tc_plan_set_origin at the edges of a finite stream (issue 35 item 12):
+ * n = 10 graphs, 3 epochs: origin 30 (the end) leaves an empty stream, 29
+ * one batch; 31 and 40 lie past the end and are refused; an endless stream
+ * takes any origin. */
+static void check_set_origin(void) {
+  twincache_loader_options o;
+  options(&o, 3, 1, 0, 0, 1, 3, 1);
+  tc_plan p;
+  TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 10) == 0);
+  TC_CHECK(tc_plan_set_origin(&p, 29) == 0 && p.total == 1, "origin 29: total %llu", (unsigned long long)p.total);
+  TC_CHECK(tc_plan_set_origin(&p, 30) == 0 && p.total == 0, "origin 30: total %llu", (unsigned long long)p.total);
+  TC_CHECK(tc_plan_set_origin(&p, 31) == TWINCACHE_EINVAL &&
+               strstr(twincache_last_error(), "position 31 graphs is past the end of the 3 epochs of 10 graphs"),
+           "origin 31: %s", twincache_last_error());
+  TC_CHECK(tc_plan_set_origin(&p, 40) == TWINCACHE_EINVAL, "origin 40 (epoch 4 of 3)");
+  TC_CHECK(tc_plan_set_origin(&p, 1000) == TWINCACHE_EINVAL, "origin 1000");
+  o.epochs = 0;
+  TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 10) == 0);
+  TC_CHECK(tc_plan_set_origin(&p, 1000) == 0 && p.total == UINT64_MAX);
+}
+
 int main(void) {
   static const uint32_t batches[] = {1, 2, 3, 5, 8};
   for (uint64_t n = 1; n <= 41; n += (n < 12 ? 1 : 7))
@@ -327,5 +348,6 @@ int main(void) {
   for (uint64_t n = 1; n <= 40; n += 3)
     for (int drop = 0; drop <= 1; drop++) check_elastic(n, drop);
   check_bare();
+  check_set_origin();
   return tc_test_finish("test_plan");
 }
