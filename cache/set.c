@@ -1,5 +1,7 @@
 /* set.c — a cache set: the shards of one cache (FORMAT.md section 7), each
- * its own LMDB environment, opened behind one twincache_cache handle. A set
+ * its own LMDB environment (a member, opened by env.c), behind one
+ * twincache_cache handle; cache.c opens a set here and sends a set's
+ * lookups to the member that holds the graph. A set
  * is a directory whose subdirectories are the shards, or a manifest file
  * naming them. Every check happens at open, before any graph is read: one
  * message names the shard (or manifest line) at fault. */
@@ -43,7 +45,7 @@ int tc_set_is_set(const char *path, const struct stat *st) {
 
 void tc_set_free(struct tc_cache_set *s) {
   if (!s) return;
-  for (uint32_t i = 0; i < s->n; i++) twincache_cache_close(s->m[i]);
+  for (uint32_t i = 0; i < s->n; i++) tc_cache_free(s->m[i]);
   free(s->m);
   free(s->ends);
   free(s);
@@ -110,7 +112,7 @@ int twincache_cache_write_manifest(const twincache_cache *c, const char *out_pat
 static void members_free(member *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(v[i].path);
-    twincache_cache_close(v[i].c);
+    tc_cache_free(v[i].c);
   }
   free(v);
 }
@@ -289,12 +291,14 @@ static int members_check(const char *path, member *v, size_t n, const uint64_t *
                          struct tc_cache_set *s) {
   for (size_t i = 0; i < n; i++) {
     struct stat st;
+    tc_error_clear();
+    int rc = tc_cache_stat(v[i].path, &st);
     /* a member is one cache directory: never a set (a manifest naming
      * itself, or a directory holding itself, would never end) */
-    if (stat(v[i].path, &st) == 0 && tc_set_is_set(v[i].path, &st))
+    if (rc == TWINCACHE_OK && tc_set_is_set(v[i].path, &st))
       return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s is not a shard directory (%s)", path, v[i].path,
                           S_ISREG(st.st_mode) ? "a file" : "no data.mdb");
-    int rc = twincache_cache_open(v[i].path, &v[i].c);
+    if (rc == TWINCACHE_OK) rc = tc_cache_open_env(v[i].path, &st, &v[i].c);
     if (rc != TWINCACHE_OK) return tc_error_wrap(rc, "set %s", path);
     const twincache_cache *c = v[i].c;
     if (!c->shard.count)
@@ -351,7 +355,7 @@ static int members_check(const char *path, member *v, size_t n, const uint64_t *
                           sh->index % s->nodes);
     if (s->m[sh->index])
       return tc_error_set(TWINCACHE_EMISMATCH, "set %s: shard %u of %u twice: %s and %s", path, sh->index, count,
-                          tc_cache_path(s->m[sh->index]), v[i].path);
+                          s->m[sh->index]->path, v[i].path);
     if (c->count < sh->end)
       return tc_error_set(TWINCACHE_EMISMATCH, "set %s: %s (shard %u of %u) is incomplete: %llu of its %llu "
                           "graphs committed; rerun its twincache-gen command to finish it", path, v[i].path,
@@ -416,7 +420,9 @@ int tc_set_open(const char *path, const struct stat *st, uint32_t node, uint32_t
 cleanup:
   members_free(v, n);
   free(config);
-  twincache_cache_close(c);
+  if (c) tc_set_free(c->set);
+  if (c) c->set = NULL;
+  tc_cache_free(c);
   return rc;
 }
 

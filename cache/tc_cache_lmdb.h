@@ -36,6 +36,7 @@ static inline int tc_meta_put(MDB_txn *txn, MDB_dbi dbi, const char *key, const 
   return mdb_put(txn, dbi, &k, &v, 0);
 }
 
+/* ---- LMDB helpers (env.c), the writer's too ---- */
 /* Maps an LMDB return code to a twincache status: LMDB's own codes here,
  * an errno value LMDB passed on through tc_status_from_errno (tc_error.h),
  * with `missing` what ENOENT means where the caller is. Sets no message. */
@@ -91,7 +92,19 @@ struct tc_cache_txn {
   tc_cache_txn **members; /* a set's: one handle per member (txn NULL) */
 };
 
-/* ---- sets (set.c) ---- */
+/* ---- one cache directory (env.c): below set.c and cache.c ---- */
+/* stat(path) for an open: 0, or TWINCACHE_ENOTFOUND with "PATH: no such
+ * cache directory" (or the system's reason). */
+int tc_cache_stat(const char *path, struct stat *st);
+/* Opens the cache directory at path (dir: its stat) read-only, as
+ * twincache_cache_open does for one directory (*out NULL on error, the
+ * message naming the file at fault); never a set. */
+int tc_cache_open_env(const char *path, const struct stat *dir, twincache_cache **out);
+/* Frees a handle's own parts and drops its env (accepts NULL); not c->set
+ * (set.c frees that first). */
+void tc_cache_free(twincache_cache *c);
+
+/* ---- sets (set.c): above env.c, below cache.c ---- */
 /* A path that names a set: a regular file (a manifest) or a directory
  * without data.mdb. */
 int tc_set_is_set(const char *path, const struct stat *st);

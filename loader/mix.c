@@ -156,6 +156,11 @@ int tc_mix_resume(tc_mix *m, const twincache_loader_state *r, uint64_t *next_seq
   if (rc) return rc < 0 ? rc : TWINCACHE_OK;
   twincache_loader_state want;
   tc_mix_state(m, 0, &want);
+  /* before the identity: cache_tag hashes the counts, so it differs too */
+  if (r->batch_size != m->batch)
+    return tc_error_set(TWINCACHE_EINVAL, "resume state field batch_size %u differs from this mixture's %u: the "
+                        "batch size sets each source's count per batch, so a mixture resumes at its own "
+                        "batch_size only", (unsigned)r->batch_size, (unsigned)m->batch);
   if ((rc = tc_state_match(r, &want, "this mixture's")) != TWINCACHE_OK) return rc;
   if (r->equal_ranks != 1 || r->batch_size != m->batch)
     return tc_error_set(TWINCACHE_EINVAL, "resume state fields equal_ranks %u, batch_size %u differ from this "

@@ -317,6 +317,8 @@ int tc_state_head(const twincache_loader_state *r, uint64_t seed, uint64_t total
     return tc_error_set(TWINCACHE_EINVAL, "resume state seed %llu differs from option seed %llu",
                         (unsigned long long)r->seed, (unsigned long long)seed);
   if (r->magic == 0) { /* {seed, next_seq} by hand: a position in this loader's own stream */
+    int rc = tc_state_bare_check(r);
+    if (rc != TWINCACHE_OK) return rc;
     if (total != UINT64_MAX && r->next_seq > total)
       return tc_error_set(TWINCACHE_EINVAL,
                           "resume state next_seq %llu is past the end of the stream (%llu batches)",

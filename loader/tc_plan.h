@@ -224,12 +224,19 @@ int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state
 int tc_plan_resume(tc_plan *p, const twincache_loader_state *s, uint64_t *next_seq);
 
 /* The checks every resume state passes first (the plan's and a mixture's,
- * tc_mix.h): the seed; magic 0 ({seed, next_seq} by hand) is a position in
- * the stream of `total` batches: *next_seq set, returns 1; else magic and a
+ * tc_mix.h): the seed; magic 0 ({seed, next_seq} by hand, every other
+ * field 0: tc_state_bare_check) is a position in the stream of `total`
+ * batches: *next_seq set, returns 1; else magic and a
  * version in min_version..TWINCACHE_LOADER_STATE_VERSION, returns 0 (go on
  * checking). A negative status with a message naming the field otherwise. */
 int tc_state_head(const twincache_loader_state *r, uint64_t seed, uint64_t total, uint32_t min_version,
                   uint64_t *next_seq);
+
+/* A bare position (magic 0) is {seed, next_seq} and nothing else: 0, or
+ * TWINCACHE_EINVAL naming the first other field that is not 0 (a full
+ * state's fields would otherwise be ignored: its cache, world, origin).
+ * Pure; in loader_state.c. */
+int tc_state_bare_check(const twincache_loader_state *r);
 
 /* State r's identity fields (bucket, cache_tag, shuffle, drop_last,
  * index_begin, index_end) equal want's; else TWINCACHE_EINVAL naming the

@@ -332,7 +332,9 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
  *   local_nodes); the rules above then hold per node (each node's ranks
  *   continue its own order; origin counts whole-set graphs: tc_plan.h).
  * A state with magic 0 (written by hand as {seed, next_seq}) is a position
- * in this loader's own stream from origin 0 and is checked for seed only.
+ * in this loader's own stream from origin 0: every field but seed and
+ * next_seq must be 0 (a full state with its magic cleared is refused naming
+ * the first other field, not read as a bare position).
  * Any state is refused when its position lies past the end of a finite
  * stream (next_seq equal to the stream's length is its end: next() returns
  * TWINCACHE_END). */
@@ -368,7 +370,8 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
  * State: cache_tag hashes the sources' tags, ranges and counts; origin is
  * the global batches consumed; a state resumes at any world size and
- * batch_size must match (it sets the counts). The stream's batch numbers
+ * batch_size must match (it sets the counts; another is refused naming
+ * batch_size). The stream's batch numbers
  * (seq, epoch_end, batches_per_epoch: this rank's share of an epoch) are
  * this rank's, as for one source. Errors: as twincache_loader_open, and
  * EINVAL for the above. */
@@ -376,6 +379,14 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
                                   const twincache_loader_options *opt, const twincache_loader_state *resume,
                                   twincache_loader **out);
 #define TWINCACHE_MIX_ID(source, index) ((uint64_t)(source) << 56 | (uint64_t)(index))
+
+/* A mixture's graphs of each source per batch (the c_i above; they sum to
+ * batch_size): the shares the weights are realised as, c_i / batch_size
+ * (weights 0.5, 0.3, 0.2 at batch_size 7: 4, 2, 1, i.e. 0.571, 0.286,
+ * 0.143). Writes min(cap, sources) counts to counts (NULL: none) and
+ * returns the number of sources; 0 for a loader of one source (or l NULL).
+ * Thread-safe. */
+uint32_t twincache_loader_mix_counts(const twincache_loader *l, uint32_t *counts, uint32_t cap);
 #define TWINCACHE_MIX_SOURCE(graph_id) ((uint32_t)((graph_id) >> 56))
 #define TWINCACHE_MIX_INDEX(graph_id) ((graph_id) & ((1ull << 56) - 1))
 

@@ -153,3 +153,25 @@ def test_stored_and_fresh_sources(sources):
         loader(rows=5)
     with pytest.raises(twincache.InvalidArgument, match="each source"):
         loader(samples=("stored",))
+
+
+def test_realised_shares(sources):
+    """Whole graphs per batch: 0.5/0.3/0.2 at batch 7 are 3.5, 2.1, 1.4 graphs, by the largest remainder 4, 2,
+    1 (worked by hand), shares 4/7, 2/7, 1/7; the Loader says so in a warning at open (issue 35 item 10). At
+    batch 10, 0.7/0.3 are exact: no warning."""
+    a, b = sources[0], sources[1]
+    with pytest.warns(UserWarning, match=r"0\.5/0\.3/0\.2 are realised as 4/2/1 graphs per batch of 7: "
+                                         r"shares 0\.571/0\.286/0\.143"):
+        lo = twincache.Loader([a, b, a], weights=[0.5, 0.3, 0.2], batch_size=7, output="numpy")
+    with lo:
+        assert lo.source_counts == (4, 2, 1)
+        assert lo.shares == pytest.approx((4 / 7, 2 / 7, 1 / 7), abs=0)
+        b0 = next(iter(lo))
+        assert [int(i) >> 56 for i in b0.numpy["graph_id"]] == [0, 0, 0, 0, 1, 1, 2]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with _loader(sources) as lo:
+            assert lo.source_counts == (7, 3) and lo.shares == (0.7, 0.3)
+    with twincache.Loader(a, batch_size=7, output="numpy") as one:
+        assert one.source_counts is None and one.shares is None

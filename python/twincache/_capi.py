@@ -315,6 +315,7 @@ loader_epoch_end = _sig("twincache_loader_epoch_end", u64, vp, u64)
 loader_epoch_state = _sig("twincache_loader_epoch_state", cint, vp, u64, P(LoaderState))
 loader_layout = _sig("twincache_loader_layout", P(BatchLayout), vp)
 loader_dims = _sig("twincache_loader_dims", P(Dims), vp)
+loader_mix_counts = _sig("twincache_loader_mix_counts", u32, vp, P(u32), u32)
 last_error = _sig("twincache_last_error", cstr)
 
 # The names of the choices a frame records come from C's one table

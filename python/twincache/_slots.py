@@ -145,6 +145,10 @@ class Core:
             raise open_error(rc, os.fsdecode(bpath))
         self.layout = C.loader_layout(self.handle).contents
         self.bpe = C.loader_bpe(self.handle)
+        n = C.loader_mix_counts(self.handle, None, 0)  # a mixture's graphs of each source per batch
+        counts = (C.u32 * max(n, 1))()
+        C.loader_mix_counts(self.handle, counts, n)
+        self.mix_counts = tuple(int(c) for c in counts[:n]) if n else None
 
     # ---- memory ----------------------------------------------------------------
     def _alloc(self, nbytes, user):

@@ -20,6 +20,7 @@ size, local rank), _slots (the native handle and the memory lifetime), batch
 import ctypes
 import numbers
 import os
+import warnings
 
 from . import _args, _capi as C, _device, _state
 from . import compact as _compact
@@ -114,6 +115,10 @@ class Loader(*_BASES, Closable):
     list says it per source (["stored", "fresh"]): the fresh ones get `rows`
     rows and every stored one must store S = rows (no row mask: another S is
     refused naming the source).
+    The counts are whole graphs, so the weights are realised as
+    source_counts / batch_size (the property shares): 0.5/0.3/0.2 at
+    batch_size 7 are 4, 2, 1 graphs, i.e. 0.571/0.286/0.143; when these
+    differ from the weights the Loader says so in a warning at open.
     state_dict()/load_state_dict() work as for one source (any world size).
         withhold_targets: True for unknown-target training: the batch's target
     and value are all zero while the cache still records them (kind and
@@ -210,6 +215,8 @@ class Loader(*_BASES, Closable):
         self._deferred = None  # device mode: an error of the prefetch, raised at its own step
         self._views = None
         self._open(None)
+        if self.weights is not None:
+            self._say_shares()
         if self.device is not None and self.device.type == "cuda":
             self._attach_stage(self.device)
 
@@ -284,6 +291,32 @@ class Loader(*_BASES, Closable):
         """Batches of one whole epoch for this rank (the epoch a resume at
         another world size lands in may have fewer)."""
         return int(self._core.bpe) if self._core else 0
+
+    @property
+    def source_counts(self):
+        """A mixture's graphs of each source in every batch (batch_size x
+        weight rounded by the largest remainder, each >= 1:
+        twincache_loader_mix_counts); None for one source."""
+        return self._core.mix_counts if self._core else None
+
+    @property
+    def shares(self):
+        """A mixture's realised share of each source, source_counts /
+        batch_size: the weights as every batch holds them; None for one
+        source."""
+        c = self.source_counts
+        return None if c is None else tuple(x / self.batch_size for x in c)
+
+    def _say_shares(self):
+        """A warning when rounding to whole graphs per batch moved the weights."""
+        total = sum(self.weights)
+        asked = [w / total for w in self.weights]
+        if all(abs(a - b) <= 1e-9 for a, b in zip(asked, self.shares)):
+            return
+        fmt = "/".join
+        warnings.warn(f"mixture weights {fmt(f'{a:.3g}' for a in asked)} are realised as "
+                      f"{fmt(str(c) for c in self.source_counts)} graphs per batch of {self.batch_size}: "
+                      f"shares {fmt(f'{b:.3f}' for b in self.shares)}", stacklevel=3)
 
     @property
     def batches_per_epoch(self):

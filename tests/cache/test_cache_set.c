@@ -216,6 +216,17 @@ static void manifests(void) {
   refused("manifest tag line", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":3:"));
   manifest(path, "tag 0x0123456789abcd", NULL);
   refused("manifest tag 0x", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":3:"));
+  { /* the right tag twice: refused at the second line, not read as one (issue 35 item 12) */
+    twincache_cache *c = NULL;
+    char set[4300], two[128];
+    snprintf(set, sizeof set, "%s/lin_set", scratch);
+    TC_REQUIRE(twincache_cache_open(set, &c) == 0, "%s", twincache_last_error());
+    snprintf(two, sizeof two, "tag %016llx\ntag %016llx", (unsigned long long)twincache_cache_tag(c),
+             (unsigned long long)twincache_cache_tag(c));
+    twincache_cache_close(c);
+    manifest(path, two, NULL);
+    refused("manifest with two tag lines", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":4:", "16 hex digits, once"));
+  }
   manifest(path, NULL, "+24 48");
   refused("manifest signed range", path, TWINCACHE_ECORRUPT, NEEDLES(path, ":7:"));
   /* a manifest naming itself as a shard: refused, not followed */

@@ -195,7 +195,28 @@ int main(int argc, char **argv) {
            L->inter, L->samples);
   TC_CHECK(twincache_loader_batches_total(one) == total && twincache_loader_batches_per_epoch(one) ==
            m.epoch_batches);
+  /* the realised shares (issue 35 item 10): 0.5/0.3/0.2 at batch 7 are 3.5, 2.1, 1.4 graphs; largest
+   * remainder: 4, 2, 1 (by hand) */
+  uint32_t counts[4] = {0, 0, 0, 99};
+  TC_CHECK(twincache_loader_mix_counts(one, counts, 2) == 2 && counts[2] == 0, "two sources, cap 2");
   twincache_loader_close(one);
+  {
+    const char *three[] = {paths[0], paths[1], paths[0]};
+    const double w3[] = {0.5, 0.3, 0.2};
+    twincache_loader_options o7;
+    options(&o7, 1, 0);
+    o7.batch_size = 7;
+    TC_REQUIRE(twincache_loader_open_mixture(three, w3, 3, &o7, NULL, &one) == TWINCACHE_OK, "%s",
+               twincache_last_error());
+    TC_CHECK(twincache_loader_mix_counts(one, counts, 4) == 3 && counts[0] == 4 && counts[1] == 2 &&
+                 counts[2] == 1 && counts[3] == 99,
+             "counts %u %u %u %u", counts[0], counts[1], counts[2], counts[3]);
+    twincache_loader_close(one);
+    TC_REQUIRE(twincache_loader_open(paths[0], &o7, NULL, &one) == TWINCACHE_OK, "%s", twincache_last_error());
+    TC_CHECK(twincache_loader_mix_counts(one, counts, 4) == 0 && counts[0] == 4, "one source: no counts");
+    twincache_loader_close(one);
+    TC_CHECK(twincache_loader_mix_counts(NULL, counts, 4) == 0);
+  }
 
   /* uninterrupted at W = 1: the reference ids, each batch checked */
   TC_CHECK(run_world(1, NULL, 0, &m, ids, NULL) == total);

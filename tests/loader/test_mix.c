@@ -53,6 +53,16 @@ static void test_counts(void) {
   TC_CHECK(tc_mix_counts(w73, 2, 1, c) == TWINCACHE_EINVAL);
   TC_CHECK(tc_mix_counts(w73, 0, 4, c) == TWINCACHE_EINVAL);
   tc_mix m;
+  /* the lead source on a tie of counts is the lower index (tc_mix.h; issue 35 item 12): 1/1 at G = 4 is 2 + 2
+   * over 6 and 10 graphs: the lead is source 0, E = ceil(6 / 2) = 3 (source 1 would make it 5); 1/2/2 at G = 5
+   * is 1 + 2 + 2 over 1, 4, 8 graphs: the lead is source 1, E = 2 (source 2: 4) */
+  TC_REQUIRE(tc_mix_init(&m, w111, (uint64_t[]){0, 0}, (uint64_t[]){6, 10}, 2, 4, 1, 0, 0, 1, 1) == 0);
+  TC_CHECK(m.lead == 0 && m.epoch_batches == 3, "tie of 2 and 2: lead %u, E %llu", m.lead,
+           (unsigned long long)m.epoch_batches);
+  TC_REQUIRE(tc_mix_init(&m, (double[]){1, 2, 2}, (uint64_t[]){0, 0, 0}, (uint64_t[]){1, 4, 8}, 3, 5, 1, 0, 0, 1,
+                         1) == 0);
+  TC_CHECK(m.lead == 1 && m.epoch_batches == 2, "tie of 2 and 2 after 1: lead %u, E %llu", m.lead,
+           (unsigned long long)m.epoch_batches);
   TC_CHECK(tc_mix_init(&m, w73, (uint64_t[]){0, 0}, (uint64_t[]){5, 0}, 2, 4, 1, 0, 0, 1, 1) == TWINCACHE_EINVAL);
   TC_CHECK(tc_mix_init(&m, w73, (uint64_t[]){0, 0}, (uint64_t[]){5, 5}, 2, 4, 2, 2, 0, 1, 1) == TWINCACHE_EINVAL);
 }
@@ -209,6 +219,16 @@ static void test_refusals(void) {
   TC_REQUIRE(tc_mix_init(&other, w2, begin, n, 2, 10, 2, 0, 2, 1, 7) == 0);
   tc_mix_set_tag(&other, tags, NULL);
   TC_CHECK(tc_mix_resume(&other, &s, &seq) == TWINCACHE_EINVAL, "other counts are another mixture");
+  /* the same sources at another batch size: cache_tag (it hashes the counts) differs too, and the message
+   * names batch_size, what the caller changed (issue 35 item 10) */
+  TC_REQUIRE(tc_mix_init(&other, w, begin, n, 2, 9, 2, 0, 2, 1, 7) == 0);
+  tc_mix_set_tag(&other, tags, NULL);
+  tc_mix_state(&other, 1, &bad);
+  TC_CHECK(bad.cache_tag != s.cache_tag);
+  TC_CHECK(tc_mix_resume(&m, &bad, &seq) == TWINCACHE_EINVAL &&
+               strstr(twincache_last_error(), "field batch_size 9 differs from this mixture's 10") &&
+               !strstr(twincache_last_error(), "cache_tag"),
+           "%s", twincache_last_error());
   /* by hand: {seed, next_seq} */
   memset(&bad, 0, sizeof bad);
   bad.seed = 7, bad.next_seq = m.total; /* 2 epochs of E = 2 at W = 2: 2 batches */

@@ -258,6 +258,82 @@ static void check_elastic(uint64_t n, int drop) {
   free(log);
 }
 
+/* A bare position (magic 0) is {seed, next_seq} alone (issue 35 item 7):
+ * it resumes at its next_seq; with any other field set it is refused naming
+ * that field, so a full state of another cache or world whose magic was
+ * cleared (a W = 4 state at W = 1) is not read as this stream's seq 10. */
+static void check_bare(void) {
+  twincache_loader_options o;
+  options(&o, 3, 1, 0, 0, 1, 3, 1);
+  tc_plan p;
+  TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 100) == 0);
+  twincache_loader_state bare;
+  memset(&bare, 0, sizeof bare);
+  bare.seed = o.seed;
+  bare.next_seq = 10;
+  uint64_t next = 0;
+  TC_CHECK(tc_plan_resume(&p, &bare, &next) == 0 && next == 10, "%s", twincache_last_error());
+  /* a W = 4 rank's full state at its seq 10, magic cleared */
+  twincache_loader_options o4;
+  options(&o4, 3, 4, 0, 0, 1, 3, 1);
+  tc_plan p4;
+  TC_REQUIRE(tc_plan_init(&p4, &o4, 9, 0, 100) == 0);
+  twincache_loader_state full;
+  tc_plan_state(&p4, 10, &full);
+  full.magic = 0;
+  TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 100) == 0);
+  TC_CHECK(tc_plan_resume(&p, &full, &next) == TWINCACHE_EINVAL &&
+               strstr(twincache_last_error(), "field version is 2 with magic 0") != NULL,
+           "%s", twincache_last_error());
+  static const char *const names[] = {"version", "cache_tag", "index_begin", "index_end", "batch_size",
+                                      "world_size", "rank", "shuffle", "drop_last", "equal_ranks", "bucket",
+                                      "origin", "local_nodes"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    twincache_loader_state s = bare;
+    switch (i) {
+    case 0: s.version = 77; break;
+    case 1: s.cache_tag = 5; break;
+    case 2: s.index_begin = 1; break;
+    case 3: s.index_end = 7; break;
+    case 4: s.batch_size = 3; break;
+    case 5: s.world_size = 4; break;
+    case 6: s.rank = 1; break;
+    case 7: s.shuffle = 1; break;
+    case 8: s.drop_last = 1; break;
+    case 9: s.equal_ranks = 1; break;
+    case 10: s.bucket = 1; break;
+    case 11: s.origin = 40; break;
+    default: s.local_nodes = 9; break;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "field %s is ", names[i]);
+    TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 100) == 0);
+    TC_CHECK(tc_plan_resume(&p, &s, &next) == TWINCACHE_EINVAL && strstr(twincache_last_error(), want) != NULL,
+             "%s: %s", names[i], twincache_last_error());
+  }
+}
+
+/* tc_plan_set_origin at the edges of a finite stream (issue 35 item 12):
+ * n = 10 graphs, 3 epochs: origin 30 (the end) leaves an empty stream, 29
+ * one batch; 31 and 40 lie past the end and are refused; an endless stream
+ * takes any origin. */
+static void check_set_origin(void) {
+  twincache_loader_options o;
+  options(&o, 3, 1, 0, 0, 1, 3, 1);
+  tc_plan p;
+  TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 10) == 0);
+  TC_CHECK(tc_plan_set_origin(&p, 29) == 0 && p.total == 1, "origin 29: total %llu", (unsigned long long)p.total);
+  TC_CHECK(tc_plan_set_origin(&p, 30) == 0 && p.total == 0, "origin 30: total %llu", (unsigned long long)p.total);
+  TC_CHECK(tc_plan_set_origin(&p, 31) == TWINCACHE_EINVAL &&
+               strstr(twincache_last_error(), "position 31 graphs is past the end of the 3 epochs of 10 graphs"),
+           "origin 31: %s", twincache_last_error());
+  TC_CHECK(tc_plan_set_origin(&p, 40) == TWINCACHE_EINVAL, "origin 40 (epoch 4 of 3)");
+  TC_CHECK(tc_plan_set_origin(&p, 1000) == TWINCACHE_EINVAL, "origin 1000");
+  o.epochs = 0;
+  TC_REQUIRE(tc_plan_init(&p, &o, 9, 0, 10) == 0);
+  TC_CHECK(tc_plan_set_origin(&p, 1000) == 0 && p.total == UINT64_MAX);
+}
+
 int main(void) {
   static const uint32_t batches[] = {1, 2, 3, 5, 8};
   for (uint64_t n = 1; n <= 41; n += (n < 12 ? 1 : 7))
@@ -271,5 +347,7 @@ int main(void) {
       for (int drop = 0; drop <= 1; drop++) check_same_world_resume(n, 3, W, drop);
   for (uint64_t n = 1; n <= 40; n += 3)
     for (int drop = 0; drop <= 1; drop++) check_elastic(n, drop);
+  check_bare();
+  check_set_origin();
   return tc_test_finish("test_plan");
 }
