@@ -1,8 +1,8 @@
 /* loader_state.c — a loader's position in its stream: the resume state's
  * 64 bytes (encode, decode) and the epochs' bounds (batches per epoch, an
- * epoch's end, the state at an epoch's start), and what a bare position
- * (magic 0) may carry. The other rules of a resume are the plan's
- * (tc_plan_resume, tc_mix_resume). */
+ * epoch's end, the state at an epoch's start). The rules of a resume,
+ * what a bare position (magic 0) may carry among them, are the plan's
+ * (tc_state_head, tc_plan_resume, tc_mix_resume). */
 #include <stdint.h>
 #include <string.h>
 
@@ -82,25 +82,6 @@ int twincache_loader_state_decode(const uint8_t buf[TWINCACHE_LOADER_STATE_BYTES
                         (unsigned)TWINCACHE_LOADER_STATE_MAGIC, (unsigned)TWINCACHE_LOADER_STATE_VERSION);
   }
   *s = r;
-  return TWINCACHE_OK;
-}
-
-int tc_state_bare_check(const twincache_loader_state *r) {
-  const struct {
-    const char *name;
-    uint64_t v;
-  } f[] = {
-      {"version", r->version},         {"cache_tag", r->cache_tag},     {"index_begin", r->index_begin},
-      {"index_end", r->index_end},     {"batch_size", r->batch_size},   {"world_size", r->world_size},
-      {"rank", r->rank},               {"shuffle", r->shuffle},         {"drop_last", r->drop_last},
-      {"equal_ranks", r->equal_ranks}, {"bucket", r->bucket},           {"origin", r->origin},
-      {"local_nodes", r->local_nodes},
-  };
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-    if (f[i].v != 0)
-      return tc_error_set(TWINCACHE_EINVAL, "resume state field %s is %llu with magic 0: a bare position carries "
-                          "seed and next_seq only (a full state needs magic %#x)", f[i].name,
-                          (unsigned long long)f[i].v, (unsigned)TWINCACHE_LOADER_STATE_MAGIC);
   return TWINCACHE_OK;
 }
 

@@ -305,6 +305,27 @@ int tc_plan_epoch_state(const tc_plan *p, uint64_t epoch, twincache_loader_state
   return TWINCACHE_OK;
 }
 
+/* The plan reads every resume state's head, so the bare-position rule sits
+ * here beside tc_state_head, below the state codec (loader_state.c). */
+int tc_state_bare_check(const twincache_loader_state *r) {
+  const struct {
+    const char *name;
+    uint64_t v;
+  } f[] = {
+      {"version", r->version},         {"cache_tag", r->cache_tag},     {"index_begin", r->index_begin},
+      {"index_end", r->index_end},     {"batch_size", r->batch_size},   {"world_size", r->world_size},
+      {"rank", r->rank},               {"shuffle", r->shuffle},         {"drop_last", r->drop_last},
+      {"equal_ranks", r->equal_ranks}, {"bucket", r->bucket},           {"origin", r->origin},
+      {"local_nodes", r->local_nodes},
+  };
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (f[i].v != 0)
+      return tc_error_set(TWINCACHE_EINVAL, "resume state field %s is %llu with magic 0: a bare position carries "
+                          "seed and next_seq only (a full state needs magic %#x)", f[i].name,
+                          (unsigned long long)f[i].v, (unsigned)TWINCACHE_LOADER_STATE_MAGIC);
+  return TWINCACHE_OK;
+}
+
 /* A state's flag field must be 0 or 1. */
 static int check_flag(const char *name, unsigned v) {
   if (v <= 1) return TWINCACHE_OK;
