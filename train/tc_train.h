@@ -99,7 +99,8 @@ struct run {
   tc_nccl *nccl; /* the CUDA backend's gradient sums under an MPI launcher (else NULL) */
   tc_optim optim;
   twincache_batch_layout layout; /* the training loader's */
-  uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */
+  uint64_t first, train_end, count; /* graphs [first, train_end) train, [train_end, count) validate */
+  uint64_t seq0, step0, end_step;   /* end_step: where this process stops */
   double sort_var, sort_r2; /* mean sortability of the first training graphs (NaN: none) */
   uint32_t sort_graphs;     /* graphs it was measured on */
   uint64_t val_count; /* --val-cache: its graphs, all validated on; else 0 */
