@@ -141,6 +141,9 @@ static int split_cache(run *r) {
   r->first = twincache_cache_first(cache);
   if (r->first > r->count) r->first = r->count; /* a shard none of whose graphs is committed */
   twincache_dims dims = *twincache_cache_dims(cache);
+  r->dims = dims;
+  r->cache_tag = twincache_cache_tag(cache);
+  r->cache_seed = train_agree_config_seed(twincache_cache_config(cache));
   if (dims.samples == 0 && !o->fresh_rows) {
     fprintf(stderr, PROG ": cache %s stores SCMs only (no samples): train on fresh worlds with "
             "--fresh-rows S\n", o->cache);
@@ -421,6 +424,7 @@ static int train_main(run *r, int argc, char **argv) {
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
+  if (train_agree(r)) goto cleanup;
   if (open_train_stream(r, &tl) || r->be->create(r) || train_eval_open(r) || log_open(r))
     goto cleanup;
   if (!r->predict_only) print_plan(r);
@@ -452,7 +456,8 @@ cleanup:
 
 /* Under an MPI launcher every rank runs train_main; one that fails ends the
  * whole job with its status (its message printed first), so no rank waits
- * in an all-reduce for it. */
+ * in an all-reduce for it; ranks that all found the same disagreement
+ * (train_agree) leave together. */
 int main(int argc, char **argv) {
   run R;
   memset(&R, 0, sizeof R);
@@ -461,7 +466,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   int rc = train_main(&R, argc, argv);
-  if (rc != 0) tc_dist_abort(&R.dist, rc);
+  /* a disagreement every rank learnt of ends by MPI_Finalize: no rank waits */
+  if (rc != 0 && !R.agree_failed) tc_dist_abort(&R.dist, rc);
   tc_dist_finalize(&R.dist);
   return rc;
 }
