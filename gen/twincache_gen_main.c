@@ -395,6 +395,11 @@ static int run(tc_gen_config *cfg) {
       fprintf(stderr, "twincache-gen: --out is too long\n");
       return 2;
     }
+    int set_rc = tc_gen_set_check(&c, c.out_dir); /* a shard no reader would accept */
+    if (set_rc) {
+      fprintf(stderr, "twincache-gen: %s\n", twincache_last_error());
+      return set_rc == TWINCACHE_EMISMATCH ? 3 : set_rc == TWINCACHE_EINVAL ? 2 : 1;
+    }
     if (mkdir(c.out_dir, 0755) != 0 && errno != EEXIST) { /* every shard's process may make it */
       fprintf(stderr, "twincache-gen: cannot create %s: %s\n", c.out_dir, strerror(errno));
       return 1;
