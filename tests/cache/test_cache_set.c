@@ -302,7 +302,7 @@ static void tools(void) {
            "info of shard 3 alone");
   TC_CHECK(tc_test_sh("'%s' stats '%s/lin_set/shard-00003-of-00004' | grep -q ': 28 graphs'", in, s) == 0,
            "stats of shard 3 alone");
-  TC_CHECK(tc_test_sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'not in this shard'", in, s) == 0,
+  TC_CHECK(tc_test_sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'out of range: shard 3 of 4 holds 28 graphs (72..99)'", in, s) == 0,
            "show of a graph another shard holds");
   TC_CHECK(tc_test_sh("cd '%s' && rm -f ex_* && '%s' export lin_whole 77 --format npy --out ex_w > /dev/null && "
               "'%s' export lin_set 77 --format npy --out ex_s > /dev/null && ls ex_w_*.npy | grep -q base && "
