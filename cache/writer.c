@@ -143,6 +143,15 @@ static int shard_match(tc_cache_writer *w, MDB_txn *txn, const char *dir, const 
   if (have.count == w->shard.count && have.index == w->shard.index && have.first == w->shard.first &&
       have.end == w->shard.end)
     return TWINCACHE_OK;
+  if (have.count && have.count == w->shard.count && have.index == w->shard.index)
+    /* the same shard of another split: the range moved, so the shard cannot grow into it */
+    return tc_error_set(TWINCACHE_EMISMATCH, "%s holds shard %u/%u as graphs %llu..%llu (a split of %llu graphs in "
+                        "chunks of %u); this run's shard %u/%u is graphs %llu..%llu: another --graphs or "
+                        "--chunk-graphs splits the cache otherwise, and a shard cannot be extended: give the "
+                        "set's --graphs and --chunk-graphs, or another --out", dir, have.index, have.count,
+                        (unsigned long long)have.first, (unsigned long long)have.end - 1,
+                        (unsigned long long)m->dims.graphs, m->dims.chunk_graphs, w->shard.index,
+                        w->shard.count, (unsigned long long)w->shard.first, (unsigned long long)w->shard.end - 1);
   char held[96], asked[96];
   if (have.count) snprintf(held, sizeof held, "shard %u/%u", have.index, have.count);
   else snprintf(held, sizeof held, "a whole cache");

@@ -516,9 +516,11 @@ def main():
     wall = time.perf_counter() - t_start
     if main_proc:
         what = "data only" if a.data_only else "training"
+        # each data path names only its own knob: decode threads (twincache), workers (onthefly)
+        loading = f"decode threads={a.threads}" if a.data == "twincache" else f"workers={a.workers}"
         print(f"{a.data} {what}: {step} steps, {graphs} graphs seen, {train_s:.0f} s trained in all; "
               f"this invocation {wall:.0f} s ({'GPU' if cuda else 'CPU'}, processes={world}, "
-              f"decode threads={a.threads}, workers={a.workers}, torch threads="
+              f"{loading}, torch threads="
               f"{torch.get_num_threads()}, amp={'bf16' if use_bf16 else 'off'}, stopped by "
               f"--{stop_reason})", flush=True)
         real, slots = float(node_slots[0]), float(node_slots[1])

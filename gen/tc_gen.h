@@ -178,6 +178,14 @@ uint32_t tc_gen_max_inter(const tc_gen_config *c);
 /* Canonical JSON of the identity fields (chunk_graphs resolved) into
  * buf[0..cap); returns the length (excluding NUL) or 0 when it did not fit. */
 size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap);
+/* --shard I/N into set_dir, before anything is written (tc_gen_set.c):
+ * refuses what every reader of the set would refuse later. 0 when set_dir
+ * does not exist or is a set this shard fits; TWINCACHE_EMISMATCH when it
+ * is a whole cache, holds shards of another count, or a sibling shard of
+ * another split (--graphs, --chunk-graphs) or config; TWINCACHE_EINVAL when
+ * it is not a directory; TWINCACHE_EIO when it cannot be read. The message
+ * (twincache_last_error) names the directory and the reason. */
+int tc_gen_set_check(const tc_gen_config *c, const char *set_dir);
 /* Compares two canonical config JSON texts key by key; writes a readable list
  * of differences ("seed: cache 1, now 2; ...") into out. Returns the number of
  * differing keys. */

@@ -218,7 +218,9 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .expect = "I/N with 0 <= I < N, or auto",
        .help = "build shard I of N of the cache into --out/shard-IIIII-of-NNNNN\n"
                "(--out is then the set's directory; auto: rank and size from\n"
-               "Slurm, Open MPI, MPICH/PMI or torchrun) (default: {})"},
+               "Slurm, Open MPI, MPICH/PMI or torchrun; shards are equal when N\n"
+               "divides the chunk count ceil(graphs / C), which local mode's\n"
+               "nodes need to hold equal shares) (default: {})"},
       {.name = "--map-size", .meta = "BYTES", .kind = TC_OPT_U64, .dst = &c->map_size_bytes,
        .lo = TC_GEN_MIN_MAP_BYTES, .hi = TC_GEN_MAX_MAP_BYTES,
        .help = "initial LMDB map size; doubles when full (default {})"},
@@ -394,6 +396,11 @@ static int run(tc_gen_config *cfg) {
                          c.shard_count) >= sizeof shard_dir) {
       fprintf(stderr, "twincache-gen: --out is too long\n");
       return 2;
+    }
+    int set_rc = tc_gen_set_check(&c, c.out_dir); /* a shard no reader would accept */
+    if (set_rc) {
+      fprintf(stderr, "twincache-gen: %s\n", twincache_last_error());
+      return set_rc == TWINCACHE_EMISMATCH ? 3 : set_rc == TWINCACHE_EINVAL ? 2 : 1;
     }
     if (mkdir(c.out_dir, 0755) != 0 && errno != EEXIST) { /* every shard's process may make it */
       fprintf(stderr, "twincache-gen: cannot create %s: %s\n", c.out_dir, strerror(errno));

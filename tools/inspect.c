@@ -146,11 +146,20 @@ int tc_cache_open_or_report(const char *path, twincache_cache **out) {
 }
 
 int tc_index_parse(const char *cmd, const char *s, const twincache_cache *c, uint64_t *index) {
-  uint64_t count = twincache_cache_count(c);
+  uint64_t count = twincache_cache_count(c), first = twincache_cache_first(c); /* first: a shard's, else 0 */
   if (tc_parse_u64(s, index) != 0) {
-    if (count == 0) return tc_usage_error(cmd, "bad graph index '%s': the cache has no graphs", s);
-    return tc_usage_error(cmd, "bad graph index '%s': expected an integer in 0..%llu", s,
-                          (unsigned long long)(count - 1));
+    if (count <= first) return tc_usage_error(cmd, "bad graph index '%s': the cache has no graphs", s);
+    return tc_usage_error(cmd, "bad graph index '%s': expected an integer in %llu..%llu", s,
+                          (unsigned long long)first, (unsigned long long)(count - 1));
+  }
+  uint32_t shard, shards;
+  if (twincache_cache_shard(c, &shard, &shards, NULL)) { /* a lone shard holds [first, count) only */
+    if (*index >= first && *index < count) return 0;
+    if (count <= first)
+      return tc_usage_error(cmd, "graph index %s out of range: shard %u of %u holds no graphs yet", s, shard, shards);
+    return tc_usage_error(cmd, "graph index %s out of range: shard %u of %u holds %llu graphs (%llu..%llu); open "
+                          "the set for the others", s, shard, shards, (unsigned long long)(count - first),
+                          (unsigned long long)first, (unsigned long long)(count - 1));
   }
   if (*index >= count) {
     if (count == 0) return tc_usage_error(cmd, "graph index %s out of range: the cache has no graphs", s);

@@ -55,8 +55,9 @@ int tc_parse_u64(const char *s, uint64_t *out);
 /* Opens `path`; on error prints "twincache-inspect: PATH: REASON" and returns
  * TC_EXIT_FAIL, else 0. */
 int tc_cache_open_or_report(const char *path, twincache_cache **out);
-/* Parses an INDEX argument and checks it against the committed count; prints
- * one line saying the valid range and returns TC_EXIT_USAGE when bad. */
+/* Parses an INDEX argument and checks it against the graphs the cache holds
+ * (a lone shard: its own [first, count)); prints one line saying the valid
+ * range and returns TC_EXIT_USAGE when bad. */
 int tc_index_parse(const char *cmd, const char *s, const twincache_cache *c, uint64_t *index);
 /* A graph sized for the cache's dims (caller frees with twincache_graph_free),
  * or NULL (out of memory or dims beyond the format's limits). */

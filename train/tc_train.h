@@ -8,6 +8,7 @@
  *                        loss, AUROC, AUPRC, SHD
  *   train_predict.c      --predict: the model's probabilities on --val-cache as the suite's .npz
  *   train_report.c       the summary (text and JSON) and --bench-h2d
+ *   train_agree.c        data parallel: every rank agrees with rank 0 on the options
  *   train.c              main: the run as named steps
  * Calls run down this list's dependency order, never back: the backends call
  * train_loop.c, which calls train_eval.c, which reaches the backend only
@@ -99,7 +100,11 @@ struct run {
   tc_nccl *nccl; /* the CUDA backend's gradient sums under an MPI launcher (else NULL) */
   tc_optim optim;
   twincache_batch_layout layout; /* the training loader's */
-  uint64_t train_end, count, seq0, step0, end_step; /* end_step: where this process stops */
+  uint64_t first, train_end, count; /* graphs [first, train_end) train, [train_end, count) validate */
+  uint64_t seq0, step0, end_step;   /* end_step: where this process stops */
+  twincache_dims dims;               /* --cache's (a part's in local mode) */
+  uint64_t cache_tag, cache_seed;    /* its config digest and generator seed (UINT64_MAX: none) */
+  int agree_failed;                  /* train_agree found a disagreement: every rank knows */
   double sort_var, sort_r2; /* mean sortability of the first training graphs (NaN: none) */
   uint32_t sort_graphs;     /* graphs it was measured on */
   uint64_t val_count; /* --val-cache: its graphs, all validated on; else 0 */
@@ -159,6 +164,30 @@ int train_predict(run *r);
 /* --predict FILE, before anything is trained: refused (one line, 1) when
  * FILE.tmp cannot be created or --val-cache names no cell. */
 int train_predict_check(const opts *o);
+/* Data parallel: one value every rank must share with rank 0 (train_agree.c).
+ * bits: the value (a double's bit pattern for AGREE_F64). */
+enum { AGREE_U64 = 0, AGREE_F64 = 1, AGREE_HEX = 2 };
+typedef struct train_agree_item {
+  const char *flag; /* what the message names: "--batch", "--cache (N, nodes per graph)" */
+  int kind;
+  uint64_t bits;
+} train_agree_item;
+/* The values of r the gradient sums assume equal on every rank, in a fixed
+ * order, into it[cap]; returns how many there are (> cap: it holds the
+ * first cap). Pure: no MPI, no I/O. */
+size_t train_agree_items(const run *r, train_agree_item *it, size_t cap);
+/* The first i with mine[i].bits != root[i]: its index, and in msg[cap] one
+ * line naming the flag and both values ("rank 1 disagrees with rank 0 on
+ * --batch: 24 here, 32 on rank 0; ..."); -1 (msg "") when all agree. Pure. */
+long train_agree_compare(const train_agree_item *mine, const uint64_t *root, size_t n, int rank,
+                         char *msg, size_t cap);
+/* "seed": N of a cache's config JSON; UINT64_MAX when absent or json NULL. */
+uint64_t train_agree_config_seed(const char *json);
+/* World > 1: rank 0's items to every rank, compared; on any disagreement
+ * the lowest disagreeing rank prints the one line, every rank sets
+ * r->agree_failed and returns 1 (the job ends by MPI_Finalize, exit 1).
+ * Collective: every rank calls it at the same point. 0 on one process. */
+int train_agree(run *r);
 /* --bench-h2d: a plain pinned cudaMemcpy of one batch slab. */
 int train_bench_h2d(const opts *o);
 

@@ -76,7 +76,7 @@ static void measure_sortability(run *r, twincache_cache *cache) {
   double var = 0, r2 = 0;
   uint32_t nv = 0, nr = 0;
   r->sort_graphs = 0;
-  for (uint64_t i = 0; d && g && i < r->train_end && i < SORT_GRAPHS; i++) {
+  for (uint64_t i = r->first; d && g && i < r->train_end && i < r->first + SORT_GRAPHS; i++) {
     twincache_sortability s;
     if (twincache_cache_read_graph(cache, d, i, g) || twincache_graph_sortability(g, &s)) break;
     r->sort_graphs++;
@@ -119,7 +119,8 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
   return rc;
 }
 
-/* The committed count and the train/validation split point. */
+/* The graphs the cache holds, [first, count) (a shard opened alone starts
+ * past 0), and the train/validation split point inside them. */
 static int split_cache(run *r) {
   const opts *o = &r->o;
   twincache_cache *cache = NULL;
@@ -137,7 +138,12 @@ static int split_cache(run *r) {
     return 1;
   }
   r->count = twincache_cache_count(cache);
+  r->first = twincache_cache_first(cache);
+  if (r->first > r->count) r->first = r->count; /* a shard none of whose graphs is committed */
   twincache_dims dims = *twincache_cache_dims(cache);
+  r->dims = dims;
+  r->cache_tag = twincache_cache_tag(cache);
+  r->cache_seed = train_agree_config_seed(twincache_cache_config(cache));
   if (dims.samples == 0 && !o->fresh_rows) {
     fprintf(stderr, PROG ": cache %s stores SCMs only (no samples): train on fresh worlds with "
             "--fresh-rows S\n", o->cache);
@@ -145,13 +151,13 @@ static int split_cache(run *r) {
     return 1;
   }
   r->val_fresh = o->fresh_rows && dims.samples != o->fresh_rows; /* the held-out tail's */
-  r->train_end = (uint64_t)floor((1.0 - o->val_split) * (double)r->count);
+  r->train_end = r->first + (uint64_t)floor((1.0 - o->val_split) * (double)(r->count - r->first));
   if (!o->quiet) measure_sortability(r, cache);
   twincache_cache_close(cache);
   if (o->val_cache && val_cache_check(r, &dims) != 0) return 1;
-  if (r->train_end == 0) {
-    fprintf(stderr, PROG ": cache %s has %" PRIu64 " graphs: nothing left to train on with "
-            "--val-split %g\n", o->cache, r->count, o->val_split);
+  if (r->train_end == r->first) {
+    fprintf(stderr, PROG ": cache %s holds %" PRIu64 " graphs: nothing left to train on with "
+            "--val-split %g\n", o->cache, r->count - r->first, o->val_split);
     return 1;
   }
   return 0;
@@ -269,12 +275,12 @@ static int resume_from(run *r) {
             info.seed, o->seed);
     return 1;
   }
-  if (s->index_begin != 0 || s->index_end != r->train_end) {
+  if (s->index_begin != r->first || s->index_end != r->train_end) {
     fprintf(stderr, PROG ": --val-split: checkpoint %s was written with a train range of [%" PRIu64
-            ", %" PRIu64 ") graphs, this run has [0, %" PRIu64 ") (--val-split %g of %" PRIu64
+            ", %" PRIu64 ") graphs, this run has [%" PRIu64 ", %" PRIu64 ") (--val-split %g of %" PRIu64
             " graphs in %s); --val-split and the cache cannot change on --resume (see --help)\n",
-            o->resume, s->index_begin, s->index_end, r->train_end, o->val_split, r->count,
-            o->cache);
+            o->resume, s->index_begin, s->index_end, r->first, r->train_end, o->val_split,
+            r->count - r->first, o->cache);
     return 1;
   }
   /* each step takes one batch of the endless stream, from batch 0 at step 0
@@ -313,9 +319,9 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   twincache_loader_options lo;
   twincache_loader_options_init(&lo);
   lo.batch_size = o->batch, lo.epochs = 0, lo.shuffle = 1, lo.seed = r->loader_seed;
-  lo.threads = o->threads, lo.index_begin = 0, lo.index_end = r->train_end;
+  lo.threads = o->threads, lo.index_begin = r->first, lo.index_end = r->train_end;
   lo.rank = (uint32_t)r->dist.rank, lo.world_size = (uint32_t)r->dist.world;
-  if (o->local_nodes) lo.local_nodes = o->local_nodes, lo.index_end = 0; /* the whole set: --val-cache validates */
+  if (o->local_nodes) lo.local_nodes = o->local_nodes, lo.index_begin = lo.index_end = 0; /* the whole set: --val-cache validates */
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
@@ -363,9 +369,11 @@ static int log_open(run *r) {
 static void print_plan(const run *r) {
   const opts *o = &r->o;
   if (o->quiet) return;
-  fprintf(r->text, "cache %s: %" PRIu64 " graphs (train %" PRIu64 ", validation %" PRIu64
+  char range[64] = ""; /* a shard's graphs are not 0.. */
+  if (r->first) snprintf(range, sizeof range, " %" PRIu64 "..%" PRIu64, r->first, r->count - 1);
+  fprintf(r->text, "cache %s: %" PRIu64 " graphs%s (train %" PRIu64 ", validation %" PRIu64
           "), N=%u K=%u S=%u, batch %u, %zu-byte slabs, %" PRIu64 " steps\n",
-          o->cache, r->count, r->train_end, r->count - r->train_end, r->layout.nodes,
+          o->cache, r->count - r->first, range, r->train_end - r->first, r->count - r->train_end, r->layout.nodes,
           r->layout.inter, r->layout.samples, o->batch, r->layout.bytes, o->steps);
   if (r->sort_graphs)
     fprintf(r->text, "data: varsortability %.3f, R2-sortability %.3f (first %u training graphs; 0.5 = "
@@ -416,6 +424,7 @@ static int train_main(run *r, int argc, char **argv) {
   if (o->resume && resume_from(r)) goto cleanup;
   r->end_step = o->steps;
   if (o->stop_after && r->step0 + o->stop_after < o->steps) r->end_step = r->step0 + o->stop_after;
+  if (train_agree(r)) goto cleanup;
   if (open_train_stream(r, &tl) || r->be->create(r) || train_eval_open(r) || log_open(r))
     goto cleanup;
   if (!r->predict_only) print_plan(r);
@@ -447,7 +456,8 @@ cleanup:
 
 /* Under an MPI launcher every rank runs train_main; one that fails ends the
  * whole job with its status (its message printed first), so no rank waits
- * in an all-reduce for it. */
+ * in an all-reduce for it; ranks that all found the same disagreement
+ * (train_agree) leave together. */
 int main(int argc, char **argv) {
   run R;
   memset(&R, 0, sizeof R);
@@ -456,7 +466,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   int rc = train_main(&R, argc, argv);
-  if (rc != 0) tc_dist_abort(&R.dist, rc);
+  /* a disagreement every rank learnt of ends by MPI_Finalize: no rank waits */
+  if (rc != 0 && !R.agree_failed) tc_dist_abort(&R.dist, rc);
   tc_dist_finalize(&R.dist);
   return rc;
 }

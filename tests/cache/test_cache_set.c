@@ -135,14 +135,19 @@ static void bad_sets(void) {
   snprintf(shard, sizeof shard, "%s/shard-00001-of-00004", bad);
   refused("duplicated", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, "shard 1 of 4 twice", "copy-of-1", shard));
 
+  /* the generator refuses to write these into a set (issue 35): they are
+   * made in a set of their own, then moved in, as a careless copy would */
   copy_set(bad, sizeof bad); /* a shard of a 3-way split overlaps */
-  TC_REQUIRE(tc_test_sh("'%s' --out '%s' %s --samples 16 --shard 1/3", gen, bad, common_args) == 0);
+  TC_REQUIRE(tc_test_sh("rm -rf '%s/alien' && '%s' --out '%s/alien' %s --samples 16 --shard 1/3 && "
+                        "mv '%s/alien/shard-00001-of-00003' '%s/'", scratch, gen, scratch, common_args, scratch,
+                        bad) == 0);
   snprintf(shard, sizeof shard, "%s/shard-00001-of-00003", bad);
   refused("other split", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, shard, "of 3", "overlap"));
 
   copy_set(bad, sizeof bad); /* shard 3 of another seed */
-  TC_REQUIRE(tc_test_sh("rm -rf '%s/shard-00003-of-00004' && '%s' --out '%s' %s --samples 16 --seed 2 --shard 3/4", bad, gen, bad,
-                common_args) == 0);
+  TC_REQUIRE(tc_test_sh("rm -rf '%s/shard-00003-of-00004' '%s/alien' && '%s' --out '%s/alien' %s --samples 16 --seed 2 "
+                        "--shard 3/4 && mv '%s/alien/shard-00003-of-00004' '%s/'", bad, scratch, gen, scratch,
+                        common_args, scratch, bad) == 0);
   snprintf(shard, sizeof shard, "%s/shard-00003-of-00004", bad);
   refused("other seed", bad, TWINCACHE_EMISMATCH, NEEDLES(bad, shard, "another config or seed"));
 
@@ -308,7 +313,7 @@ static void tools(void) {
            "info of shard 3 alone");
   TC_CHECK(tc_test_sh("'%s' stats '%s/lin_set/shard-00003-of-00004' | grep -q ': 28 graphs'", in, s) == 0,
            "stats of shard 3 alone");
-  TC_CHECK(tc_test_sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'not in this shard'", in, s) == 0,
+  TC_CHECK(tc_test_sh("'%s' show '%s/lin_set/shard-00003-of-00004' 5 2>&1 | grep -q 'out of range: shard 3 of 4 holds 28 graphs (72..99)'", in, s) == 0,
            "show of a graph another shard holds");
   TC_CHECK(tc_test_sh("cd '%s' && rm -f ex_* && '%s' export lin_whole 77 --format npy --out ex_w > /dev/null && "
               "'%s' export lin_set 77 --format npy --out ex_s > /dev/null && ls ex_w_*.npy | grep -q base && "

@@ -7,7 +7,9 @@
  *  - a shard killed with SIGKILL mid-run resumes to the bytes of an
  *    uninterrupted shard;
  *  - a shard directory of another range (other --graphs) or a whole-cache
- *    run on a shard is refused (exit 3), nothing changed;
+ *    run on a shard is refused (exit 3), nothing changed; so is, before
+ *    anything is made, a shard beside a sibling of another split or config,
+ *    of another shard count than the set's, or into a whole cache;
  *  - usage errors (exit 2): I >= N, malformed, more shards than chunks, auto
  *    with no launcher; --shard auto takes SLURM_PROCID/SLURM_NTASKS.
  * usage: test_gen_shard TWINCACHE_GEN TMPDIR */
@@ -185,6 +187,35 @@ static void refusals(void) {
   /* the same shard name of another split (--graphs 300): exit 3, unchanged */
   TC_CHECK(gen_run(set, "300", "16", one, err, sizeof err) == 3, "other --graphs accepted: %s", err);
   TC_CHECK(strstr(err, "shard 1/3") && strstr(err, dir), "message: %s", err);
+  /* the real reason: the range moved (not "holds shard 1/3, not shard 1/3") */
+  TC_CHECK(strstr(err, "holds shard 1/3 as graphs 32..63") && strstr(err, "is graphs 96..199") &&
+           strstr(err, "cannot be extended"), "message: %s", err);
+  /* refused at the writer, before anything is made (issue 35): a sibling
+   * of another split or config, a shard of another count beside the set's,
+   * a shard into a whole cache */
+  char sib[4400];
+  snprintf(sib, sizeof sib, "%s/shard-00002-of-00003", set);
+  const char *two[] = {"--shard", "2/3", NULL}, *two_seed[] = {"--shard", "2/3", "--seed", "9", NULL};
+  TC_CHECK(gen_run(set, "300", "16", two, err, sizeof err) == 3, "a sibling of another split: %s", err);
+  TC_CHECK(strstr(err, "already holds shard-00001-of-00003, split from 100 graphs in chunks of 8") &&
+           strstr(err, "this run splits 300 graphs"), "message: %s", err);
+  TC_CHECK(gen_run(set, "100", "16", two_seed, err, sizeof err) == 3, "a sibling of another seed: %s", err);
+  TC_CHECK(strstr(err, "already holds shard-00001-of-00003, of another config (seed:"), "message: %s", err);
+  TC_CHECK(access(sib, F_OK) != 0, "a refused sibling made %s", sib);
+  const char *fourth[] = {"--shard", "1/4", NULL};
+  snprintf(sib, sizeof sib, "%s/shard-00001-of-00004", set);
+  TC_CHECK(gen_run(set, "100", "16", fourth, err, sizeof err) == 3, "a shard of 4 beside a set of 3: %s", err);
+  TC_CHECK(strstr(err, "holds shard-00001-of-00003, a set of 3 shards") && strstr(err, "--shard I/3"),
+           "message: %s", err);
+  TC_CHECK(access(sib, F_OK) != 0, "a shard of another count was made: %s", sib);
+  char whole[4300];
+  snprintf(whole, sizeof whole, "%s/whole", set);
+  TC_REQUIRE(gen_run(whole, "40", "16", NULL, err, sizeof err) == 0, "%s", err);
+  const char *half[] = {"--shard", "0/2", NULL};
+  TC_CHECK(gen_run(whole, "40", "16", half, err, sizeof err) == 3, "a shard into a whole cache: %s", err);
+  TC_CHECK(strstr(err, "is a whole cache (it holds data.mdb), not a set's directory"), "message: %s", err);
+  snprintf(sib, sizeof sib, "%s/shard-00000-of-00002", whole);
+  TC_CHECK(access(sib, F_OK) != 0, "a shard was made inside a whole cache: %s", sib);
   /* a whole-cache run on a shard directory */
   TC_CHECK(gen_run(dir, "100", "16", NULL, err, sizeof err) == 3, "whole run on a shard accepted: %s", err);
   TC_CHECK(strstr(err, "a whole cache"), "message: %s", err);

@@ -89,6 +89,21 @@ int main(int argc, char **argv) {
   }
   char *m2[] = {in, "show", missing, "0", NULL};
   expect(m2, scratch, 1, 1, missing);
+  /* a lone shard's index range is its own (issue 35: the message named the
+   * whole cache's count): shard 1 of 2 of 40 graphs in chunks of 16 holds 16..39 */
+  char set[4200], shard[4300];
+  snprintf(set, sizeof set, "%s/set", scratch);
+  snprintf(shard, sizeof shard, "%s/shard-00001-of-00002", set);
+  const char *half[] = {"--shard", "1/2", NULL};
+  TC_REQUIRE(tt_make_cache(argv[1], set, scratch, 40, half) == 0);
+  char *s1[] = {in, "show", shard, "40", NULL};
+  expect(s1, scratch, 2, 1, "out of range: shard 1 of 2 holds 24 graphs (16..39); open the set for the others");
+  char *s2[] = {in, "dot", shard, "15", NULL};
+  expect(s2, scratch, 2, 1, "out of range: shard 1 of 2 holds 24 graphs (16..39)");
+  char *s3[] = {in, "show", shard, "x", NULL};
+  expect(s3, scratch, 2, 1, "expected an integer in 16..39");
+  char *s4[] = {in, "show", shard, "16", NULL};
+  expect(s4, scratch, 0, 0, "graph 16");
   /* and the good path */
   char *ok[] = {in, "verify", cache, NULL};
   expect(ok, scratch, 0, 0, "all 5 graphs");
