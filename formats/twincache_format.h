@@ -26,8 +26,12 @@ extern "C" {
 
 #define TWINCACHE_VERSION_STRING "0.1.0"
 /* Version of the frame, chunk and meta layouts. A reader refuses a newer
- * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
-#define TWINCACHE_FORMAT_VERSION 4
+ * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions").
+ * Writers write the oldest version that holds what they write: a cache of
+ * twin worlds stays version 4 (its bytes unchanged since), one of
+ * independent worlds (TWINCACHE_GRAPH_INDEPENDENT) is version 5. */
+#define TWINCACHE_FORMAT_VERSION 5
+#define TWINCACHE_FORMAT_VERSION_TWIN 4
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */
@@ -157,6 +161,14 @@ int twincache_choice_code(int choice, const char *name, size_t len);
 #define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */
 #define TWINCACHE_GRAPH_HETERO 0x2u /* version 4: heteroscedastic noise (hetero_* valid), FORMAT.md 3.6 */
 #define TWINCACHE_GRAPH_ISCM 0x4u   /* version 4, with STANDARDIZED: an internally standardised SCM */
+/* version 5: independent worlds: world k draws its own noise (the same SCM
+ * and intervention), so every node's column of every world is stored and
+ * nothing is shared with the base world (FORMAT.md 3.9). A frame with it is
+ * written as version 5, every other frame as TWINCACHE_FORMAT_VERSION_TWIN. */
+#define TWINCACHE_GRAPH_INDEPENDENT 0x8u
+/* The format version a frame (or cache) of these graph flags is written as. */
+#define TWINCACHE_FORMAT_VERSION_OF(flags) \
+  (((flags) & TWINCACHE_GRAPH_INDEPENDENT) ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN)
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
