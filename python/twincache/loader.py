@@ -63,6 +63,17 @@ def _mixture_weights(path, weights):
     return [float(w) for w in weights]
 
 
+def _worlds_of(paths):
+    """The kind of worlds the caches at `paths` hold: "twin", "independent"
+    (twincache-gen --worlds, FORMAT.md 3.9) or "mixed"."""
+    from .cache import Cache
+    kinds = set()
+    for p in paths:
+        with Cache(p) as c:
+            kinds.add(c.worlds)
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
 class Loader(*_BASES, Closable):
     """Batches of a cache (or of a set of shards: the whole cache's batches),
     decoded by C threads into pre-allocated slots.
@@ -210,6 +221,9 @@ class Loader(*_BASES, Closable):
         self._deferred = None  # device mode: an error of the prefetch, raised at its own step
         self._views = None
         self._open(None)
+        # "twin", "independent" or "mixed" (a mixture of both): every Batch says it
+        self.worlds = _worlds_of(self.path if self.weights is not None else [self.path])
+        self._views.worlds = self.worlds
         if self.device is not None and self.device.type == "cuda":
             self._attach_stage(self.device)
 
