@@ -76,8 +76,9 @@ class Batch:
                                    says which kind: "twin" (row s shares base
                                    row s's noise) or "independent" (world k
                                    draws its own noise: rows of different
-                                   worlds are unpaired; FORMAT.md 3.9), or
-                                   "mixed" for a mixture of both kinds
+                                   worlds are unpaired; FORMAT.md 3.9),
+                                   "mixed" for a mixture of both kinds, or
+                                   "unknown" in local mode
       target    (G,K,N)   uint8    ONE-HOT mask: 1 on the node(s) intervention k
                                    sets (twincache.Graph.target is the node INDEX)
       value     (G,K,N)   float32  intervention k's value on each of its target

@@ -65,12 +65,16 @@ def _mixture_weights(path, weights):
 
 def _worlds_of(paths):
     """The kind of worlds the caches at `paths` hold: "twin", "independent"
-    (twincache-gen --worlds, FORMAT.md 3.9) or "mixed"."""
+    (twincache-gen --worlds, FORMAT.md 3.9) or "mixed"; "unknown" when one
+    cannot be opened whole (local mode: a node holds only its shards)."""
     from .cache import Cache
     kinds = set()
     for p in paths:
-        with Cache(p) as c:
-            kinds.add(c.worlds)
+        try:
+            with Cache(p) as c:
+                kinds.add(c.worlds)
+        except Error:
+            return "unknown"
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
