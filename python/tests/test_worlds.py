@@ -60,3 +60,16 @@ def test_a_mixture_is_mixed(caches):
 def test_help_says_what_each_kind_is():
     doc = twincache.Batch.__doc__
     assert "batch.worlds" in doc and "independent" in doc and "twin" in doc
+
+
+def test_inspect_says_it_and_verifies(caches, inspect_exe):
+    import json
+    for worlds in ("twin", "independent"):
+        p = caches[worlds, "6"]
+        subprocess.run([inspect_exe, "verify", p, "--quiet"], check=True)  # no twin property asked of independent
+        info = json.loads(subprocess.run([inspect_exe, "info", p, "--json"], check=True, capture_output=True,
+                                         text=True).stdout)
+        stats = json.loads(subprocess.run([inspect_exe, "stats", p, "--json"], check=True, capture_output=True,
+                                          text=True).stdout)
+        assert info["world_kind"] == worlds and stats["world_kind"] == worlds
+        assert info["format_version"] == (5 if worlds == "independent" else 4)
