@@ -307,7 +307,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     uint32_t t = i ? m->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->target[k];
     sp->tidx[t] = (int16_t)i;
     sp->tval[i] = i ? m->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->value[k];
-    if (m->desc) continue;
+    if (m->desc || m->independent) continue; /* independent: every node, below */
     /* the changed set: the union of the targets' descendant sets */
     twincache_graph_descendants(m->adj, n, m->ld_adj, t, i ? sp->changed_mark : sp->desc);
     if (i)
