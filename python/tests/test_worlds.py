@@ -73,3 +73,6 @@ def test_inspect_says_it_and_verifies(caches, inspect_exe):
                                           text=True).stdout)
         assert info["world_kind"] == worlds and stats["world_kind"] == worlds
         assert info["format_version"] == (5 if worlds == "independent" else 4)
+        show = json.loads(subprocess.run([inspect_exe, "show", p, "2", "--json"], check=True, capture_output=True,
+                                         text=True).stdout)
+        assert show["worlds"] == worlds
