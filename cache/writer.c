@@ -179,6 +179,12 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir) {
   /* readers accept 1..current; the writer extends only its own version, so a
    * cache never mixes record layouts */
   uint32_t version = tc_load_u32(e[TWINCACHE_MK_VERSION].data);
+  if (version != w->version && (version == TWINCACHE_FORMAT_VERSION || version == TWINCACHE_FORMAT_VERSION_TWIN))
+    return tc_error_set(TWINCACHE_EMISMATCH, /* both written today: another kind of worlds asked for */
+                        "%s was written with format version %u and this config writes %u (another kind of "
+                        "worlds: twin caches are version %u, independent ones %u); use another --out or the "
+                        "cache's options",
+                        dir, version, w->version, TWINCACHE_FORMAT_VERSION_TWIN, TWINCACHE_FORMAT_VERSION);
   if (version != w->version)
     return tc_error_set(TWINCACHE_EVERSION,
                         "%s was written with format version %u, this is %u; it can be read but not "
