@@ -180,7 +180,8 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  * value[k], x_t = f_t(pa) + value[k] * (noise_scale[t] * e_t), the same e_t;
  * SOFT (version 4) evaluates x_t's mechanism with the parameters of row k of
  * soft instead of its own (W1 columns / weights of non-parents +0.0), the same e_t. Twin world k reuses exactly the exogenous noise e of the
- * base world, sample by sample. When STANDARDIZED, every world is mapped by
+ * base world, sample by sample (with TWINCACHE_GRAPH_INDEPENDENT, format 5,
+ * world k has its own noise instead and every one of its columns is stored). When STANDARDIZED, every world is mapped by
  * (x - norm_mean[j]) / norm_std[j] (mean and population std of the raw base
  * world), and a DO value is stored in that same space; a SHIFT value stays
  * in raw units. FORMAT.md section 3.6 says what e_j is per noise family.
@@ -355,7 +356,8 @@ typedef struct twincache_frame_view {
   const uint8_t *kind;         /* (K) enum twincache_inter_kind */
   const float *value;          /* (K) */
   const uint32_t *n_cols_of;   /* (K) stored columns of intervention k; they sum to C */
-  const uint8_t *desc;         /* (K, R) world k's targets and their descendants */
+  const uint8_t *desc;         /* (K, R) world k's targets and their descendants; every node
+                                * in an INDEPENDENT frame (its columns are all stored) */
   /* multi-target worlds, decoded as in twincache_graph: n_targets (K),
    * more_target and more_value (K, TWINCACHE_MAX_TARGETS-1) */
   const uint8_t *n_targets;
