@@ -307,7 +307,10 @@ size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_in
  * stored; a DO target column is stored once as its value. Fails with
  * TWINCACHE_EINVAL if the graph is not a DAG, a target is out of range, or a
  * column that the structure says is unchanged differs from base (the twin
- * property), so a lossy record can never be written.
+ * property), so a lossy record can never be written. With
+ * TWINCACHE_GRAPH_INDEPENDENT every column of every world is stored (no twin
+ * check, a DO column must still be its value) and the frame is version 5;
+ * every other frame is version 4 (TWINCACHE_FORMAT_VERSION_OF).
  * On success returns 0 and sets *written; on error dst is unspecified. */
 int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
                            size_t *written);
