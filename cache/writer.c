@@ -35,6 +35,7 @@ struct tc_cache_writer {
   size_t config_len;
   char *library;
   uint64_t tag; /* the cache tag: FNV-1a 64 of config */
+  uint32_t version; /* the format version written: config_version */
   tc_cache_shard shard; /* count 0: a whole cache */
 };
 
@@ -43,7 +44,7 @@ static int put_progress_meta(tc_cache_writer *w, MDB_txn *txn, uint64_t committe
                              const twincache_stats *st) {
   uint8_t dims[TWINCACHE_DIMS_BYTES], stats[TWINCACHE_STATS_BYTES], cnt[8];
   uint8_t check[TWINCACHE_META_CHECK_BYTES];
-  twincache_meta m = {.version = TWINCACHE_FORMAT_VERSION, .dims = w->dims, .committed = committed,
+  twincache_meta m = {.version = w->version, .dims = w->dims, .committed = committed,
                       .stats = *st, .tag = w->tag, .config = w->config, .config_len = w->config_len,
                       .library = w->library, .library_len = strlen(w->library)};
   twincache_dims_encode(&w->dims, dims);
@@ -77,6 +78,16 @@ static int denied_error(int status, const char *dir, int err) {
                       data_path, strerror(errno));
 }
 
+/* The format version a cache of this config is written as: its
+ * "format_version" key when it names one this build writes (twincache-gen:
+ * 4 for twin worlds, 5 for independent ones, FORMAT.md 5), else 4, so
+ * twin caches keep their bytes. */
+static uint32_t config_version(const char *config) {
+  const char *p = strstr(config, "\"format_version\":");
+  unsigned long v = p ? strtoul(p + strlen("\"format_version\":"), NULL, 10) : 0;
+  return v == TWINCACHE_FORMAT_VERSION ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN;
+}
+
 /* Creates the directory if needed and takes the writer's lock. */
 static int dir_lock(tc_cache_writer *w, const char *dir) {
   struct stat st;
@@ -106,7 +117,7 @@ static int dir_lock(tc_cache_writer *w, const char *dir) {
 /* Writes the meta of a new cache inside txn (w->config/library/tag set). */
 static int create_meta(tc_cache_writer *w, MDB_txn *txn) {
   uint8_t ver[4], tag[8];
-  tc_store_u32(ver, TWINCACHE_FORMAT_VERSION);
+  tc_store_u32(ver, w->version);
   tc_store_u64(tag, w->tag);
   int rc;
   if ((rc = mdb_dbi_open(txn, TC_DB_GRAPHS, MDB_CREATE, &w->dbi_graphs)) ||
@@ -177,11 +188,17 @@ static int read_meta(tc_cache_writer *w, MDB_txn *txn, const char *dir) {
   /* readers accept 1..current; the writer extends only its own version, so a
    * cache never mixes record layouts */
   uint32_t version = tc_load_u32(e[TWINCACHE_MK_VERSION].data);
-  if (version != TWINCACHE_FORMAT_VERSION)
+  if (version != w->version && (version == TWINCACHE_FORMAT_VERSION || version == TWINCACHE_FORMAT_VERSION_TWIN))
+    return tc_error_set(TWINCACHE_EMISMATCH, /* both written today: another kind of worlds asked for */
+                        "%s was written with format version %u and this config writes %u (another kind of "
+                        "worlds: twin caches are version %u, independent ones %u); use another --out or the "
+                        "cache's options",
+                        dir, version, w->version, TWINCACHE_FORMAT_VERSION_TWIN, TWINCACHE_FORMAT_VERSION);
+  if (version != w->version)
     return tc_error_set(TWINCACHE_EVERSION,
                         "%s was written with format version %u, this is %u; it can be read but not "
                         "extended: generate into another --out",
-                        dir, version, TWINCACHE_FORMAT_VERSION);
+                        dir, version, w->version);
   if (!e[TWINCACHE_MK_CONFIG].data)
     return tc_error_set(TWINCACHE_ENOTCACHE, "%s is not a twincache cache (no config)", dir);
   if ((rc = twincache_meta_parse(e, &m)) != TWINCACHE_OK)
@@ -258,6 +275,7 @@ int tc_cache_writer_open_shard(const char *dir, const twincache_dims *dims, cons
   }
   w->lock_fd = -1;
   w->dims = *dims;
+  w->version = config_version(config_json);
   if (shard) w->shard = *shard;
   if ((rc = dir_lock(w, dir)) != TWINCACHE_OK) goto cleanup;
   {

@@ -53,6 +53,13 @@ TC_MATH uint64_t tc_math_mix64(uint64_t z) {
 TC_MATH uint64_t tc_math_stream(uint64_t seed, uint64_t stream) {
   return tc_math_mix64(seed ^ tc_math_mix64(stream + TC_MATH_GAMMA));
 }
+/* The key of world w of a graph whose base world is keyed `key` (FORMAT.md
+ * 3.9, independent worlds): w = 0 is the base world, key itself; world
+ * k + 1 is intervention k's, drawing its own noise. The constant keeps
+ * w from cancelling the key's own mixing. */
+TC_MATH uint64_t tc_math_world_key(uint64_t key, uint64_t w) {
+  return w ? tc_math_mix64(key ^ tc_math_mix64(w + 0xd6e8feb86659fd93ull)) : key;
+}
 /* The stream's next draw: tc_rng_u64. */
 TC_MATH uint64_t tc_math_next(uint64_t *state) {
   *state += TC_MATH_GAMMA;

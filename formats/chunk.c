@@ -17,6 +17,7 @@ struct twincache_chunk_builder {
   uint64_t tag;
   uint64_t first_index;
   uint32_t count;
+  uint32_t version; /* the format version of the frames added (one per record), 0 before the first */
   uint8_t *frames; /* frames appended back to back */
   size_t frames_len, frames_cap;
   uint32_t *starts; /* (count) start of each frame in `frames` */
@@ -51,7 +52,24 @@ void twincache_chunk_builder_reset(twincache_chunk_builder *b, uint64_t first_in
   if (!b) return;
   b->first_index = first_index;
   b->count = 0;
+  b->version = 0;
   b->frames_len = 0;
+}
+
+/* The record takes its version from its first frame (4 for twin worlds, 5
+ * for independent ones); a frame of another version is refused, so a
+ * record never mixes layouts. */
+static int frame_version_fits(twincache_chunk_builder *b, const void *frame, uint64_t index) {
+  uint32_t v = tc_load_u16((const uint8_t *)frame + 4);
+  if (v != TWINCACHE_FORMAT_VERSION_TWIN && v != TWINCACHE_FORMAT_VERSION)
+    return tc_error_set(TWINCACHE_EINVAL, "chunk: frame of graph %llu is of format version %u, not %u or %u",
+                        (unsigned long long)index, v, (unsigned)TWINCACHE_FORMAT_VERSION_TWIN,
+                        (unsigned)TWINCACHE_FORMAT_VERSION);
+  if (b->version && v != b->version)
+    return tc_error_set(TWINCACHE_EINVAL, "chunk: frame of graph %llu is of format version %u, the record's "
+                        "others of %u", (unsigned long long)index, v, b->version);
+  b->version = v;
+  return TWINCACHE_OK;
 }
 
 void twincache_chunk_builder_set_tag(twincache_chunk_builder *b, uint64_t tag) {
@@ -86,6 +104,7 @@ int twincache_chunk_builder_add(twincache_chunk_builder *b, twincache_cctx *c,
   size_t written = 0;
   rc = twincache_frame_encode(c, g, b->frames + b->frames_len, b->frames_cap - b->frames_len, &written);
   if (rc != TWINCACHE_OK) return rc;
+  if ((rc = frame_version_fits(b, b->frames + b->frames_len, g->index)) != TWINCACHE_OK) return rc;
   b->frames_len += written;
   b->count++;
   return TWINCACHE_OK;
@@ -99,11 +118,8 @@ int twincache_chunk_builder_add_frame(twincache_chunk_builder *b, const void *fr
   if (index != b->first_index + b->count)
     return tc_error_set(TWINCACHE_EINVAL, "chunk: frame of graph %llu added where graph %llu belongs",
                         (unsigned long long)index, (unsigned long long)(b->first_index + b->count));
-  /* the record is of this version, so its frames must be (chunk_frame) */
-  if (tc_load_u16((const uint8_t *)frame + 4) != TWINCACHE_FORMAT_VERSION)
-    return tc_error_set(TWINCACHE_EINVAL, "chunk: frame of graph %llu is of format version %u, not %u",
-                        (unsigned long long)index, (unsigned)tc_load_u16((const uint8_t *)frame + 4),
-                        (unsigned)TWINCACHE_FORMAT_VERSION);
+  /* the record is of its frames' version, so they must all be (chunk_frame) */
+  if ((rc = frame_version_fits(b, frame, index)) != TWINCACHE_OK) return rc;
   if ((rc = push_start(b)) != TWINCACHE_OK) return rc;
   if ((rc = grow((void **)&b->frames, &b->frames_cap, b->frames_len + size, 1)) != TWINCACHE_OK)
     return tc_error_set(rc, "chunk: out of memory");
@@ -128,7 +144,7 @@ int twincache_chunk_builder_finish(twincache_chunk_builder *b, const void **data
   for (uint32_t i = 0; i < b->count; i++) tc_store_u32(t + 4 * (size_t)i, b->starts[i]);
   tc_store_u32(t + 4 * (size_t)b->count, (uint32_t)b->frames_len);
   memcpy(p, TC_CHUNK_MAGIC, 4);
-  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION);
+  tc_store_u16(p + 4, (uint16_t)b->version); /* its frames' (count >= 1) */
   tc_store_u16(p + 6, TC_CHUNK_HEADER_BYTES);
   tc_store_u64(p + 8, b->first_index);
   tc_store_u32(p + 16, b->count);

@@ -106,7 +106,8 @@ int tc_frame_header_read(const void *src, size_t size, tc_frame_hdr *h) {
       (version >= 4 ? h->family >= TWINCACHE_FAMILY_COUNT && h->family != TWINCACHE_FAMILY_UNKNOWN
                     : p[27] != 0) ||
       (h->flags & ~(TWINCACHE_GRAPH_STANDARDIZED |
-                    (version >= 4 ? TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM : 0u))) ||
+                    (version >= 4 ? TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM : 0u) |
+                    (version >= 5 ? TWINCACHE_GRAPH_INDEPENDENT : 0u))) ||
       ((h->flags & TWINCACHE_GRAPH_ISCM) && !(h->flags & TWINCACHE_GRAPH_STANDARDIZED)) ||
       (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");

@@ -81,6 +81,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
                          tc_sections *x) {
   const uint8_t *q = p, *end = p + size;
   uint32_t n = h->n, rb = (n + 7) / 8;
+  const int indep = (h->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0; /* every world's mask: all nodes */
 #define BAD(...) return tc_error_set(TWINCACHE_ECORRUPT, __VA_ARGS__)
   /* the sizes and names of the section table, the counts filled in as
    * the sections that define them are read */
@@ -181,8 +182,8 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     }
     uint64_t uni[TC_BITSET_WORDS];
     const uint64_t *set = w->desc[ts[0]];
-    if (c > 1) { /* a multi-target world: the union of the targets' sets */
-      tc_frame_world_set(w, n, ts, c, uni);
+    if (c > 1 || indep) { /* a multi-target world: the union of the targets' sets; independent: all */
+      tc_frame_world_set(w, n, ts, c, indep, uni);
       set = uni;
     }
     if (n <= 64) {
@@ -264,6 +265,7 @@ static void base_transpose(float *dst, uint32_t ld, const uint8_t *cols, uint32_
 static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sections *x,
                        twincache_graph *g) {
   uint32_t n = h->n, s_n = h->s, k_n = h->k, ld = g->ld;
+  const int indep = (h->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
   const tc_dag *w = &d->dag;
   g->index = h->index;
   g->n_nodes = n;
@@ -345,8 +347,8 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     }
     const uint64_t *set = w->desc[t];
     uint64_t uni[TC_BITSET_WORDS];
-    if (c > 1) { /* a multi-target world: the union of the targets' sets */
-      tc_frame_world_set(w, n, ts, c, uni);
+    if (c > 1 || indep) { /* a multi-target world: the union of the targets' sets; independent: all */
+      tc_frame_world_set(w, n, ts, c, indep, uni);
       set = uni;
     }
     float *blk = g->inter + k * block;

@@ -23,7 +23,7 @@ struct twincache_cctx {
 /* Writes header h as the current version's 48 bytes at p, its FNV-1a last. */
 static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   memcpy(p, TC_FRAME_MAGIC, 4);
-  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION); /* always the current layout */
+  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION_OF(h->flags)); /* twin frames: version 4, unchanged */
   tc_store_u16(p + 6, TC_FRAME_HEADER_BYTES);
   tc_store_u64(p + 8, h->index);
   tc_store_u16(p + 16, (uint16_t)h->n);
@@ -109,6 +109,7 @@ static int f32_same(const float *a, const float *b) { return memcmp(a, b, sizeof
 static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *edges,
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
+  const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0; /* every column of a world stored */
   TC_RETURN_IF(n == 0 || n > TWINCACHE_MAX_NODES, TWINCACHE_EINVAL, "%u nodes, 1..%d allowed", n,
                TWINCACHE_MAX_NODES);
   TC_RETURN_IF(s_n > TWINCACHE_MAX_SAMPLES, TWINCACHE_EINVAL, "%u samples, at most %d allowed", s_n,
@@ -120,7 +121,8 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   TC_RETURN_IF(g->noise >= TWINCACHE_NOISE_COUNT, TWINCACHE_EINVAL, "noise %u unknown", g->noise);
   TC_RETURN_IF(g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN, TWINCACHE_EINVAL,
                "family %u unknown", g->family);
-  TC_RETURN_IF(g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM),
+  TC_RETURN_IF(g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM |
+                            TWINCACHE_GRAPH_INDEPENDENT),
                TWINCACHE_EINVAL, "flags 0x%x: unknown bits", g->flags);
   TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED), TWINCACHE_EINVAL,
                "flags 0x%x: ISCM without STANDARDIZED", g->flags);
@@ -190,7 +192,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
                           twincache_choice_name(TWINCACHE_CHOICE_INTER_KIND, g->kind[k]), (double)g->value[k]);
     int is_do = g->kind[k] == TWINCACHE_DO;
     uint64_t set[TC_BITSET_WORDS];
-    tc_frame_world_set(w, n, ts, nt, set);
+    tc_frame_world_set(w, n, ts, nt, indep, set);
     total += tc_frame_popcount_set(set, n) - (is_do ? nt : 0);
     int8_t tix[TWINCACHE_MAX_NODES]; /* index of node j among the do() targets, or -1 */
     memset(tix, -1, n);
@@ -241,6 +243,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     return tc_error_wrap(rc, "frame encode: graph %llu", (unsigned long long)g->index);
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
+  const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
   uint32_t soft_p = twincache_soft_stride(n, h_n, g->mechanism), n_soft = 0, n_more = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     n_soft += g->kind[k] == TWINCACHE_INTER_SOFT;
@@ -306,7 +309,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t k = 0; k < k_n; k++) {
     uint64_t set[TC_BITSET_WORDS];
     uint32_t nt = world_targets(g, k, ts, vs);
-    tc_frame_world_set(w, n, ts, nt, set);
+    tc_frame_world_set(w, n, ts, nt, indep, set);
     for (uint32_t b = 0; b < rb; b++) *q++ = tc_frame_set_byte(set, b);
   }
   sec_soft = q;
@@ -342,7 +345,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t k = 0; k < k_n; k++) {
     uint64_t set[TC_BITSET_WORDS];
     uint32_t nt = world_targets(g, k, ts, vs);
-    tc_frame_world_set(w, n, ts, nt, set);
+    tc_frame_world_set(w, n, ts, nt, indep, set);
     for (uint32_t j = 0; j < n; j++) {
       if (!tc_bit_get(set, j) || (g->kind[k] == TWINCACHE_DO && tc_frame_target_index(ts, nt, j) >= 0)) continue;
       for (uint32_t s = 0; s < s_n; s++)

@@ -264,10 +264,16 @@ static inline int tc_frame_scm_only_norm_identity(const uint8_t *mean, const uin
 }
 
 /* The changed set of a world: the union of its targets' descendant sets
- * (w->desc; for n <= 64 only word 0 is meaningful), into out. */
-static inline void tc_frame_world_set(const tc_dag *w, uint32_t n, const uint16_t *t, uint32_t c, uint64_t *out) {
+ * (w->desc; for n <= 64 only word 0 is meaningful), into out; every node
+ * 0..n-1 when `all` (an INDEPENDENT frame: each world has its own noise). */
+static inline void tc_frame_world_set(const tc_dag *w, uint32_t n, const uint16_t *t, uint32_t c, int all,
+                                      uint64_t *out) {
   uint32_t words = n <= 64 ? 1 : (n + 63) / 64;
   memset(out, 0, sizeof(uint64_t) * TC_BITSET_WORDS);
+  if (all) {
+    for (uint32_t j = 0; j < n; j++) out[j >> 6] |= (uint64_t)1 << (j & 63);
+    return;
+  }
   for (uint32_t i = 0; i < c; i++)
     for (uint32_t q = 0; q < words; q++) out[q] |= w->desc[t[i]][q];
 }

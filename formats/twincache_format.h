@@ -26,8 +26,12 @@ extern "C" {
 
 #define TWINCACHE_VERSION_STRING "0.1.0"
 /* Version of the frame, chunk and meta layouts. A reader refuses a newer
- * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions"). */
-#define TWINCACHE_FORMAT_VERSION 4
+ * major layout with TWINCACHE_EVERSION (see FORMAT.md, "Versions").
+ * Writers write the oldest version that holds what they write: a cache of
+ * twin worlds stays version 4 (its bytes unchanged since), one of
+ * independent worlds (TWINCACHE_GRAPH_INDEPENDENT) is version 5. */
+#define TWINCACHE_FORMAT_VERSION 5
+#define TWINCACHE_FORMAT_VERSION_TWIN 4
 
 /* Hard limits of the format (also what the decoder accepts). */
 #define TWINCACHE_MAX_NODES 256     /* N */
@@ -157,6 +161,14 @@ int twincache_choice_code(int choice, const char *name, size_t len);
 #define TWINCACHE_GRAPH_STANDARDIZED 0x1u /* samples standardised per node (norm_* valid) */
 #define TWINCACHE_GRAPH_HETERO 0x2u /* version 4: heteroscedastic noise (hetero_* valid), FORMAT.md 3.6 */
 #define TWINCACHE_GRAPH_ISCM 0x4u   /* version 4, with STANDARDIZED: an internally standardised SCM */
+/* version 5: independent worlds: world k draws its own noise (the same SCM
+ * and intervention), so every node's column of every world is stored and
+ * nothing is shared with the base world (FORMAT.md 3.9). A frame with it is
+ * written as version 5, every other frame as TWINCACHE_FORMAT_VERSION_TWIN. */
+#define TWINCACHE_GRAPH_INDEPENDENT 0x8u
+/* The format version a frame (or cache) of these graph flags is written as. */
+#define TWINCACHE_FORMAT_VERSION_OF(flags) \
+  (((flags) & TWINCACHE_GRAPH_INDEPENDENT) ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN)
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
@@ -168,7 +180,8 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  * value[k], x_t = f_t(pa) + value[k] * (noise_scale[t] * e_t), the same e_t;
  * SOFT (version 4) evaluates x_t's mechanism with the parameters of row k of
  * soft instead of its own (W1 columns / weights of non-parents +0.0), the same e_t. Twin world k reuses exactly the exogenous noise e of the
- * base world, sample by sample. When STANDARDIZED, every world is mapped by
+ * base world, sample by sample (with TWINCACHE_GRAPH_INDEPENDENT, format 5,
+ * world k has its own noise instead and every one of its columns is stored). When STANDARDIZED, every world is mapped by
  * (x - norm_mean[j]) / norm_std[j] (mean and population std of the raw base
  * world), and a DO value is stored in that same space; a SHIFT value stays
  * in raw units. FORMAT.md section 3.6 says what e_j is per noise family.
@@ -294,7 +307,10 @@ size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_in
  * stored; a DO target column is stored once as its value. Fails with
  * TWINCACHE_EINVAL if the graph is not a DAG, a target is out of range, or a
  * column that the structure says is unchanged differs from base (the twin
- * property), so a lossy record can never be written.
+ * property), so a lossy record can never be written. With
+ * TWINCACHE_GRAPH_INDEPENDENT every column of every world is stored (no twin
+ * check, a DO column must still be its value) and the frame is version 5;
+ * every other frame is version 4 (TWINCACHE_FORMAT_VERSION_OF).
  * On success returns 0 and sets *written; on error dst is unspecified. */
 int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *dst, size_t cap,
                            size_t *written);
@@ -343,7 +359,8 @@ typedef struct twincache_frame_view {
   const uint8_t *kind;         /* (K) enum twincache_inter_kind */
   const float *value;          /* (K) */
   const uint32_t *n_cols_of;   /* (K) stored columns of intervention k; they sum to C */
-  const uint8_t *desc;         /* (K, R) world k's targets and their descendants */
+  const uint8_t *desc;         /* (K, R) world k's targets and their descendants; every node
+                                * in an INDEPENDENT frame (its columns are all stored) */
   /* multi-target worlds, decoded as in twincache_graph: n_targets (K),
    * more_target and more_value (K, TWINCACHE_MAX_TARGETS-1) */
   const uint8_t *n_targets;

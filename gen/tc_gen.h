@@ -18,6 +18,7 @@
 #define TC_STREAMS_PER_GRAPH 8
 #endif
 /* Purposes of the per-graph RNG streams. */
+enum tc_gen_worlds { TC_GEN_WORLDS_TWIN = 0, TC_GEN_WORLDS_INDEPENDENT = 1 };
 enum { TC_STREAM_STRUCTURE = 0, TC_STREAM_WEIGHTS = 1, TC_STREAM_NOISE = 2, TC_STREAM_INTER = 3 };
 
 /* Limits of the run options, checked by tc_gen_config_check before anything
@@ -76,6 +77,8 @@ typedef struct tc_gen_config {
   double noise_scale_min, noise_scale_max;
   int standardize;          /* 0/1 */
   int iscm;                 /* 0/1: internally standardised SCM (stored standardised, flags STANDARDIZED|ISCM) */
+  int worlds;               /* enum tc_gen_worlds: twin (the base world's noise, the default) or
+                             * independent (each world its own noise; frames INDEPENDENT, format 5) */
   int intervention;         /* enum twincache_inter_kind */
   uint32_t targets;         /* 0 = every node, TC_GEN_TARGETS_NONE = no twin world
                              * (observational only), else K random distinct nodes */

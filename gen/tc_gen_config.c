@@ -34,6 +34,7 @@ void tc_gen_config_default(tc_gen_config *c) {
   c->noise_scale_max = 1.5;
   c->hetero = 0.0;
   c->iscm = 0;
+  c->worlds = TC_GEN_WORLDS_TWIN;
   c->standardize = 0;
   c->intervention = TWINCACHE_DO;
   c->targets = 0;
@@ -315,6 +316,7 @@ static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
       ADD("%s%s:%.17g%s", k ? " " : ",\"mechanisms\":\"", choice(TWINCACHE_CHOICE_MECHANISM, c->mechs[k]),
           c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
   if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
+  if (c->worlds == TC_GEN_WORLDS_INDEPENDENT) ADD(",\"worlds\":\"independent\""); /* only then: twin caches keep theirs */
   if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
   if (mech_keys(c, buf, cap, &used)) overflow = 1; /* the used mechanisms' own, in code order */
   if (family_keys(c, 1, buf, cap, &used)) overflow = 1; /* the late ones (graph_file) */
@@ -340,7 +342,8 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%s,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s%s}",
-      TWINCACHE_FORMAT_VERSION, graph, c->edge_prob, c->expected_degree, c->ba_m,
+      c->worlds == TC_GEN_WORLDS_INDEPENDENT ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN, graph,
+      c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,
       c->mlp_hidden, c->mlp_scale,

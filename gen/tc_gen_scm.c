@@ -244,7 +244,8 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->mechanism = (uint8_t)c->mechanism;
   g->noise = (uint8_t)c->noise;
   g->flags = (uint8_t)((c->standardize || c->iscm ? TWINCACHE_GRAPH_STANDARDIZED : 0u) |
-                       (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u) | (c->iscm ? TWINCACHE_GRAPH_ISCM : 0u));
+                       (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u) | (c->iscm ? TWINCACHE_GRAPH_ISCM : 0u) |
+                       (c->worlds == TC_GEN_WORLDS_INDEPENDENT ? TWINCACHE_GRAPH_INDEPENDENT : 0u));
   g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
@@ -384,7 +385,7 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   draw_interventions(w, &ri, n);
   twincache_graph *g = w->g;
   const tc_scm m = {.n = n, .hidden = w->hidden, .noise = c->noise, .standardize = c->standardize || c->iscm,
-                    .iscm = c->iscm,
+                    .iscm = c->iscm, .independent = c->worlds == TC_GEN_WORLDS_INDEPENDENT,
                     .adj = g->adj, .ld_adj = n, .order = w->perm, .pa_start = w->pa_start,
                     .pa_idx = w->pa_idx, .pa_w = w->pa_w, .mlp = g->mlp, .node_mech = w->node_mech,
                     .het_w = c->hetero > 0.0 ? w->het_w : NULL, .het_c = c->hetero > 0.0 ? g->hetero_c : NULL,
@@ -403,9 +404,9 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
     *out = g;
     return TWINCACHE_OK;
   }
-  tc_scm_noise_stream(w->sampler, &m, S, &rn); /* (S, n), shared by every world */
+  tc_scm_noise_stream(w->sampler, &m, S, &rn); /* (S, n): every twin world's; independent ones key their own from it */
   tc_scm_sample_base(w->sampler, &m, S, g->base, n, g->norm_mean, g->norm_std);
-  for (uint32_t k = 0; k < g->n_inter; k++) { /* twin world k (S, n) */
+  for (uint32_t k = 0; k < g->n_inter; k++) { /* world k (S, n), twin or independent */
     tc_scm_twin(w->sampler, &m, k, S, NULL);
     tc_scm_twin_rows(w->sampler, &m, k, S, g->base, n, g->inter + k * sn, n);
   }

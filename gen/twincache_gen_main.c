@@ -120,6 +120,7 @@ static const char *choice_meta(int choice, int skip, char *buf, size_t cap) {
   return buf;
 }
 static char g_meta_family[64], g_meta_mech[64], g_meta_noise[64], g_meta_kind[64];
+static const char *const g_worlds[] = {"twin", "independent", NULL}; /* enum tc_gen_worlds */
 
 /* Every flag of twincache-gen, once: what it sets in *c, its range, its
  * --help line. The help's "{}" shows *c's value, so usage() passes the
@@ -183,7 +184,12 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
        .help = "internally standardised SCM (iSCM): each node standardised as it\n"
                "is generated (base world's mean/std), its children read that;\n"
                "twin worlds use the same maps (default {})"},
-      {.help = "interventions (one twin world each, sharing the base world's noise):"},
+      {.name = "--worlds", .meta = "twin|independent", .kind = TC_OPT_CHOICE, .dst = &c->worlds,
+       .choices = g_worlds,
+       .help = "twin: every world reuses the base world's noise row by row;\n"
+               "independent: each world draws its own noise (the same SCM and\n"
+               "intervention), every column stored, format version 5 (default {})"},
+      {.help = "interventions (one world each; twin worlds share the base world's noise):"},
       {.name = "--intervention", .meta = choice_meta(TWINCACHE_CHOICE_INTER_KIND, -1, g_meta_kind, sizeof g_meta_kind),
        .kind = TC_OPT_CHOICE, .dst = &c->intervention, .choices = twincache_choice_names(TWINCACHE_CHOICE_INTER_KIND), .help = "perfect do(X=v), additive shift X += v, noise: X's noise\n"
                "term times v, or soft: X's mechanism redrawn (a root, with no\n"

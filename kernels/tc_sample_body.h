@@ -12,7 +12,10 @@
  * same float operations in the same order for every value: row s of a graph
  * has the stream tc_math_stream(key, s); cell (s, j) is tc_math_cell of it;
  * node j is tc_node_eval over the row's parents; a target tc_node_twin_target;
- * the statistics double sums over rows in order. Values agree bit for bit
+ * the statistics double sums over rows in order; an independent world k
+ * (flags bit 2, FORMAT.md 3.9) draws its row from the stream
+ * tc_math_stream(tc_math_world_key(key, k + 1), s) and recomputes every
+ * node on it, as scm/ does. Values agree bit for bit
  * when no multiply-add is contracted: ISO C on the host, nvcc --fmad=false on
  * the device. test_sample_scm (CI) checks the C build against scm/;
  * test_sample_cuda the device against the C build. */
@@ -124,16 +127,18 @@ TC_SB void tc_sb_stats(const twincache_scm_batch *b, uint32_t g, uint32_t j, con
 
 /* Phase 3, thread (g, s): row s of every twin world (inter (G,K,S,N)) from
  * the raw base row and the noise, then the base row standardised in place
- * (when the graph is). Twin blocks k >= n_inter are 0. */
+ * (when the graph is). Twin blocks k >= n_inter are 0. An independent
+ * graph's world k draws its own noise row (world key k + 1) and every node
+ * is recomputed; standardised, by the base world's map, as a twin is. */
 TC_SB void tc_sb_twin_row(const twincache_scm_batch *b, uint32_t g, uint32_t s, const float *noise,
                           float *base, const float *mean, const float *sd, float *inter) {
   const uint32_t N = b->nodes, S = b->rows, K = b->inter, n = b->n_nodes[g];
-  const int stdz = (b->flags[g] & 1u) != 0;
-  const float *e = noise + ((size_t)g * S + s) * N;
+  const int stdz = (b->flags[g] & 1u) != 0, indep = (b->flags[g] & 4u) != 0;
+  const float *e = noise + ((size_t)g * S + s) * N, *scale = b->noise_scale + (size_t)g * N;
   float *xb = base + ((size_t)g * S + s) * N;
   const float *mu = mean + (size_t)g * N, *sg = sd + (size_t)g * N;
   const uint32_t *order = b->order + (size_t)g * N;
-  float row[TWINCACHE_SAMPLE_MAX_NODES];
+  float row[TWINCACHE_SAMPLE_MAX_NODES], ew[TWINCACHE_SAMPLE_MAX_NODES];
   for (uint32_t k = 0; k < K; k++) {
     float *out = inter + (((size_t)g * K + k) * S + s) * N;
     if (k >= b->n_inter[g]) {
@@ -149,23 +154,30 @@ TC_SB void tc_sb_twin_row(const twincache_scm_batch *b, uint32_t g, uint32_t s, 
       for (uint32_t j = 0; j < N; j++) out[j] = tc_sb_nan();
       continue;
     }
+    const float *ek = e; /* the world's noise row: the base world's, or its own */
+    if (indep) {
+      uint64_t rw = tc_math_stream(tc_math_world_key(b->key[g], (uint64_t)k + 1), s);
+      for (uint32_t j = 0; j < n; j++)
+        ew[j] = scale[j] * (float)tc_math_cell(b->noise[g], rw, j, b->zig_x, b->zig_ratio);
+      ek = ew;
+    }
     for (uint32_t j = 0; j < n; j++) row[j] = xb[j];
     for (uint32_t r = 0; r < n; r++) { /* changed nodes in topological order */
       uint32_t j = order[r];
-      if (!desc[j]) continue;
+      if (!desc[j] && !indep) continue;
       if (j == t) { /* the kind's rule (tc_node_body.h), on the twin's parents */
         uint32_t pa[TWINCACHE_SAMPLE_MAX_NODES];
         const tc_node nd = tc_sb_node(b, g, j, pa);
         float x, tmp, e_twin;
-        tc_node_twin_target(&nd, 0, row, kind, v, 0, stdz, mu[t], sg[t], &e[j], &x, &tmp, &e_twin, 1);
+        tc_node_twin_target(&nd, 0, row, kind, v, 0, stdz, mu[t], sg[t], &ek[j], &x, &tmp, &e_twin, 1);
         row[j] = x;
       } else
-        row[j] = tc_sb_eval(b, g, j, row, e[j]);
+        row[j] = tc_sb_eval(b, g, j, row, ek[j]);
     }
     for (uint32_t j = 0; j < N; j++) {
       float y = 0.0f;
       if (j < n) {
-        if (desc[j] && j == t && fixes) y = v;
+        if ((desc[j] || indep) && j == t && fixes) y = v;
         else y = stdz ? tc_math_standardize(row[j], mu[j], sg[j]) : row[j];
       }
       out[j] = y;

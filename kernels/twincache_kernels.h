@@ -188,7 +188,9 @@ typedef struct twincache_scm_batch {
   const uint32_t *n_inter;   /* (G) k, 0..K */
   const uint8_t *flags;      /* (G) bit 0: standardised; bit 1 (an internally standardised SCM,
                               * FORMAT.md's ISCM) is refused: it needs each node's statistics
-                              * before its children, which this kernel's three phases lack */
+                              * before its children, which this kernel's three phases lack;
+                              * bit 2: independent worlds (FORMAT.md 3.9): world k draws its
+                              * own noise from the key tc_math_world_key(key, k + 1) */
   const uint8_t *noise;      /* (G) 0 gauss, 1 Laplace, 2 uniform */
   const uint64_t *key;       /* (G) the counter key (scm's tc_scm_fresh_key(tag, i, group)) */
   const uint32_t *order;     /* (G,N) a topological order of nodes 0..n-1 */

@@ -131,7 +131,7 @@ int tc_scm_pack_graph(tc_scm_packer *pk, twincache_dctx *d, const void *frame, s
   clear(L, p); /* padding and what an older graph left */
   *p.n_nodes = n;
   *p.n_inter = m.n_inter;
-  *p.flags = (uint8_t)((m.standardize ? 1 : 0) | (m.iscm ? 2 : 0));
+  *p.flags = (uint8_t)((m.standardize ? 1 : 0) | (m.iscm ? 2 : 0) | (m.independent ? 4 : 0));
   *p.noise = (uint8_t)m.noise;
   *p.key = key;
   memcpy(p.order, m.order, n * sizeof *p.order);

@@ -594,7 +594,7 @@ typedef struct twincache_scm_layout {
   uint32_t graphs, nodes, inter, hidden, rows; /* G, N, K, H (the cache's; 0 = linear), S = options.rows */
   size_t n_nodes;     /* uint32 (G) n, 1..N; 0 = padding graph */
   size_t n_inter;     /* uint32 (G) k, 0..K */
-  size_t flags;       /* uint8  (G) bit 0 standardised, bit 1 iSCM */
+  size_t flags;       /* uint8  (G) bit 0 standardised, bit 1 iSCM, bit 2 independent worlds */
   size_t noise;       /* uint8  (G) enum twincache_noise */
   size_t key;         /* uint64 (G) the fresh noise's counter key */
   size_t order;       /* uint32 (G,N) a topological order of nodes 0..n-1 */

@@ -57,7 +57,11 @@ _Static_assert(TC_MATH_MECH_LINEAR == TWINCACHE_MECH_LINEAR && TC_MATH_MECH_MLP 
 struct tc_scm_sampler {
   uint32_t nmax, smax;
   uint32_t S;           /* rows of the last base world */
-  float *noise;         /* (n, S) scaled exogenous noise, column-major, shared by every world */
+  float *noise;         /* (n, S) scaled exogenous noise, column-major, shared by every twin world */
+  float *noise_w;       /* (n, S) an independent world's own noise */
+  const float *wnoise;  /* the noise the last twin read: noise, or noise_w (independent) */
+  uint64_t noise_key;   /* the last noise call's key (fresh) or its stream's first state */
+  int noise_fresh;      /* 1: the last noise came from counters, 0: from a stream */
   uint64_t *row_key;    /* (S) fresh noise: the rows' stream states */
   float *raw_base;      /* (n, S) unstandardised base world, column-major */
   float *raw_twin;      /* (n, S) the changed columns of the last twin (others unused) */
@@ -78,6 +82,7 @@ struct tc_scm_sampler {
 void tc_scm_sampler_free(tc_scm_sampler *sp) {
   if (!sp) return;
   free(sp->noise);
+  free(sp->noise_w);
   free(sp->row_key);
   free(sp->raw_base);
   free(sp->raw_twin);
@@ -105,6 +110,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->nmax = max_nodes;
   sp->smax = max_samples;
   sp->noise = malloc(sn * sizeof(float));
+  sp->noise_w = malloc(sn * sizeof(float));
   sp->row_key = malloc(max_samples * sizeof(uint64_t));
   sp->raw_base = malloc(sn * sizeof(float));
   sp->raw_twin = malloc(sn * sizeof(float));
@@ -118,7 +124,7 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
   sp->tidx = malloc(max_nodes * sizeof(int16_t));
   sp->changed_mark = malloc(max_nodes);
   sp->changed = malloc(max_nodes * sizeof(uint32_t));
-  if (!sp->noise || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->node || !sp->hid ||
+  if (!sp->noise || !sp->noise_w || !sp->row_key || !sp->raw_base || !sp->raw_twin || !sp->col || !sp->node || !sp->hid ||
       !sp->e_twin || !sp->norm_mean || !sp->norm_std || !sp->desc || !sp->tidx || !sp->changed_mark || !sp->changed) {
     tc_scm_sampler_free(sp);
     return NULL;
@@ -130,6 +136,8 @@ tc_scm_sampler *tc_scm_sampler_create(uint32_t max_nodes, uint32_t max_samples) 
 
 /* ---- noise ------------------------------------------------------------------ */
 void tc_scm_noise_stream(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, tc_rng *rn) {
+  sp->noise_key = rn->state; /* independent worlds key their streams from it */
+  sp->noise_fresh = 0;
   tc_scm_noise_get(m->noise)->stream(sp->noise, m->noise_scale, m->n, S, rn);
 }
 
@@ -141,7 +149,22 @@ uint64_t tc_scm_fresh_key(uint64_t tag, uint64_t index, uint64_t group) {
 }
 
 void tc_scm_noise_fresh(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, uint64_t key) {
+  sp->noise_key = key;
+  sp->noise_fresh = 1;
   tc_scm_noise_get(m->noise)->fresh(sp->noise, m->noise_scale, m->n, S, key, sp->row_key);
+}
+
+/* Independent world k's own noise (n, S) into sp->noise_w, drawn as the
+ * base world's was (stream or counters) from world k + 1's key. */
+static void world_noise(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S) {
+  const tc_scm_noise *nf = tc_scm_noise_get(m->noise);
+  uint64_t key = tc_math_world_key(sp->noise_key, (uint64_t)k + 1);
+  if (sp->noise_fresh) {
+    nf->fresh(sp->noise_w, m->noise_scale, m->n, S, key, sp->row_key);
+  } else {
+    tc_rng r = {key};
+    nf->stream(sp->noise_w, m->noise_scale, m->n, S, &r);
+  }
 }
 
 /* ---- nodes ------------------------------------------------------------------------
@@ -210,7 +233,7 @@ static void twin_target(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_
   const int kind = m->kind[k], stdz = m->standardize && !m->iscm;
   const float *soft = tc_node_kind_has_block(kind) ? m->soft + (size_t)k * m->soft_ld : NULL;
   const float mean = stdz ? sp->norm_mean[t] : 0.0f, sd = stdz ? sp->norm_std[t] : 1.0f;
-  tc_node_twin_target(&sp->node[t], sp->col, NULL, kind, v, soft, stdz, mean, sd, sp->noise + (size_t)t * S, x,
+  tc_node_twin_target(&sp->node[t], sp->col, NULL, kind, v, soft, stdz, mean, sd, sp->wnoise + (size_t)t * S, x,
                       sp->hid, sp->e_twin, S);
 }
 
@@ -247,6 +270,7 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
   for (uint32_t j = 0; j < n; j++) sp->col[j] = xb + (size_t)j * S;
   sp->S = S;
   sp->n_changed = 0;
+  sp->wnoise = sp->noise;
   scm_nodes(sp, m);
   if (m->iscm) { /* the columns are the stored values already */
     sample_base_iscm(sp, m, S);
@@ -283,13 +307,19 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     uint32_t t = i ? m->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->target[k];
     sp->tidx[t] = (int16_t)i;
     sp->tval[i] = i ? m->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : m->value[k];
-    if (m->desc) continue;
+    if (m->desc || m->independent) continue; /* independent: every node, below */
     /* the changed set: the union of the targets' descendant sets */
     twincache_graph_descendants(m->adj, n, m->ld_adj, t, i ? sp->changed_mark : sp->desc);
     if (i)
       for (uint32_t j = 0; j < n; j++) sp->desc[j] |= sp->changed_mark[j];
   }
   if (m->desc) memcpy(sp->desc, m->desc + (size_t)k * n, n);
+  sp->wnoise = sp->noise;
+  if (m->independent) { /* its own noise: every node changes */
+    world_noise(sp, m, k, S);
+    sp->wnoise = sp->noise_w;
+    memset(sp->desc, 1, n);
+  }
   uint32_t nc = 0;
   for (uint32_t r = 0; r < n; r++) { /* every node stores, a changed one advances nc */
     sp->changed[nc] = m->order[r];
@@ -301,7 +331,7 @@ uint32_t tc_scm_twin(tc_scm_sampler *sp, const tc_scm *m, uint32_t k, uint32_t S
     float *x = sp->raw_twin + (size_t)j * S;
     const int is_target = sp->tidx[j] >= 0;
     if (is_target) twin_target(sp, m, k, j, sp->tval[sp->tidx[j]], x, S);
-    else eval_column(sp, j, sp->noise + (size_t)j * S, x, S);
+    else eval_column(sp, j, sp->wnoise + (size_t)j * S, x, S);
     if (m->iscm && !(is_target && tc_node_kind_fixes(m->kind[k]))) { /* the base world's map of node j */
       const float mean = sp->norm_mean[j], sd = sp->norm_std[j];
       for (uint32_t s = 0; s < S; s++) x[s] = tc_math_standardize(x[s], mean, sd);

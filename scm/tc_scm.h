@@ -19,6 +19,11 @@
  *    thread, the node count or the row count S asked for (rows 0..63 of
  *    S = 800 are those of S = 64). Twin worlds share the base world's
  *    noise, so the world is not part of the counter.
+ * Independent worlds (m->independent, FORMAT.md 3.9) draw their own: world
+ * k's noise is drawn as the base world's is, from the key
+ * tc_math_world_key(K0, k + 1), K0 the base world's key (fresh) or its
+ * stream's first state (the generator), so a world is a pure function of
+ * (tag or seed, i, q, k) in any order; every node is recomputed on it.
  *
  * Every function acts on caller-owned state: thread-safe for distinct
  * samplers. Shapes: n nodes, S samples, H hidden units, K interventions. */
@@ -40,6 +45,8 @@ typedef struct tc_scm {
   uint32_t hidden;         /* H: 0 = linear mechanism, else the hidden units of a block */
   int noise;               /* enum twincache_noise */
   int standardize;         /* 1: worlds are standardised by the base world */
+  int independent;         /* 1: world k draws its own noise (tc_math_world_key) and every node
+                            * is recomputed on it; 0: twin worlds (the base world's noise) */
   int iscm;                /* 1 (with standardize): internally standardised (iSCM): node j's
                             * values are standardised as they are generated, by the base world's
                             * mean and std of node j, and its children read those; twin worlds
@@ -115,7 +122,9 @@ void tc_scm_sample_base(tc_scm_sampler *sp, const tc_scm *m, uint32_t S, float *
                         float *norm_mean, float *norm_std);
 
 /* Twin world k of the base world sampled last: recomputes the target and
- * its descendants on the same noise. Returns the number of changed nodes c
+ * its descendants on the same noise (m->independent: draws world k's own
+ * noise, keyed from the last noise call's key or stream, and recomputes
+ * every node on it: then every node is "changed"). Returns the number of changed nodes c
  * and their list, in topological order, through *changed (valid until the
  * sampler's next call); their values are read with the two writers below.
  * The base world and the normalisation (from tc_scm_sample_base) must be

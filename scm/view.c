@@ -200,6 +200,7 @@ int tc_scm_from_view(tc_scm_store *st, const twincache_frame_view *v, tc_scm *m)
   m->noise = v->noise;
   m->standardize = (v->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
   m->iscm = (v->flags & TWINCACHE_GRAPH_ISCM) != 0;
+  m->independent = (v->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
   m->adj = st->adj;
   m->ld_adj = n;
   m->order = st->order;

@@ -8,9 +8,10 @@
 #   2. the fresh-world sampler kernel (twincache_sample_cuda) against the CPU
 #      loader, bit for bit, on SCM-only caches of every mechanism, noise and
 #      intervention kind it accepts (do, shift, noise; soft, multi-target and
-#      iSCM caches are shown refused), then timed: graphs/s at the default
-#      workload and at AVICI scale (20-30 nodes, 800 rows, 3 targets, MLP)
-#      beside one CPU thread's;
+#      iSCM caches are shown refused), independent worlds among them (each
+#      world's noise from its own key, FORMAT.md 3.9), then timed: graphs/s
+#      at the default workload, twin and independent, and at AVICI scale
+#      (20-30 nodes, 800 rows, 3 targets, MLP) beside one CPU thread's;
 #   3. the trainer: pinned memcpy of one slab (--bench-h2d), then training at
 #      2, 4 and all decode threads (copy-wait %, H2D vs pinned GB/s; the
 #      compact layout too when the trainer has --layout), NCCL's W = 1
@@ -279,6 +280,20 @@ gen --out "$work/caches/do-multi-target" --graphs "$CHECK_GRAPHS" --samples 0 --
   >>"$logs/gen-check.log" 2>&1 && check_caches="$check_caches $work/caches/do-multi-target" || gen_failed=1
 gen --out "$work/caches/do-iscm" --graphs "$CHECK_GRAPHS" --samples 0 --seed 8 --standardize --iscm \
   >>"$logs/gen-check.log" 2>&1 && check_caches="$check_caches $work/caches/do-iscm" || gen_failed=1
+# independent worlds (--worlds independent, FORMAT.md 3.9): world k's noise from
+# its own key, world_key(key, k + 1); every kind the kernel takes, standardised
+# and heteroscedastic on some
+j=0
+for spec in "do|--mechanism linear --noise gauss --standardize" \
+            "shift|--mechanism mlp --noise laplace --hetero 0.5" \
+            "noise|--mechanism linear:0.4,rff:0.3,poly:0.3 --noise gumbel --values 0:2"; do
+  kind=${spec%%|*}
+  # shellcheck disable=SC2086
+  gen --out "$work/caches/indep-$kind" --graphs "$CHECK_GRAPHS" --samples 0 --seed $((200 + j)) --nodes 2:12 \
+    --worlds independent --intervention "$kind" ${spec#*|} >>"$logs/gen-check.log" 2>&1 &&
+    check_caches="$check_caches $work/caches/indep-$kind" || gen_failed=1
+  j=$((j + 1))
+done
 record "sampler: generate the check caches" "$gen_failed" "$logs/gen-check.log"
 check_cmd="$sample_bin" # (a build without CUDA has none: the sampler's steps are then not run)
 [ "$fault" = 1 ] && check_cmd=false # the failure path, on purpose
@@ -305,6 +320,11 @@ sampler "sampler: time, default workload (S=64)" 120 "$logs/sample-time-default.
   "$sample_bin" $emu --rows 64 --batch 256 --repeat "$REPEAT" "$work/caches/default"
 sampler "sampler: time, AVICI scale (S=800)" 180 "$logs/sample-time-avici.log" \
   "$sample_bin" $emu --rows 800 --batch 64 --repeat "$REPEAT" "$work/caches/avici"
+gen --out "$work/caches/default-indep" --graphs "$DEFAULT_GRAPHS" --samples 0 --seed 7 --worlds independent \
+  >>"$logs/gen-time.log" 2>&1
+record "sampler: generate the independent-worlds timing cache" $? "$logs/gen-time.log"
+sampler "sampler: time, independent worlds, default workload (S=64)" 120 "$logs/sample-time-indep.log" \
+  "$sample_bin" $emu --rows 64 --batch 256 --repeat "$REPEAT" "$work/caches/default-indep"
 
 # ---- 3. the trainer and the Python loop -----------------------------------------------
 echo "== 3. the trainer (device $DEVICE) and the Python loop"

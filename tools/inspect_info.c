@@ -100,6 +100,12 @@ static void family_print_json(const uint64_t counts[256]) {
   printf("}");
 }
 
+/* "independent" when the config says twincache-gen --worlds independent
+ * (FORMAT.md 3.9; those caches are format 5), else "twin". */
+static const char *world_kind(const twincache_cache *c) {
+  return strstr(twincache_cache_config(c), "\"worlds\":\"independent\"") ? "independent" : "twin";
+}
+
 static double ratio(uint64_t num, uint64_t den) { return den ? (double)num / (double)den : 0.0; }
 
 static void print_bytes(uint64_t b) {
@@ -195,6 +201,7 @@ int tc_cmd_info(int argc, char **argv) {
     if (shard)
       printf("  \"shard\": {\"index\": %u, \"count\": %u, \"first\": %llu},\n", shard_index, shard_count,
              (unsigned long long)first);
+    printf("  \"world_kind\": \"%s\",\n", world_kind(c));
     printf("  \"max_nodes\": %u,\n  \"max_inter\": %u,\n  \"samples\": %u,\n  \"hidden\": %u,\n",
            dims->max_nodes, dims->max_inter, dims->samples, dims->hidden);
     printf("  \"disk_bytes\": %llu,\n  \"raw_bytes\": %llu,\n  \"frame_bytes\": %llu,\n",
@@ -221,6 +228,8 @@ int tc_cmd_info(int argc, char **argv) {
     printf("written by       %s, format version %u (read by twincache %s, format version <= %d)\n",
            twincache_cache_library(c), twincache_cache_format_version(c), TWINCACHE_VERSION_STRING,
            TWINCACHE_FORMAT_VERSION);
+    printf("worlds           %s\n", strcmp(world_kind(c), "twin") ? "independent: each world draws its own noise"
+                                                                   : "twin: every world reuses the base world's noise");
     if (twincache_cache_members(c))
       printf("set              %u shards\n", twincache_cache_members(c));
     if (shard) {

@@ -57,9 +57,9 @@ static void show_json(const twincache_graph *g) {
          "  \"n_hidden\": %u,\n",
          (unsigned long long)g->index, n, s_n, k_n, h);
   printf("  \"family\": \"%s\",\n  \"mechanism\": \"%s\",\n  \"noise\": \"%s\",\n  \"flags\": %u,\n"
-         "  \"standardized\": %s,\n",
+         "  \"standardized\": %s,\n  \"worlds\": \"%s\",\n",
          tc_family_name(g->family), tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
-         standardized ? "true" : "false");
+         standardized ? "true" : "false", g->flags & TWINCACHE_GRAPH_INDEPENDENT ? "independent" : "twin");
   printf("  \"adjacency\": [");
   for (uint32_t i = 0; i < n; i++) {
     printf("%s\n    [", i ? "," : "");
@@ -160,8 +160,9 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
          (unsigned long long)g->index, n, (unsigned long long)tc_graph_edges(g), s_n, k_n);
   printf("family %s, mechanism %s", tc_family_name(g->family), tc_mechanism_name(g->mechanism));
   if (g->mechanism != TWINCACHE_MECH_LINEAR) printf(" (%u hidden units)", h);
-  printf(", noise %s, %s\n", tc_noise_name(g->noise),
-         standardized ? "standardised per node" : "not standardised");
+  printf(", noise %s, %s%s\n", tc_noise_name(g->noise),
+         standardized ? "standardised per node" : "not standardised",
+         g->flags & TWINCACHE_GRAPH_INDEPENDENT ? ", independent worlds (each its own noise)" : "");
 
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     printf("\nedge weights (row i -> column j; '.' = no edge)\n      ");

@@ -55,6 +55,7 @@ typedef struct totals {
   moments edges, nodes;     /* per graph */
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
   uint64_t family[256];     /* graphs per family code (255: not recorded) */
+  uint64_t independent;     /* graphs of independent worlds (FORMAT.md 3.9): no pairwise effect */
   tc_sortability_sum sort;  /* per graph, on the base world */
   moments r2_mech, r2_lin;  /* per node with parents: R^2 of its mechanism, of a linear fit */
 } totals;
@@ -66,6 +67,8 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
   moments_add(&t->edges, (double)e);
   moments_add(&t->nodes, n);
   t->family[g->family]++;
+  const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
+  t->independent += indep;
   if (n >= 2) moments_add(&t->density, (double)e / ((double)n * (n - 1) / 2.0));
   for (uint32_t j = 0; j < n; j++) per_node[j].graphs++;
   for (uint32_t s = 0; s < s_n; s++)
@@ -81,7 +84,8 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
     if (target >= n) continue; /* verify reports it */
     uint32_t n_changed = twincache_graph_descendants(g->adj, n, g->ld_adj, target, changed);
     moments_add(&t->changed_fraction, (double)n_changed / n);
-    /* a DO column is stored once as its value */
+    /* a DO column is stored once as its value; an independent world stores every column */
+    if (indep) n_changed = n;
     t->stored_values += (double)s_n * (n_changed - 1) + (g->kind[k] == TWINCACHE_DO ? 1.0 : (double)s_n);
     const float *w = g->inter + (size_t)k * s_n * g->ld; /* (S, ld) */
     for (uint32_t s = 0; s < s_n; s++)
@@ -90,6 +94,7 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
         double diff = fabs(v - (double)g->base[(size_t)s * g->ld + j]);
         moments_add(&per_node[j].twin, v);
         moments_add(&t->twin, v);
+        if (indep) continue; /* rows of its own noise: no pairwise effect */
         if (j == target)
           moments_add(&t->effect_target, diff);
         else if (changed[j])
@@ -209,6 +214,8 @@ static void print_json(const char *path, const totals *t, const node_stats *per_
   tc_json_string(stdout, path);
   printf(",\n  \"graphs\": %llu,\n  \"interventions\": %llu,\n", (unsigned long long)t->graphs,
          (unsigned long long)t->interventions);
+  printf("  \"world_kind\": \"%s\",\n",
+         !t->independent ? "twin" : t->independent == t->graphs ? "independent" : "mixed");
   printf("  \"worlds\": {\n");
   json_moments("base", &t->base, 0);
   json_moments("twin", &t->twin, 1);
@@ -266,6 +273,13 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
       first = 0;
     }
   printf("\n");
+  if (!t->independent)
+    printf("world kind       twin (every world reuses the base world's noise, row by row)\n");
+  else if (t->independent == t->graphs)
+    printf("world kind       independent (each world its own noise: rows unpaired, no |effect|)\n");
+  else
+    printf("world kind       mixed: %llu of %llu graphs independent\n", (unsigned long long)t->independent,
+           (unsigned long long)t->graphs);
   if (t->raw_values == 0) { /* S = 0: nothing below describes samples */
     printf("worlds           none stored (an SCM-only cache: the loader samples fresh worlds)\n");
     printf("bytes per graph  frame %.0f (min %llu, max %llu), disk %.0f\n",

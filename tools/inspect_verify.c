@@ -3,7 +3,8 @@
  * every chunk is present and parses, every frame's checksums (the decoder
  * checks them), the graph index equals its position, the dims fit the
  * cache's, the adjacency is a DAG, the twin property (every column outside
- * target ∪ descendants(target) is bit-identical to base), a DO target column
+ * target ∪ descendants(target) is bit-identical to base; not for independent
+ * worlds, FORMAT.md 3.9, which share nothing with it), a DO target column
  * equals its value bit for bit, and no value is NaN or infinite. Finally the
  * meta running totals must equal the sums over the graphs, and the cache
  * must hold every graph its dims ask for (fewer: an interrupted generation,
@@ -82,6 +83,7 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
       if (g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] >= n)
         return snprintf(buf, cap, "intervention %u targets a node beyond %u", k, n), buf;
     tc_world_changed(g, k, changed); /* the union of its targets' sets */
+    if (g->flags & TWINCACHE_GRAPH_INDEPENDENT) memset(changed, 1, n); /* its own noise: no twin property */
     for (uint32_t s = 0; s < s_n; s++) {
       const float *row = w + (size_t)s * g->ld, *base = g->base + (size_t)s * g->ld;
       for (uint32_t j = 0; j < n; j++)

@@ -1,4 +1,4 @@
-"""A fresh-world reader written from formats/FORMAT.md 3.8 alone (not from
+"""A fresh-world reader written from formats/FORMAT.md 3.8 and 3.9 alone (not from
 scm/): the counter-based draws in Python integers and doubles, the worlds in
 numpy float32, one IEEE operation at a time (no FMA: numpy never fuses).
 It reproduces `twincache-inspect show --fresh-rows S --epoch E --json` bit
@@ -59,6 +59,12 @@ def fresh_key(tag, index, group):
     k = mix64(tag ^ 0x5BD1E9955BD1E995)
     k = mix64(k ^ mix64((index + GAMMA) & M64))
     return mix64(k ^ mix64((group + 0xC2B2AE3D27D4EB4F) & M64))
+
+
+def world_key(key, w):
+    """3.9: the key of world w (0: the base world; k + 1: intervention k's
+    independent world)."""
+    return mix64(key ^ mix64((w + 0xD6E8FEB86659FD93) & M64)) if w else key
 
 
 # ---- 3.8.2 log and exp of the draws (doubles) --------------------------------
@@ -337,12 +343,18 @@ def fresh_worlds(g, tag, group, S):
     out = lambda j, x: (x - mean[j]) / sd[j] if std_flag and not iscm else x  # noqa: E731
     base = np.stack([out(j, col[j]) for j in range(n)], axis=1).astype(np.float32)
     inter = np.zeros((g.n_inter, S, n), np.float32)
+    indep = bool(g.flags & 8)  # INDEPENDENT (3.9): world k's own noise, every node recomputed
+    base_e = e
     for k in range(g.n_inter):
         kind = int(g.kind[k])
         targets = {int(t): f32(v) for t, v in zip(g.target_sets[k], g.value_sets[k])}
         changed = set()
         for t in targets:
             changed |= descendants(g, t)
+        e = base_e
+        if indep:
+            e = fresh_noise(g, world_key(key, k + 1), S)
+            changed = set(range(n))
         tw = list(col)
         res = base.copy()
         for j in order:

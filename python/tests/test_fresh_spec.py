@@ -1,8 +1,8 @@
-"""FORMAT.md 3.8 specifies fresh worlds completely: fresh_reference.py, a
+"""FORMAT.md 3.8 (and 3.9, independent worlds) specifies fresh worlds completely: fresh_reference.py, a
 reader written from that text alone, reproduces `twincache-inspect show
 --fresh-rows S --epoch E` bit for bit for every noise family, mechanism and
 intervention kind (soft worlds on roots among them), standardised and iSCM,
-multi-target; and the promise on row counts: without standardisation a
+multi-target, twin and independent worlds; and the promise on row counts: without standardisation a
 world of S' < S rows is the first S' rows of the S-row world (the noise of
 a row never depends on S)."""
 import json
@@ -26,6 +26,15 @@ CASES = {
     "mixed-iscm-soft": ["--mechanism", "linear:1,mlp:1,rff:1", "--iscm", "--intervention", "soft"],
     "linear-std-multi": ["--standardize", "--targets", "3", "--targets-per-world", "2:3"],
     "linear-soft-std": ["--intervention", "soft", "--standardize"],
+    # independent worlds (3.9): each world's noise from its own key
+    "indep-gauss-linear-std-multi": ["--worlds", "independent", "--standardize", "--targets", "3",
+                                     "--targets-per-world", "1:2"],
+    "indep-laplace-mlp-iscm-shift": ["--worlds", "independent", "--noise", "laplace", "--mechanism", "mlp",
+                                     "--iscm", "--intervention", "shift"],
+    "indep-uniform-rff-noise": ["--worlds", "independent", "--noise", "uniform", "--mechanism", "rff",
+                                "--intervention", "noise", "--values", "0.2:2"],
+    "indep-cauchy-sigmoid-soft": ["--worlds", "independent", "--noise", "cauchy", "--mechanism", "sigmoid",
+                                  "--intervention", "soft"],
 }
 
 

@@ -297,6 +297,7 @@ graph_free = _sig("twincache_graph_free", None, P(Graph))
 graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
 inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
+GRAPH_INDEPENDENT = 0x8  # TWINCACHE_GRAPH_INDEPENDENT (format 5): each world has its own noise
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)
 batch_layout_init = _sig("twincache_batch_layout_init", cint, P(BatchLayout), u32, u32, u32, u32)

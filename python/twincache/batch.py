@@ -85,8 +85,13 @@ class Batch:
     G graphs padded to N nodes, K interventions, S samples):
     
       base      (G,S,N)   float32  observational rows of each graph's base world
-      inter     (G,K,S,N) float32  twin world k: row s shares base row s's noise,
-                                   under intervention k
+      inter     (G,K,S,N) float32  world k under intervention k. batch.worlds
+                                   says which kind: "twin" (row s shares base
+                                   row s's noise) or "independent" (world k
+                                   draws its own noise: rows of different
+                                   worlds are unpaired; FORMAT.md 3.9),
+                                   "mixed" for a mixture of both kinds, or
+                                   "unknown" in local mode
       target    (G,K,N)   uint8    ONE-HOT mask: 1 on the node(s) intervention k
                                    sets (twincache.Graph.target is the node INDEX)
       value     (G,K,N)   float32  intervention k's value on each of its target
@@ -135,6 +140,7 @@ class Batch:
     reading its fields after that raises StaleBatch; clone() what you keep."""
 
     layout = "dense"
+    worlds = "twin"  # or "independent" / "mixed": the cache's kind of worlds (Loader.worlds)
     n_cols = used_bytes = None
     nodes = 0
     _expander = None
@@ -246,7 +252,7 @@ class Batch:
                 fields = views
         out = Batch(fields, views, self.seq, self.epoch, self.n_graphs, None, dense.data_ptr(),
                     ex.dense_offsets)
-        out.nodes = self.nodes
+        out.nodes, out.worlds = self.nodes, self.worlds
         if non_blocking and dev.type != "cpu":
             out._source = self  # the slot stays held while the copy may still read it
         return out
@@ -332,6 +338,7 @@ class Views:
         self.nbytes = int(lay.bytes)
         self.output = output
         self.expander = expander
+        self.worlds = "twin"  # the loader's kind of worlds, given to every Batch
         # name -> function(slab) making that array's view, in slab order
         self.np_makers = {sp[0]: _np_maker(sp[2], sp[3], sp[1]) for sp in specs}
         self.torch_makers = {sp[0]: _torch_maker(sp[2], sp[3], sp[1]) for sp in specs}
@@ -347,7 +354,7 @@ class Views:
             views = Fields(self.np_makers, mem)
             batch = Batch(views, views, b.seq, b.epoch, b.n_graphs, hold, slab, self.offsets)
         batch._slab_keep = (keep, mem)
-        batch.nodes = b.nodes
+        batch.nodes, batch.worlds = b.nodes, self.worlds
         return batch
 
     def host_compact(self, mem, hold, b, slab, keep, n_cols, used):
@@ -361,7 +368,7 @@ class Views:
         batch = Batch(fields, views, b.seq, b.epoch, b.n_graphs, hold, slab, ex.offsets)
         batch.layout, batch.n_cols, batch.used_bytes = "compact", n_cols, used
         batch._expander, batch._output, batch._slab_keep = ex, self.output, (keep, mem)
-        batch.nodes = b.nodes
+        batch.nodes, batch.worlds = b.nodes, self.worlds
         return batch
 
     def device(self, buf, host):
@@ -370,5 +377,5 @@ class Views:
                   for name, off, shape, _, tdt, n in self.specs}
         batch = Batch(fields, {}, host.seq, host.epoch, host.n_graphs, None, buf.data_ptr(),
                       self.offsets)
-        batch.nodes = host.nodes
+        batch.nodes, batch.worlds = host.nodes, host.worlds
         return batch

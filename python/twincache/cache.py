@@ -48,7 +48,8 @@ class Graph:
     noise_scale (n,); mlp (n, H*n+2H) or None; norm_mean/norm_std (n,) or None;
     family: the graph family's name ("unknown" in caches before format 4);
     node_mechanisms: each node's mechanism name (n,) when mechanism is
-    "mixed", else None."""
+    "mixed", else None. worlds: "twin" (world k's row s shares base row s's
+    noise) or "independent" (each world its own noise, format 5)."""
     index: int
     n_nodes: int
     n_samples: int
@@ -73,6 +74,10 @@ class Graph:
     soft: Optional[np.ndarray] = None
     target_sets: Optional[list] = None
     value_sets: Optional[list] = None
+
+    @property
+    def worlds(self):
+        return "independent" if self.flags & C.GRAPH_INDEPENDENT else "twin"
 
 
 def _array(ptr, count, dtype):
@@ -162,6 +167,8 @@ class Cache(Closable):
         self.library = C.cache_library(self._h).decode("utf-8", "replace")
         self.disk_bytes = C.cache_disk_bytes(self._h)
         self.format_version = C.cache_format_version(self._h)  # the format it was written in
+        # "twin" or "independent" (twincache-gen --worlds; FORMAT.md 3.9)
+        self.worlds = self.config.get("worlds", "twin") if isinstance(self.config, dict) else "twin"
         self._count = C.cache_count(self._h)
         self.first = C.cache_first(self._h)  # a lone shard's first graph; else 0
 

@@ -64,6 +64,21 @@ def _mixture_weights(path, weights):
     return [float(w) for w in weights]
 
 
+def _worlds_of(paths):
+    """The kind of worlds the caches at `paths` hold: "twin", "independent"
+    (twincache-gen --worlds, FORMAT.md 3.9) or "mixed"; "unknown" when one
+    cannot be opened whole (local mode: a node holds only its shards)."""
+    from .cache import Cache
+    kinds = set()
+    for p in paths:
+        try:
+            with Cache(p) as c:
+                kinds.add(c.worlds)
+        except Error:
+            return "unknown"
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
 class Loader(*_BASES, Closable):
     """Batches of a cache (or of a set of shards: the whole cache's batches),
     decoded by C threads into pre-allocated slots.
@@ -215,6 +230,9 @@ class Loader(*_BASES, Closable):
         self._deferred = None  # device mode: an error of the prefetch, raised at its own step
         self._views = None
         self._open(None)
+        # "twin", "independent" or "mixed" (a mixture of both): every Batch says it
+        self.worlds = _worlds_of(self.path if self.weights is not None else [self.path])
+        self._views.worlds = self.worlds
         if self.weights is not None:
             self._say_shares()
         if self.device is not None and self.device.type == "cuda":

@@ -449,7 +449,7 @@ static void test_v1_meta(const char *good) {
   TC_CHECK(twincache_cache_tag(r.cache) == twincache_cache_tag(g.cache), "v1 tag %llx, v2 tag %llx",
         (unsigned long long)twincache_cache_tag(r.cache), (unsigned long long)twincache_cache_tag(g.cache));
   TC_CHECK(twincache_cache_format_version(r.cache) == 1 &&
-               twincache_cache_format_version(g.cache) == TWINCACHE_FORMAT_VERSION,
+               twincache_cache_format_version(g.cache) == TWINCACHE_FORMAT_VERSION_TWIN,
            "format versions %u and %u", twincache_cache_format_version(r.cache),
            twincache_cache_format_version(g.cache));
   const char *cfg = twincache_cache_config(g.cache);

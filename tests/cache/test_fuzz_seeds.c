@@ -148,6 +148,8 @@ int main(int argc, char **argv) {
       {"mixtures", {"--graph", "er:0.5,sf:0.3,sbm:0.2", "--mechanism", "linear:0.4,mlp:0.3,rff:0.3", "--noise",
                     "cauchy", "--hetero", "0.5", "--intervention", "soft", NULL}},
       {"iscm", {"--iscm", "--mechanism", "sigmoid", "--noise", "gumbel", NULL}},
+      {"independent", {"--worlds", "independent", "--intervention", "noise", "--standardize", NULL}},
+      {"independent-scm-only", {"--worlds", "independent", "--samples", "0", "--targets-per-world", "1:2", NULL}},
   };
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     char dir[4096];

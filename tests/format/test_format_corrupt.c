@@ -598,6 +598,70 @@ static void chunk_attacks(const uint8_t *chunk, size_t size) {
   free(c);
 }
 
+/* Independent worlds (version 5, FORMAT.md 3.9): a frame whose worlds share
+ * nothing with its base world encodes only with the INDEPENDENT flag (every
+ * column stored), is version 5 and survives the attacks; the flag in a
+ * version-4 frame, a version-5 frame whose masks are twin masks (flag set)
+ * or all-node masks without the flag are ECORRUPT; a chunk refuses to mix
+ * version-4 and version-5 frames. */
+static void independent_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  tf_spec sp = {.seed = 27, .index = 11, .n = 7, .s = 6, .k = 5, .kinds = 4, .standardize = 1, .edge_p = 0.4,
+                .multi = 2};
+  tf_sample(ref_g, &sp);
+  size_t size, tsize;
+  uint8_t *twin = malloc(cap), *out = malloc(cap + 4096);
+  TC_REQUIRE(twin && out);
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, twin, cap, &tsize) == 0); /* the twin frame, version 4 */
+  TC_CHECK(tc_load_u16(twin + 4) == TWINCACHE_FORMAT_VERSION_TWIN);
+  /* every world's every column its own (not a do() target's: its value) */
+  const uint32_t n = sp.n, ld = ref_g->ld;
+  for (uint32_t k = 0; k < ref_g->n_inter; k++)
+    for (uint32_t s = 0; s < sp.s; s++)
+      for (uint32_t j = 0; j < n; j++) {
+        float *x = &ref_g->inter[((size_t)k * sp.s + s) * ld + j];
+        int fixed = 0;
+        for (uint32_t i = 0; i < ref_g->n_targets[k] && ref_g->kind[k] == TWINCACHE_DO; i++)
+          fixed |= (i ? ref_g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1] : ref_g->target[k]) == j;
+        if (!fixed) *x += 0.25f + (float)s;
+      }
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL); /* not twin worlds */
+  ref_g->flags |= TWINCACHE_GRAPH_INDEPENDENT;
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  TC_CHECK(tc_load_u16(frame + 4) == 5);
+  TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+  TC_CHECK(tf_graph_same(ref_g, out_g), "an independent frame decodes to its graph");
+  frame_attacks(frame, size, "independent");
+  memcpy(out, frame, size);
+  header_set(out, 4, 2, 4); /* the flag is version 5's */
+  TC_CHECK_RC(twincache_frame_peek(out, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+  memcpy(out, frame, size);
+  header_set(out, 25, 1, out[25] & ~TWINCACHE_GRAPH_INDEPENDENT); /* all-node masks without the flag */
+  TC_CHECK_RC(twincache_frame_decode(dc, out, size, out_g), TWINCACHE_ECORRUPT);
+  memcpy(out, twin, tsize); /* twin masks with the flag */
+  header_set(out, 4, 2, 5);
+  header_set(out, 25, 1, out[25] | TWINCACHE_GRAPH_INDEPENDENT);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, tsize, out_g), TWINCACHE_ECORRUPT);
+  /* one version per chunk record */
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  TC_REQUIRE(b);
+  twincache_chunk_builder_reset(b, 11);
+  TC_CHECK_RC(twincache_chunk_builder_add_frame(b, twin, tsize), 0);
+  ref_g->index = 12;
+  TC_CHECK_RC(twincache_chunk_builder_add(b, cc, ref_g), TWINCACHE_EINVAL);
+  twincache_chunk_builder_reset(b, 11);
+  TC_CHECK_RC(twincache_chunk_builder_add_frame(b, frame, size), 0);
+  TC_CHECK_RC(twincache_chunk_builder_add(b, cc, ref_g), 0);
+  const void *chunk;
+  size_t csize;
+  twincache_chunk_view cv;
+  TC_REQUIRE(twincache_chunk_builder_finish(b, &chunk, &csize) == 0);
+  TC_CHECK_RC(twincache_chunk_parse(chunk, csize, &cv), 0);
+  TC_CHECK(cv.version == 5 && cv.count == 2);
+  twincache_chunk_builder_free(b);
+  free(twin);
+  free(out);
+}
+
 int main(void) {
   twincache_cctx *cc = twincache_cctx_create(3);
   twincache_cctx *cs = twincache_cctx_create(3);
@@ -669,6 +733,7 @@ int main(void) {
   }
   soft_rules(frame, cap, cc);
   multi_rules(frame, cap, cc);
+  independent_rules(frame, cap, cc);
   zero_rules(frame, cap, cc);
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);

@@ -27,7 +27,7 @@ static void roundtrip(const tf_spec *sp, uint32_t cap_n) {
   for (int e = 0; e < N_ENC; e++) {
     TC_CHECK_RC(twincache_frame_encode(encs[e], src, buf, cap, &written), 0);
     TC_CHECK(written <= cap);
-    TC_CHECK(tc_load_u16(buf + 4) == TWINCACHE_FORMAT_VERSION);
+    TC_CHECK(tc_load_u16(buf + 4) == TWINCACHE_FORMAT_VERSION_OF(src->flags));
     uint64_t index = 0;
     uint32_t n = 0, s = 0, k = 0, h = 9;
     TC_CHECK_RC(twincache_frame_peek(buf, written, &index, &n, &s, &k, &h), 0);
@@ -249,7 +249,7 @@ static void golden_v3_v4(void) {
   for (int fam = 0; fam < TWINCACHE_FAMILY_COUNT; fam++) {
     src->family = (uint8_t)fam;
     TC_CHECK_RC(twincache_frame_encode(encs[0], src, f, cap, &w), 0);
-    TC_CHECK(tc_load_u16(f + 4) == TWINCACHE_FORMAT_VERSION && TWINCACHE_FORMAT_VERSION == 4);
+    TC_CHECK(tc_load_u16(f + 4) == TWINCACHE_FORMAT_VERSION_TWIN && TWINCACHE_FORMAT_VERSION_TWIN == 4);
     TC_CHECK(f[27] == fam);
     TC_CHECK_RC(twincache_frame_decode(dc, f, w, dst), 0);
     TC_CHECK(dst->family == fam);

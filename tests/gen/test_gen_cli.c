@@ -188,6 +188,11 @@ int main(int argc, char **argv) {
     expect(3, "samples", x); }
   { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "4", NULL};
     expect(3, "chunk_graphs", x); }
+  /* another kind of worlds: a twin cache (format 4) is not extended with independent ones (5) */
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", "--worlds", "independent", NULL};
+    expect(3, "another kind of worlds", x); }
+  { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", "--worlds", "both", NULL};
+    expect(2, "--worlds", x); }
   TC_REQUIRE(tg_committed(a) == 40, "refused runs changed the cache");
   /* same config again: nothing to do, success; fewer graphs: success, untouched */
   { const char *x[] = {"--out", a, "--graphs", "40", "--chunk-graphs", "8", NULL}; expect(0, NULL, x); }
