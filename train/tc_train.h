@@ -104,6 +104,7 @@ struct run {
   uint64_t seq0, step0, end_step;   /* end_step: where this process stops */
   twincache_dims dims;               /* --cache's (a part's in local mode) */
   uint64_t cache_tag, cache_seed;    /* its config digest and generator seed (UINT64_MAX: none) */
+  int independent;                   /* its worlds draw their own noise (gen --worlds independent) */
   int agree_failed;                  /* train_agree found a disagreement: every rank knows */
   double sort_var, sort_r2; /* mean sortability of the first training graphs (NaN: none) */
   uint32_t sort_graphs;     /* graphs it was measured on */

@@ -144,6 +144,7 @@ static int split_cache(run *r) {
   r->dims = dims;
   r->cache_tag = twincache_cache_tag(cache);
   r->cache_seed = train_agree_config_seed(twincache_cache_config(cache));
+  r->independent = strstr(twincache_cache_config(cache), "\"worlds\":\"independent\"") != NULL;
   if (dims.samples == 0 && !o->fresh_rows) {
     fprintf(stderr, PROG ": cache %s stores SCMs only (no samples): train on fresh worlds with "
             "--fresh-rows S\n", o->cache);
@@ -381,6 +382,10 @@ static void print_plan(const run *r) {
             r->sort_var, r->sort_r2, r->sort_graphs);
   else
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
+  if (r->independent) /* MODEL.md's T pairs rows as twins: say what it measures here */
+    fprintf(r->text, "worlds: independent (each its own noise): the model's twin differences pair row s of "
+            "a world with base row s, which share no noise, so T estimates each total effect with more "
+            "variance than on twin worlds (train/MODEL.md)\n");
   if (r->dist.world > 1 || r->nccl) {
     char mpi[128], nccl[600] = "";
     tc_dist_describe(mpi, sizeof mpi);
