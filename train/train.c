@@ -384,8 +384,8 @@ static void print_plan(const run *r) {
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
   if (r->independent) /* MODEL.md's T pairs rows as twins: say what it measures here */
     fprintf(r->text, "worlds: independent (each its own noise): the model's twin differences pair row s of "
-            "a world with base row s, which share no noise, so T estimates each total effect with more "
-            "variance than on twin worlds (train/MODEL.md)\n");
+            "a world with base row s, which share no noise, so T is no longer an exact effect (for a do(): the "
+            "base world's regression slope, biased where target and node share a cause; train/MODEL.md)\n");
   if (r->dist.world > 1 || r->nccl) {
     char mpi[128], nccl[600] = "";
     tc_dist_describe(mpi, sizeof mpi);
