@@ -6,7 +6,8 @@
 # training cache of the same regime with another seed -> show it -> train the
 # edge model on it (CUDA when a GPU is usable, else the CPU), validating on
 # the cell -> write its predictions (--predict) -> score them on the cell
-# beside the baselines (chance, var-sort, R2-sort, |corr|, |T|).
+# beside the baselines (chance, var-sort, R2-sort, |corr|, |T|), ending with
+# one sentence on where the model stands against the cell's best baseline.
 # Environment knobs: CELL (default inter-do3), GRAPHS (default 4000),
 # STEPS (default 600), CACHE (default demo-cache-$CELL/), SUITE_DIR (default
 # demo-suite/), SEED (default 1).
@@ -73,7 +74,8 @@ echo "== train ($STEPS steps on $CACHE/, validated on the held-out cell $SUITE_D
 start=$(date +%s)
 "$bin/train/twincache-train" --cache "$CACHE" --steps "$STEPS" --seed "$SEED" \
   --val-cache "$SUITE_DIR/$CELL" --eval-every $((STEPS / 5)) --predict "$pred"
+echo "run-demo: training took $(($(date +%s) - start)) s"
 
+# the table's last line says where the model stands (its seconds are in it)
 echo "== the cell's table: the trained model (twincache-train) beside the baselines"
 "$suite" score "$SUITE_DIR" "$pred" --cells "$CELL" --name twincache-train
-echo "run-demo: train and score took $(($(date +%s) - start)) s"

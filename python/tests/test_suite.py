@@ -557,6 +557,12 @@ def test_cli(built, capsys):
     assert rc == 1 and "not a readable .npz" in err and err.count("\n") == 1
     rc, out, err = cli("score", root, "--cells", "obs")
     assert rc == 0 and "| obs |" in out and "var-sort" in out, err
+    # the report ends with where the (here: no) model stands; --out prints it after `wrote`
+    assert out.rstrip().splitlines()[-1].startswith("obs: no model scored; the best baseline is "), out
+    rc, out, err = cli("score", root, "--cells", "obs", "--out", os.path.join(TMP, "cli-obs"))
+    lines = out.splitlines()
+    assert rc == 0 and lines[0].startswith("wrote ") and len(lines) == 2, out + err
+    assert lines[1].startswith("obs: no model scored; the best baseline is "), out
     rc, out, err = cli("score", root, "--cells", "obs", "--no-baselines")
     assert rc == 2 and "nothing to score" in err
     rc, out, err = cli("score", root, "--cells", "obs", "--reference", "pc,fci")

@@ -129,3 +129,62 @@ def test_graph_batch_is_a_batch():
     assert isinstance(b, twincache.Batch) and b.nodes == 2
     assert b.base.shape == (1, 3, 2) and b["inter"].shape == (1, 1, 3, 2)
     assert b.target.tolist() == [[[1, 0]]] and b.adj[0, 0, 1] == 1 and b.valid.tolist() == [1]
+
+
+# ---- the closing sentences of a report, on a hand-made report ---------------
+
+def _rep(cells, **models):
+    """A report dict as score returns it, reduced to what standing reads:
+    models maps name -> {cell: AUPRC mean or None}."""
+    res = {m: {c: {"metrics": {"auprc": {"mean": v}}} for c, v in per.items()}
+           for m, per in models.items()}
+    return {"cells": list(cells), "results": res}
+
+
+def test_standing_by_hand():
+    from twincache.suite.report import standing
+    cells = ("a", "b", "c", "d", "e")
+    rep = _rep(cells, **{
+        "mine": {"a": 0.679, "b": 0.80, "c": 0.7, "d": 0.5, "e": None},
+        "chance": {"a": 0.1, "b": 0.1, "c": 0.1, "d": None, "e": 0.1},
+        "var-sort": {"a": 0.769, "b": 0.6, "c": 0.7004, "d": None, "e": 0.3},
+        "twin-T": {"a": 0.5, "b": 0.75, "c": 0.69, "d": None, "e": 0.3},
+        "pc": {"a": 0.99, "b": 0.99, "c": 0.99, "d": 0.99, "e": 0.99},  # a reference: no baseline
+    })
+    assert standing(rep) == [
+        "a: mine AUPRC 0.679: behind var-sort (0.769) by 0.090",
+        "b: mine AUPRC 0.800: ahead of every baseline (best: twin-T 0.750) by 0.050",
+        "c: mine AUPRC 0.700: level with the best baseline, var-sort (0.700)",
+        "d: mine AUPRC 0.500; no baseline scored on this cell, nothing to compare",
+        "e: mine AUPRC undefined (no graph of the cell has one), nothing to compare",
+        "mine is ahead of every baseline on 1 of 3 cells, level on 1, behind on 1 "
+        "(AUPRC, mean over graphs)",
+    ]
+    # baselines tied at the best are all named; no model: the best baseline alone
+    tied = _rep(("a",), **{"corr": {"a": 0.4}, "var-sort": {"a": 0.4001}, "chance": {"a": 0.2}})
+    assert standing(tied) == ["a: no model scored; the best baseline is var-sort and corr (AUPRC 0.400)"]
+    one = _rep(("a",), m={"a": 0.3}, corr={"a": 0.4})
+    assert standing(one) == ["a: m AUPRC 0.300: behind corr (0.400) by 0.100"]  # one cell: no count
+    assert standing(_rep(())) == []
+
+
+def test_every_table_has_its_legend():
+    """Under every metric table of the Markdown (the OOD split tables too)
+    the legend line of that metric; the sortability table and the baselines
+    named once; the last line is where the model stands."""
+    from twincache.suite.report import LEGEND, SORTABILITY_LEGEND, markdown
+    s = {"mean": 0.5, "lo": 0.4, "hi": 0.6, "n": 2}
+    res = {m: {"a": {"metrics": {k: dict(s) for k in tm.METRICS}}} for m in ("mine", "var-sort")}
+    rep = {"suite": "twincache-suite v99", "threshold": 0.5, "cells": ["a"], "splits": {"t": ["a"]},
+           "cell_stats": {"a": {"var_sortability": 0.9, "r2_sortability": 0.6, "linear_share": 1.0}},
+           "results": res, "seconds": {m: {"a": 0.1} for m in res}}
+    lines = markdown(rep).splitlines()
+    titles = [i for i, x in enumerate(lines) if x.startswith("### ") and not x.startswith("### cells")]
+    assert len(titles) == len(tm.METRICS) + 3  # + the split's auprc, shd, f1
+    for i in titles:
+        metric = lines[i][4:].split(": ")[-1]
+        end = next(j for j in range(i + 4, len(lines)) if not lines[j].startswith("|"))
+        assert lines[end] == "" and lines[end + 1] == LEGEND[metric], (metric, lines[i:end + 2])
+    assert SORTABILITY_LEGEND in lines
+    assert any(x.startswith("Models: var-sort = sortnregress") for x in lines)
+    assert lines[-1] == "a: mine AUPRC 0.500: level with the best baseline, var-sort (0.500)"

@@ -23,6 +23,15 @@ else
   echo "ok: --val-cache validates on all 37 graphs of the second cache, trains on all 120"
 fi
 
+# the final validation line is followed by what its numbers are and why the
+# suite's numbers for the same cell are others (issue 37)
+if ! grep -A2 "^final validation" "$dir/text" | grep -q "|T| baseline: pair (i, j) scored by |T_ij|" ||
+   ! grep -A2 "^final validation" "$dir/text" | grep -q "twincache-suite score gives other numbers"; then
+  echo "FAIL: no legend under the final validation line:"; cat "$dir/text"; fail=1
+else
+  echo "ok: the final validation line has its legend and says why the suite's numbers differ"
+fi
+
 refused() {
   want_rc=$1; what=$2; shift 2
   err=$("$train" --cache "$dir/train" --steps 2 --device cpu "$@" 2>&1 >/dev/null)

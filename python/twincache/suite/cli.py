@@ -10,7 +10,7 @@ from .errors import Error, UnknownCell
 from .metrics import METRICS
 from .recipe import cache_digest, cell_dir, gen_args, load_recipe, select_cells, suite_id, update_digests
 from .references import REFERENCES
-from .report import markdown, write_report
+from .report import LEGEND, SORTABILITY_LEGEND, markdown, standing, write_report
 from .scoring import score, score_file
 
 
@@ -105,6 +105,8 @@ def main(argv=None):
                                      (st["linear_share"], 9)))
                 print(line + "  " + " ".join(gen_args(c)[4:]) +
                       (" [targets withheld]" if c.get("withhold_targets") else ""))
+            if a.dir:
+                print(SORTABILITY_LEGEND)
         elif a.cmd == "import-dcdi":
             if a.dataset is not None and not 1 <= a.dataset <= 999999:
                 return _usage(f"--dataset {a.dataset}: an integer in [1, 999999]")
@@ -119,6 +121,7 @@ def main(argv=None):
                 print(f"{name:10s} " + " ".join(
                     f"{'—' if r['metrics'][m]['mean'] is None else format(r['metrics'][m]['mean'], '.3f'):>7s}"
                     for m in METRICS))
+            print("\n".join(LEGEND[m] for m in METRICS))
         elif a.cmd == "score":
             refs = a.reference and [x.strip() for x in a.reference.split(",")]
             for x in refs or ():
@@ -135,6 +138,9 @@ def main(argv=None):
             if a.out:
                 paths, note = write_report(rep, a.out)
                 print("wrote " + ", ".join(paths) + (f" ({note})" if note else ""))
+                words = standing(rep)
+                if words:
+                    print("\n".join(words))
             else:
                 sys.stdout.write(markdown(rep))
     except UnknownCell as e:
