@@ -107,10 +107,14 @@ int tc_frame_header_read(const void *src, size_t size, tc_frame_hdr *h) {
                     : p[27] != 0) ||
       (h->flags & ~(TWINCACHE_GRAPH_STANDARDIZED |
                     (version >= 4 ? TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM : 0u) |
-                    (version >= 5 ? TWINCACHE_GRAPH_INDEPENDENT : 0u))) ||
+                    (version >= 5 ? TWINCACHE_GRAPH_INDEPENDENT | TC_FRAME_OBSERVED_FLAGS : 0u))) ||
       ((h->flags & TWINCACHE_GRAPH_ISCM) && !(h->flags & TWINCACHE_GRAPH_STANDARDIZED)) ||
       (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");
+  if (!tc_frame_observed_header_ok(h->flags, h->mechanism, h->h, h->noise, h->family, h->s))
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: flags 0x%x: an observed frame is INDEPENDENT, linear, H 0, "
+                        "noise gauss, family unknown, S > 0 and nothing else (NO_DAG/NO_TARGETS only with OBSERVED)",
+                        h->flags);
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
                                             : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: hidden size %u does not fit its mechanism", h->h);

@@ -82,6 +82,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   const uint8_t *q = p, *end = p + size;
   uint32_t n = h->n, rb = (n + 7) / 8;
   const int indep = (h->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0; /* every world's mask: all nodes */
+  const int observed = (h->flags & TWINCACHE_GRAPH_OBSERVED) != 0;  /* FORMAT.md 3.10: no SCM */
 #define BAD(...) return tc_error_set(TWINCACHE_ECORRUPT, __VA_ARGS__)
   /* the sizes and names of the section table, the counts filled in as
    * the sections that define them are read */
@@ -114,7 +115,11 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   }
   if (tc_dag_close(w, n) != 0) BAD("section " TC_SEC_NAME_ADJ ": a directed cycle or a self-loop");
   cnt.edges = x->edges;
+  if ((h->flags & TWINCACHE_GRAPH_NO_DAG) && x->edges != 0)
+    BAD("section " TC_SEC_NAME_ADJ ": %u edges in a frame whose graph is unknown (NO_DAG)", x->edges);
   TAKE(x->weight, TC_SEC_WEIGHT);
+  if (observed && !tc_frame_f32_all_zero(x->weight, x->edges))
+    BAD("section " TC_SEC_NAME_WEIGHT ": an observed frame has no SCM, its weights are +0.0");
   x->mlp = NULL;
   if (h->mechanism != TWINCACHE_MECH_LINEAR) {
     TAKE(x->mlp, TC_SEC_UNITS);
@@ -136,6 +141,8 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (h->mechanism == TWINCACHE_MECH_MIXED && !tc_frame_linear_blocks_zero(x->mlp, x->node_mech, n, h->h, &bi))
     BAD("section " TC_SEC_NAME_UNITS ": node %u is linear, but its block is not all +0.0", bi);
   TAKE(x->noise, TC_SEC_NOISE);
+  if (observed && !tc_frame_f32_all_zero(x->noise, n))
+    BAD("section " TC_SEC_NAME_NOISE ": an observed frame has no SCM, its noise scales are +0.0");
   x->het_w = x->het_c = NULL;
   if (h->flags & TWINCACHE_GRAPH_HETERO) {
     TAKE(x->het_w, TC_SEC_HETERO_W);
@@ -153,8 +160,15 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
     if (tc_load_u16(r) >= n) BAD("section " TC_SEC_NAME_INTER ": world %u targets node %u of %u", k, tc_load_u16(r), n);
-    if (r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1))
-      BAD("section " TC_SEC_NAME_INTER ": world %u has kind %u, unknown in version %u", k, r[2], h->version);
+    if (observed ? r[2] != TWINCACHE_INTER_OBSERVED
+                 : r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1))
+      BAD("section " TC_SEC_NAME_INTER ": world %u has kind %u, unknown in version %u%s", k, r[2], h->version,
+          observed ? " (an observed frame's worlds are all of kind 4)" : "");
+    if (observed && tc_load_u32(r + 4) != 0)
+      BAD("section " TC_SEC_NAME_INTER ": world %u of an observed frame has a value; it must be +0.0", k);
+    if ((h->flags & TWINCACHE_GRAPH_NO_TARGETS) && (tc_load_u16(r) != 0 || r[3] != 0))
+      BAD("section " TC_SEC_NAME_INTER ": world %u names targets, but they are withheld (NO_TARGETS): one "
+          "target, node 0", k);
     if (r[3] > (h->version >= 4 ? TWINCACHE_MAX_TARGETS - 1 : 0) || (r[2] == TWINCACHE_INTER_SOFT && r[3] != 0))
       BAD("section " TC_SEC_NAME_INTER ": world %u of kind %u has %u extra targets", k, r[2], r[3]);
     if (tc_frame_inter_value_unused(w, n, r[2], tc_load_u16(r)) && tc_load_u32(r + 4) != 0)
@@ -176,9 +190,10 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     ts[0] = tc_load_u16(r);
     for (uint32_t i = 1; i < c; i++, more += 8) { /* in range, distinct, reserved bytes 0 */
       ts[i] = tc_load_u16(more);
-      if (ts[i] >= n || more[2] != 0 || more[3] != 0 || tc_frame_target_index(ts, i, ts[i]) >= 0)
-        BAD("section " TC_SEC_NAME_MORE ": world %u's target %u is out of range, repeated, or has reserved "
-            "bytes set", k, ts[i]);
+      if (ts[i] >= n || more[2] != 0 || more[3] != 0 || tc_frame_target_index(ts, i, ts[i]) >= 0 ||
+          (observed && tc_load_u32(more + 4) != 0))
+        BAD("section " TC_SEC_NAME_MORE ": world %u's target %u is out of range, repeated, has reserved "
+            "bytes set, or a value in an observed frame", k, ts[i]);
     }
     uint64_t uni[TC_BITSET_WORDS];
     const uint64_t *set = w->desc[ts[0]];

@@ -110,6 +110,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
   const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0; /* every column of a world stored */
+  const int observed = (g->flags & TWINCACHE_GRAPH_OBSERVED) != 0;  /* FORMAT.md 3.10: no SCM */
   TC_RETURN_IF(n == 0 || n > TWINCACHE_MAX_NODES, TWINCACHE_EINVAL, "%u nodes, 1..%d allowed", n,
                TWINCACHE_MAX_NODES);
   TC_RETURN_IF(s_n > TWINCACHE_MAX_SAMPLES, TWINCACHE_EINVAL, "%u samples, at most %d allowed", s_n,
@@ -122,13 +123,16 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   TC_RETURN_IF(g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN, TWINCACHE_EINVAL,
                "family %u unknown", g->family);
   TC_RETURN_IF(g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM |
-                            TWINCACHE_GRAPH_INDEPENDENT),
+                            TWINCACHE_GRAPH_INDEPENDENT | TC_FRAME_OBSERVED_FLAGS),
                TWINCACHE_EINVAL, "flags 0x%x: unknown bits", g->flags);
+  TC_RETURN_IF(!tc_frame_observed_header_ok(g->flags, g->mechanism, g->n_hidden, g->noise, g->family, s_n),
+               TWINCACHE_EINVAL, "flags 0x%x: an observed graph is INDEPENDENT, linear, H 0, noise gauss, family "
+               "unknown, with samples, and nothing else (NO_DAG and NO_TARGETS only with OBSERVED)", g->flags);
   TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED), TWINCACHE_EINVAL,
                "flags 0x%x: ISCM without STANDARDIZED", g->flags);
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     TC_RETURN_IF(g->n_hidden != 0, TWINCACHE_EINVAL, "a linear graph with %u hidden units", g->n_hidden);
-    TC_RETURN_IF(!g->weight, TWINCACHE_EINVAL, "a linear graph without weight");
+    TC_RETURN_IF(!g->weight && !observed, TWINCACHE_EINVAL, "a linear graph without weight");
   } else if (g->mechanism < TWINCACHE_MECH_COUNT) { /* MLP, RFF: unit blocks */
     TC_RETURN_IF(g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN, TWINCACHE_EINVAL,
                  "mechanism %u with %u hidden units, 1..%d allowed", g->mechanism, g->n_hidden,
@@ -143,7 +147,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   } else {
     return tc_error_set(TWINCACHE_EINVAL, "mechanism %u unknown", g->mechanism);
   }
-  TC_RETURN_IF(!g->adj || !g->noise_scale, TWINCACHE_EINVAL, "adj or noise_scale missing");
+  TC_RETURN_IF(!g->adj || (!g->noise_scale && !observed), TWINCACHE_EINVAL, "adj or noise_scale missing");
   TC_RETURN_IF(s_n > 0 && !g->base, TWINCACHE_EINVAL, "%u samples without base", s_n);
   TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_HETERO) && (!g->hetero_w || !g->hetero_c), TWINCACHE_EINVAL,
                "HETERO without hetero_w or hetero_c");
@@ -163,6 +167,8 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       }
   }
   if (tc_dag_close(w, n) != 0) return tc_error_set(TWINCACHE_EINVAL, "the graph is not a DAG");
+  TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_NO_DAG) && e != 0, TWINCACHE_EINVAL,
+               "%u edges in a graph marked unknown (NO_DAG): adj must be all zero", e);
   /* W1 columns of non-parents are +0.0: a reader refuses anything else */
   if (g->mechanism != TWINCACHE_MECH_LINEAR &&
       !tc_frame_mlp_nonparents_zero(w, (const uint8_t *)g->mlp, n, g->n_hidden))
@@ -180,7 +186,17 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       if (ts[i] >= n || tc_frame_target_index(ts, i, ts[i]) >= 0)
         return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u out of range or repeated", k,
                             (unsigned)ts[i]);
-    if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
+    if (observed) { /* FORMAT.md 3.10: kind OBSERVED, values +0.0, withheld targets node 0 */
+      for (uint32_t i = 0; i < nt; i++)
+        if (tc_load_u32(&vs[i]) != 0)
+          return tc_error_set(TWINCACHE_EINVAL, "intervention %u: an observed world has no value (+0.0), not %g", k,
+                              (double)vs[i]);
+      if (g->kind[k] != TWINCACHE_INTER_OBSERVED)
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: kind %u in an observed graph, only %d", k,
+                            (unsigned)g->kind[k], TWINCACHE_INTER_OBSERVED);
+      if ((g->flags & TWINCACHE_GRAPH_NO_TARGETS) && (nt != 1 || t != 0))
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: targets withheld (NO_TARGETS): one target, node 0", k);
+    } else if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
       return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u or kind %u out of range", k, t,
                           (unsigned)g->kind[k]);
     if (g->kind[k] == TWINCACHE_INTER_SOFT && nt > 1)
@@ -244,6 +260,7 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
   const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
+  const int observed = (g->flags & TWINCACHE_GRAPH_OBSERVED) != 0;
   uint32_t soft_p = twincache_soft_stride(n, h_n, g->mechanism), n_soft = 0, n_more = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     n_soft += g->kind[k] == TWINCACHE_INTER_SOFT;
@@ -264,6 +281,9 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t i = 0; i < n; i++) /* weights of the edges, row-major */
     for (uint32_t j = 0; j < n; j++)
       if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->weight ? g->weight[(size_t)i * g->ld_adj + j] : 0.0f);
+  if (observed && !tc_frame_f32_all_zero(sec_weight, edges))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: an observed graph has no SCM: weight must be "
+                        "+0.0 (or NULL)", (unsigned long long)g->index);
   if (g->mechanism != TWINCACHE_MECH_LINEAR) {
     size_t m = (size_t)n * ((size_t)h_n * n + 2 * h_n) * 4;
     sec_mlp = q;
@@ -274,7 +294,13 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     memcpy(q, g->node_mech, n);
     q += n;
   }
-  memcpy(q, g->noise_scale, 4 * (size_t)n);
+  if (g->noise_scale)
+    memcpy(q, g->noise_scale, 4 * (size_t)n);
+  else
+    memset(q, 0, 4 * (size_t)n); /* an observed graph: no SCM */
+  if (observed && !tc_frame_f32_all_zero(q, n))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: an observed graph has no SCM: noise_scale "
+                        "must be +0.0 (or NULL)", (unsigned long long)g->index);
   q += 4 * (size_t)n;
   if (g->flags & TWINCACHE_GRAPH_HETERO) { /* section 4b: v per edge (row-major), c per node */
     for (uint32_t i = 0; i < n; i++)

@@ -108,6 +108,27 @@ static inline uint64_t tc_frame_payload_bytes(const tc_frame_counts *c) {
 }
 
 /* ---- shared helpers and rules ------------------------------------------ */
+/* The flags of observed data (FORMAT.md 3.10). */
+#define TC_FRAME_OBSERVED_FLAGS (TWINCACHE_GRAPH_OBSERVED | TWINCACHE_GRAPH_NO_DAG | TWINCACHE_GRAPH_NO_TARGETS)
+
+/* FORMAT.md 3.10's header rule: 1 when the flags and fields agree, else 0.
+ * Without OBSERVED: neither NO_DAG nor NO_TARGETS. With it: INDEPENDENT,
+ * linear, H 0, noise gauss, family unknown, samples, and no STANDARDIZED,
+ * HETERO or ISCM. */
+static inline int tc_frame_observed_header_ok(unsigned flags, unsigned mechanism, uint32_t h, unsigned noise,
+                                              unsigned family, uint32_t s) {
+  if (!(flags & TWINCACHE_GRAPH_OBSERVED)) return (flags & TC_FRAME_OBSERVED_FLAGS) == 0;
+  return (flags & ~TC_FRAME_OBSERVED_FLAGS) == TWINCACHE_GRAPH_INDEPENDENT && mechanism == TWINCACHE_MECH_LINEAR &&
+         h == 0 && noise == TWINCACHE_NOISE_GAUSS && family == TWINCACHE_FAMILY_UNKNOWN && s > 0;
+}
+
+/* n f32 at p all +0.0 (bits zero): 1, else 0. */
+static inline int tc_frame_f32_all_zero(const uint8_t *p, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++)
+    if (tc_load_u32(p + 4 * i) != 0) return 0;
+  return 1;
+}
+
 static inline int tc_frame_buf_grow(uint8_t **buf, size_t *cap, size_t need) {
   if (need <= *cap) return TWINCACHE_OK;
   size_t want = need < 4096 ? 4096 : need + need / 4;

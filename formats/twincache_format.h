@@ -166,9 +166,36 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  * nothing is shared with the base world (FORMAT.md 3.9). A frame with it is
  * written as version 5, every other frame as TWINCACHE_FORMAT_VERSION_TWIN. */
 #define TWINCACHE_GRAPH_INDEPENDENT 0x8u
+/* version 5: observed data, no SCM (FORMAT.md 3.10): an imported dataset
+ * (a DCDI folder, a CSV with a regime column, numpy arrays). Set with
+ * INDEPENDENT (each regime its own rows, every column stored); mechanism
+ * LINEAR, H 0, noise GAUSS, family UNKNOWN, no STANDARDIZED/HETERO/ISCM;
+ * the weights and noise scales are +0.0 (no SCM to give them) and every
+ * world's kind is TWINCACHE_INTER_OBSERVED with value +0.0. Fresh mode
+ * refuses such a cache: there is no SCM to sample. */
+#define TWINCACHE_GRAPH_OBSERVED 0x10u
+/* version 5, only with OBSERVED: the graph is not known; adj is all zero
+ * and means "unknown", not "no edge". */
+#define TWINCACHE_GRAPH_NO_DAG 0x20u
+/* version 5, only with OBSERVED: the regimes' targets are withheld; every
+ * world stores one target, node 0, which means nothing. */
+#define TWINCACHE_GRAPH_NO_TARGETS 0x40u
+/* The kind of every world of an OBSERVED frame: a regime whose targets are
+ * known (or withheld) but not what was done to them. Past
+ * TWINCACHE_INTER_KIND_COUNT: no generator makes it, and
+ * twincache_inter_kind_fixes_target says 0 (its columns are all stored). */
+#define TWINCACHE_INTER_OBSERVED 4
+/* 1 when `kind` is a world kind a graph of these flags may hold: OBSERVED
+ * (and only it) in an OBSERVED graph, a generator's kind (< COUNT) in every
+ * other; else 0. What the decoders accept; for readers that check again. */
+static inline int twincache_inter_kind_valid(unsigned graph_flags, unsigned kind) {
+  return (graph_flags & TWINCACHE_GRAPH_OBSERVED) ? kind == TWINCACHE_INTER_OBSERVED
+                                                  : kind < TWINCACHE_INTER_KIND_COUNT;
+}
 /* The format version a frame (or cache) of these graph flags is written as. */
 #define TWINCACHE_FORMAT_VERSION_OF(flags) \
-  (((flags) & TWINCACHE_GRAPH_INDEPENDENT) ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN)
+  (((flags) & (TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_OBSERVED)) ? TWINCACHE_FORMAT_VERSION \
+                                                                         : TWINCACHE_FORMAT_VERSION_TWIN)
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j

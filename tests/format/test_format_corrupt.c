@@ -662,6 +662,117 @@ static void independent_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
   free(out);
 }
 
+/* Observed data (version 5, FORMAT.md 3.10): an observed frame (graph
+ * known or not, targets known or withheld) round-trips and survives the
+ * attacks; each of its rules broken in the payload (a weight, a noise scale,
+ * a kind, a value, an edge under NO_DAG, a target under NO_TARGETS) or the
+ * header (OBSERVED without INDEPENDENT, NO_DAG alone, a mechanism) is
+ * ECORRUPT, and the encoder refuses the same with EINVAL. */
+static void observed_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  const unsigned extras[3] = {0, TWINCACHE_GRAPH_NO_DAG | TWINCACHE_GRAPH_NO_TARGETS, TWINCACHE_GRAPH_NO_TARGETS};
+  size_t size;
+  uint8_t *out = malloc(cap + 4096);
+  TC_REQUIRE(out);
+  for (int v = 0; v < 3; v++) {
+    tf_spec sp = {.seed = 28 + (uint64_t)v, .index = 3, .n = 6, .s = 6, .k = 5, .kinds = 2, .edge_p = 0.4, .multi = 3};
+    tf_sample(ref_g, &sp);
+    tf_observe(ref_g, extras[v]);
+    TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+    TC_CHECK(tc_load_u16(frame + 4) == 5);
+    TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+    TC_CHECK(tf_graph_same(ref_g, out_g), "observed frame %d decodes to its graph", v);
+    twincache_frame_view view;
+    TC_CHECK_RC(twincache_frame_decode_view(dc, frame, size, &view), 0);
+    TC_CHECK(view.n_cols == (uint64_t)sp.k * sp.n, "every column of every world stored");
+    frame_attacks(frame, size, v ? "observed, withheld" : "observed");
+  }
+  /* payload rules on a known graph with known targets: find the first edge
+   * and the section offsets (1: N*R, 2: 4E, 4: 4N, 6: 8K) */
+  tf_spec sp = {.seed = 28, .index = 3, .n = 6, .s = 6, .k = 5, .kinds = 2, .edge_p = 0.4};
+  tf_sample(ref_g, &sp);
+  tf_observe(ref_g, 0);
+  uint32_t n = sp.n, rb = (n + 7) / 8, e = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) e += ref_g->adj[(size_t)i * ref_g->ld_adj + j] != 0;
+  TC_REQUIRE(e > 0);
+  size_t sec2 = (size_t)n * rb, sec4 = sec2 + 4 * (size_t)e, sec6 = sec4 + 4 * (size_t)n;
+  zero_rule(frame, cap, cc, sec2, 0x3f800000u, "2 (edge weights)");
+  zero_rule(frame, cap, cc, sec4 + 4, 0x3f800000u, "4 (noise scale)");
+  zero_rule(frame, cap, cc, sec6 + 4, 0x3f800000u, "6 (interventions)");         /* a value */
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  {
+    uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+    uint8_t *pay = malloc(dsize);
+    TC_REQUIRE(pay && ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
+    pay[sec6 + 2] = TWINCACHE_DO; /* a generator's kind in an observed frame */
+    size_t m = wrap(frame, pay, dsize, out, cap + 4096);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    pay[sec6 + 2] = TWINCACHE_INTER_OBSERVED;
+    m = wrap(frame, pay, dsize, out, cap + 4096);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+    header_set(out, 25, 1, out[25] | TWINCACHE_GRAPH_NO_DAG); /* edges under NO_DAG */
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    TC_CHECK(strstr(twincache_last_error(), "1 (adjacency)") != NULL, "%s", twincache_last_error());
+    m = wrap(frame, pay, dsize, out, cap + 4096);
+    header_set(out, 25, 1, out[25] | TWINCACHE_GRAPH_NO_TARGETS); /* targets under NO_TARGETS */
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    m = wrap(frame, pay, dsize, out, cap + 4096);
+    /* kind OBSERVED without the flag: an unknown kind */
+    header_set(out, 25, 1, TWINCACHE_GRAPH_INDEPENDENT);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    free(pay);
+  }
+  { /* an extra target's value (section 6a) in a multi-target observed frame */
+    tf_spec sm = {.seed = 29, .index = 3, .n = 6, .s = 6, .k = 5, .kinds = 2, .edge_p = 0.4, .multi = 3};
+    tf_sample(ref_g, &sm);
+    tf_observe(ref_g, 0);
+    uint32_t em = 0;
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < n; j++) em += ref_g->adj[(size_t)i * ref_g->ld_adj + j] != 0;
+    TC_REQUIRE(ref_g->n_targets[1] > 1);
+    zero_rule(frame, cap, cc, (size_t)n * rb + 4 * (size_t)em + 4 * (size_t)n + 8 * (size_t)sm.k + 4, 0x3f800000u,
+              "6a (extra targets)");
+    tf_sample(ref_g, &sp);
+    tf_observe(ref_g, 0);
+    TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  }
+  /* header rules: each refused by peek already */
+  const struct { int off; uint32_t v; } bad[] = {
+      {25, TWINCACHE_GRAPH_OBSERVED},                                      /* without INDEPENDENT */
+      {25, TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_NO_DAG},          /* NO_DAG alone */
+      {25, TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_NO_TARGETS},      /* NO_TARGETS alone */
+      {25, TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_OBSERVED | TWINCACHE_GRAPH_STANDARDIZED},
+      {24, TWINCACHE_NOISE_LAPLACE},
+      {27, TWINCACHE_FAMILY_ER},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memcpy(out, frame, size);
+    header_set(out, bad[i].off, 1, bad[i].v);
+    TC_CHECK_RC(twincache_frame_peek(out, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+  }
+  memcpy(out, frame, size);
+  header_set(out, 4, 2, 4); /* the flag is version 5's */
+  TC_CHECK_RC(twincache_frame_peek(out, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+  /* the encoder refuses what the decoder would */
+  ref_g->weight[0] = 0.0f;
+  ref_g->noise_scale[2] = 1.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->noise_scale[2] = 0.0f;
+  ref_g->value[1] = 2.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->value[1] = 0.0f;
+  ref_g->kind[1] = TWINCACHE_SHIFT;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->kind[1] = TWINCACHE_INTER_OBSERVED;
+  ref_g->flags |= TWINCACHE_GRAPH_NO_DAG; /* edges remain */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->flags = TWINCACHE_GRAPH_OBSERVED; /* without INDEPENDENT */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->flags = TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_OBSERVED;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), 0);
+  free(out);
+}
+
 int main(void) {
   twincache_cctx *cc = twincache_cctx_create(3);
   twincache_cctx *cs = twincache_cctx_create(3);
@@ -734,6 +845,7 @@ int main(void) {
   soft_rules(frame, cap, cc);
   multi_rules(frame, cap, cc);
   independent_rules(frame, cap, cc);
+  observed_rules(frame, cap, cc);
   zero_rules(frame, cap, cc);
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);
