@@ -156,9 +156,9 @@ static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t inde
   rc = tc_loader_frame_fits(gr->index, gr->n_samples, n, k, index, L->samples, L->nodes, L->inter);
   if (rc != TWINCACHE_OK) return rc;
   for (uint32_t i = 0; i < k; i++)
-    TC_RETURN_IF(w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
-                 "frame: world %u targets node %u of %u with kind %u (of %d kinds)", i, (unsigned)w->target[i], n,
-                 (unsigned)w->kind[i], TWINCACHE_INTER_KIND_COUNT);
+    TC_RETURN_IF(w->target[i] >= n || !twincache_inter_kind_valid(gr->flags, w->kind[i]), TWINCACHE_ECORRUPT,
+                 "frame: world %u targets node %u of %u with kind %u (flags 0x%x)", i, (unsigned)w->target[i], n,
+                 (unsigned)w->kind[i], (unsigned)gr->flags);
   return dense_finish(w, s, g, index, n, k, prev_hi);
 }
 
