@@ -293,6 +293,14 @@ int tc_cmd_export(int argc, char **argv) {
     status = TC_EXIT_FAIL;
     goto cleanup;
   }
+  if (fmt == FMT_DCDI && (g->flags & (TWINCACHE_GRAPH_NO_DAG | TWINCACHE_GRAPH_NO_TARGETS))) {
+    /* DCDI's layout has a DAG file and per-row targets: all zero would say "no edge" / "observational" */
+    fprintf(stderr, "%s: %s: graph %llu holds observed data whose %s (FORMAT.md 3.10): DCDI's layout cannot "
+            "say so; export --format csv or npy\n", TC_PROG, a.positional[0], (unsigned long long)index,
+            g->flags & TWINCACHE_GRAPH_NO_DAG ? "graph is unknown" : "targets are withheld");
+    status = TC_EXIT_FAIL;
+    goto cleanup;
+  }
   for (int p = 0; p < n_parts; p++) {
     size_t len = strlen(prefix) + strlen(parts[p]) + 16;
     out[p].path = malloc(len);

@@ -56,6 +56,7 @@ typedef struct totals {
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
   uint64_t family[256];     /* graphs per family code (255: not recorded) */
   uint64_t independent;     /* graphs of independent worlds (FORMAT.md 3.9): no pairwise effect */
+  uint64_t observed;        /* of them, observed data (imports, FORMAT.md 3.10): no SCM */
   tc_sortability_sum sort;  /* per graph, on the base world */
   moments r2_mech, r2_lin;  /* per node with parents: R^2 of its mechanism, of a linear fit */
 } totals;
@@ -69,6 +70,7 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
   t->family[g->family]++;
   const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
   t->independent += indep;
+  t->observed += (g->flags & TWINCACHE_GRAPH_OBSERVED) != 0;
   if (n >= 2) moments_add(&t->density, (double)e / ((double)n * (n - 1) / 2.0));
   for (uint32_t j = 0; j < n; j++) per_node[j].graphs++;
   for (uint32_t s = 0; s < s_n; s++)
@@ -214,8 +216,9 @@ static void print_json(const char *path, const totals *t, const node_stats *per_
   tc_json_string(stdout, path);
   printf(",\n  \"graphs\": %llu,\n  \"interventions\": %llu,\n", (unsigned long long)t->graphs,
          (unsigned long long)t->interventions);
-  printf("  \"world_kind\": \"%s\",\n",
-         !t->independent ? "twin" : t->independent == t->graphs ? "independent" : "mixed");
+  printf("  \"world_kind\": \"%s\",\n  \"observed_graphs\": %llu,\n",
+         !t->independent ? "twin" : t->independent == t->graphs ? "independent" : "mixed",
+         (unsigned long long)t->observed);
   printf("  \"worlds\": {\n");
   json_moments("base", &t->base, 0);
   json_moments("twin", &t->twin, 1);
@@ -273,6 +276,9 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
       first = 0;
     }
   printf("\n");
+  if (t->observed)
+    printf("observed         %llu of %llu graphs are observed data (imported: regimes of rows, no SCM; the "
+           "mechanism fit below means nothing there)\n", (unsigned long long)t->observed, (unsigned long long)t->graphs);
   if (!t->independent)
     printf("world kind       twin (every world reuses the base world's noise, row by row)\n");
   else if (t->independent == t->graphs)

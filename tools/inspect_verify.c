@@ -74,7 +74,7 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
     const float *w = g->inter + (size_t)k * s_n * g->ld; /* (S, ld) */
     uint32_t t = g->target[k];
     if (t >= n) return snprintf(buf, cap, "intervention %u targets node %u of %u", k, t, n), buf;
-    if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
+    if (!twincache_inter_kind_valid(g->flags, g->kind[k]))
       return snprintf(buf, cap, "intervention %u has unknown kind %u", k, g->kind[k]), buf;
     if (!rows_finite(w, s_n, n, g->ld))
       return snprintf(buf, cap, "NaN or Inf in twin world %u", k), buf;
