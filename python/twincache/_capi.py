@@ -298,6 +298,20 @@ graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
 inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 GRAPH_INDEPENDENT = 0x8  # TWINCACHE_GRAPH_INDEPENDENT (format 5): each world has its own noise
+GRAPH_OBSERVED = 0x10  # TWINCACHE_GRAPH_OBSERVED (format 5): imported data, no SCM (FORMAT.md 3.10)
+GRAPH_NO_DAG = 0x20  # TWINCACHE_GRAPH_NO_DAG: the graph is unknown (adj all zero)
+GRAPH_NO_TARGETS = 0x40  # TWINCACHE_GRAPH_NO_TARGETS: the regimes' targets are withheld
+INTER_OBSERVED = 4  # TWINCACHE_INTER_OBSERVED: the kind of every world of an observed graph
+
+
+class Dataset(ctypes.Structure):
+    """twincache_dataset (import/twincache_import.h)."""
+    _fields_ = [("n_nodes", ctypes.c_uint32), ("n_rows", ctypes.c_uint32), ("n_regimes", ctypes.c_uint32),
+                ("rows", P(ctypes.c_float)), ("adj", P(ctypes.c_uint8)), ("n_targets", P(ctypes.c_uint8)),
+                ("targets", P(ctypes.c_uint16))]
+
+
+import_write = _sig("twincache_import_write", cint, cstr, P(Dataset), ctypes.c_uint32, cstr)
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)
 batch_layout_init = _sig("twincache_batch_layout_init", cint, P(BatchLayout), u32, u32, u32, u32)

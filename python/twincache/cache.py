@@ -77,7 +77,19 @@ class Graph:
 
     @property
     def worlds(self):
+        if self.flags & C.GRAPH_OBSERVED:
+            return "observed"  # imported data, no SCM (FORMAT.md 3.10)
         return "independent" if self.flags & C.GRAPH_INDEPENDENT else "twin"
+
+    @property
+    def graph_known(self):
+        """False for observed data whose graph is unknown (adj all zero then means "unknown")."""
+        return not self.flags & C.GRAPH_NO_DAG
+
+    @property
+    def targets_known(self):
+        """False for observed data whose regimes' targets are withheld (target 0 means nothing)."""
+        return not self.flags & C.GRAPH_NO_TARGETS
 
 
 def _array(ptr, count, dtype):
@@ -169,6 +181,8 @@ class Cache(Closable):
         self.format_version = C.cache_format_version(self._h)  # the format it was written in
         # "twin" or "independent" (twincache-gen --worlds; FORMAT.md 3.9)
         self.worlds = self.config.get("worlds", "twin") if isinstance(self.config, dict) else "twin"
+        if isinstance(self.config, dict) and self.config.get("observed") is True:
+            self.worlds = "observed"  # twincache-import / write_cache: no SCM (FORMAT.md 3.10)
         self._count = C.cache_count(self._h)
         self.first = C.cache_first(self._h)  # a lone shard's first graph; else 0
 
