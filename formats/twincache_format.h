@@ -173,13 +173,13 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  * the weights and noise scales are +0.0 (no SCM to give them) and every
  * world's kind is TWINCACHE_INTER_OBSERVED with value +0.0. Fresh mode
  * refuses such a cache: there is no SCM to sample. */
-#define TWINCACHE_GRAPH_OBSERVED 0x10u
+#define TWINCACHE_GRAPH_OBSERVED 0x20u
 /* version 5, only with OBSERVED: the graph is not known; adj is all zero
  * and means "unknown", not "no edge". */
-#define TWINCACHE_GRAPH_NO_DAG 0x20u
+#define TWINCACHE_GRAPH_NO_DAG 0x40u
 /* version 5, only with OBSERVED: the regimes' targets are withheld; every
  * world stores one target, node 0, which means nothing. */
-#define TWINCACHE_GRAPH_NO_TARGETS 0x40u
+#define TWINCACHE_GRAPH_NO_TARGETS 0x80u
 /* The kind of every world of an OBSERVED frame: a regime whose targets are
  * known (or withheld) but not what was done to them. Past
  * TWINCACHE_INTER_KIND_COUNT: no generator makes it, and

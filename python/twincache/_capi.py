@@ -298,9 +298,9 @@ graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
 inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 GRAPH_INDEPENDENT = 0x8  # TWINCACHE_GRAPH_INDEPENDENT (format 5): each world has its own noise
-GRAPH_OBSERVED = 0x10  # TWINCACHE_GRAPH_OBSERVED (format 5): imported data, no SCM (FORMAT.md 3.10)
-GRAPH_NO_DAG = 0x20  # TWINCACHE_GRAPH_NO_DAG: the graph is unknown (adj all zero)
-GRAPH_NO_TARGETS = 0x40  # TWINCACHE_GRAPH_NO_TARGETS: the regimes' targets are withheld
+GRAPH_OBSERVED = 0x20  # TWINCACHE_GRAPH_OBSERVED (format 5): imported data, no SCM (FORMAT.md 3.10)
+GRAPH_NO_DAG = 0x40  # TWINCACHE_GRAPH_NO_DAG: the graph is unknown (adj all zero)
+GRAPH_NO_TARGETS = 0x80  # TWINCACHE_GRAPH_NO_TARGETS: the regimes' targets are withheld
 INTER_OBSERVED = 4  # TWINCACHE_INTER_OBSERVED: the kind of every world of an observed graph
 
 
