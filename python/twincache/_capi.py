@@ -105,7 +105,8 @@ class Graph(ctypes.Structure):
                 ("inter", P(ctypes.c_float)), ("node_mech", P(u8)),
                 ("hetero_w", P(ctypes.c_float)), ("hetero_c", P(ctypes.c_float)),
                 ("soft", P(ctypes.c_float)), ("n_targets", P(u8)), ("more_target", P(u16)),
-                ("more_value", P(ctypes.c_float))]
+                ("more_value", P(ctypes.c_float)),
+                ("world_rows", P(u32))]  # (K+1) rows per world, format 5
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
