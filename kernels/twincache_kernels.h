@@ -152,18 +152,21 @@ void twincache_grad_unweight_cpu(float *grad, size_t n, const double *tot, float
  *     f32, col_first (G,K) u32, col_mask (G,K,W) u64, cols (*,S) f32
  *   dense: base (G,S,N) f32, inter (G,K,S,N) f32, target (G,K,N) u8,
  *     value (G,K,N) f32, kind (G,K) u8, adj (G,N,N) u8, node_mask (G,N) u8,
- *     int_mask (G,K) u8, graph_id (G) u64, valid (G) u8 */
+ *     int_mask (G,K) u8, graph_id (G) u64, valid (G) u8, rows (G,K+1) u32 */
 typedef struct twincache_expand_offsets {
   int G, K, S, N, W;
   size_t c_base, c_adj, c_kind, c_graph_id, c_valid, c_n_nodes, c_n_inter, c_target, c_value,
       c_col_first, c_col_mask, c_cols;
   size_t base, inter, target, value, kind, adj, node_mask, int_mask, graph_id, valid;
+  size_t rows; /* added with rows per world (FORMAT.md 3.10), at the end */
 } twincache_expand_offsets;
 
 /* Rebuilds every array of the dense slab from a compact slab (the compact
  * layout's contract is in twincache_loader.h): per graph g,
  *   base, adj, kind, graph_id, valid copied; node_mask[j] = j < n_nodes;
- *   int_mask[k] = k < n_inter; target[k][j] = 1 and value[k][j] = value[k]
+ *   int_mask[k] = k < n_inter; rows[0] = S when n_nodes > 0, rows[k+1] = S
+ *   for k < n_inter, else 0 (a compact batch's worlds hold every row);
+ *   target[k][j] = 1 and value[k][j] = value[k]
  *   at j = target[k] for k < n_inter, else 0;
  *   inter[k] for k < n_inter: the base rows, column target[k] set to value[k]
  *   when kind[k] = 0 (do), then stored column c = col_first[k] + r (the r-th

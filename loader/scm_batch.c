@@ -126,6 +126,9 @@ int tc_scm_pack_graph(tc_scm_packer *pk, twincache_dctx *d, const void *frame, s
       return tc_error_set(TWINCACHE_EINVAL, "world %u intervenes on %u nodes; the SCM batch "
                           "holds one target per world: use the dense layout", k, (unsigned)m.n_targets[k]);
   }
+  if (v.flags & TWINCACHE_GRAPH_ROWS)
+    return tc_error_set(TWINCACHE_EINVAL, "graph %llu: its worlds hold fewer rows than S (FORMAT.md 3.10), which "
+                        "the SCM batch does not carry: use the dense layout", (unsigned long long)index);
   const uint32_t n = m.n;
   scm_pos p = position(L, slab, g);
   clear(L, p); /* padding and what an older graph left */

@@ -122,6 +122,7 @@ BATCH_ARRAYS = (
     ("int_mask", "int_mask", "uint8", "GK"),
     ("graph_id", "graph_id", "uint64", "G"),
     ("valid", "valid", "uint8", "G"),
+    ("rows", "rows", "uint32", "GR"),  # R = K+1: rows each world holds (FORMAT.md 3.10)
 )
 
 
@@ -130,7 +131,7 @@ class BatchLayout(ctypes.Structure):
                 ("base", c_size_t), ("inter_off", c_size_t), ("target", c_size_t),
                 ("value", c_size_t), ("kind", c_size_t), ("adj", c_size_t),
                 ("node_mask", c_size_t), ("int_mask", c_size_t), ("graph_id", c_size_t),
-                ("valid", c_size_t), ("bytes", c_size_t)]
+                ("valid", c_size_t), ("bytes", c_size_t), ("rows", c_size_t)]
 
 
 class Batch(ctypes.Structure):
@@ -140,7 +141,8 @@ class Batch(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
                 ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
                 ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
-                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32)]
+                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32),
+                ("rows", ctypes.c_void_p)]
 
 
 # The compact batch (twincache_loader.h, "the compact batch"): arrays of one

@@ -49,7 +49,11 @@ class Graph:
     family: the graph family's name ("unknown" in caches before format 4);
     node_mechanisms: each node's mechanism name (n,) when mechanism is
     "mixed", else None. worlds: "twin" (world k's row s shares base row s's
-    noise) or "independent" (each world its own noise, format 5)."""
+    noise) or "independent" (each world its own noise, format 5).
+    rows (K+1,) int64: rows each world holds, rows[0] the base world's,
+    rows[k+1] world k's: S unless the cache stores fewer (twincache-gen
+    --inter-samples, FORMAT.md 3.10); base[rows[0]:] and inter[k,
+    rows[k+1]:] are zero."""
     index: int
     n_nodes: int
     n_samples: int
@@ -74,6 +78,7 @@ class Graph:
     soft: Optional[np.ndarray] = None
     target_sets: Optional[list] = None
     value_sets: Optional[list] = None
+    rows: Optional[np.ndarray] = None
 
     @property
     def worlds(self):
@@ -262,6 +267,7 @@ class Cache(Closable):
             norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
             norm_std=_array(g.norm_std, n, np.float32) if std else None,
             family=_name(FAMILIES, g.family), soft=soft, target_sets=tsets, value_sets=vsets,
+            rows=_array(g.world_rows, k + 1, np.uint32).astype(np.int64),
             node_mechanisms=(tuple(_name(MECHANISMS, int(c)) for c in _array(g.node_mech, n, np.uint8))
                              if g.mechanism == _MIXED else None))
 
