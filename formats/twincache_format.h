@@ -577,8 +577,9 @@ typedef struct twincache_sortability {
   double paths; /* number of directed paths (0: both scores NaN) */
 } twincache_sortability;
 
-/* Sortability of g's base world (S, ld) on its DAG adj (N, ld_adj). Uses
- * n_nodes, n_samples, ld, ld_adj, adj, base only; O(N^3 + S N^2). Returns 0,
+/* Sortability of g's base world (S, ld) on its DAG adj (N, ld_adj), over
+ * the rows it holds (world_rows[0] when set, else S). Uses n_nodes,
+ * n_samples, ld, ld_adj, adj, base, world_rows only; O(N^3 + S N^2). Returns 0,
  * TWINCACHE_EINVAL (NULL, no adj/base, not a DAG) or TWINCACHE_ENOMEM, with
  * twincache_last_error() saying which. Thread-safe (no shared state). */
 int twincache_graph_sortability(const twincache_graph *g, twincache_sortability *out);

@@ -52,23 +52,27 @@ extern "C" {
  * pooling every intervention k of g whose only target is t (int_mask[k] = 1):
  *   d[s][j] = inter[g][k][s][j] - base[g][s][j]          (exact twin pairs)
  *   T[g][t][j] = sum_{k,s} d[s][t]*d[s][j] / sum_{k,s} d[s][t]^2
+ * s over the rows both worlds hold: s < min(rows[g][0], rows[g][k+1])
+ * (rows (G,K+1) u32, the batch's rows per world, FORMAT.md 3.10; NULL: S)
  * (the least-squares slope of d_j on d_t; equals mean_s d_j / mean_s d_t for a
  * shift, and the total causal effect t -> j in a linear SCM either way).
- * observed[g][t] = 1 when t was moved (denominator > EFFECT_EPS * S * count);
+ * observed[g][t] = 1 when t was moved (denominator > EFFECT_EPS * pairs, pairs
+ * = the s counted over its worlds: S * count with every row held);
  * rows of unobserved nodes and padding (node_mask 0) are all 0, and so are
  * columns of padding nodes. T[g][t][t] = 1 for observed t.
  *   base (G,S,N) f32, inter (G,K,S,N) f32, target (G,K,N) u8,
  *   node_mask (G,N) u8, int_mask (G,K) u8 -> T (G,N,N) f32, observed (G,N) u8 */
 void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const float *inter,
                            const uint8_t *target, const uint8_t *node_mask,
-                           const uint8_t *int_mask, int G, int K, int S, int N);
+                           const uint8_t *int_mask, const uint32_t *rows, int G, int K, int S, int N);
 
-/* Pearson correlation of the base world over the S samples, per graph.
- * C[g][i][j] for real i, j (C[i][i] = 1; 0 when a variance is < 1e-12);
- * 0 wherever i or j is padding.
+/* Pearson correlation of the base world over the rows it holds, per graph:
+ * r = rows[g * rows_ld] (the batch's rows array, rows_ld = K+1; rows NULL:
+ * r = S), capped at S. C[g][i][j] for real i, j (C[i][i] = 1; 0 when a
+ * variance is < 1e-12 * r, or r = 0); 0 wherever i or j is padding.
  *   base (G,S,N) f32, node_mask (G,N) u8 -> C (G,N,N) f32 */
-void twincache_corr_cpu(float *C, const float *base, const uint8_t *node_mask, int G, int S,
-                        int N);
+void twincache_corr_cpu(float *C, const float *base, const uint8_t *node_mask, const uint32_t *rows,
+                        int rows_ld, int G, int S, int N);
 
 /* Matrix-inverse features, per graph, in double precision (Gauss-Jordan with
  * partial pivoting; N is small):
