@@ -1,4 +1,4 @@
-/* twincache_import.h — writing a cache of observed data (FORMAT.md 3.10):
+/* twincache_import.h — writing a cache of observed data (FORMAT.md 3.11):
  * datasets that have rows and regimes but no SCM (a DCDI folder, a CSV
  * with a regime or targets column, numpy arrays from Python), one graph
  * frame each, through cache/'s writer and the format's encoder.
@@ -39,7 +39,7 @@ typedef struct twincache_dataset {
 } twincache_dataset;
 
 /* Writes datasets[0..count) as a new cache at dir: graph i is dataset i,
- * frames flagged OBSERVED (FORMAT.md 3.10), config
+ * frames flagged OBSERVED (FORMAT.md 3.11), config
  * {"format_version":5,"observed":true,"source":SOURCE,...} where SOURCE is
  * source_json (a JSON value the caller vouches for; NULL: null). The cache
  * is built in a sibling directory and renamed to dir only once complete, so

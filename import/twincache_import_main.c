@@ -1,4 +1,4 @@
-/* twincache-import — a cache of observed data (FORMAT.md 3.10) from a DCDI
+/* twincache-import — a cache of observed data (FORMAT.md 3.11) from a DCDI
  * folder, a CSV with a targets or regime column, or a .npy with per-row
  * files; thin over read.c and twincache_import_write. Exit 0 on success,
  * 1 when the input or the write is refused (one line naming the file, row
@@ -18,7 +18,7 @@ static const char usage[] =
     "       twincache-import npy DATA.npy --out CACHE [--targets FILE] [--regimes FILE] [--graph EDGES | --dag DAG.npy]\n"
     "\n"
     "Writes one dataset (rows, regimes, the graph if known) as a new twincache cache of\n"
-    "observed data (FORMAT.md 3.10: no SCM; the loader reads it stored, fresh mode refuses it).\n"
+    "observed data (FORMAT.md 3.11: no SCM; the loader reads it stored, fresh mode refuses it).\n"
     "The cache is written beside CACHE and renamed to it once complete; CACHE must not exist.\n"
     "\n"
     "  dcdi: DCDI's layout (dcdi/data.py, twincache-inspect export --format dcdi):\n"

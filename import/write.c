@@ -1,5 +1,5 @@
 /* write.c — twincache_import_write: datasets checked, each encoded as one
- * observed frame (FORMAT.md 3.10), chunks written by cache/'s writer into a
+ * observed frame (FORMAT.md 3.11), chunks written by cache/'s writer into a
  * sibling directory that is renamed to the cache's path once complete. */
 #include <dirent.h>
 #include <errno.h>

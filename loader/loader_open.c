@@ -45,7 +45,7 @@ static void default_free(void *ptr, void *user) {
   free(ptr);
 }
 
-/* 1 when the cache holds observed data (an import, FORMAT.md 3.10): its
+/* 1 when the cache holds observed data (an import, FORMAT.md 3.11): its
  * config says "observed":true, which every importer writes. The frames
  * say it too (flag OBSERVED), and a fresh fill refuses them one by one. */
 static int tc_loader_cache_observed(const twincache_cache *c) {
@@ -199,7 +199,7 @@ static int open_stream(twincache_loader *l, const char *path) {
   if (l->plan.bucket && (rc = read_nodes(l)) != TWINCACHE_OK) return rc;
   if (o->samples == TWINCACHE_SAMPLES_FRESH && tc_loader_cache_observed(l->cache))
     return tc_error_set(TWINCACHE_EINVAL, "cache %s holds observed data (imported by twincache-import, FORMAT.md "
-                        "3.10): it has no SCM to draw fresh worlds from; open it with samples = STORED", path);
+                        "3.11): it has no SCM to draw fresh worlds from; open it with samples = STORED", path);
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
     return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
                      path);
@@ -298,7 +298,7 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
                           "generation: rerun twincache-gen to finish)", i, paths[i]);
     if (l->src_fresh[i] && tc_loader_cache_observed(l->src[i]))
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds observed data (imported by "
-                          "twincache-import, FORMAT.md 3.10): it has no SCM to draw fresh worlds from; read it "
+                          "twincache-import, FORMAT.md 3.11): it has no SCM to draw fresh worlds from; read it "
                           "stored (source_samples STORED)", i, paths[i]);
     if (!l->src_fresh[i] && d->samples == 0)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): read it "

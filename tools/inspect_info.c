@@ -103,7 +103,7 @@ static void family_print_json(const uint64_t counts[256]) {
 /* "independent" when the config says twincache-gen --worlds independent
  * (FORMAT.md 3.9; those caches are format 5), else "twin". */
 static const char *world_kind(const twincache_cache *c) {
-  if (strstr(twincache_cache_config(c), "\"observed\":true")) return "observed"; /* an import, FORMAT.md 3.10 */
+  if (strstr(twincache_cache_config(c), "\"observed\":true")) return "observed"; /* an import, FORMAT.md 3.11 */
   return strstr(twincache_cache_config(c), "\"worlds\":\"independent\"") ? "independent" : "twin";
 }
 

@@ -56,7 +56,7 @@ typedef struct totals {
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
   uint64_t family[256];     /* graphs per family code (255: not recorded) */
   uint64_t independent;     /* graphs of independent worlds (FORMAT.md 3.9): no pairwise effect */
-  uint64_t observed;        /* of them, observed data (imports, FORMAT.md 3.10): no SCM */
+  uint64_t observed;        /* of them, observed data (imports, FORMAT.md 3.11): no SCM */
   tc_sortability_sum sort;  /* per graph, on the base world */
   moments r2_mech, r2_lin;  /* per node with parents: R^2 of its mechanism, of a linear fit */
 } totals;

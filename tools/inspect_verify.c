@@ -84,7 +84,8 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
         return snprintf(buf, cap, "intervention %u targets a node beyond %u", k, n), buf;
     tc_world_changed(g, k, changed); /* the union of its targets' sets */
     if (g->flags & TWINCACHE_GRAPH_INDEPENDENT) memset(changed, 1, n); /* its own noise: no twin property */
-    for (uint32_t s = 0; s < s_n; s++) {
+    uint32_t held = g->world_rows ? g->world_rows[k + 1] : s_n; /* rows past it are not stored (FORMAT.md 3.10) */
+    for (uint32_t s = 0; s < held; s++) {
       const float *row = w + (size_t)s * g->ld, *base = g->base + (size_t)s * g->ld;
       for (uint32_t j = 0; j < n; j++)
         if (!changed[j] && memcmp(&row[j], &base[j], sizeof(float)) != 0)

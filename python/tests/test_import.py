@@ -1,4 +1,4 @@
-"""Observed data (FORMAT.md 3.10): twincache-import and twincache.write_cache
+"""Observed data (FORMAT.md 3.11): twincache-import and twincache.write_cache
 write a cache the loader reads stored and fresh mode refuses; a DCDI folder
 in DCDI's own layout and a CSV with a targets column round-trip (import ->
 loader -> export: the same rows, regimes and graph); bad input is refused in

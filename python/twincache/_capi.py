@@ -105,7 +105,8 @@ class Graph(ctypes.Structure):
                 ("inter", P(ctypes.c_float)), ("node_mech", P(u8)),
                 ("hetero_w", P(ctypes.c_float)), ("hetero_c", P(ctypes.c_float)),
                 ("soft", P(ctypes.c_float)), ("n_targets", P(u8)), ("more_target", P(u16)),
-                ("more_value", P(ctypes.c_float))]
+                ("more_value", P(ctypes.c_float)),
+                ("world_rows", P(u32))]  # (K+1) rows per world, format 5
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
@@ -121,6 +122,7 @@ BATCH_ARRAYS = (
     ("int_mask", "int_mask", "uint8", "GK"),
     ("graph_id", "graph_id", "uint64", "G"),
     ("valid", "valid", "uint8", "G"),
+    ("rows", "rows", "uint32", "GR"),  # R = K+1: rows each world holds (FORMAT.md 3.10)
 )
 
 
@@ -129,7 +131,7 @@ class BatchLayout(ctypes.Structure):
                 ("base", c_size_t), ("inter_off", c_size_t), ("target", c_size_t),
                 ("value", c_size_t), ("kind", c_size_t), ("adj", c_size_t),
                 ("node_mask", c_size_t), ("int_mask", c_size_t), ("graph_id", c_size_t),
-                ("valid", c_size_t), ("bytes", c_size_t)]
+                ("valid", c_size_t), ("bytes", c_size_t), ("rows", c_size_t)]
 
 
 class Batch(ctypes.Structure):
@@ -139,7 +141,8 @@ class Batch(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
                 ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
                 ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
-                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32)]
+                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32),
+                ("rows", ctypes.c_void_p)]
 
 
 # The compact batch (twincache_loader.h, "the compact batch"): arrays of one
@@ -298,7 +301,7 @@ graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
 inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 GRAPH_INDEPENDENT = 0x8  # TWINCACHE_GRAPH_INDEPENDENT (format 5): each world has its own noise
-GRAPH_OBSERVED = 0x20  # TWINCACHE_GRAPH_OBSERVED (format 5): imported data, no SCM (FORMAT.md 3.10)
+GRAPH_OBSERVED = 0x20  # TWINCACHE_GRAPH_OBSERVED (format 5): imported data, no SCM (FORMAT.md 3.11)
 GRAPH_NO_DAG = 0x40  # TWINCACHE_GRAPH_NO_DAG: the graph is unknown (adj all zero)
 GRAPH_NO_TARGETS = 0x80  # TWINCACHE_GRAPH_NO_TARGETS: the regimes' targets are withheld
 INTER_OBSERVED = 4  # TWINCACHE_INTER_OBSERVED: the kind of every world of an observed graph

@@ -1,5 +1,5 @@
 """write_cache — numpy or pandas data as a twincache cache of observed data
-(FORMAT.md 3.10: rows and regimes, the graph if known, no SCM), through the C
+(FORMAT.md 3.11: rows and regimes, the graph if known, no SCM), through the C
 library's twincache_import_write: the same writer, checks and atomic rename
 as `twincache-import`. The loader reads such a cache stored (samples =
 "stored"); fresh mode refuses it."""

@@ -204,7 +204,7 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
 static inline int tf_f32_eq(float a, float b) { return memcmp(&a, &b, 4) == 0; }
 
 /* Bit-exact comparison of every field a decoder fills; padding must be 0. */
-/* Turns a sampled linear graph into observed data (FORMAT.md 3.10): flags
+/* Turns a sampled linear graph into observed data (FORMAT.md 3.11): flags
  * INDEPENDENT | OBSERVED | extra (NO_DAG, NO_TARGETS), no SCM (weights and
  * noise scales +0.0, noise gauss, family unknown), every world of kind
  * OBSERVED with value +0.0; NO_DAG clears adj, NO_TARGETS leaves each world
@@ -273,6 +273,8 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
   for (uint32_t k = 0; k < K; k++) /* a soft world's parameters */
     if (a->kind[k] == TWINCACHE_INTER_SOFT)
       bad += !b->soft || memcmp(a->soft + (size_t)k * P, b->soft + (size_t)k * P, 4 * (size_t)P) != 0;
+  for (uint32_t w = 0; w <= K && a->world_rows && b->world_rows; w++) /* rows per world, 0 read as S */
+    bad += (a->world_rows[w] ? a->world_rows[w] : S) != b->world_rows[w];
   for (uint32_t w = 0; w <= K; w++) {
     const float *pa = w == 0 ? a->base : a->inter + (size_t)(w - 1) * S * a->ld;
     const float *pb = w == 0 ? b->base : b->inter + (size_t)(w - 1) * S * b->ld;
@@ -287,6 +289,7 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
 static inline void tf_graph_poison(twincache_graph *g) {
   size_t n = g->cap_nodes, s = g->cap_samples, k = g->cap_inter, h = g->cap_hidden;
   memset(g->adj, 0xff, n * g->ld_adj);
+  if (g->world_rows) memset(g->world_rows, 0xff, 4 * (k + 1));
   memset(g->weight, 0xff, 4 * n * g->ld_adj);
   if (g->mlp) memset(g->mlp, 0xff, 4 * n * (h * n + 2 * h));
   memset(g->noise_scale, 0xff, 4 * n);

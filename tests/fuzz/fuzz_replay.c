@@ -74,8 +74,9 @@ static size_t fuzz_seed(const uint8_t *seed, size_t size, tc_rng *r, int mutatio
   return runs;
 }
 
-/* seeds[0] a linear frame, [1] an MLP standardised frame, [2] a chunk,
- * [3] an observed frame (FORMAT.md 3.10, graph known, multi-target regimes). */
+/* seeds[0] a linear frame, [1] an MLP standardised frame whose worlds hold
+ * 8, 5, 3 and 8 rows (section 7b, FORMAT.md 3.10), [2] a chunk, [3] an
+ * observed frame (FORMAT.md 3.11, graph known, multi-target regimes). */
 #define N_SEEDS 4
 static size_t make_seeds(uint8_t *seeds[N_SEEDS], size_t sizes[N_SEEDS]) {
   twincache_cctx *cc = twincache_cctx_create(1);
@@ -87,9 +88,12 @@ static size_t make_seeds(uint8_t *seeds[N_SEEDS], size_t sizes[N_SEEDS]) {
     tf_spec sp = {.seed = 31, .index = (uint64_t)i, .n = 6, .s = 8, .k = i ? 3 : 6, .mlp = i,
                   .kinds = 2, .standardize = i, .edge_p = 0.4};
     tf_sample(g, &sp);
+    const uint32_t rows[4] = {8, 5, 3, 8};
+    if (i) memcpy(g->world_rows, rows, sizeof rows);
     seeds[i] = malloc(cap);
     TC_REQUIRE(seeds[i] && twincache_frame_encode(cc, g, seeds[i], cap, &sizes[i]) == 0);
   }
+  memset(g->world_rows, 0, 4 * sizeof(uint32_t)); /* the chunk's frames: every row */
   twincache_chunk_builder_reset(b, 7);
   for (int i = 0; i < 2; i++) {
     tf_spec sp = {.seed = 32, .index = 7 + (uint64_t)i, .n = 3 + i, .s = 4, .k = 2, .kinds = i, .edge_p = 0.5};
