@@ -559,6 +559,7 @@ void tc_dataset_free(twincache_dataset *d) {
   free((void *)d->adj);
   free((void *)d->n_targets);
   free((void *)d->targets);
+  free((void *)d->regime_rows);
   memset(d, 0, sizeof *d);
 }
 
@@ -632,31 +633,30 @@ int tc_dataset_group(const tc_table *tab, const tc_row_regimes *reg, const uint8
       if (!swap) break;
       order[b - 1] = y, order[b] = x;
     }
-  uint32_t S = count[obs];
-  for (uint32_t r = 0; r < R; r++)
-    if (count[r] != S) {
-      uint32_t f = first[r];
-      rc = BAD("%s: line %u: this row's regime holds %u rows, the observational one %u: regimes of unequal row "
-               "counts are not supported yet (each regime must hold the same rows)",
-               has_l ? reg->regime_file : reg->targets_file, reg->first_line + f, count[r], S);
+  uint32_t S = 0; /* the most rows a regime holds; each keeps its own count (FORMAT.md 3.10) */
+  for (uint32_t r = 0; r < R; r++) {
+    if (count[r] > TWINCACHE_MAX_SAMPLES) {
+      rc = BAD("%s: line %u: this row's regime holds %u rows, at most %d",
+               has_l ? reg->regime_file : has_t ? reg->targets_file : src, (reg ? reg->first_line : 1) + first[r],
+               count[r], TWINCACHE_MAX_SAMPLES);
       goto done;
     }
-  if (S > TWINCACHE_MAX_SAMPLES) {
-    rc = BAD("%s: %u rows per regime, at most %d", src, S, TWINCACHE_MAX_SAMPLES);
-    goto done;
+    if (count[r] > S) S = count[r];
   }
-  float *rows = malloc(sizeof(float) * (size_t)m * n);
+  float *rows = calloc((size_t)R * S * n, sizeof(float));
+  uint32_t *held = malloc(sizeof(uint32_t) * R);
+  d->regime_rows = held;
   uint8_t *nt = has_t ? calloc(R, 1) : NULL;
   uint16_t *t = has_t ? calloc((size_t)R * TWINCACHE_MAX_TARGETS, sizeof *t) : NULL;
   uint8_t *a2 = adj ? malloc((size_t)n * n) : NULL;
   d->rows = rows, d->n_targets = nt, d->targets = t, d->adj = a2;
-  if (!rows || (has_t && (!nt || !t)) || (adj && !a2)) {
+  if (!rows || !held || (has_t && (!nt || !t)) || (adj && !a2)) {
     rc = tc_error_set(TWINCACHE_ENOMEM, "%s: out of memory", src);
     goto done;
   }
   if (adj) memcpy(a2, adj, (size_t)n * n);
   uint32_t pos[TWINCACHE_MAX_INTER + 2], rank[TWINCACHE_MAX_INTER + 2];
-  for (uint32_t w = 0; w < R; w++) rank[order[w]] = w, pos[w] = 0;
+  for (uint32_t w = 0; w < R; w++) rank[order[w]] = w, pos[w] = 0, held[w] = count[order[w]];
   for (uint32_t i = 0; i < m; i++) { /* rows of each regime in file order */
     uint32_t w = rank[of[i]];
     memcpy(rows + ((size_t)w * S + pos[w]++) * n, tab->v + (size_t)i * n, sizeof(float) * n);

@@ -62,9 +62,9 @@ int tc_edges_read(const char *path, const tc_table *tab, uint8_t *adj);
  * freed by tc_dataset_free): targets known -> one regime per distinct
  * target set (and label, when both are given: they must agree), ordered by
  * label, else by first appearance; labels only -> targets withheld, regime
- * label 0 the observational one. The observational regime must exist, and
- * every regime must hold as many rows as it (unequal counts are refused:
- * not supported yet). src names the files for messages. */
+ * label 0 the observational one. The observational regime must exist; each
+ * regime keeps its own row count (d->regime_rows, S the most). src names
+ * the files for messages. */
 int tc_dataset_group(const tc_table *tab, const tc_row_regimes *reg, const uint8_t *adj, const char *src,
                      twincache_dataset *d);
 void tc_dataset_free(twincache_dataset *d);

@@ -32,8 +32,8 @@ static const char usage[] =
     "\n"
     "Regimes: one per regime number, or per distinct target set when rows carry targets only;\n"
     "with regime numbers only the targets are withheld (regime 0 observational). Without a\n"
-    "graph the cache says the graph is unknown. Every regime must hold as many rows as the\n"
-    "observational one (unequal row counts are refused: not supported yet).\n"
+    "graph the cache says the graph is unknown. Each regime keeps its own row count (FORMAT.md\n"
+    "3.10; batches carry the counts as `rows`).\n"
     "Edge lists (--graph): one edge a line, 'A B', 'A,B' or 'A -> B' (names or indices), '#' comments.\n"
     "\n";
 

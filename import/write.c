@@ -18,20 +18,21 @@
 #define TC_IMPORT_MAP_BYTES ((uint64_t)64 << 20) /* doubled by the writer when full */
 
 /* Checks dataset i: sizes, finite values, targets, the graph. */
-static int dataset_check(const twincache_dataset *d, uint32_t i, uint32_t s_all) {
+static int dataset_check(const twincache_dataset *d, uint32_t i) {
   uint32_t n = d->n_nodes, s_n = d->n_rows, r_n = d->n_regimes;
   TC_RETURN_IF(n == 0 || n > TWINCACHE_MAX_NODES, TWINCACHE_EINVAL, "dataset %u: %u variables, 1..%d allowed", i, n,
                TWINCACHE_MAX_NODES);
   TC_RETURN_IF(s_n == 0 || s_n > TWINCACHE_MAX_SAMPLES, TWINCACHE_EINVAL, "dataset %u: %u rows per regime, 1..%d "
                "allowed", i, s_n, TWINCACHE_MAX_SAMPLES);
-  TC_RETURN_IF(s_n != s_all, TWINCACHE_EINVAL, "dataset %u: %u rows per regime, dataset 0 has %u: a cache has one "
-               "row count per regime (unequal counts are not supported yet)", i, s_n, s_all);
   TC_RETURN_IF(r_n == 0 || r_n > TWINCACHE_MAX_INTER + 1, TWINCACHE_EINVAL, "dataset %u: %u regimes, 1..%d allowed",
                i, r_n, TWINCACHE_MAX_INTER + 1);
   TC_RETURN_IF(!d->rows, TWINCACHE_EINVAL, "dataset %u: rows is NULL", i);
   TC_RETURN_IF(d->n_targets && !d->targets, TWINCACHE_EINVAL, "dataset %u: n_targets without targets", i);
+  for (uint32_t r = 0; d->regime_rows && r < r_n; r++)
+    TC_RETURN_IF(d->regime_rows[r] == 0 || d->regime_rows[r] > s_n, TWINCACHE_EINVAL, "dataset %u, regime %u: %u "
+                 "rows, 1..%u (n_rows) allowed", i, r, d->regime_rows[r], s_n);
   for (uint32_t r = 0; r < r_n; r++)
-    for (uint32_t s = 0; s < s_n; s++)
+    for (uint32_t s = 0; s < (d->regime_rows ? d->regime_rows[r] : s_n); s++)
       for (uint32_t j = 0; j < n; j++)
         TC_RETURN_IF(!isfinite(d->rows[((size_t)r * s_n + s) * n + j]), TWINCACHE_EINVAL,
                      "dataset %u, regime %u, row %u, column %u: %g is not a finite number", i, r, s, j,
@@ -55,9 +56,10 @@ static int dataset_check(const twincache_dataset *d, uint32_t i, uint32_t s_all)
   return TWINCACHE_OK;
 }
 
-/* Dataset d as graph index i of g (allocated at the cache's largest sizes). */
-static void dataset_graph(const twincache_dataset *d, uint64_t i, twincache_graph *g) {
-  uint32_t n = d->n_nodes, s_n = d->n_rows, k_n = d->n_regimes - 1;
+/* Dataset d as graph index i of g (allocated at the cache's largest sizes),
+ * with S = s_n rows a world (the cache's; regimes past their count +0.0). */
+static void dataset_graph(const twincache_dataset *d, uint64_t i, uint32_t s_n, twincache_graph *g) {
+  uint32_t n = d->n_nodes, k_n = d->n_regimes - 1, s_d = d->n_rows;
   g->index = i;
   g->n_nodes = n, g->n_samples = s_n, g->n_inter = k_n, g->n_hidden = 0;
   g->mechanism = TWINCACHE_MECH_LINEAR;
@@ -83,11 +85,15 @@ static void dataset_graph(const twincache_dataset *d, uint64_t i, twincache_grap
       g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + a - 1] = 0.0f;
     }
   }
-  for (uint32_t s = 0; s < s_n; s++)
-    memcpy(g->base + (size_t)s * g->ld, d->rows + (size_t)s * n, sizeof(float) * n);
-  for (uint32_t k = 0; k < k_n; k++)
-    for (uint32_t s = 0; s < s_n; s++)
-      memcpy(g->inter + ((size_t)k * s_n + s) * g->ld, d->rows + ((size_t)(k + 1) * s_n + s) * n, sizeof(float) * n);
+  for (uint32_t r = 0; r <= k_n; r++) { /* regime r: its own rows, then +0.0 to S (not stored) */
+    uint32_t held = d->regime_rows ? d->regime_rows[r] : s_d;
+    float *w = r ? g->inter + (size_t)(r - 1) * s_n * g->ld : g->base;
+    for (uint32_t s = 0; s < s_n; s++) {
+      if (s < held) memcpy(w + (size_t)s * g->ld, d->rows + ((size_t)r * s_d + s) * n, sizeof(float) * n);
+      else memset(w + (size_t)s * g->ld, 0, sizeof(float) * n);
+    }
+    g->world_rows[r] = held;
+  }
 }
 
 /* Removes the files of directory dir, then dir (a failed import's). */
@@ -114,10 +120,11 @@ int twincache_import_write(const char *dir, const twincache_dataset *sets, uint3
   struct stat st;
   if (stat(dir, &st) == 0 || errno != ENOENT)
     return tc_error_set(TWINCACHE_EINVAL, "%.400s exists: an import writes a new cache, it never replaces one", dir);
-  twincache_dims dims = {.graphs = count, .chunk_graphs = TC_IMPORT_CHUNK_GRAPHS, .samples = sets[0].n_rows};
+  twincache_dims dims = {.graphs = count, .chunk_graphs = TC_IMPORT_CHUNK_GRAPHS};
   for (uint32_t i = 0; i < count; i++) {
-    int rc = dataset_check(&sets[i], i, sets[0].n_rows);
+    int rc = dataset_check(&sets[i], i);
     if (rc != TWINCACHE_OK) return rc;
+    if (sets[i].n_rows > dims.samples) dims.samples = sets[i].n_rows;
     if (sets[i].n_nodes > dims.max_nodes) dims.max_nodes = sets[i].n_nodes;
     if (sets[i].n_regimes - 1 > dims.max_inter) dims.max_inter = sets[i].n_regimes - 1;
   }
@@ -151,7 +158,7 @@ int twincache_import_write(const char *dir, const twincache_dataset *sets, uint3
   }
   for (uint32_t i = 0; i < count; i++) {
     if (i % TC_IMPORT_CHUNK_GRAPHS == 0) twincache_chunk_builder_reset(b, i);
-    dataset_graph(&sets[i], i, g);
+    dataset_graph(&sets[i], i, dims.samples, g);
     if ((rc = twincache_frame_encode(cc, g, frame, cap, &fsize)) != TWINCACHE_OK ||
         (rc = twincache_chunk_builder_add_frame(b, frame, fsize)) != TWINCACHE_OK) {
       tc_error_wrap(rc, "import: dataset %u", i);

@@ -157,7 +157,6 @@ BAD_DCDI = [  # (what to break, the words the one line must hold)
     ("cycle", ["DAG1.npy", "cycle"]),
     ("lines", ["regime1.csv", "lines", "rows"]),
     ("mixed", ["intervention1.csv", "line", "one target set per regime"]),
-    ("unequal", ["regime1.csv", "line", "unequal row counts are not supported yet"]),
 ]
 
 
@@ -186,11 +185,6 @@ def test_bad_dcdi_is_refused_in_one_line(import_exe, tmp_root, what, words):
         j = [i for i, r in enumerate(regs) if r == "1"][1]
         lines[j] = "2"
         open(os.path.join(src, "intervention1.csv"), "w").write("\n".join(lines))
-    elif what == "unequal":
-        np.save(os.path.join(src, "data_interv1.npy"), x[:-1])
-        for f in ("intervention1.csv", "regime1.csv"):
-            lines = open(os.path.join(src, f)).read().split("\n")
-            open(os.path.join(src, f), "w").write("\n".join(lines[:-2] + [""]))
     p = _run(import_exe, "dcdi", src, "--out", cache)
     assert p.returncode == 1, p.stdout
     line = p.stderr.strip()
@@ -246,5 +240,48 @@ def test_write_cache_refuses_bad_values(tmp_root):
     with pytest.raises(twincache.InvalidArgument, match="cycle"):
         twincache.write_cache(os.path.join(tmp_root, "imp-cyc"), {"regimes": _regime_rows(), "graph": cyc})
     assert not os.path.exists(os.path.join(tmp_root, "imp-cyc"))
-    with pytest.raises(twincache.InvalidArgument, match="unequal row counts"):
-        twincache.write_cache(os.path.join(tmp_root, "imp-uneq"), {"regimes": [rows[0], rows[1][:3]]})
+    with pytest.raises(twincache.InvalidArgument, match="dataset 0, regime 1: no rows"):
+        twincache.write_cache(os.path.join(tmp_root, "imp-empty"), {"regimes": [rows[0], rows[1][:0]]})
+
+
+def test_regimes_keep_their_own_row_counts(import_exe, inspect_exe, tmp_root):
+    """DCDI's regimes of unequal sizes (n rows over the regimes, Sachs's 853 to
+    1,755): each keeps its rows through import -> loader (batch.rows) -> export."""
+    r = np.random.default_rng(8)
+    counts = [7, 3, 5, 2]  # observational, then regimes 1..3
+    rows = [r.normal(size=(c, N)).astype(np.float32) for c in counts]
+    src, cache, back = (os.path.join(tmp_root, f"imp-uneven-{w}") for w in ("src", "cache", "back"))
+    os.makedirs(src)
+    order = []
+    for s in range(max(counts)):  # interleaved, as DCDI leaves them
+        for k in range(len(counts)):
+            if s < counts[k]:
+                order.append((k, s))
+    np.save(os.path.join(src, "DAG1.npy"), ADJ)
+    np.save(os.path.join(src, "data_interv1.npy"), np.stack([rows[k][s] for k, s in order]))
+    with open(os.path.join(src, "intervention1.csv"), "w") as f:
+        f.writelines(",".join(map(str, TARGETS[k])) + "\n" for k, _ in order)
+    with open(os.path.join(src, "regime1.csv"), "w") as f:
+        f.writelines(f"{k}\n" for k, _ in order)
+    p = _run(import_exe, "dcdi", src, "--out", cache)
+    assert p.returncode == 0, p.stderr
+    with twincache.Loader(cache, batch_size=1, shuffle=False) as ld:
+        b = next(iter(ld))
+        held = np.asarray(b.rows)[0]
+        assert list(held) == counts
+        base, inter = np.asarray(b.base)[0], np.asarray(b.inter)[0]
+        np.testing.assert_array_equal(base[:7, :N], rows[0])
+        for k in range(1, 4):
+            np.testing.assert_array_equal(inter[k - 1][:counts[k], :N], rows[k])
+            assert not inter[k - 1][counts[k]:].any()  # zero past a regime's rows
+    p = _run(inspect_exe, "export", cache, "0", "--format", "dcdi", "--out", back)
+    assert p.returncode == 0, p.stderr
+    np.testing.assert_array_equal(np.load(os.path.join(back, "data_interv1.npy")), np.concatenate(rows))
+    with open(os.path.join(back, "regime1.csv")) as f:
+        assert f.read().split() == [str(k) for k in range(4) for _ in range(counts[k])]
+    # write_cache of the same regimes: the same frame
+    again = os.path.join(tmp_root, "imp-uneven-py")
+    twincache.write_cache(again, {"regimes": rows, "targets": TARGETS, "graph": ADJ})
+    with twincache.Cache(cache) as ca, twincache.Cache(again) as cb:
+        assert ca.frame(0) == cb.frame(0)
+    assert _run(inspect_exe, "verify", cache).returncode == 0

@@ -311,7 +311,7 @@ class Dataset(ctypes.Structure):
     """twincache_dataset (import/twincache_import.h)."""
     _fields_ = [("n_nodes", ctypes.c_uint32), ("n_rows", ctypes.c_uint32), ("n_regimes", ctypes.c_uint32),
                 ("rows", P(ctypes.c_float)), ("adj", P(ctypes.c_uint8)), ("n_targets", P(ctypes.c_uint8)),
-                ("targets", P(ctypes.c_uint16))]
+                ("targets", P(ctypes.c_uint16)), ("regime_rows", P(ctypes.c_uint32))]
 
 
 import_write = _sig("twincache_import_write", cint, cstr, P(Dataset), ctypes.c_uint32, cstr)

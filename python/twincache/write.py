@@ -43,17 +43,21 @@ def _dataset(i, d):
     if not isinstance(regs, (list, tuple)) or not regs:
         raise InvalidArgument(f"dataset {i}: 'regimes' must be a non-empty list of (rows, N) arrays")
     rows = [_rows(r, f"dataset {i}, regime {k}") for k, r in enumerate(regs)]
-    n, s = rows[0].shape[1], rows[0].shape[0]
+    n = rows[0].shape[1]
     for k, r in enumerate(rows):
         if r.shape[1] != n:
             raise InvalidArgument(f"dataset {i}, regime {k}: {r.shape[1]} columns, regime 0 has {n}")
-        if r.shape[0] != s:
-            raise InvalidArgument(f"dataset {i}, regime {k}: {r.shape[0]} rows, regime 0 has {s}: regimes of "
-                                  "unequal row counts are not supported yet")
-    block = np.ascontiguousarray(np.stack(rows))  # (R, S, N)
-    keep = [block]
+        if r.shape[0] < 1:
+            raise InvalidArgument(f"dataset {i}, regime {k}: no rows")
+    held = np.array([r.shape[0] for r in rows], dtype=np.uint32)  # each regime its own count (FORMAT.md 3.10)
+    s = int(held.max())
+    block = np.zeros((len(rows), s, n), dtype=np.float32)  # (R, S, N), zero past a regime's rows
+    for k, r in enumerate(rows):
+        block[k, :len(r)] = r
+    keep = [block, held]
     st = C.Dataset(n_nodes=n, n_rows=s, n_regimes=len(rows))
     st.rows = block.ctypes.data_as(C.P(C.ctypes.c_float))
+    st.regime_rows = held.ctypes.data_as(C.P(C.ctypes.c_uint32))
     g = d.get("graph")
     if g is not None:
         a = np.asarray(g)
@@ -86,12 +90,13 @@ def write_cache(path, datasets, source=None):
     cache is built beside it and renamed once complete). Graph i is
     datasets[i], a dict:
       regimes: a list of R >= 1 arrays or DataFrames (rows, N), the
-               observational regime first; every regime the same row count
-               (unequal counts are not supported yet), every value finite;
+               observational regime first; each keeps its own row count
+               (the cache's S is the most any regime holds; batches carry
+               the counts as `rows`), every value finite;
       targets: optional, R lists of node indices (regime 0's empty, every
                other's 1..16 distinct nodes); None: the targets are withheld;
       graph:   optional (N, N) 0/1 adjacency, acyclic; None: unknown.
-    Every dataset has the same row count per regime. `source` is any JSON
+    `source` is any JSON
     value recorded in the cache's config ("source"). Raises InvalidArgument
     naming the dataset, regime, row and column of a bad value (C's message
     for what C checks: a cycle, repeated targets, sizes)."""

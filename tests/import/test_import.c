@@ -148,7 +148,6 @@ static void csv_cases(void) {
       {"targets,a,b\n,1,nan\n", "t.csv: line 2, column 3 (b): 'nan' is not a finite number"},
       {"targets,a,b\n,1,2,3\n", "t.csv: line 2: 4 fields, the header has 3"},
       {"targets,a,b\n,1,2\nz,1,2\n", "t.csv: line 3, column targets: target 'z' is no variable"},
-      {"targets,a,b\n,1,2\nb,1,2\nb,1,2\n", "regimes of unequal row counts are not supported yet"},
       {"targets,a,a\n,1,2\n", "t.csv: line 1, column 3: name 'a' repeated"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -191,6 +190,26 @@ static void csv_cases(void) {
   TC_REQUIRE(tc_dataset_group(&tab, &reg, NULL, p_csv, &d) == 0);
   TC_CHECK(d.n_regimes == 2 && d.n_rows == 2 && d.n_targets[1] == 1 && d.targets[TWINCACHE_MAX_TARGETS] == 1);
   TC_CHECK_RC(twincache_import_write(p_out, &d, 1, NULL), 0);
+  tc_dataset_free(&d);
+  tc_row_regimes_free(&reg);
+  tc_table_free(&tab);
+  /* regimes of their own row counts (FORMAT.md 3.10): 1 observational, 3 of b */
+  static const char uneven[] = "targets,a,b,c\n,1,2,3\nb,4,5,6\nb,7,8,9\nb,1.5,2.5,3.5\n";
+  put_file("t.csv", uneven, sizeof uneven - 1);
+  path_of(p_out, sizeof p_out, "csv-uneven");
+  TC_REQUIRE(tc_csv_read(p_csv, NULL, NULL, &tab, &reg) == 0 && tc_dataset_group(&tab, &reg, NULL, p_csv, &d) == 0);
+  TC_CHECK(d.n_rows == 3 && d.regime_rows[0] == 1 && d.regime_rows[1] == 3);
+  TC_CHECK_RC(twincache_import_write(p_out, &d, 1, NULL), 0);
+  twincache_cache *c;
+  TC_REQUIRE(twincache_cache_open(p_out, &c) == 0, "%s", twincache_last_error());
+  twincache_graph *g = twincache_graph_alloc(3, 3, 1, 0);
+  twincache_dctx *dc = twincache_dctx_create();
+  TC_REQUIRE(g && dc && twincache_cache_read_graph(c, dc, 0, g) == 0, "%s", twincache_last_error());
+  TC_CHECK(g->world_rows[0] == 1 && g->world_rows[1] == 3 && g->base[0] == 1.0f && g->base[g->ld] == 0.0f &&
+           g->inter[2 * g->ld + 2] == 3.5f);
+  twincache_dctx_free(dc);
+  twincache_graph_free(g);
+  twincache_cache_close(c);
   tc_dataset_free(&d);
   tc_row_regimes_free(&reg);
   tc_table_free(&tab);
