@@ -285,3 +285,25 @@ def test_regimes_keep_their_own_row_counts(import_exe, inspect_exe, tmp_root):
     with twincache.Cache(cache) as ca, twincache.Cache(again) as cb:
         assert ca.frame(0) == cb.frame(0)
     assert _run(inspect_exe, "verify", cache).returncode == 0
+
+
+def test_a_mixture_with_a_generated_cache(cache_path, tmp_root):
+    """An import mixes with a generated cache (dense, stored): the batch's
+    worlds are 'mixed' and the imported graph's rows come through whole."""
+    r = np.random.default_rng(9)
+    rows = [r.normal(size=(8, 3)).astype(np.float32) for _ in range(3)]  # the generated cache's S = 8
+    obs = os.path.join(tmp_root, "imp-mix")
+    twincache.write_cache(obs, {"regimes": rows, "targets": [[], [0], [2]]})
+    seen = 0
+    with twincache.Loader([cache_path, obs], weights=[1.0, 1.0], batch_size=4, shuffle=False, epochs=1) as ld:
+        assert ld.worlds == "mixed"
+        for b in ld:
+            src = np.asarray(b.graph_id)
+            base = np.asarray(b.base)
+            for g in range(base.shape[0]):
+                if np.array_equal(base[g][:, :3], rows[0]) and not base[g][:, 3:].any():
+                    seen += 1
+                    np.testing.assert_array_equal(np.asarray(b.inter)[g][1][:, :3], rows[2])
+    assert seen >= 1, "the imported graph never came through"
+    with pytest.raises(twincache.InvalidArgument, match="observed data"):
+        twincache.Loader([cache_path, obs], weights=[1.0, 1.0], batch_size=2, samples=["stored", "fresh"], rows=8)
