@@ -60,6 +60,8 @@ static int file_slurp(const char *path, char **buf, size_t *len) {
     free(b);
     return rc;
   }
+  char *fit = realloc(b, n + 1); /* exactly the file (and its NUL): a read past it is out of bounds */
+  if (fit) b = fit;
   b[n] = '\0';
   *buf = b;
   *len = n;
