@@ -91,3 +91,16 @@ def test_export_gives_the_rows_each_world_holds(caches, inspect_exe, tmp_root):
     subprocess.run([inspect_exe, "export", caches["full"], "4", "--format", "npy", "--out",
                     os.path.join(out, "full"), "--force"], check=True, capture_output=True)
     assert not os.path.exists(os.path.join(out, "full_rows.npy"))
+
+
+def test_trimmed_cuts_to_the_most_rows_held():
+    """trimmed() cuts S to the most rows a world of the batch holds (a
+    one-graph batch whose worlds hold 2, 2 and 1 of 3 rows: S becomes 2),
+    and keeps rows itself."""
+    from twincache.suite.baseline import graph_batch
+    b = graph_batch(np.ones((3, 2)), np.ones((2, 3, 2)), np.eye(2), rows=[2, 2, 1])
+    t = b.trimmed()
+    assert t["base"].shape == (1, 2, 2) and t["inter"].shape == (1, 2, 2, 2)
+    assert t["rows"].tolist() == [[2, 2, 1]]
+    full = graph_batch(np.ones((3, 2)), np.ones((2, 3, 2)), np.eye(2)).trimmed()
+    assert full["base"].shape == (1, 3, 2) and full["inter"].shape == (1, 2, 3, 2)
