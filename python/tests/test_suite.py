@@ -914,14 +914,12 @@ def test_cli_refuses_bad_inputs(built, capsys):
     for tag, kw, want in (("big", {"data": big}, "row 5, node 1 is 1e+300: outside float32's range"),
                           ("binary", {"regime": bytes(range(256))}, "regime1.csv: not a text file")):
         folder = _dcdi_folder(os.path.join(d, f"dcdi-{tag}"), **kw)
-        out = os.path.join(d, f"dcdi-{tag}.npz")
-        if os.path.exists(out):  # a store an earlier, broken run left
-            os.remove(out)
+        out = os.path.join(d, f"dcdi-{tag}-cache")
+        shutil.rmtree(out, ignore_errors=True)  # a store an earlier, broken run left
         cli(["import-dcdi", folder, out], 1, want)
         assert not os.path.exists(out)
-    ok = os.path.join(d, "dcdi-ok.npz")
-    if os.path.exists(ok):
-        os.remove(ok)
+    ok = os.path.join(d, "dcdi-ok-cache")  # a cache of observed data (a directory)
+    shutil.rmtree(ok, ignore_errors=True)
     assert ts.main(["import-dcdi", _dcdi_folder(os.path.join(d, "dcdi-ok")), ok]) == 0
     capsys.readouterr()
 
