@@ -12,9 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tc_cache_writer.h"
 #include "tc_common.h"
 #include "tc_import.h"
 #include "twincache_cache.h"
+#include "twincache_loader.h"
 #define TC_TEST_STRERROR twincache_strerror
 #include "tc_test.h"
 
@@ -215,6 +217,61 @@ static void csv_cases(void) {
   tc_table_free(&tab);
 }
 
+/* Fresh mode refuses observed data twice: at open from the config (the
+ * importers' "observed":true), and frame by frame, for a cache whose config
+ * does not say it (written here straight through the cache writer). */
+static void fresh_refused(void) {
+  char p_cfg[8192], p_raw[8192];
+  path_of(p_cfg, sizeof p_cfg, "cache"); /* round_trip's, config "observed":true */
+  path_of(p_raw, sizeof p_raw, "raw-observed");
+  twincache_loader_options o;
+  twincache_loader_options_init(&o);
+  o.samples = TWINCACHE_SAMPLES_FRESH;
+  o.rows = 4;
+  o.batch_size = 1;
+  o.threads = 1;
+  twincache_loader *l = NULL;
+  TC_CHECK_RC(twincache_loader_open(p_cfg, &o, NULL, &l), TWINCACHE_EINVAL);
+  TC_CHECK(strstr(twincache_last_error(), "holds observed data") != NULL, "%s", twincache_last_error());
+  /* the same frame in a cache whose config is silent */
+  twincache_dims dims = {.graphs = 1, .chunk_graphs = 1, .max_nodes = N, .max_inter = R - 1, .samples = S};
+  tc_cache_writer *w = NULL;
+  TC_REQUIRE(tc_cache_writer_open(p_raw, &dims, "{\"format_version\":5}", "test", 1 << 20, &w) == 0, "%s",
+             twincache_last_error());
+  twincache_cache *c;
+  twincache_graph *g = twincache_graph_alloc(N, S, R - 1, 0);
+  twincache_dctx *dc = twincache_dctx_create();
+  TC_REQUIRE(g && dc && twincache_cache_open(p_cfg, &c) == 0 && twincache_cache_read_graph(c, dc, 0, g) == 0);
+  twincache_cache_close(c);
+  twincache_chunk_builder *b = twincache_chunk_builder_create();
+  twincache_cctx *cc = twincache_cctx_create(1);
+  TC_REQUIRE(b && cc);
+  twincache_chunk_builder_reset(b, 0);
+  twincache_chunk_builder_set_tag(b, tc_cache_writer_tag(w));
+  TC_REQUIRE(twincache_chunk_builder_add(b, cc, g) == 0, "%s", twincache_last_error());
+  const void *data;
+  size_t size;
+  TC_REQUIRE(twincache_chunk_builder_finish(b, &data, &size) == 0);
+  tc_cache_chunk ch = {.chunk = 0, .data = data, .size = size};
+  twincache_stats st = {0};
+  TC_REQUIRE(tc_cache_writer_put(w, &ch, 1, 1, &st) == 0, "%s", twincache_last_error());
+  tc_cache_writer_close(w);
+  TC_REQUIRE(twincache_loader_open(p_raw, &o, NULL, &l) == 0, "%s", twincache_last_error());
+  twincache_batch *bt = NULL;
+  TC_CHECK_RC(twincache_loader_next(l, &bt), TWINCACHE_EINVAL);
+  TC_CHECK(strstr(twincache_last_error(), "holds observed data") != NULL, "%s", twincache_last_error());
+  twincache_loader_close(l);
+  o.samples = TWINCACHE_SAMPLES_STORED; /* stored: read as any cache */
+  o.rows = 0;
+  TC_REQUIRE(twincache_loader_open(p_raw, &o, NULL, &l) == 0, "%s", twincache_last_error());
+  TC_CHECK_RC(twincache_loader_next(l, &bt), 0);
+  twincache_loader_close(l);
+  twincache_cctx_free(cc);
+  twincache_chunk_builder_free(b);
+  twincache_dctx_free(dc);
+  twincache_graph_free(g);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_import TMPDIR\n");
@@ -224,5 +281,6 @@ int main(int argc, char **argv) {
   TC_REQUIRE(tc_test_sh("rm -rf '%s' && mkdir -p '%s'", dir, dir) == 0);
   round_trip();
   csv_cases();
+  fresh_refused();
   return tc_test_finish("test_import");
 }
