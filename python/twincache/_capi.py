@@ -220,6 +220,13 @@ class LoaderStats(ctypes.Structure):
                 ("thread_graphs", u64 * 64), ("thread_busy_ns", u64 * 64)]
 
 
+class Dataset(ctypes.Structure):
+    """twincache_dataset (import/twincache_import.h)."""
+    _fields_ = [("n_nodes", ctypes.c_uint32), ("n_rows", ctypes.c_uint32), ("n_regimes", ctypes.c_uint32),
+                ("rows", P(ctypes.c_float)), ("adj", P(ctypes.c_uint8)), ("n_targets", P(ctypes.c_uint8)),
+                ("targets", P(ctypes.c_uint16)), ("regime_rows", P(ctypes.c_uint32))]
+
+
 # ---- the ABI check (order = abi_facts in loader/abi.c) ------------------------------
 _EXPECTED = (
     ("sizeof(twincache_dims)", ctypes.sizeof(Dims)),
@@ -245,6 +252,8 @@ _EXPECTED = (
     ("offsetof(twincache_loader_options, buckets)", LoaderOptions.buckets.offset),
     ("offsetof(twincache_loader_options, local_nodes)", LoaderOptions.local_nodes.offset),
     ("offsetof(twincache_loader_state, local_nodes)", LoaderState.local_nodes.offset),
+    ("sizeof(twincache_dataset)", ctypes.sizeof(Dataset)),
+    ("offsetof(twincache_dataset, regime_rows)", Dataset.regime_rows.offset),
 )
 
 
@@ -306,12 +315,6 @@ GRAPH_NO_DAG = 0x40  # TWINCACHE_GRAPH_NO_DAG: the graph is unknown (adj all zer
 GRAPH_NO_TARGETS = 0x80  # TWINCACHE_GRAPH_NO_TARGETS: the regimes' targets are withheld
 INTER_OBSERVED = 4  # TWINCACHE_INTER_OBSERVED: the kind of every world of an observed graph
 
-
-class Dataset(ctypes.Structure):
-    """twincache_dataset (import/twincache_import.h)."""
-    _fields_ = [("n_nodes", ctypes.c_uint32), ("n_rows", ctypes.c_uint32), ("n_regimes", ctypes.c_uint32),
-                ("rows", P(ctypes.c_float)), ("adj", P(ctypes.c_uint8)), ("n_targets", P(ctypes.c_uint8)),
-                ("targets", P(ctypes.c_uint16)), ("regime_rows", P(ctypes.c_uint32))]
 
 
 import_write = _sig("twincache_import_write", cint, cstr, P(Dataset), ctypes.c_uint32, cstr)
