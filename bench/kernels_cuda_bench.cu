@@ -51,9 +51,9 @@ static void run_stage(dev *d, int st) {
   switch (st) {
   case ST_EFFECTS:
     kernelCheckOrExit(twincache_effects_cuda(d->T, d->observed, b->base, b->inter, b->target, b->node_mask,
-                                  b->int_mask, G, b->K, b->S, N, s));
+                                  b->int_mask, b->rows, G, b->K, b->S, N, s));
     break;
-  case ST_CORR: kernelCheckOrExit(twincache_corr_cuda(d->C, b->base, b->node_mask, G, b->S, N, s)); break;
+  case ST_CORR: kernelCheckOrExit(twincache_corr_cuda(d->C, b->base, b->node_mask, b->rows, b->K + 1, G, b->S, N, s)); break;
   case ST_INVERSE:
     kernelCheckOrExit(twincache_inverse_cuda(d->W, d->Pc, d->T, d->observed, d->C, b->node_mask, G, N,
                                   d->inv_work, s));

@@ -16,7 +16,7 @@ set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 function(twincache_add_install_surface)
   # The static libraries whose public C API the shared library carries whole.
   # Adding a component is one word here.
-  set(archives twincache_format twincache_scm twincache_loader)
+  set(archives twincache_format twincache_scm twincache_loader twincache_import)
   if(TARGET twincache_cache)
     list(APPEND archives twincache_cache)
   endif()
@@ -46,6 +46,7 @@ function(twincache_add_install_surface)
   target_include_directories(twincache INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/formats>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/loader>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/import>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/cache>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   add_library(twincache::twincache ALIAS twincache)
@@ -64,7 +65,7 @@ function(twincache_add_install_surface)
   # files are for `cmake --install`, not for pip.
   if(SKBUILD)
     install(TARGETS twincache LIBRARY DESTINATION twincache)
-    foreach(prog twincache-gen twincache-inspect twincache-train twincache-loader-bench)
+    foreach(prog twincache-gen twincache-inspect twincache-import twincache-train twincache-loader-bench)
       if(TARGET ${prog})
         install(TARGETS ${prog} RUNTIME DESTINATION ${SKBUILD_SCRIPTS_DIR})
       endif()
@@ -75,7 +76,7 @@ function(twincache_add_install_surface)
   # --- install -------------------------------------------------------------
   # Public headers: twincache_*.h of the API folders (tc_*.h are internal).
   set(headers "")
-  foreach(dir formats cache loader)
+  foreach(dir formats cache loader import)
     file(GLOB h ${PROJECT_SOURCE_DIR}/${dir}/twincache_*.h)
     list(APPEND headers ${h})
   endforeach()
@@ -85,7 +86,7 @@ function(twincache_add_install_surface)
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(TARGETS ${archives} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  foreach(prog twincache-gen twincache-inspect twincache-train twincache-loader-bench)
+  foreach(prog twincache-gen twincache-inspect twincache-import twincache-train twincache-loader-bench)
     if(TARGET ${prog})
       install(TARGETS ${prog} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
     endif()

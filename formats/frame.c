@@ -28,6 +28,7 @@ const char *const tc_frame_section_names[TC_SEC_COUNT] = {
     [TC_SEC_MORE] = TC_SEC_NAME_MORE,
     [TC_SEC_MASKS] = TC_SEC_NAME_MASKS,
     [TC_SEC_SOFT] = TC_SEC_NAME_SOFT,
+    [TC_SEC_ROWS] = TC_SEC_NAME_ROWS,
     [TC_SEC_BASE] = TC_SEC_NAME_BASE,
     [TC_SEC_COLS] = TC_SEC_NAME_COLS,
 };
@@ -36,7 +37,10 @@ const char *const tc_frame_section_names[TC_SEC_COUNT] = {
  * mechanism, noise, norm, interventions, masks, base. */
 static uint64_t payload_fixed_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h,
                                     unsigned mechanism, unsigned flags, uint64_t edges) {
-  tc_frame_counts c = {.n = n, .s = s, .k = k, .h = h, .mechanism = mechanism, .flags = flags, .edges = edges};
+  /* ROWS: the base world holds at least one row (the least), the twin
+   * columns are counted by the caller at S rows (the most) */
+  tc_frame_counts c = {.n = n, .s = s, .k = k, .h = h, .mechanism = mechanism, .flags = flags, .edges = edges,
+                       .base_rows = 1};
   return tc_frame_payload_bytes(&c);
 }
 
@@ -50,16 +54,18 @@ static uint64_t payload_max_bytes(uint64_t n, uint64_t s, uint64_t k, uint64_t h
   uint64_t soft = 4ull * twincache_soft_stride((uint32_t)n, (uint32_t)h, (int)mechanism);
   uint64_t more = 8ull * (n - 1 < TWINCACHE_MAX_TARGETS - 1 ? n - 1 : TWINCACHE_MAX_TARGETS - 1);
   uint64_t v4 = version >= 4 ? k * (soft > more ? soft : more) : 0;
-  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + 4 * k * n * s + v4;
+  uint64_t base_more = (flags & TWINCACHE_GRAPH_ROWS) ? 4 * n * (s - 1) : 0; /* r_0 up to S */
+  return payload_fixed_bytes(n, s, k, h, mechanism, flags, n * (n - 1) / 2) + base_more + 4 * k * n * s + v4;
 }
 
 size_t twincache_frame_bound(uint32_t n_nodes, uint32_t n_samples, uint32_t n_inter,
                              uint32_t n_hidden) {
   if (n_nodes == 0) n_nodes = 1;
+  const unsigned most = TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | (n_samples ? TWINCACHE_GRAPH_ROWS : 0);
   uint64_t p = payload_max_bytes(n_nodes, n_samples, n_inter, n_hidden, TWINCACHE_MECH_MIXED, /* the largest */
-                                 TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO, TWINCACHE_FORMAT_VERSION);
+                                 most, TWINCACHE_FORMAT_VERSION);
   uint64_t lin = payload_max_bytes(n_nodes, n_samples, n_inter, 0, TWINCACHE_MECH_LINEAR,
-                                   TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO, TWINCACHE_FORMAT_VERSION);
+                                   most, TWINCACHE_FORMAT_VERSION);
   if (lin > p) p = lin; /* H = 0: linear soft blocks (N floats) outgrow the unit blocks' */
   return TC_FRAME_HEADER_BYTES + ZSTD_compressBound((size_t)p);
 }
@@ -107,10 +113,15 @@ int tc_frame_header_read(const void *src, size_t size, tc_frame_hdr *h) {
                     : p[27] != 0) ||
       (h->flags & ~(TWINCACHE_GRAPH_STANDARDIZED |
                     (version >= 4 ? TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM : 0u) |
-                    (version >= 5 ? TWINCACHE_GRAPH_INDEPENDENT : 0u))) ||
+                    (version >= 5 ? TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_ROWS | TC_FRAME_OBSERVED_FLAGS : 0u))) ||
+      ((h->flags & TWINCACHE_GRAPH_ROWS) && h->s == 0) ||
       ((h->flags & TWINCACHE_GRAPH_ISCM) && !(h->flags & TWINCACHE_GRAPH_STANDARDIZED)) ||
       (h->codec & ~TC_FRAME_CODEC_SHUFFLE))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: header fields out of range");
+  if (!tc_frame_observed_header_ok(h->flags, h->mechanism, h->h, h->noise, h->family, h->s))
+    return tc_error_set(TWINCACHE_ECORRUPT, "frame: flags 0x%x: an observed frame is INDEPENDENT, linear, H 0, "
+                        "noise gauss, family unknown, S > 0 and nothing else (NO_DAG/NO_TARGETS only with OBSERVED)",
+                        h->flags);
   if (h->mechanism == TWINCACHE_MECH_LINEAR ? h->h != 0
                                             : (h->h == 0 || h->h > TWINCACHE_MAX_HIDDEN))
     return tc_error_set(TWINCACHE_ECORRUPT, "frame: hidden size %u does not fit its mechanism", h->h);

@@ -17,6 +17,7 @@ struct twincache_dctx {
   size_t tmp_cap;
   tc_dag dag;
   uint32_t ncols[TWINCACHE_MAX_INTER]; /* stored columns per intervention */
+  uint32_t rows[TWINCACHE_MAX_INTER + 1]; /* rows per world (section 7b; S without it) */
   /* the intervention records of the last view, decoded */
   uint16_t target[TWINCACHE_MAX_INTER];
   uint8_t kind[TWINCACHE_MAX_INTER];
@@ -82,6 +83,7 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   const uint8_t *q = p, *end = p + size;
   uint32_t n = h->n, rb = (n + 7) / 8;
   const int indep = (h->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0; /* every world's mask: all nodes */
+  const int observed = (h->flags & TWINCACHE_GRAPH_OBSERVED) != 0;  /* FORMAT.md 3.11: no SCM */
 #define BAD(...) return tc_error_set(TWINCACHE_ECORRUPT, __VA_ARGS__)
   /* the sizes and names of the section table, the counts filled in as
    * the sections that define them are read */
@@ -114,7 +116,11 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   }
   if (tc_dag_close(w, n) != 0) BAD("section " TC_SEC_NAME_ADJ ": a directed cycle or a self-loop");
   cnt.edges = x->edges;
+  if ((h->flags & TWINCACHE_GRAPH_NO_DAG) && x->edges != 0)
+    BAD("section " TC_SEC_NAME_ADJ ": %u edges in a frame whose graph is unknown (NO_DAG)", x->edges);
   TAKE(x->weight, TC_SEC_WEIGHT);
+  if (observed && !tc_frame_f32_all_zero(x->weight, x->edges))
+    BAD("section " TC_SEC_NAME_WEIGHT ": an observed frame has no SCM, its weights are +0.0");
   x->mlp = NULL;
   if (h->mechanism != TWINCACHE_MECH_LINEAR) {
     TAKE(x->mlp, TC_SEC_UNITS);
@@ -136,6 +142,8 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   if (h->mechanism == TWINCACHE_MECH_MIXED && !tc_frame_linear_blocks_zero(x->mlp, x->node_mech, n, h->h, &bi))
     BAD("section " TC_SEC_NAME_UNITS ": node %u is linear, but its block is not all +0.0", bi);
   TAKE(x->noise, TC_SEC_NOISE);
+  if (observed && !tc_frame_f32_all_zero(x->noise, n))
+    BAD("section " TC_SEC_NAME_NOISE ": an observed frame has no SCM, its noise scales are +0.0");
   x->het_w = x->het_c = NULL;
   if (h->flags & TWINCACHE_GRAPH_HETERO) {
     TAKE(x->het_w, TC_SEC_HETERO_W);
@@ -153,8 +161,15 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
   for (uint32_t k = 0; k < h->k; k++) {
     const uint8_t *r = x->rec + 8 * (size_t)k;
     if (tc_load_u16(r) >= n) BAD("section " TC_SEC_NAME_INTER ": world %u targets node %u of %u", k, tc_load_u16(r), n);
-    if (r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1))
-      BAD("section " TC_SEC_NAME_INTER ": world %u has kind %u, unknown in version %u", k, r[2], h->version);
+    if (observed ? r[2] != TWINCACHE_INTER_OBSERVED
+                 : r[2] >= (h->version >= 4 ? TWINCACHE_INTER_KIND_COUNT : TWINCACHE_SHIFT + 1))
+      BAD("section " TC_SEC_NAME_INTER ": world %u has kind %u, unknown in version %u%s", k, r[2], h->version,
+          observed ? " (an observed frame's worlds are all of kind 4)" : "");
+    if (observed && tc_load_u32(r + 4) != 0)
+      BAD("section " TC_SEC_NAME_INTER ": world %u of an observed frame has a value; it must be +0.0", k);
+    if ((h->flags & TWINCACHE_GRAPH_NO_TARGETS) && (tc_load_u16(r) != 0 || r[3] != 0))
+      BAD("section " TC_SEC_NAME_INTER ": world %u names targets, but they are withheld (NO_TARGETS): one "
+          "target, node 0", k);
     if (r[3] > (h->version >= 4 ? TWINCACHE_MAX_TARGETS - 1 : 0) || (r[2] == TWINCACHE_INTER_SOFT && r[3] != 0))
       BAD("section " TC_SEC_NAME_INTER ": world %u of kind %u has %u extra targets", k, r[2], r[3]);
     if (tc_frame_inter_value_unused(w, n, r[2], tc_load_u16(r)) && tc_load_u32(r + 4) != 0)
@@ -176,9 +191,10 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
     ts[0] = tc_load_u16(r);
     for (uint32_t i = 1; i < c; i++, more += 8) { /* in range, distinct, reserved bytes 0 */
       ts[i] = tc_load_u16(more);
-      if (ts[i] >= n || more[2] != 0 || more[3] != 0 || tc_frame_target_index(ts, i, ts[i]) >= 0)
-        BAD("section " TC_SEC_NAME_MORE ": world %u's target %u is out of range, repeated, or has reserved "
-            "bytes set", k, ts[i]);
+      if (ts[i] >= n || more[2] != 0 || more[3] != 0 || tc_frame_target_index(ts, i, ts[i]) >= 0 ||
+          (observed && tc_load_u32(more + 4) != 0))
+        BAD("section " TC_SEC_NAME_MORE ": world %u's target %u is out of range, repeated, has reserved "
+            "bytes set, or a value in an observed frame", k, ts[i]);
     }
     uint64_t uni[TC_BITSET_WORDS];
     const uint64_t *set = w->desc[ts[0]];
@@ -219,6 +235,26 @@ static int payload_parse(twincache_dctx *d, const tc_frame_hdr *h, const uint8_t
         blk += 4 * (size_t)soft_p;
       }
   }
+  /* section 7b (version 5, ROWS): rows per world, 1..S, not all S; a twin
+   * world at most the base world's */
+  const uint8_t *rows_sec = NULL;
+  for (uint32_t v = 0; v <= h->k; v++) d->rows[v] = h->s;
+  if (h->flags & TWINCACHE_GRAPH_ROWS) {
+    TAKE(rows_sec, TC_SEC_ROWS);
+    int fewer = 0;
+    for (uint32_t v = 0; v <= h->k; v++) {
+      uint32_t r = tc_load_u32(rows_sec + 4 * (size_t)v);
+      if (r == 0 || r > h->s) BAD("section " TC_SEC_NAME_ROWS ": world %u holds %u rows, not 1..%u", v, r, h->s);
+      if (!indep && v > 0 && r > d->rows[0])
+        BAD("section " TC_SEC_NAME_ROWS ": twin world %u holds %u rows, more than the base world's %u", v - 1, r,
+            d->rows[0]);
+      d->rows[v] = r;
+      fewer |= r != h->s;
+    }
+    if (!fewer) BAD("section " TC_SEC_NAME_ROWS ": every world holds all %u rows (the section must be absent)", h->s);
+    cnt.base_rows = d->rows[0];
+    for (uint32_t k = 0; k < h->k; k++) cnt.col_rows += (uint64_t)d->ncols[k] * d->rows[k + 1];
+  }
   cnt.cols = cols_total;
   TAKE(x->base, TC_SEC_BASE);
   TAKE(x->cols, TC_SEC_COLS);
@@ -256,10 +292,13 @@ static void col_fill(float *dst, size_t ld, float v, uint32_t s_n) {
   for (; s < s_n; s++, dst += ld) dst[0] = v;
 }
 
-/* Rows of one world block (S, ld) from the column-major base (N, S). */
-static void base_transpose(float *dst, uint32_t ld, const uint8_t *cols, uint32_t n, uint32_t s_n) {
-  for (uint32_t j = n; j < ld; j++) col_fill(dst + j, ld, 0.0f, s_n); /* padding columns */
-  for (uint32_t j = 0; j < n; j++) col_put(dst + j, ld, cols + 4 * (size_t)j * s_n, s_n);
+/* The first `want` rows (want <= S) of a world block (S, ld) from a
+ * column-major base that holds r_0 rows a column; rows r_0..want-1 +0.0. */
+static void base_rows_put(float *dst, uint32_t ld, const uint8_t *cols, uint32_t n, uint32_t r_0, uint32_t want) {
+  uint32_t got = r_0 < want ? r_0 : want;
+  for (uint32_t j = n; j < ld; j++) col_fill(dst + j, ld, 0.0f, got); /* padding columns */
+  for (uint32_t j = 0; j < n; j++) col_put(dst + j, ld, cols + 4 * (size_t)j * r_0, got);
+  if (got < want) memset(dst + (size_t)got * ld, 0, (size_t)(want - got) * ld * sizeof(float));
 }
 
 static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sections *x,
@@ -329,7 +368,9 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
     }
   }
   size_t block = (size_t)s_n * ld; /* floats of one world (S, ld) */
-  if (g->base) base_transpose(g->base, ld, x->base, n, s_n);
+  const uint32_t *rows = d->rows;
+  if (g->world_rows) memcpy(g->world_rows, rows, sizeof(uint32_t) * (k_n + 1));
+  if (g->base) base_rows_put(g->base, ld, x->base, n, rows[0], s_n);
   if (!g->inter) return;
   const uint8_t *col = x->cols;
   more = x->more;
@@ -352,22 +393,24 @@ static void graph_fill(twincache_dctx *d, const tc_frame_hdr *h, const tc_sectio
       set = uni;
     }
     float *blk = g->inter + k * block;
+    uint32_t r_k = rows[k + 1]; /* rows world k holds: r_k <= S (twin: <= r_0) */
     /* a twin starts as a copy of base, then its changed columns are set */
     if (g->base)
-      memcpy(blk, g->base, block * sizeof(float));
+      memcpy(blk, g->base, (size_t)r_k * ld * sizeof(float));
     else
-      base_transpose(blk, ld, x->base, n, s_n);
+      base_rows_put(blk, ld, x->base, n, rows[0], r_k);
     for (uint32_t q = 0; q < (n + 63) / 64; q++) /* set bits of the mask, ascending */
       for (uint64_t m = set[q]; m; m &= m - 1) {
         uint32_t j = q * 64 + (uint32_t)__builtin_ctzll(m);
         int ti = !is_do ? -1 : c == 1 ? (j == t ? 0 : -1) : tc_frame_target_index(ts, c, j);
         if (ti >= 0) {
-          col_fill(blk + j, ld, vs[ti], s_n);
+          col_fill(blk + j, ld, vs[ti], r_k);
         } else {
-          col_put(blk + j, ld, col, s_n);
-          col += 4 * (size_t)s_n;
+          col_put(blk + j, ld, col, r_k);
+          col += 4 * (size_t)r_k;
         }
       }
+    if (r_k < s_n) memset(blk + (size_t)r_k * ld, 0, (size_t)(s_n - r_k) * ld * sizeof(float)); /* past its count */
   }
 }
 
@@ -509,10 +552,11 @@ int twincache_frame_decode_view(twincache_dctx *d, const void *src, size_t size,
   v->soft = x.soft;
   v->base = x.base;
   v->cols = x.cols;
+  v->world_rows = d->rows;
   return TWINCACHE_OK;
 }
 
 void twincache_frame_view_base_rows(const twincache_frame_view *v, float *dst, uint32_t ld) {
-  base_transpose(dst, ld, v->base, v->n_nodes, v->n_samples);
+  base_rows_put(dst, ld, v->base, v->n_nodes, v->world_rows ? v->world_rows[0] : v->n_samples, v->n_samples);
 }
 

@@ -18,12 +18,16 @@ struct twincache_cctx {
   uint8_t *tmp;    /* byte-plane scratch (shuffle only) */
   size_t tmp_cap;
   tc_dag dag;
+  /* the last graph's rows per world (world_rows, 0 read as S), and whether
+   * they differ from S anywhere (then section 7b is written) */
+  uint32_t rows[TWINCACHE_MAX_INTER + 1];
+  int has_rows;
 };
 
-/* Writes header h as the current version's 48 bytes at p, its FNV-1a last. */
+/* Writes header h as 48 bytes of version h->version at p, its FNV-1a last. */
 static void header_write(uint8_t *p, const tc_frame_hdr *h) {
   memcpy(p, TC_FRAME_MAGIC, 4);
-  tc_store_u16(p + 4, TWINCACHE_FORMAT_VERSION_OF(h->flags)); /* twin frames: version 4, unchanged */
+  tc_store_u16(p + 4, (uint16_t)h->version); /* twin frames: version 4, unchanged */
   tc_store_u16(p + 6, TC_FRAME_HEADER_BYTES);
   tc_store_u64(p + 8, h->index);
   tc_store_u16(p + 16, (uint16_t)h->n);
@@ -110,6 +114,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
                         uint64_t *cols_total) {
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
   const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0; /* every column of a world stored */
+  const int observed = (g->flags & TWINCACHE_GRAPH_OBSERVED) != 0;  /* FORMAT.md 3.11: no SCM */
   TC_RETURN_IF(n == 0 || n > TWINCACHE_MAX_NODES, TWINCACHE_EINVAL, "%u nodes, 1..%d allowed", n,
                TWINCACHE_MAX_NODES);
   TC_RETURN_IF(s_n > TWINCACHE_MAX_SAMPLES, TWINCACHE_EINVAL, "%u samples, at most %d allowed", s_n,
@@ -122,13 +127,17 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   TC_RETURN_IF(g->family >= TWINCACHE_FAMILY_COUNT && g->family != TWINCACHE_FAMILY_UNKNOWN, TWINCACHE_EINVAL,
                "family %u unknown", g->family);
   TC_RETURN_IF(g->flags & ~(TWINCACHE_GRAPH_STANDARDIZED | TWINCACHE_GRAPH_HETERO | TWINCACHE_GRAPH_ISCM |
-                            TWINCACHE_GRAPH_INDEPENDENT),
+                            TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_ROWS | /* ROWS: from world_rows */
+                            TC_FRAME_OBSERVED_FLAGS),
                TWINCACHE_EINVAL, "flags 0x%x: unknown bits", g->flags);
+  TC_RETURN_IF(!tc_frame_observed_header_ok(g->flags, g->mechanism, g->n_hidden, g->noise, g->family, s_n),
+               TWINCACHE_EINVAL, "flags 0x%x: an observed graph is INDEPENDENT, linear, H 0, noise gauss, family "
+               "unknown, with samples, and nothing else (NO_DAG and NO_TARGETS only with OBSERVED)", g->flags);
   TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_ISCM) && !(g->flags & TWINCACHE_GRAPH_STANDARDIZED), TWINCACHE_EINVAL,
                "flags 0x%x: ISCM without STANDARDIZED", g->flags);
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     TC_RETURN_IF(g->n_hidden != 0, TWINCACHE_EINVAL, "a linear graph with %u hidden units", g->n_hidden);
-    TC_RETURN_IF(!g->weight, TWINCACHE_EINVAL, "a linear graph without weight");
+    TC_RETURN_IF(!g->weight && !observed, TWINCACHE_EINVAL, "a linear graph without weight");
   } else if (g->mechanism < TWINCACHE_MECH_COUNT) { /* MLP, RFF: unit blocks */
     TC_RETURN_IF(g->n_hidden == 0 || g->n_hidden > TWINCACHE_MAX_HIDDEN, TWINCACHE_EINVAL,
                  "mechanism %u with %u hidden units, 1..%d allowed", g->mechanism, g->n_hidden,
@@ -143,7 +152,7 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   } else {
     return tc_error_set(TWINCACHE_EINVAL, "mechanism %u unknown", g->mechanism);
   }
-  TC_RETURN_IF(!g->adj || !g->noise_scale, TWINCACHE_EINVAL, "adj or noise_scale missing");
+  TC_RETURN_IF(!g->adj || (!g->noise_scale && !observed), TWINCACHE_EINVAL, "adj or noise_scale missing");
   TC_RETURN_IF(s_n > 0 && !g->base, TWINCACHE_EINVAL, "%u samples without base", s_n);
   TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_HETERO) && (!g->hetero_w || !g->hetero_c), TWINCACHE_EINVAL,
                "HETERO without hetero_w or hetero_c");
@@ -152,6 +161,17 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
   TC_RETURN_IF(k_n > 0 && (!g->target || !g->kind || !g->value), TWINCACHE_EINVAL,
                "%u interventions without target, kind or value", k_n);
   TC_RETURN_IF(k_n > 0 && s_n > 0 && !g->inter, TWINCACHE_EINVAL, "%u interventions without inter", k_n);
+  /* rows per world (section 7b): 1..S each, a twin world at most the base's */
+  c->has_rows = 0;
+  for (uint32_t v = 0; v <= k_n; v++) {
+    uint32_t r = g->world_rows && g->world_rows[v] ? g->world_rows[v] : s_n;
+    TC_RETURN_IF(r > s_n, TWINCACHE_EINVAL, "world %u holds %u rows, more than the graph's %u samples", v, r, s_n);
+    TC_RETURN_IF(!indep && v > 0 && r > c->rows[0], TWINCACHE_EINVAL,
+                 "twin world %u holds %u rows, more than the base world's %u (row s is the twin of base row s)",
+                 v - 1, r, c->rows[0]);
+    c->rows[v] = r;
+    c->has_rows |= r != s_n;
+  }
   tc_dag *w = &c->dag;
   uint32_t e = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -163,6 +183,8 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       }
   }
   if (tc_dag_close(w, n) != 0) return tc_error_set(TWINCACHE_EINVAL, "the graph is not a DAG");
+  TC_RETURN_IF((g->flags & TWINCACHE_GRAPH_NO_DAG) && e != 0, TWINCACHE_EINVAL,
+               "%u edges in a graph marked unknown (NO_DAG): adj must be all zero", e);
   /* W1 columns of non-parents are +0.0: a reader refuses anything else */
   if (g->mechanism != TWINCACHE_MECH_LINEAR &&
       !tc_frame_mlp_nonparents_zero(w, (const uint8_t *)g->mlp, n, g->n_hidden))
@@ -180,7 +202,17 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
       if (ts[i] >= n || tc_frame_target_index(ts, i, ts[i]) >= 0)
         return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u out of range or repeated", k,
                             (unsigned)ts[i]);
-    if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
+    if (observed) { /* FORMAT.md 3.11: kind OBSERVED, values +0.0, withheld targets node 0 */
+      for (uint32_t i = 0; i < nt; i++)
+        if (tc_load_u32(&vs[i]) != 0)
+          return tc_error_set(TWINCACHE_EINVAL, "intervention %u: an observed world has no value (+0.0), not %g", k,
+                              (double)vs[i]);
+      if (g->kind[k] != TWINCACHE_INTER_OBSERVED)
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: kind %u in an observed graph, only %d", k,
+                            (unsigned)g->kind[k], TWINCACHE_INTER_OBSERVED);
+      if ((g->flags & TWINCACHE_GRAPH_NO_TARGETS) && (nt != 1 || t != 0))
+        return tc_error_set(TWINCACHE_EINVAL, "intervention %u: targets withheld (NO_TARGETS): one target, node 0", k);
+    } else if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
       return tc_error_set(TWINCACHE_EINVAL, "intervention %u: target %u or kind %u out of range", k, t,
                           (unsigned)g->kind[k]);
     if (g->kind[k] == TWINCACHE_INTER_SOFT && nt > 1)
@@ -205,8 +237,9 @@ static int encode_check(twincache_cctx *c, const twincache_graph *g, uint32_t *e
         return tc_error_set(TWINCACHE_EINVAL, "intervention %u: soft parameters on non-parents of target %u "
                             "must be +0.0 (a root's own entry: +0.0 or finite > 0)", k, t);
     }
-    /* the twin property: what the structure says is unchanged must be */
-    for (uint32_t s = 0; s < s_n; s++) {
+    /* the twin property: what the structure says is unchanged must be (in
+     * the rows the world holds) */
+    for (uint32_t s = 0; s < c->rows[k + 1]; s++) {
       const float *rb = g->base + (size_t)s * g->ld;
       const float *ri = g->inter + ((size_t)k * s_n + s) * g->ld;
       for (uint32_t j = 0; j < n; j++) {
@@ -244,13 +277,26 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   uint32_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter, h_n = g->n_hidden;
   uint32_t rb = (n + 7) / 8;
   const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
+  const int observed = (g->flags & TWINCACHE_GRAPH_OBSERVED) != 0;
   uint32_t soft_p = twincache_soft_stride(n, h_n, g->mechanism), n_soft = 0, n_more = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     n_soft += g->kind[k] == TWINCACHE_INTER_SOFT;
     n_more += (g->n_targets ? g->n_targets[k] : 1) - 1; /* checked by encode_check */
   }
-  tc_frame_counts cnt = {.n = n, .s = s_n, .k = k_n, .h = h_n, .mechanism = g->mechanism, .flags = g->flags,
-                         .edges = edges, .n_more = n_more, .n_soft = n_soft, .cols = cols_total};
+  /* the header's flags: ROWS set here, from world_rows alone */
+  const uint8_t flags = (uint8_t)((g->flags & ~TWINCACHE_GRAPH_ROWS) | (c->has_rows ? TWINCACHE_GRAPH_ROWS : 0u));
+  tc_frame_counts cnt = {.n = n, .s = s_n, .k = k_n, .h = h_n, .mechanism = g->mechanism, .flags = flags,
+                         .edges = edges, .n_more = n_more, .n_soft = n_soft, .cols = cols_total,
+                         .base_rows = c->rows[0]};
+  for (uint32_t k = 0; k < k_n && c->has_rows; k++) { /* the stored columns of world k, r_k rows each */
+    uint16_t ts[TWINCACHE_MAX_TARGETS];
+    float vs[TWINCACHE_MAX_TARGETS];
+    uint64_t set[TC_BITSET_WORDS];
+    uint32_t nt = world_targets(g, k, ts, vs);
+    tc_frame_world_set(&c->dag, n, ts, nt, indep, set);
+    uint64_t ck = tc_frame_popcount_set(set, n) - (g->kind[k] == TWINCACHE_DO ? nt : 0);
+    cnt.col_rows += ck * c->rows[k + 1];
+  }
   uint64_t size = tc_frame_payload_bytes(&cnt);
   if (size > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: payload over 4 GiB");
   if ((rc = tc_frame_buf_grow(&c->buf, &c->buf_cap, (size_t)size)) != TWINCACHE_OK)
@@ -264,6 +310,9 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
   for (uint32_t i = 0; i < n; i++) /* weights of the edges, row-major */
     for (uint32_t j = 0; j < n; j++)
       if (tc_bit_get(w->child[i], j)) q = put_f32(q, g->weight ? g->weight[(size_t)i * g->ld_adj + j] : 0.0f);
+  if (observed && !tc_frame_f32_all_zero(sec_weight, edges))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: an observed graph has no SCM: weight must be "
+                        "+0.0 (or NULL)", (unsigned long long)g->index);
   if (g->mechanism != TWINCACHE_MECH_LINEAR) {
     size_t m = (size_t)n * ((size_t)h_n * n + 2 * h_n) * 4;
     sec_mlp = q;
@@ -274,7 +323,13 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     memcpy(q, g->node_mech, n);
     q += n;
   }
-  memcpy(q, g->noise_scale, 4 * (size_t)n);
+  if (g->noise_scale)
+    memcpy(q, g->noise_scale, 4 * (size_t)n);
+  else
+    memset(q, 0, 4 * (size_t)n); /* an observed graph: no SCM */
+  if (observed && !tc_frame_f32_all_zero(q, n))
+    return tc_error_set(TWINCACHE_EINVAL, "frame encode: graph %llu: an observed graph has no SCM: noise_scale "
+                        "must be +0.0 (or NULL)", (unsigned long long)g->index);
   q += 4 * (size_t)n;
   if (g->flags & TWINCACHE_GRAPH_HETERO) { /* section 4b: v per edge (row-major), c per node */
     for (uint32_t i = 0; i < n; i++)
@@ -339,16 +394,20 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
                             "linear target past its %u weights must be +0.0", (unsigned long long)g->index, k, n);
       sec_soft += 4 * (size_t)soft_p;
     }
+  for (uint32_t v = 0; v <= k_n && c->has_rows; v++) { /* section 7b: rows per world */
+    tc_store_u32(q, c->rows[v]);
+    q += 4;
+  }
   uint8_t *samples = q;
-  for (uint32_t j = 0; j < n; j++) /* base (N, S) column-major */
-    for (uint32_t s = 0; s < s_n; s++) q = put_f32(q, g->base[(size_t)s * g->ld + j]);
+  for (uint32_t j = 0; j < n; j++) /* base (N, r_0) column-major */
+    for (uint32_t s = 0; s < c->rows[0]; s++) q = put_f32(q, g->base[(size_t)s * g->ld + j]);
   for (uint32_t k = 0; k < k_n; k++) {
     uint64_t set[TC_BITSET_WORDS];
     uint32_t nt = world_targets(g, k, ts, vs);
     tc_frame_world_set(w, n, ts, nt, indep, set);
     for (uint32_t j = 0; j < n; j++) {
       if (!tc_bit_get(set, j) || (g->kind[k] == TWINCACHE_DO && tc_frame_target_index(ts, nt, j) >= 0)) continue;
-      for (uint32_t s = 0; s < s_n; s++)
+      for (uint32_t s = 0; s < c->rows[k + 1]; s++)
         q = put_f32(q, g->inter[((size_t)k * s_n + s) * g->ld + j]);
     }
   }
@@ -370,8 +429,11 @@ int twincache_frame_encode(twincache_cctx *c, const twincache_graph *g, void *ds
     return tc_error_set(ZSTD_getErrorCode(z) == ZSTD_error_dstSize_tooSmall ? TWINCACHE_ETOOBIG : TWINCACHE_EZSTD,
                         "frame encode: zstd: %s", ZSTD_getErrorName(z));
   if (z > UINT32_MAX) return tc_error_set(TWINCACHE_ETOOBIG, "frame encode: compressed frame over 4 GiB");
-  tc_frame_hdr h = {.index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
-                    .mechanism = g->mechanism, .noise = g->noise, .flags = g->flags, .family = g->family,
+  /* the caller's ROWS bit asks for version 5 even when every count is S:
+   * one version for every record of a cache made with counts */
+  tc_frame_hdr h = {.version = TWINCACHE_FORMAT_VERSION_OF(flags | (g->flags & TWINCACHE_GRAPH_ROWS)),
+                    .index = g->index, .n = n, .s = s_n, .k = k_n, .h = h_n,
+                    .mechanism = g->mechanism, .noise = g->noise, .flags = flags, .family = g->family,
                     .codec = codec, .decoded_bytes = (uint32_t)size, .compressed_bytes = (uint32_t)z,
                     .payload_hash = tc_payload_hash(c->buf, (size_t)size)};
   header_write(dst, &h);

@@ -42,7 +42,8 @@ twincache_graph *twincache_graph_alloc(uint32_t max_nodes, uint32_t max_samples,
   g->node_mech = calloc(n, 1);
   g->hetero_w = calloc(n * n, sizeof(float));
   g->hetero_c = calloc(n, sizeof(float));
-  if (!g->soft || !g->n_targets || !g->more_target || !g->more_value || !g->node_mech || !g->hetero_w || !g->hetero_c || !g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
+  g->world_rows = calloc(k + 1, sizeof(uint32_t));
+  if (!g->world_rows || !g->soft || !g->n_targets || !g->more_target || !g->more_value || !g->node_mech || !g->hetero_w || !g->hetero_c || !g->adj || !g->weight || (h > 0 && !g->mlp) || !g->noise_scale || !g->norm_mean ||
       !g->norm_std || !g->target || !g->kind || !g->value || !g->base || !g->inter) {
     twincache_graph_free(g);
     return NULL;
@@ -66,6 +67,7 @@ void twincache_graph_free(twincache_graph *g) {
   free(g->node_mech);
   free(g->hetero_w);
   free(g->hetero_c);
+  free(g->world_rows);
   free(g->soft);
   free(g->n_targets);
   free(g->more_target);

@@ -78,7 +78,9 @@ int twincache_graph_sortability(const twincache_graph *g, twincache_sortability 
   if (!g || !out || !g->adj || !g->base || g->n_nodes == 0 || g->n_samples == 0 || g->ld < g->n_nodes ||
       g->ld_adj < g->n_nodes)
     return tc_error_set(TWINCACHE_EINVAL, "sortability: a graph without adjacency or base samples");
-  const uint32_t n = g->n_nodes, S = g->n_samples;
+  /* the rows the base world holds (FORMAT.md 3.10; 0 or no array: S) */
+  const uint32_t r0 = g->world_rows ? g->world_rows[0] : 0;
+  const uint32_t n = g->n_nodes, S = r0 && r0 < g->n_samples ? r0 : g->n_samples;
   out->var = out->r2 = NAN;
   out->paths = 0.0;
   if (!twincache_graph_is_dag(g->adj, n, g->ld_adj))

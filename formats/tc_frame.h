@@ -44,8 +44,9 @@ enum tc_frame_section {
   TC_SEC_MORE,      /* 6a: 8 * sum a_k */
   TC_SEC_MASKS,     /* 7: K*rb */
   TC_SEC_SOFT,      /* 7a: 4*P*K_s */
-  TC_SEC_BASE,      /* 8: 4*N*S */
-  TC_SEC_COLS,      /* 9: 4*S * sum c_k */
+  TC_SEC_ROWS,      /* 7b: 4*(K+1), ROWS only */
+  TC_SEC_BASE,      /* 8: 4*N*S (ROWS: 4*N*r_0) */
+  TC_SEC_COLS,      /* 9: 4*S * sum c_k (ROWS: 4 * sum c_k*r_k) */
   TC_SEC_COUNT
 };
 /* What the sizes depend on: the header's fields and the counts read from
@@ -57,6 +58,8 @@ typedef struct tc_frame_counts {
   uint64_t n_more;           /* sum of a_k: extra targets (section 6) */
   uint64_t n_soft;           /* K_s: soft worlds (section 6) */
   uint64_t cols;             /* sum of c_k: stored twin columns (sections 6-7) */
+  /* ROWS frames (section 7b): r_0, and sum of c_k * r_{k+1}; unused without */
+  uint64_t base_rows, col_rows;
 } tc_frame_counts;
 /* "7a (soft mechanisms)": a section's number and name, for messages. Each
  * spelled once, as a literal so a fixed message concatenates it
@@ -73,6 +76,7 @@ typedef struct tc_frame_counts {
 #define TC_SEC_NAME_MORE "6a (extra targets)"
 #define TC_SEC_NAME_MASKS "7 (changed masks)"
 #define TC_SEC_NAME_SOFT "7a (soft mechanisms)"
+#define TC_SEC_NAME_ROWS "7b (rows per world)"
 #define TC_SEC_NAME_BASE "8 (base samples)"
 #define TC_SEC_NAME_COLS "9 (twin columns)"
 extern const char *const tc_frame_section_names[TC_SEC_COUNT];
@@ -81,6 +85,7 @@ extern const char *const tc_frame_section_names[TC_SEC_COUNT];
 static inline uint64_t tc_frame_section_bytes(int sec, const tc_frame_counts *c) {
   uint64_t n = c->n, rb = (n + 7) / 8;
   int blocks = c->mechanism != TWINCACHE_MECH_LINEAR, hetero = (c->flags & TWINCACHE_GRAPH_HETERO) != 0;
+  int rows = (c->flags & TWINCACHE_GRAPH_ROWS) != 0;
   switch (sec) {
   case TC_SEC_ADJ: return n * rb;
   case TC_SEC_WEIGHT: return 4 * c->edges;
@@ -94,8 +99,9 @@ static inline uint64_t tc_frame_section_bytes(int sec, const tc_frame_counts *c)
   case TC_SEC_MORE: return 8 * c->n_more;
   case TC_SEC_MASKS: return c->k * rb;
   case TC_SEC_SOFT: return 4 * c->n_soft * twincache_soft_stride((uint32_t)n, (uint32_t)c->h, (int)c->mechanism);
-  case TC_SEC_BASE: return 4 * n * c->s;
-  case TC_SEC_COLS: return 4 * c->cols * c->s;
+  case TC_SEC_ROWS: return rows ? 4 * (c->k + 1) : 0;
+  case TC_SEC_BASE: return 4 * n * (rows ? c->base_rows : c->s);
+  case TC_SEC_COLS: return rows ? 4 * c->col_rows : 4 * c->cols * c->s;
   default: return 0;
   }
 }
@@ -108,6 +114,28 @@ static inline uint64_t tc_frame_payload_bytes(const tc_frame_counts *c) {
 }
 
 /* ---- shared helpers and rules ------------------------------------------ */
+/* The flags of observed data (FORMAT.md 3.11). */
+#define TC_FRAME_OBSERVED_FLAGS (TWINCACHE_GRAPH_OBSERVED | TWINCACHE_GRAPH_NO_DAG | TWINCACHE_GRAPH_NO_TARGETS)
+
+/* FORMAT.md 3.11's header rule: 1 when the flags and fields agree, else 0.
+ * Without OBSERVED: neither NO_DAG nor NO_TARGETS. With it: INDEPENDENT,
+ * linear, H 0, noise gauss, family unknown, samples, and no STANDARDIZED,
+ * HETERO or ISCM (ROWS may be set: regimes of their own row counts). */
+static inline int tc_frame_observed_header_ok(unsigned flags, unsigned mechanism, uint32_t h, unsigned noise,
+                                              unsigned family, uint32_t s) {
+  if (!(flags & TWINCACHE_GRAPH_OBSERVED)) return (flags & TC_FRAME_OBSERVED_FLAGS) == 0;
+  return (flags & ~(TC_FRAME_OBSERVED_FLAGS | TWINCACHE_GRAPH_ROWS)) == TWINCACHE_GRAPH_INDEPENDENT &&
+         mechanism == TWINCACHE_MECH_LINEAR &&
+         h == 0 && noise == TWINCACHE_NOISE_GAUSS && family == TWINCACHE_FAMILY_UNKNOWN && s > 0;
+}
+
+/* n f32 at p all +0.0 (bits zero): 1, else 0. */
+static inline int tc_frame_f32_all_zero(const uint8_t *p, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++)
+    if (tc_load_u32(p + 4 * i) != 0) return 0;
+  return 1;
+}
+
 static inline int tc_frame_buf_grow(uint8_t **buf, size_t *cap, size_t need) {
   if (need <= *cap) return TWINCACHE_OK;
   size_t want = need < 4096 ? 4096 : need + need / 4;

@@ -166,9 +166,46 @@ int twincache_choice_code(int choice, const char *name, size_t len);
  * nothing is shared with the base world (FORMAT.md 3.9). A frame with it is
  * written as version 5, every other frame as TWINCACHE_FORMAT_VERSION_TWIN. */
 #define TWINCACHE_GRAPH_INDEPENDENT 0x8u
+/* version 5: rows per world: world w (0 = base, k+1 = intervention k)
+ * holds world_rows[w] rows, 1..S, not all S (section 7b, FORMAT.md 3.10);
+ * rows past a world's count are not stored and decode to +0.0. A twin
+ * world's row s is the twin of base row s, so twin worlds hold at most the
+ * base world's rows. The encoder sets the header's bit itself from
+ * world_rows; the graph's own bit asks for a version-5 frame even when
+ * every count is S (so a cache made with counts has one version). A frame
+ * with it is version 5. */
+#define TWINCACHE_GRAPH_ROWS 0x10u
+/* version 5: observed data, no SCM (FORMAT.md 3.11): an imported dataset
+ * (a DCDI folder, a CSV with a regime column, numpy arrays). Set with
+ * INDEPENDENT (each regime its own rows, every column stored); mechanism
+ * LINEAR, H 0, noise GAUSS, family UNKNOWN, no STANDARDIZED/HETERO/ISCM;
+ * the weights and noise scales are +0.0 (no SCM to give them) and every
+ * world's kind is TWINCACHE_INTER_OBSERVED with value +0.0. Fresh mode
+ * refuses such a cache: there is no SCM to sample. */
+#define TWINCACHE_GRAPH_OBSERVED 0x20u
+/* version 5, only with OBSERVED: the graph is not known; adj is all zero
+ * and means "unknown", not "no edge". */
+#define TWINCACHE_GRAPH_NO_DAG 0x40u
+/* version 5, only with OBSERVED: the regimes' targets are withheld; every
+ * world stores one target, node 0, which means nothing. */
+#define TWINCACHE_GRAPH_NO_TARGETS 0x80u
+/* The kind of every world of an OBSERVED frame: a regime whose targets are
+ * known (or withheld) but not what was done to them. Past
+ * TWINCACHE_INTER_KIND_COUNT: no generator makes it, and
+ * twincache_inter_kind_fixes_target says 0 (its columns are all stored). */
+#define TWINCACHE_INTER_OBSERVED 4
+/* 1 when `kind` is a world kind a graph of these flags may hold: OBSERVED
+ * (and only it) in an OBSERVED graph, a generator's kind (< COUNT) in every
+ * other; else 0. What the decoders accept; for readers that check again. */
+static inline int twincache_inter_kind_valid(unsigned graph_flags, unsigned kind) {
+  return (graph_flags & TWINCACHE_GRAPH_OBSERVED) ? kind == TWINCACHE_INTER_OBSERVED
+                                                  : kind < TWINCACHE_INTER_KIND_COUNT;
+}
 /* The format version a frame (or cache) of these graph flags is written as. */
-#define TWINCACHE_FORMAT_VERSION_OF(flags) \
-  (((flags) & TWINCACHE_GRAPH_INDEPENDENT) ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN)
+#define TWINCACHE_FORMAT_VERSION_OF(flags)                                                                   \
+  (((flags) & (TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_ROWS | TWINCACHE_GRAPH_OBSERVED))               \
+       ? TWINCACHE_FORMAT_VERSION                                                                            \
+       : TWINCACHE_FORMAT_VERSION_TWIN)
 
 /* One graph and its worlds. The SCM (node j, parents pa(j)):
  *   linear: x_j = sum_{i in pa(j)} weight[i*ld_adj + j] * x_i + noise_scale[j] * e_j
@@ -242,6 +279,14 @@ typedef struct twincache_graph {
   uint8_t *n_targets;   /* (K) 1..TWINCACHE_MAX_TARGETS */
   uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) */
   float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) */
+  /* Rows per world (version 5, added at the end of the struct): (K+1),
+   * entry 0 the base world's, entry k+1 world k's, each 1..S; twin worlds
+   * at most entry 0. Encode: an entry 0 means S; NULL, or every entry S,
+   * stores no section 7b (the frame is as before); otherwise the frame
+   * holds only each world's first world_rows[w] rows. Decode: every entry
+   * written (S when the frame has no section 7b), rows past a world's count
+   * set to +0.0; NULL skips. twincache_graph_alloc allocates it zeroed. */
+  uint32_t *world_rows;
 } twincache_graph;
 
 /* Allocates a graph whose arrays hold up to the given sizes, with
@@ -377,6 +422,11 @@ typedef struct twincache_frame_view {
   const uint8_t *node_mech;    /* (N) u8 when MIXED: each node's mechanism, else NULL */
   const uint8_t *hetero_w;     /* (E) f32 when HETERO: v of each edge, edges row-major, else NULL */
   const uint8_t *hetero_c;     /* (N) f32 when HETERO, else NULL */
+  /* (K+1) rows per world (version 5, at the end of the struct): entry 0
+   * the base world's, k+1 world k's; all S when the frame has no section
+   * 7b. With section 7b, base's column j holds world_rows[0] f32 and a
+   * stored column of world k world_rows[k+1] (not S). */
+  const uint32_t *world_rows;
 } twincache_frame_view;
 
 /* Decodes one frame into *v without building any world: the same
@@ -554,8 +604,9 @@ typedef struct twincache_sortability {
   double paths; /* number of directed paths (0: both scores NaN) */
 } twincache_sortability;
 
-/* Sortability of g's base world (S, ld) on its DAG adj (N, ld_adj). Uses
- * n_nodes, n_samples, ld, ld_adj, adj, base only; O(N^3 + S N^2). Returns 0,
+/* Sortability of g's base world (S, ld) on its DAG adj (N, ld_adj), over
+ * the rows it holds (world_rows[0] when set, else S). Uses n_nodes,
+ * n_samples, ld, ld_adj, adj, base, world_rows only; O(N^3 + S N^2). Returns 0,
  * TWINCACHE_EINVAL (NULL, no adj/base, not a DAG) or TWINCACHE_ENOMEM, with
  * twincache_last_error() saying which. Thread-safe (no shared state). */
 int twincache_graph_sortability(const twincache_graph *g, twincache_sortability *out);

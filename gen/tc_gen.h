@@ -60,6 +60,11 @@ typedef struct tc_gen_config {
   const struct tc_gen_dag_file *dag_file; /* file: the loaded DAG (tc_gen_dag_file_load) */
   uint32_t nodes_min, nodes_max;
   uint32_t samples;         /* S, shared by every world */
+  /* M > 0: M interventional rows per graph spread over its K worlds, world
+   * k keeping min(S, M/K + [k < M%K]) of its S rows (FORMAT.md 3.10; the
+   * base world keeps S); 0: every world S rows (the default, the bytes of
+   * before) */
+  uint32_t inter_samples;
   int mechanism;            /* enum twincache_mechanism; MIXED: per node, from mechs */
   uint32_t n_mechs;         /* MIXED: components, 2..TWINCACHE_MECH_MIXED */
   uint8_t mechs[TWINCACHE_MECH_MIXED];       /* MIXED: distinct codes < MIXED */

@@ -96,6 +96,13 @@ int tc_gen_config_check(const tc_gen_config *c, tc_gen_refusal *bad) {
   if (tc_mul3_u64_overflow(c->samples, c->nodes_max, 1 + (uint64_t)tc_gen_max_inter(c), &worlds_bytes) ||
       tc_mul_u64_overflow(worlds_bytes, sizeof(float), &worlds_bytes) || worlds_bytes > (UINT64_C(1) << 30))
     BAD("--samples", "one graph's worlds, S x N x (1+K) x 4 bytes, must stay <= 1 GiB");
+  if (c->inter_samples) { /* FORMAT.md 3.10: every world holds a row at least */
+    if (c->samples == 0) BAD("--inter-samples", "needs worlds with rows: not with --samples 0 (SCM-only)");
+    if (c->targets == TC_GEN_TARGETS_NONE) BAD("--inter-samples", "needs interventional worlds: not with --targets none");
+    if (c->inter_samples < tc_gen_max_inter(c))
+      BAD("--inter-samples", "M must be at least the most worlds a graph has (--targets, else the largest --nodes): "
+                             "each world holds one row at least");
+  }
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values", NULL);
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)
     BAD("--values", "LO >= 0 with --value-dist signed: the sign is drawn");
@@ -317,6 +324,7 @@ static int family_json(const tc_gen_config *c, char *buf, size_t cap) {
           c->mech_weights[k], k + 1 == c->n_mechs ? "\"" : "");
   if (c->iscm) ADD(",\"iscm\":true"); /* only then: older caches keep their identity */
   if (c->worlds == TC_GEN_WORLDS_INDEPENDENT) ADD(",\"worlds\":\"independent\""); /* only then: twin caches keep theirs */
+  if (c->inter_samples) ADD(",\"inter_samples\":%u", c->inter_samples); /* only then, FORMAT.md 3.10 */
   if (c->hetero > 0.0) ADD(",\"hetero\":%.17g", c->hetero); /* only then: older caches keep their identity */
   if (mech_keys(c, buf, cap, &used)) overflow = 1; /* the used mechanisms' own, in code order */
   if (family_keys(c, 1, buf, cap, &used)) overflow = 1; /* the late ones (graph_file) */
@@ -342,7 +350,9 @@ size_t tc_gen_config_json(const tc_gen_config *c, char *buf, size_t cap) {
       "\"noise_scale_min\":%.17g,\"noise_scale_max\":%.17g,\"standardize\":%s,"
       "\"intervention\":\"%s\",\"targets\":%s,\"value_dist\":\"%s\",\"value_min\":%.17g,"
       "\"value_max\":%.17g,\"seed\":%llu,\"zstd_level\":%d,\"encoding\":\"%s\",\"chunk_graphs\":%u%s%s}",
-      c->worlds == TC_GEN_WORLDS_INDEPENDENT ? TWINCACHE_FORMAT_VERSION : TWINCACHE_FORMAT_VERSION_TWIN, graph,
+      c->worlds == TC_GEN_WORLDS_INDEPENDENT || c->inter_samples ? TWINCACHE_FORMAT_VERSION
+                                                                 : TWINCACHE_FORMAT_VERSION_TWIN,
+      graph,
       c->edge_prob, c->expected_degree, c->ba_m,
       c->ws_k, c->ws_p, c->nodes_min, c->nodes_max, c->samples,
       choice(TWINCACHE_CHOICE_MECHANISM, c->mechanism), c->weight_min, c->weight_max,

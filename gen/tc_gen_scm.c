@@ -245,7 +245,8 @@ static void orient_dag(tc_gen_worker *w, tc_rng *rs, uint64_t index, uint32_t n,
   g->noise = (uint8_t)c->noise;
   g->flags = (uint8_t)((c->standardize || c->iscm ? TWINCACHE_GRAPH_STANDARDIZED : 0u) |
                        (c->hetero > 0.0 ? TWINCACHE_GRAPH_HETERO : 0u) | (c->iscm ? TWINCACHE_GRAPH_ISCM : 0u) |
-                       (c->worlds == TC_GEN_WORLDS_INDEPENDENT ? TWINCACHE_GRAPH_INDEPENDENT : 0u));
+                       (c->worlds == TC_GEN_WORLDS_INDEPENDENT ? TWINCACHE_GRAPH_INDEPENDENT : 0u) |
+                       (c->inter_samples ? TWINCACHE_GRAPH_ROWS : 0u)); /* ROWS: version 5 frames */
   g->family = (uint8_t)family;
   g->ld = n;
   g->ld_adj = n;
@@ -409,6 +410,16 @@ int tc_gen_graph(tc_gen_worker *w, uint64_t index, const twincache_graph **out,
   for (uint32_t k = 0; k < g->n_inter; k++) { /* world k (S, n), twin or independent */
     tc_scm_twin(w->sampler, &m, k, S, NULL);
     tc_scm_twin_rows(w->sampler, &m, k, S, g->base, n, g->inter + k * sn, n);
+  }
+  /* rows per world (FORMAT.md 3.10): every world drawn with S rows, world k
+   * keeps its first min(S, M/K + [k < M%K]); the encoder stores only those */
+  for (uint32_t k = 0; k <= g->n_inter; k++) g->world_rows[k] = 0; /* 0: S */
+  if (c->inter_samples && g->n_inter) {
+    const uint32_t M = c->inter_samples, K = g->n_inter;
+    for (uint32_t k = 0; k < K; k++) {
+      uint32_t r = M / K + (k < M % K);
+      g->world_rows[k + 1] = r < S ? r : S;
+    }
   }
   if (sample_ns) *sample_ns += tc_now_ns() - t1;
   *out = w->g;

@@ -9,7 +9,7 @@
 
 void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const float *inter,
                            const uint8_t *target, const uint8_t *node_mask,
-                           const uint8_t *int_mask, int G, int K, int S, int N) {
+                           const uint8_t *int_mask, const uint32_t *rows, int G, int K, int S, int N) {
   memset(T, 0, sizeof(float) * (size_t)G * N * N);
   memset(observed, 0, (size_t)G * N);
   /* num[j] accumulates sum d_t d_j for the current target, den sum d_t^2 */
@@ -22,19 +22,23 @@ void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const
       if (!nm[t]) continue;
       double den = 0.0;
       int count = 0;
+      long pairs = 0;
+      const uint32_t *rg = rows ? rows + (size_t)g * (K + 1) : NULL;
       for (int j = 0; j < N; j++) num[j] = 0.0;
       for (int k = 0; k < K; k++) {
         if (!int_mask[(size_t)g * K + k]) continue;
         if (tc_effects_only_target(target + ((size_t)g * K + k) * N, N) != t) continue;
         count++;
         const float *ik = inter + ((size_t)g * K + k) * S * N;
-        for (int s = 0; s < S; s++) {
+        const int m = tc_effects_pairs(rg, k, S); /* rows both worlds hold */
+        pairs += m;
+        for (int s = 0; s < m; s++) {
           double dt = tc_effects_dev(ik, bg, s, t, N);
           den += dt * dt;
           for (int j = 0; j < N; j++) num[j] += dt * tc_effects_dev(ik, bg, s, j, N);
         }
       }
-      if (!tc_effects_observed(den, count, S)) continue;
+      if (!tc_effects_observed(den, count, S, pairs)) continue;
       observed[(size_t)g * N + t] = 1;
       float *row = T + ((size_t)g * N + t) * N;
       for (int j = 0; j < N; j++) row[j] = nm[j] ? (float)(num[j] / den) : 0.0f;

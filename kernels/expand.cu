@@ -91,6 +91,9 @@ static HD void phase_graph_arrays(uint8_t *d, const twincache_expand_offsets &o,
   }
   uint8_t *node_mask = d + o.node_mask + G * N;
   for (size_t j = tid; j < N; j += nt) node_mask[j] = j < v.n_nodes;
+  uint32_t *rows = (uint32_t *)(d + o.rows) + G * (K + 1); /* (K+1): every real world holds S */
+  for (size_t w = tid; w < K + 1; w += nt)
+    rows[w] = (w == 0 ? v.n_nodes > 0 : w - 1 < v.n_inter) ? (uint32_t)S : 0u;
   if (tid == 0) {
     ((uint64_t *)(d + o.graph_id))[g] = v.graph_id;
     (d + o.valid)[g] = v.valid;

@@ -27,6 +27,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
   uint8_t *node_mask = d + o->node_mask, *int_mask = d + o->int_mask;
   uint64_t *graph_id = (uint64_t *)(d + o->graph_id);
   uint8_t *valid = d + o->valid;
+  uint32_t *rows = (uint32_t *)(d + o->rows); /* (G,K+1) */
 
   for (size_t g = 0; g < G; g++) {
     size_t nn = n_nodes[g], ni = n_inter[g];
@@ -37,6 +38,8 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
     graph_id[g] = c_graph_id[g];
     valid[g] = c_valid[g];
     for (size_t j = 0; j < N; j++) node_mask[g * N + j] = j < nn;
+    rows[g * (K + 1)] = nn > 0 ? (uint32_t)S : 0u;
+    for (size_t k = 0; k < K; k++) rows[g * (K + 1) + k + 1] = k < ni ? (uint32_t)S : 0u;
     for (size_t k = 0; k < K; k++) {
       size_t gk = g * K + k, t = c_target[gk];
       int_mask[gk] = k < ni;

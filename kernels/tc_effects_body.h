@@ -26,10 +26,22 @@ TC_MATH double tc_effects_dev(const float *ik, const float *bg, int s, int j, in
   return (double)ik[(size_t)s * N + j] - (double)bg[(size_t)s * N + j];
 }
 
+/* Twin pairs of world k of a graph: the rows both it and the base world
+ * hold, min(rows_g[0], rows_g[k+1]) capped at S; S when rows_g is NULL
+ * (every world all S rows). rows_g: the graph's (K+1) row counts. */
+TC_MATH int tc_effects_pairs(const uint32_t *rows_g, int k, int S) {
+  if (!rows_g) return S;
+  uint32_t a = rows_g[0], b = rows_g[k + 1], m = a < b ? a : b;
+  return m < (uint32_t)S ? (int)m : S;
+}
+
 /* Whether a target moved: count worlds target it alone and their squared
- * deviations sum to den over S samples each. */
-TC_MATH int tc_effects_observed(double den, int count, int S) {
-  return count > 0 && den > TWINCACHE_EFFECT_EPS * S * count;
+ * deviations sum to den over `pairs` twin pairs in all (S each when every
+ * world holds all S rows: the threshold is then computed as it always was,
+ * EPS * S * count, so equal counts give the same bits). */
+TC_MATH int tc_effects_observed(double den, int count, int S, long pairs) {
+  double eps = pairs == (long)S * count ? TWINCACHE_EFFECT_EPS * S * count : TWINCACHE_EFFECT_EPS * (double)pairs;
+  return count > 0 && den > eps;
 }
 
 #endif

@@ -52,23 +52,27 @@ extern "C" {
  * pooling every intervention k of g whose only target is t (int_mask[k] = 1):
  *   d[s][j] = inter[g][k][s][j] - base[g][s][j]          (exact twin pairs)
  *   T[g][t][j] = sum_{k,s} d[s][t]*d[s][j] / sum_{k,s} d[s][t]^2
+ * s over the rows both worlds hold: s < min(rows[g][0], rows[g][k+1])
+ * (rows (G,K+1) u32, the batch's rows per world, FORMAT.md 3.10; NULL: S)
  * (the least-squares slope of d_j on d_t; equals mean_s d_j / mean_s d_t for a
  * shift, and the total causal effect t -> j in a linear SCM either way).
- * observed[g][t] = 1 when t was moved (denominator > EFFECT_EPS * S * count);
+ * observed[g][t] = 1 when t was moved (denominator > EFFECT_EPS * pairs, pairs
+ * = the s counted over its worlds: S * count with every row held);
  * rows of unobserved nodes and padding (node_mask 0) are all 0, and so are
  * columns of padding nodes. T[g][t][t] = 1 for observed t.
  *   base (G,S,N) f32, inter (G,K,S,N) f32, target (G,K,N) u8,
  *   node_mask (G,N) u8, int_mask (G,K) u8 -> T (G,N,N) f32, observed (G,N) u8 */
 void twincache_effects_cpu(float *T, uint8_t *observed, const float *base, const float *inter,
                            const uint8_t *target, const uint8_t *node_mask,
-                           const uint8_t *int_mask, int G, int K, int S, int N);
+                           const uint8_t *int_mask, const uint32_t *rows, int G, int K, int S, int N);
 
-/* Pearson correlation of the base world over the S samples, per graph.
- * C[g][i][j] for real i, j (C[i][i] = 1; 0 when a variance is < 1e-12);
- * 0 wherever i or j is padding.
+/* Pearson correlation of the base world over the rows it holds, per graph:
+ * r = rows[g * rows_ld] (the batch's rows array, rows_ld = K+1; rows NULL:
+ * r = S), capped at S. C[g][i][j] for real i, j (C[i][i] = 1; 0 when a
+ * variance is < 1e-12 * r, or r = 0); 0 wherever i or j is padding.
  *   base (G,S,N) f32, node_mask (G,N) u8 -> C (G,N,N) f32 */
-void twincache_corr_cpu(float *C, const float *base, const uint8_t *node_mask, int G, int S,
-                        int N);
+void twincache_corr_cpu(float *C, const float *base, const uint8_t *node_mask, const uint32_t *rows,
+                        int rows_ld, int G, int S, int N);
 
 /* Matrix-inverse features, per graph, in double precision (Gauss-Jordan with
  * partial pivoting; N is small):
@@ -152,18 +156,21 @@ void twincache_grad_unweight_cpu(float *grad, size_t n, const double *tot, float
  *     f32, col_first (G,K) u32, col_mask (G,K,W) u64, cols (*,S) f32
  *   dense: base (G,S,N) f32, inter (G,K,S,N) f32, target (G,K,N) u8,
  *     value (G,K,N) f32, kind (G,K) u8, adj (G,N,N) u8, node_mask (G,N) u8,
- *     int_mask (G,K) u8, graph_id (G) u64, valid (G) u8 */
+ *     int_mask (G,K) u8, graph_id (G) u64, valid (G) u8, rows (G,K+1) u32 */
 typedef struct twincache_expand_offsets {
   int G, K, S, N, W;
   size_t c_base, c_adj, c_kind, c_graph_id, c_valid, c_n_nodes, c_n_inter, c_target, c_value,
       c_col_first, c_col_mask, c_cols;
   size_t base, inter, target, value, kind, adj, node_mask, int_mask, graph_id, valid;
+  size_t rows; /* added with rows per world (FORMAT.md 3.10), at the end */
 } twincache_expand_offsets;
 
 /* Rebuilds every array of the dense slab from a compact slab (the compact
  * layout's contract is in twincache_loader.h): per graph g,
  *   base, adj, kind, graph_id, valid copied; node_mask[j] = j < n_nodes;
- *   int_mask[k] = k < n_inter; target[k][j] = 1 and value[k][j] = value[k]
+ *   int_mask[k] = k < n_inter; rows[0] = S when n_nodes > 0, rows[k+1] = S
+ *   for k < n_inter, else 0 (a compact batch's worlds hold every row);
+ *   target[k][j] = 1 and value[k][j] = value[k]
  *   at j = target[k] for k < n_inter, else 0;
  *   inter[k] for k < n_inter: the base rows, column target[k] set to value[k]
  *   when kind[k] = 0 (do), then stored column c = col_first[k] + r (the r-th

@@ -27,10 +27,11 @@ extern "C" {
 
 int twincache_effects_cuda(float *T, uint8_t *observed, const float *base, const float *inter,
                            const uint8_t *target, const uint8_t *node_mask,
-                           const uint8_t *int_mask, int G, int K, int S, int N, void *stream);
+                           const uint8_t *int_mask, const uint32_t *rows, int G, int K, int S, int N,
+                           void *stream);
 
-int twincache_corr_cuda(float *C, const float *base, const uint8_t *node_mask, int G, int S,
-                        int N, void *stream);
+int twincache_corr_cuda(float *C, const float *base, const uint8_t *node_mask, const uint32_t *rows,
+                        int rows_ld, int G, int S, int N, void *stream);
 
 /* work: device scratch of twincache_inverse_cuda_work_bytes(G, N) bytes (0,
  * and work may be NULL, when a graph's matrices fit in shared memory). */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "twincache_import.h"
 #include "twincache_loader.h"
 
 /* The facts, in this order; the binding checks each one by position. */
@@ -32,6 +33,8 @@ static const uint64_t abi_facts[] = {
     offsetof(twincache_loader_options, buckets),
     offsetof(twincache_loader_options, local_nodes),
     offsetof(twincache_loader_state, local_nodes),
+    sizeof(twincache_dataset),
+    offsetof(twincache_dataset, regime_rows),
 };
 
 /* Copies up to cap facts into out (out may be NULL when cap is 0) and

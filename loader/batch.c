@@ -50,6 +50,7 @@ int twincache_batch_layout_init(twincache_batch_layout *l, uint32_t graphs, uint
   r.int_mask = place(&off, product(G, K, 1, 1, &overflow), 1, &overflow);   /* (G,K) */
   r.graph_id = place(&off, G, sizeof(uint64_t), &overflow);                            /* (G) */
   r.valid = place(&off, G, 1, &overflow);                                              /* (G) */
+  r.rows = place(&off, product(G, K + 1, 1, 1, &overflow), sizeof(uint32_t), &overflow); /* (G,K+1), last */
   r.bytes = off;
   if (overflow) {
     memset(l, 0, sizeof *l);

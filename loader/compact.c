@@ -164,11 +164,15 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
   n = v.n_nodes;
   k_n = v.n_inter;
   if ((rc = tc_loader_frame_fits(v.index, v.n_samples, n, k_n, index, S, N, K)) != TWINCACHE_OK) return rc;
+  if (v.flags & TWINCACHE_GRAPH_ROWS)
+    return tc_error_set(TWINCACHE_EINVAL, "graph %llu: its worlds hold fewer rows than S (FORMAT.md 3.10), which "
+                        "the compact layout does not carry: read this cache with the dense layout",
+                        (unsigned long long)index);
   uint64_t cols = 0;
   for (uint32_t k = 0; k < k_n; k++) {
-    TC_RETURN_IF(v.target[k] >= n || v.kind[k] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
-                 "frame: world %u targets node %u of %u with kind %u (of %d kinds)", k, (unsigned)v.target[k], n,
-                 (unsigned)v.kind[k], TWINCACHE_INTER_KIND_COUNT);
+    TC_RETURN_IF(v.target[k] >= n || !twincache_inter_kind_valid(v.flags, v.kind[k]), TWINCACHE_ECORRUPT,
+                 "frame: world %u targets node %u of %u with kind %u (flags 0x%x)", k, (unsigned)v.target[k], n,
+                 (unsigned)v.kind[k], (unsigned)v.flags);
     if (v.n_targets[k] > 1)
       return tc_error_set(TWINCACHE_EINVAL, "graph %llu: world %u intervenes on %u nodes; the compact "
                           "layout holds one target per world: read this cache with the dense layout",

@@ -64,7 +64,8 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
                    uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
                    const twincache_batch_layout *L, float *base, float *inter, uint8_t *adj,
                    uint32_t *n_nodes, uint32_t *n_inter, uint16_t *target, uint8_t *kind,
-                   float *value, uint8_t *n_targets, uint16_t *more_target, float *more_value) {
+                   float *value, uint8_t *n_targets, uint16_t *more_target, float *more_value,
+                   uint32_t *world_rows) {
   const uint32_t N = L->nodes, K = L->inter, S = f->rows;
   twincache_frame_view v;
   tc_scm m;
@@ -85,6 +86,16 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
       more_target[at] = m.more_target[at];
       more_value[at] = m.more_value[at];
     }
+  }
+  /* rows per world (FORMAT.md 3.10): the stored frame's counts (section
+   * 7b), drawn as above and cut; a frame without them (SCM-only ones too):
+   * every world all S = rows of the batch */
+  const int counted = (v.flags & TWINCACHE_GRAPH_ROWS) != 0;
+  for (uint32_t w = 0; w <= m.n_inter; w++) {
+    uint32_t r = counted && v.world_rows[w] < S ? v.world_rows[w] : S;
+    float *blk = w == 0 ? base : inter + (size_t)(w - 1) * S * N;
+    if (r < S) memset(blk + (size_t)r * N, 0, (size_t)(S - r) * N * sizeof(float));
+    world_rows[w] = r;
   }
   memset(adj, 0, (size_t)N * N);
   for (uint32_t i = 0; i < n; i++) memcpy(adj + (size_t)i * N, m.adj + (size_t)i * n, n);
@@ -111,6 +122,10 @@ int tc_fresh_compact(tc_fresh *f, twincache_dctx *d, const void *frame, size_t s
   if (rc != TWINCACHE_OK) return rc;
   const uint32_t n = m.n;
   zero_pad(base, S, n, N);
+  if (v.flags & TWINCACHE_GRAPH_ROWS)
+    return tc_error_set(TWINCACHE_EINVAL, "graph %llu: its worlds hold fewer rows than S (FORMAT.md 3.10), which "
+                        "the compact layout does not carry: read this cache with the dense layout",
+                        (unsigned long long)index);
   TC_RETURN_IF(v.n_cols > L->max_cols - cursor, TWINCACHE_ECORRUPT,
                "frame: %llu twin columns, the slab has room for %llu", (unsigned long long)v.n_cols,
                (unsigned long long)(L->max_cols - cursor));

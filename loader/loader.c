@@ -129,6 +129,7 @@ static void point_views(const twincache_loader *l, twincache_batch *b) {
   b->int_mask = base + L->int_mask;
   b->graph_id = (uint64_t *)(base + L->graph_id);
   b->valid = base + L->valid;
+  b->rows = (uint32_t *)(base + L->rows);
 }
 
 /* Step 3: allocates every slot's slab (zeroed once here; later only stale
@@ -188,13 +189,14 @@ static int create_workers(twincache_loader *l) {
     w->n_targets = calloc(d->max_inter + 1, 1);
     w->more_target = calloc((size_t)(d->max_inter + 1) * (TWINCACHE_MAX_TARGETS - 1), sizeof *w->more_target);
     w->more_value = calloc((size_t)(d->max_inter + 1) * (TWINCACHE_MAX_TARGETS - 1), sizeof *w->more_value);
+    w->world_rows = calloc((size_t)d->max_inter + 1, sizeof *w->world_rows);
     if (l->opt.layout == TWINCACHE_LAYOUT_SCM) {
       if (!(w->packer = tc_scm_packer_create(d))) return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     } else if (l->opt.samples == TWINCACHE_SAMPLES_FRESH && !(w->fresh = tc_fresh_create(d, l->opt.rows))) {
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     }
     if (!w->dctx || !w->target || !w->kind || !w->value || !w->n_targets ||
-        !w->more_target || !w->more_value)
+        !w->more_target || !w->more_value || !w->world_rows)
       return tc_error_set(TWINCACHE_ENOMEM, "out of memory");
     for (uint32_t j = 0; j < nsrc; j++) {
       int trc = tc_cache_txn_create(l->nsrc ? l->src[j] : l->cache, &w->txn[j]);
@@ -213,6 +215,7 @@ static int create_workers(twincache_loader *l) {
     g->n_targets = w->n_targets;
     g->more_target = w->more_target;
     g->more_value = w->more_value;
+    g->world_rows = w->world_rows;
   }
   return TWINCACHE_OK;
 }
@@ -292,6 +295,7 @@ void twincache_loader_close(twincache_loader *l) {
     free(w->n_targets);
     free(w->more_target);
     free(w->more_value);
+    free(w->world_rows);
     free(w->kind);
     free(w->value);
   }

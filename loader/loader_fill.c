@@ -57,6 +57,7 @@ static void zero_graph(const twincache_loader *l, tc_slot *s, uint32_t g) {
   memset(b->adj + g * N * N, 0, N * N);
   memset(b->node_mask + g * N, 0, N);
   memset(b->int_mask + g * K, 0, K);
+  memset(b->rows + g * (K + 1), 0, (K + 1) * sizeof(uint32_t));
   b->graph_id[g] = 0;
   b->valid[g] = 0;
 }
@@ -103,8 +104,8 @@ static uint32_t dense_begin(tc_worker *w, tc_slot *s, uint32_t g) {
 }
 
 /* Dense: after the worlds of a graph of n nodes and k interventions are in
- * place, clears what an older graph left and writes targets, values, kinds
- * and masks. */
+ * place, clears what an older graph left and writes targets, values, kinds,
+ * masks and the rows per world (w->world_rows, K+1; 0 for padded worlds). */
 static int dense_finish(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, uint32_t n, uint32_t k,
                         uint32_t prev_hi) {
   const twincache_loader *l = w->l;
@@ -140,6 +141,9 @@ static int dense_finish(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   memset(node_mask + n, 0, N - n);
   memset(int_mask, 1, k);
   memset(int_mask + k, 0, K - k);
+  uint32_t *rows = b->rows + g * (K + 1);
+  memcpy(rows, w->world_rows, (k + 1) * sizeof(uint32_t));
+  memset(rows + k + 1, 0, (K - k) * sizeof(uint32_t));
   b->graph_id[g] = index;
   return TWINCACHE_OK;
 }
@@ -156,9 +160,9 @@ static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t inde
   rc = tc_loader_frame_fits(gr->index, gr->n_samples, n, k, index, L->samples, L->nodes, L->inter);
   if (rc != TWINCACHE_OK) return rc;
   for (uint32_t i = 0; i < k; i++)
-    TC_RETURN_IF(w->target[i] >= n || w->kind[i] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
-                 "frame: world %u targets node %u of %u with kind %u (of %d kinds)", i, (unsigned)w->target[i], n,
-                 (unsigned)w->kind[i], TWINCACHE_INTER_KIND_COUNT);
+    TC_RETURN_IF(w->target[i] >= n || !twincache_inter_kind_valid(gr->flags, w->kind[i]), TWINCACHE_ECORRUPT,
+                 "frame: world %u targets node %u of %u with kind %u (flags 0x%x)", i, (unsigned)w->target[i], n,
+                 (unsigned)w->kind[i], (unsigned)gr->flags);
   return dense_finish(w, s, g, index, n, k, prev_hi);
 }
 
@@ -169,7 +173,7 @@ static int fill_dense_fresh(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index
   uint32_t prev_hi = dense_begin(w, s, g), n, k;
   int rc = tc_fresh_dense(w->fresh, w->dctx, frame, size, index, key, &w->g, stored_samples(w), &l->layout,
                           gr->base, gr->inter, gr->adj, &n, &k, w->target, w->kind, w->value, w->n_targets,
-                          w->more_target, w->more_value);
+                          w->more_target, w->more_value, w->world_rows);
   if (rc != TWINCACHE_OK) return rc;
   return dense_finish(w, s, g, index, n, k, prev_hi);
 }

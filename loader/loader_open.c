@@ -45,6 +45,13 @@ static void default_free(void *ptr, void *user) {
   free(ptr);
 }
 
+/* 1 when the cache holds observed data (an import, FORMAT.md 3.11): its
+ * config says "observed":true, which every importer writes. The frames
+ * say it too (flag OBSERVED), and a fresh fill refuses them one by one. */
+static int tc_loader_cache_observed(const twincache_cache *c) {
+  return strstr(twincache_cache_config(c), "\"observed\":true") != NULL;
+}
+
 /* ---- open / close --------------------------------------------------------- */
 static int validate(const twincache_loader_options *o) {
   if (o->batch_size == 0 || o->batch_size > TC_MAX_BATCH)
@@ -190,6 +197,9 @@ static int open_stream(twincache_loader *l, const char *path) {
       (rc = tc_plan_init(&l->plan, o, twincache_cache_tag(l->cache), begin, end - begin)) != TWINCACHE_OK)
     return rc;
   if (l->plan.bucket && (rc = read_nodes(l)) != TWINCACHE_OK) return rc;
+  if (o->samples == TWINCACHE_SAMPLES_FRESH && tc_loader_cache_observed(l->cache))
+    return tc_error_set(TWINCACHE_EINVAL, "cache %s holds observed data (imported by twincache-import, FORMAT.md "
+                        "3.11): it has no SCM to draw fresh worlds from; open it with samples = STORED", path);
   if (o->samples == TWINCACHE_SAMPLES_STORED && d->samples == 0)
     return tc_error_set(TWINCACHE_EINVAL, "cache %s stores SCMs only (no samples): open it with samples = FRESH and rows = S",
                      path);
@@ -286,6 +296,10 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
     if (end <= first)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds no graphs yet (an interrupted "
                           "generation: rerun twincache-gen to finish)", i, paths[i]);
+    if (l->src_fresh[i] && tc_loader_cache_observed(l->src[i]))
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s holds observed data (imported by "
+                          "twincache-import, FORMAT.md 3.11): it has no SCM to draw fresh worlds from; read it "
+                          "stored (source_samples STORED)", i, paths[i]);
     if (!l->src_fresh[i] && d->samples == 0)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): read it "
                           "fresh (samples = FRESH and rows = S)", i, paths[i]);

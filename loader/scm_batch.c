@@ -103,6 +103,9 @@ int tc_scm_load_frame(tc_scm_store *st, twincache_dctx *d, const void *frame, si
   if ((rc = twincache_frame_decode_view(d, frame, size, v)) != TWINCACHE_OK) return rc;
   rc = tc_loader_frame_fits(v->index, v->n_samples, v->n_nodes, v->n_inter, index, stored_samples, N, K);
   if (rc != TWINCACHE_OK) return rc;
+  TC_RETURN_IF(v->flags & TWINCACHE_GRAPH_OBSERVED, TWINCACHE_EINVAL, "graph %llu holds observed data (imported, "
+               "FORMAT.md 3.11): it has no SCM to draw fresh worlds from; read it with samples = STORED",
+               (unsigned long long)index);
   for (uint32_t k = 0; k < v->n_inter; k++)
     TC_RETURN_IF(v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT, TWINCACHE_ECORRUPT,
                  "frame: world %u targets node %u of %u with kind %u (of %d kinds)", k, (unsigned)v->target[k],
@@ -126,6 +129,9 @@ int tc_scm_pack_graph(tc_scm_packer *pk, twincache_dctx *d, const void *frame, s
       return tc_error_set(TWINCACHE_EINVAL, "world %u intervenes on %u nodes; the SCM batch "
                           "holds one target per world: use the dense layout", k, (unsigned)m.n_targets[k]);
   }
+  if (v.flags & TWINCACHE_GRAPH_ROWS)
+    return tc_error_set(TWINCACHE_EINVAL, "graph %llu: its worlds hold fewer rows than S (FORMAT.md 3.10), which "
+                        "the SCM batch does not carry: use the dense layout", (unsigned long long)index);
   const uint32_t n = m.n;
   scm_pos p = position(L, slab, g);
   clear(L, p); /* padding and what an older graph left */

@@ -29,12 +29,15 @@ uint64_t tc_fresh_key(uint64_t tag, uint64_t index, uint64_t group);
 /* Dense: base (S, N) and inter (K, S, N) of one graph position, every column
  * of each row written (padding 0), interventions beyond the graph's k not
  * touched; adj (N, N) written whole; the graph's nodes, interventions and
- * their target/kind/value (K) out for the caller's masks. */
+ * their target/kind/value (K) out for the caller's masks, and the rows each
+ * world holds (k+1): the frame's count (FORMAT.md 3.10) capped at S, rows
+ * past it +0.0. */
 int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, uint64_t index,
                    uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
                    const twincache_batch_layout *L, float *base, float *inter, uint8_t *adj,
                    uint32_t *n_nodes, uint32_t *n_inter, uint16_t *target, uint8_t *kind,
-                   float *value, uint8_t *n_targets, uint16_t *more_target, float *more_value);
+                   float *value, uint8_t *n_targets, uint16_t *more_target, float *more_value,
+                   uint32_t *world_rows);
 
 /* Compact: position pos of cb, as tc_compact_decode_graph writes a stored
  * graph (position 0 starts a new batch). */

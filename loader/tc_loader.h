@@ -56,6 +56,7 @@ typedef struct tc_worker {
   uint8_t *n_targets;   /* (K) scratch: targets per world (multi-target) */
   uint16_t *more_target; /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
   float *more_value;     /* (K, TWINCACHE_MAX_TARGETS-1) scratch */
+  uint32_t *world_rows;  /* (K+1) scratch: rows per world (FORMAT.md 3.10) */
   uint8_t *kind;        /* (K) */
   float *value;         /* (K) */
   uint32_t src_samples; /* stored S of the source of the graph being decoded */

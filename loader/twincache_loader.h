@@ -43,6 +43,11 @@ typedef struct twincache_batch_layout {
   size_t valid;     /* uint8   (G): 1 = a graph of this position of the epoch,
                      * 0 = repeated to pad ranks to equal counts, or empty */
   size_t bytes;     /* whole slab, a multiple of 64 */
+  /* uint32 (G,K+1): rows world w of graph g holds (w = 0 the base world, k+1
+   * world k): S unless the cache stores fewer (FORMAT.md 3.10), 0 for a
+   * padded world or graph; rows past it are zero. Placed last in the slab
+   * (added in format 5; the offsets before it are unchanged). */
+  size_t rows;
 } twincache_batch_layout;
 
 /* Fills *l for the given sizes (every array offset 64-byte aligned).
@@ -81,6 +86,7 @@ typedef struct twincache_batch {
   void *internal_; /* the loader's slot; do not touch */
   uint32_t nodes;  /* the largest N of the batch's graphs (0: none); arrays keep
                     * the layout's N, columns from `nodes` on are zero */
+  uint32_t *rows;  /* (G, K+1) see layout.rows; NULL for the compact and SCM layouts */
 } twincache_batch;
 
 /* ===== the loader ========================================================== */

@@ -23,7 +23,8 @@ set(twincache_py_env
     TWINCACHE_LIBRARY=$<TARGET_FILE:twincache>
     TWINCACHE_BIN_DIR=${CMAKE_BINARY_DIR}
     TWINCACHE_GEN=$<TARGET_FILE:twincache-gen>
-    TWINCACHE_INSPECT=$<TARGET_FILE:twincache-inspect>)
+    TWINCACHE_INSPECT=$<TARGET_FILE:twincache-inspect>
+    TWINCACHE_IMPORT=$<TARGET_FILE:twincache-import>)
 add_test(NAME python_binding
          COMMAND ${CMAKE_COMMAND} -E env ${twincache_py_env}
                  TWINCACHE_TEST_CACHE=${TWINCACHE_TEST_TMP}/loader-cache

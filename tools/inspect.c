@@ -234,7 +234,9 @@ static const char *choice_name(int choice, unsigned code) {
 }
 const char *tc_mechanism_name(unsigned m) { return choice_name(TWINCACHE_CHOICE_MECHANISM, m); }
 const char *tc_noise_name(unsigned n) { return choice_name(TWINCACHE_CHOICE_NOISE, n); }
-const char *tc_kind_name(unsigned k) { return choice_name(TWINCACHE_CHOICE_INTER_KIND, k); }
+const char *tc_kind_name(unsigned k) {
+  return k == TWINCACHE_INTER_OBSERVED ? "observed" : choice_name(TWINCACHE_CHOICE_INTER_KIND, k);
+}
 
 /* The nodes world k changes: its targets (several in a multi-target world)
  * and their descendants, as 0/1 into changed (n); returns their count. */

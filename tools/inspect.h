@@ -96,6 +96,14 @@ const char *tc_kind_name(unsigned k);
 /* The nodes world k of g changes: its targets (several in a multi-target
  * world) and their descendants, as 0/1 into changed (n); returns the count. */
 uint32_t tc_world_changed(const twincache_graph *g, uint32_t k, uint8_t *changed);
+
+/* The rows world w of a decoded graph holds (0 the base world, k+1 world
+ * k; FORMAT.md 3.10): world_rows[w] when the frame stored counts (flag
+ * ROWS), else S (fresh worlds of show --fresh-rows too). */
+static inline uint32_t tc_world_rows(const twincache_graph *g, uint32_t w) {
+  int counted = (g->flags & TWINCACHE_GRAPH_ROWS) && g->world_rows;
+  return counted && g->world_rows[w] < g->n_samples ? g->world_rows[w] : g->n_samples;
+}
 const char *tc_family_name(unsigned f); /* "unknown" for frames before version 4 */
 
 /* Sortability over many graphs (twincache_graph_sortability per graph):

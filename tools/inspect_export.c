@@ -29,6 +29,13 @@
  *        rows: the same exogenous noise). Shift, noise and soft worlds are left
  *        out: their target column has no single intervention value, which
  *        causica's loader requires.
+ * Rows per world (FORMAT.md 3.10): a graph whose worlds hold fewer rows
+ * than S exports exactly the rows each holds (csv: r_0 base rows, r_k rows
+ * of world k; dcdi: r_0 observational rows, then each world's r_k; causica:
+ * r_0 train rows, each world against the base rows both hold), except npy,
+ * whose arrays keep (S, N) and (K, S, N) with zero rows past a count and
+ * gain PREFIX_rows.npy u4 (K+1): the counts, base first. A graph without
+ * counts exports as before, byte for byte.
  * An existing file is an error unless --force. A graph of an SCM-only cache
  * has no stored worlds: export refuses it (exit 1) and points to
  * `show --fresh-rows`. */
@@ -49,6 +56,8 @@ static const char k_help[] =
     "Writes graph INDEX's base and intervened samples, adjacency, weights and\n"
     "interventions as files other tools read. An SCM-only cache stores no\n"
     "samples: export refuses it (exit 1); show --fresh-rows S samples worlds.\n"
+    "Worlds that hold fewer rows than S (twincache-gen --inter-samples) export\n"
+    "the rows each holds; npy keeps zero-padded arrays and adds PREFIX_rows.npy.\n"
     "  --format F  one of (required, no default):\n"
     "                csv: PREFIX_{base,inter,adj,weights,interventions}.csv\n"
     "                npy: PREFIX_{base,inter,adj,weights,targets,kinds,values}.npy\n"
@@ -72,6 +81,9 @@ static const char *const k_formats[FMT_COUNT] = {"csv", "npy", "dcdi", "causica"
 enum { PART_MAX = 8 };
 static const char *const k_csv_parts[] = {"base", "inter", "adj", "weights", "interventions", NULL};
 static const char *const k_npy_parts[] = {"base", "inter", "adj", "weights", "targets", "kinds", "values", NULL};
+static const char *const k_npy_rows_parts[] = {"base",  "inter",  "adj",  "weights", "targets",
+                                               "kinds", "values", "rows", NULL};
+
 /* file names in DIR; %u is --dataset */
 static const char *const k_dcdi_parts[] = {"DAG%u.npy", "data%u.npy", "data_interv%u.npy",
                                            "intervention%u.csv", "regime%u.csv", NULL};
@@ -144,6 +156,14 @@ static void write_npy(out_file *o, const twincache_graph *g) {
   fwrite(g->kind, 1, g->n_inter, o[5].f);
   npy_header(o[6].f, "<f4", shape, 1);
   npy_floats(o[6].f, g->value, 1, g->n_inter, g->n_inter);
+  if (!(g->flags & TWINCACHE_GRAPH_ROWS)) return;
+  shape[0] = k_n + 1; /* PREFIX_rows.npy: the counts, base first */
+  npy_header(o[7].f, "<u4", shape, 1);
+  for (uint32_t w = 0; w <= g->n_inter; w++) {
+    uint8_t le[4];
+    tc_store_u32(le, tc_world_rows(g, w));
+    fwrite(le, 1, 4, o[7].f);
+  }
 }
 
 /* ---- CSV --------------------------------------------------------------------------- */
@@ -161,10 +181,10 @@ static void csv_row(FILE *f, const float *row, uint32_t n) {
 static void write_csv(out_file *o, const twincache_graph *g) {
   uint32_t n = g->n_nodes;
   csv_header(o[0].f, "", n);
-  for (uint32_t s = 0; s < g->n_samples; s++) csv_row(o[0].f, g->base + (size_t)s * g->ld, n);
+  for (uint32_t s = 0; s < tc_world_rows(g, 0); s++) csv_row(o[0].f, g->base + (size_t)s * g->ld, n);
   csv_header(o[1].f, "world,sample", n);
   for (uint32_t k = 0; k < g->n_inter; k++)
-    for (uint32_t s = 0; s < g->n_samples; s++) {
+    for (uint32_t s = 0; s < tc_world_rows(g, k + 1); s++) {
       fprintf(o[1].f, "%u,%u,", k, s);
       csv_row(o[1].f, g->inter + ((size_t)k * g->n_samples + s) * g->ld, n);
     }
@@ -183,24 +203,26 @@ static void write_csv(out_file *o, const twincache_graph *g) {
 
 /* ---- DCDI ------------------------------------------------------------------------- */
 static void write_dcdi(out_file *o, const twincache_graph *g) {
-  uint64_t n = g->n_nodes, s_n = g->n_samples, k_n = g->n_inter;
+  uint64_t n = g->n_nodes, s_n = tc_world_rows(g, 0), all = s_n;
+  for (uint32_t k = 0; k < g->n_inter; k++) all += tc_world_rows(g, k + 1);
   uint64_t shape[2] = {n, n};
   npy_header(o[0].f, "|u1", shape, 2);
   for (uint32_t i = 0; i < g->n_nodes; i++)
     for (uint32_t j = 0; j < g->n_nodes; j++) fputc(g->adj[(size_t)i * g->ld_adj + j] ? 1 : 0, o[0].f);
   shape[0] = s_n;
   npy_header(o[1].f, "<f4", shape, 2);
-  npy_floats(o[1].f, g->base, g->n_samples, g->n_nodes, g->ld);
-  shape[0] = (1 + k_n) * s_n; /* base rows, then world 0's, world 1's, ... */
+  npy_floats(o[1].f, g->base, (uint32_t)s_n, g->n_nodes, g->ld);
+  shape[0] = all; /* base rows, then world 0's, world 1's, ... (each the rows it holds) */
   npy_header(o[2].f, "<f4", shape, 2);
-  npy_floats(o[2].f, g->base, g->n_samples, g->n_nodes, g->ld);
-  npy_floats(o[2].f, g->inter, g->n_inter * g->n_samples, g->n_nodes, g->ld);
-  for (uint32_t s = 0; s < g->n_samples; s++) {
+  npy_floats(o[2].f, g->base, (uint32_t)s_n, g->n_nodes, g->ld);
+  for (uint32_t k = 0; k < g->n_inter; k++)
+    npy_floats(o[2].f, g->inter + (size_t)k * g->n_samples * g->ld, tc_world_rows(g, k + 1), g->n_nodes, g->ld);
+  for (uint32_t s = 0; s < s_n; s++) {
     fputc('\n', o[3].f); /* observational: no target */
     fputs("0\n", o[4].f);
   }
   for (uint32_t k = 0; k < g->n_inter; k++) /* DCDI's csv row: every target of the world */
-    for (uint32_t s = 0; s < g->n_samples; s++) {
+    for (uint32_t s = 0; s < tc_world_rows(g, k + 1); s++) {
       fprintf(o[3].f, "%u", (unsigned)g->target[k]);
       for (uint32_t i = 1; g->n_targets && i < g->n_targets[k]; i++)
         fprintf(o[3].f, ",%u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
@@ -229,7 +251,7 @@ static uint32_t write_causica(out_file *o, const twincache_graph *g) {
     fprintf(o[0].f, "%s\n  {\"group_name\": \"x%u\", \"name\": \"x%u\", \"type\": \"continuous\", "
             "\"always_observed\": true}", j ? "," : "", j, j);
   fputs("\n]}\n", o[0].f);
-  for (uint32_t s = 0; s < g->n_samples; s++) {
+  for (uint32_t s = 0; s < tc_world_rows(g, 0); s++) {
     const float *row = g->base + (size_t)s * g->ld;
     for (uint32_t j = 0; j < n; j++) fprintf(o[1].f, "%s%.9g", j ? "," : "", (double)row[j]);
     fputc('\n', o[1].f);
@@ -247,9 +269,10 @@ static uint32_t write_causica(out_file *o, const twincache_graph *g) {
     for (uint32_t i = 1; g->n_targets && i < g->n_targets[k]; i++)
       fprintf(o[3].f, ", %u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
     fputs("], \"conditioning_idxs\": null, \"effect_idxs\": [],\n   \"conditioning_values\": ", o[3].f);
-    json_rows(o[3].f, g->base, g->n_samples, n, g->ld);
+    uint32_t pairs = tc_world_rows(g, 0) < tc_world_rows(g, k + 1) ? tc_world_rows(g, 0) : tc_world_rows(g, k + 1); /* rows both hold */
+    json_rows(o[3].f, g->base, pairs, n, g->ld);
     fputs(",\n   \"test_data\": ", o[3].f);
-    json_rows(o[3].f, g->inter + (size_t)k * g->n_samples * g->ld, g->n_samples, n, g->ld);
+    json_rows(o[3].f, g->inter + (size_t)k * g->n_samples * g->ld, pairs, n, g->ld);
     fputs(",\n   \"reference_data\": null}", o[3].f);
     written++;
   }
@@ -278,18 +301,27 @@ int tc_cmd_export(int argc, char **argv) {
   static const char *const *const k_parts[FMT_COUNT] = {k_csv_parts, k_npy_parts, k_dcdi_parts, k_causica_parts};
   const char *const *parts = k_parts[fmt];
   int n_parts = 0;
-  while (parts[n_parts]) n_parts++;
   out_file out[PART_MAX];
   memset(out, 0, sizeof out);
   tc_one_graph og;
   int status = tc_one_graph_open("export", a.positional[0], a.positional[1], &og);
   if (status) goto cleanup;
   const twincache_graph *g = og.graph;
+  if (fmt == FMT_NPY && (g->flags & TWINCACHE_GRAPH_ROWS)) parts = k_npy_rows_parts; /* + the counts */
+  while (parts[n_parts]) n_parts++;
   uint64_t index = og.index;
   if (g->n_samples == 0) { /* nothing would be written but empty datasets */
     fprintf(stderr, "%s: %s: graph %llu has no stored samples (an SCM-only cache): nothing to export; "
             "`%s show %s %llu --fresh-rows S` samples fresh worlds from its SCM\n", TC_PROG, a.positional[0],
             (unsigned long long)index, TC_PROG, a.positional[0], (unsigned long long)index);
+    status = TC_EXIT_FAIL;
+    goto cleanup;
+  }
+  if (fmt == FMT_DCDI && (g->flags & (TWINCACHE_GRAPH_NO_DAG | TWINCACHE_GRAPH_NO_TARGETS))) {
+    /* DCDI's layout has a DAG file and per-row targets: all zero would say "no edge" / "observational" */
+    fprintf(stderr, "%s: %s: graph %llu holds observed data whose %s (FORMAT.md 3.11): DCDI's layout cannot "
+            "say so; export --format csv or npy\n", TC_PROG, a.positional[0], (unsigned long long)index,
+            g->flags & TWINCACHE_GRAPH_NO_DAG ? "graph is unknown" : "targets are withheld");
     status = TC_EXIT_FAIL;
     goto cleanup;
   }

@@ -103,6 +103,7 @@ static void family_print_json(const uint64_t counts[256]) {
 /* "independent" when the config says twincache-gen --worlds independent
  * (FORMAT.md 3.9; those caches are format 5), else "twin". */
 static const char *world_kind(const twincache_cache *c) {
+  if (strstr(twincache_cache_config(c), "\"observed\":true")) return "observed"; /* an import, FORMAT.md 3.11 */
   return strstr(twincache_cache_config(c), "\"worlds\":\"independent\"") ? "independent" : "twin";
 }
 
@@ -228,7 +229,8 @@ int tc_cmd_info(int argc, char **argv) {
     printf("written by       %s, format version %u (read by twincache %s, format version <= %d)\n",
            twincache_cache_library(c), twincache_cache_format_version(c), TWINCACHE_VERSION_STRING,
            TWINCACHE_FORMAT_VERSION);
-    printf("worlds           %s\n", strcmp(world_kind(c), "twin") ? "independent: each world draws its own noise"
+    printf("worlds           %s\n", !strcmp(world_kind(c), "observed") ? "observed data (imported): regimes of rows, no SCM; fresh mode refuses it"
+                                     : strcmp(world_kind(c), "twin") ? "independent: each world draws its own noise"
                                                                    : "twin: every world reuses the base world's noise");
     if (twincache_cache_members(c))
       printf("set              %u shards\n", twincache_cache_members(c));

@@ -60,6 +60,9 @@ static void show_json(const twincache_graph *g) {
          "  \"standardized\": %s,\n  \"worlds\": \"%s\",\n",
          tc_family_name(g->family), tc_mechanism_name(g->mechanism), tc_noise_name(g->noise), g->flags,
          standardized ? "true" : "false", g->flags & TWINCACHE_GRAPH_INDEPENDENT ? "independent" : "twin");
+  printf("  \"observed\": %s,\n  \"graph_known\": %s,\n  \"targets_known\": %s,\n",
+         g->flags & TWINCACHE_GRAPH_OBSERVED ? "true" : "false", g->flags & TWINCACHE_GRAPH_NO_DAG ? "false" : "true",
+         g->flags & TWINCACHE_GRAPH_NO_TARGETS ? "false" : "true");
   printf("  \"adjacency\": [");
   for (uint32_t i = 0; i < n; i++) {
     printf("%s\n    [", i ? "," : "");
@@ -123,12 +126,17 @@ static void show_json(const twincache_graph *g) {
       printf("null");
   }
   printf("]");
+  if (g->flags & TWINCACHE_GRAPH_ROWS) { /* rows per world (FORMAT.md 3.10): each world's own rows below */
+    printf(",\n  \"rows\": [");
+    for (uint32_t w = 0; w <= k_n; w++) printf("%s%u", w ? "," : "", tc_world_rows(g, w));
+    printf("]");
+  }
   printf(",\n  \"base\": ");
-  json_matrix(g->base, s_n, n, g->ld, "  ");
+  json_matrix(g->base, tc_world_rows(g, 0), n, g->ld, "  ");
   printf(",\n  \"inter\": [");
   for (uint32_t k = 0; k < k_n; k++) {
     printf("%s\n    ", k ? "," : "");
-    json_matrix(g->inter + (size_t)k * s_n * g->ld, s_n, n, g->ld, "    ");
+    json_matrix(g->inter + (size_t)k * s_n * g->ld, tc_world_rows(g, k + 1), n, g->ld, "    ");
   }
   printf("%s]\n}\n", k_n ? "\n  " : "");
 }
@@ -163,6 +171,10 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
   printf(", noise %s, %s%s\n", tc_noise_name(g->noise),
          standardized ? "standardised per node" : "not standardised",
          g->flags & TWINCACHE_GRAPH_INDEPENDENT ? ", independent worlds (each its own noise)" : "");
+  if (g->flags & TWINCACHE_GRAPH_OBSERVED) /* FORMAT.md 3.11 */
+    printf("observed data (imported): no SCM (weights and noise scales 0), graph %s, regime targets %s\n",
+           g->flags & TWINCACHE_GRAPH_NO_DAG ? "unknown (no edge shown means unknown)" : "known",
+           g->flags & TWINCACHE_GRAPH_NO_TARGETS ? "withheld" : "known");
 
   if (g->mechanism == TWINCACHE_MECH_LINEAR) {
     printf("\nedge weights (row i -> column j; '.' = no edge)\n      ");
@@ -244,17 +256,30 @@ static void show_text(const twincache_graph *g, uint32_t rows) {
     printf("\nno samples stored (an SCM-only cache): --fresh-rows S samples fresh worlds\n");
     return;
   }
-  printf("\nbase world (first %u of %u rows)\n", rows < s_n ? rows : s_n, s_n);
-  text_rows(g->base, s_n, rows, n, g->ld, NULL);
+  const uint32_t r0 = tc_world_rows(g, 0); /* the rows it holds (FORMAT.md 3.10) */
+  printf("\nbase world (first %u of %u rows)\n", rows < r0 ? rows : r0, r0);
+  text_rows(g->base, r0, rows, n, g->ld, NULL);
   for (uint32_t k = 0; k < k_n; k++) {
-    uint32_t t = g->target[k];
+    uint32_t t = g->target[k], rk = tc_world_rows(g, k + 1);
+    char of[32]; /* " of r_k": with rows per world only (the text of before otherwise) */
+    snprintf(of, sizeof of, " of %u", rk);
     tc_world_changed(g, k, changed);
-    printf("\ntwin world %u: %s(x%u %s %.4g) (first %u rows; * = changed column)\n", k,
+    if (g->flags & TWINCACHE_GRAPH_OBSERVED) { /* a regime: its targets, no value */
+      printf("\nregime %u (world %u): ", k + 1, k);
+      if (g->flags & TWINCACHE_GRAPH_NO_TARGETS) printf("targets withheld");
+      else printf("targets x%u", t);
+      for (uint32_t i = 1; !(g->flags & TWINCACHE_GRAPH_NO_TARGETS) && g->n_targets && i < g->n_targets[k]; i++)
+        printf(",x%u", (unsigned)g->more_target[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i - 1]);
+      printf(" (first %u of %u rows)\n", rows < rk ? rows : rk, rk);
+      text_rows(g->inter + (size_t)k * s_n * g->ld, rk, rows, n, g->ld, NULL);
+      continue;
+    }
+    printf("\ntwin world %u: %s(x%u %s %.4g) (first %u%s rows; * = changed column)\n", k,
            tc_kind_name(g->kind[k]), t,
            g->kind[k] == TWINCACHE_DO ? "=" : g->kind[k] == TWINCACHE_INTER_NOISE ? "noise *="
                                      : g->kind[k] == TWINCACHE_INTER_SOFT ? "new mechanism," : "+=",
-           (double)g->value[k], rows < s_n ? rows : s_n);
-    text_rows(g->inter + (size_t)k * s_n * g->ld, s_n, rows, n, g->ld, changed);
+           (double)g->value[k], rows < rk ? rows : rk, g->flags & TWINCACHE_GRAPH_ROWS ? of : "");
+    text_rows(g->inter + (size_t)k * s_n * g->ld, rk, rows, n, g->ld, changed);
   }
 }
 

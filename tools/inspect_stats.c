@@ -56,6 +56,7 @@ typedef struct totals {
   double stored_values, raw_values; /* sample values kept by the sparse twin encoding vs raw */
   uint64_t family[256];     /* graphs per family code (255: not recorded) */
   uint64_t independent;     /* graphs of independent worlds (FORMAT.md 3.9): no pairwise effect */
+  uint64_t observed;        /* of them, observed data (imports, FORMAT.md 3.11): no SCM */
   tc_sortability_sum sort;  /* per graph, on the base world */
   moments r2_mech, r2_lin;  /* per node with parents: R^2 of its mechanism, of a linear fit */
 } totals;
@@ -69,32 +70,35 @@ static void graph_accumulate(const twincache_graph *g, node_stats *per_node, tot
   t->family[g->family]++;
   const int indep = (g->flags & TWINCACHE_GRAPH_INDEPENDENT) != 0;
   t->independent += indep;
+  t->observed += (g->flags & TWINCACHE_GRAPH_OBSERVED) != 0;
   if (n >= 2) moments_add(&t->density, (double)e / ((double)n * (n - 1) / 2.0));
   for (uint32_t j = 0; j < n; j++) per_node[j].graphs++;
-  for (uint32_t s = 0; s < s_n; s++)
+  const uint32_t r0 = tc_world_rows(g, 0); /* the rows each world holds (FORMAT.md 3.10) */
+  for (uint32_t s = 0; s < r0; s++)
     for (uint32_t j = 0; j < n; j++) {
       double v = g->base[(size_t)s * g->ld + j];
       moments_add(&per_node[j].base, v);
       moments_add(&t->base, v);
     }
   t->raw_values += (double)s_n * n * (1.0 + g->n_inter);
-  t->stored_values += (double)s_n * n;
+  t->stored_values += (double)r0 * n;
   for (uint32_t k = 0; k < g->n_inter; k++) {
+    const uint32_t rk = tc_world_rows(g, k + 1), pairs = rk < r0 ? rk : r0;
     uint32_t target = g->target[k];
     if (target >= n) continue; /* verify reports it */
     uint32_t n_changed = twincache_graph_descendants(g->adj, n, g->ld_adj, target, changed);
     moments_add(&t->changed_fraction, (double)n_changed / n);
     /* a DO column is stored once as its value; an independent world stores every column */
     if (indep) n_changed = n;
-    t->stored_values += (double)s_n * (n_changed - 1) + (g->kind[k] == TWINCACHE_DO ? 1.0 : (double)s_n);
+    t->stored_values += (double)rk * (n_changed - 1) + (g->kind[k] == TWINCACHE_DO ? 1.0 : (double)rk);
     const float *w = g->inter + (size_t)k * s_n * g->ld; /* (S, ld) */
-    for (uint32_t s = 0; s < s_n; s++)
+    for (uint32_t s = 0; s < rk; s++)
       for (uint32_t j = 0; j < n; j++) {
         double v = w[(size_t)s * g->ld + j];
         double diff = fabs(v - (double)g->base[(size_t)s * g->ld + j]);
         moments_add(&per_node[j].twin, v);
         moments_add(&t->twin, v);
-        if (indep) continue; /* rows of its own noise: no pairwise effect */
+        if (indep || s >= pairs) continue; /* rows of its own noise, or no base row: no pairwise effect */
         if (j == target)
           moments_add(&t->effect_target, diff);
         else if (changed[j])
@@ -120,7 +124,7 @@ static double unit_f(int mechanism, double a) { /* FORMAT.md 3.6, in double with
 }
 
 static void fit_accumulate(const twincache_graph *g, totals *t, double *scratch) {
-  uint32_t n = g->n_nodes, S = g->n_samples, H = g->n_hidden, stride = H * n + 2 * H;
+  uint32_t n = g->n_nodes, S = tc_world_rows(g, 0), H = g->n_hidden, stride = H * n + 2 * H; /* base rows held */
   int std = (g->flags & TWINCACHE_GRAPH_STANDARDIZED) != 0;
   /* an iSCM's mechanisms read the stored (standardised) parents; node j's own
    * value before its map is stored * std + mean */
@@ -214,8 +218,9 @@ static void print_json(const char *path, const totals *t, const node_stats *per_
   tc_json_string(stdout, path);
   printf(",\n  \"graphs\": %llu,\n  \"interventions\": %llu,\n", (unsigned long long)t->graphs,
          (unsigned long long)t->interventions);
-  printf("  \"world_kind\": \"%s\",\n",
-         !t->independent ? "twin" : t->independent == t->graphs ? "independent" : "mixed");
+  printf("  \"world_kind\": \"%s\",\n  \"observed_graphs\": %llu,\n",
+         !t->independent ? "twin" : t->independent == t->graphs ? "independent" : "mixed",
+         (unsigned long long)t->observed);
   printf("  \"worlds\": {\n");
   json_moments("base", &t->base, 0);
   json_moments("twin", &t->twin, 1);
@@ -273,6 +278,9 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
       first = 0;
     }
   printf("\n");
+  if (t->observed)
+    printf("observed         %llu of %llu graphs are observed data (imported: regimes of rows, no SCM; the "
+           "mechanism fit below means nothing there)\n", (unsigned long long)t->observed, (unsigned long long)t->graphs);
   if (!t->independent)
     printf("world kind       twin (every world reuses the base world's noise, row by row)\n");
   else if (t->independent == t->graphs)

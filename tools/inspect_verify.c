@@ -74,7 +74,7 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
     const float *w = g->inter + (size_t)k * s_n * g->ld; /* (S, ld) */
     uint32_t t = g->target[k];
     if (t >= n) return snprintf(buf, cap, "intervention %u targets node %u of %u", k, t, n), buf;
-    if (g->kind[k] >= TWINCACHE_INTER_KIND_COUNT)
+    if (!twincache_inter_kind_valid(g->flags, g->kind[k]))
       return snprintf(buf, cap, "intervention %u has unknown kind %u", k, g->kind[k]), buf;
     if (!rows_finite(w, s_n, n, g->ld))
       return snprintf(buf, cap, "NaN or Inf in twin world %u", k), buf;
@@ -84,7 +84,8 @@ static const char *graph_check(const twincache_graph *g, uint64_t index,
         return snprintf(buf, cap, "intervention %u targets a node beyond %u", k, n), buf;
     tc_world_changed(g, k, changed); /* the union of its targets' sets */
     if (g->flags & TWINCACHE_GRAPH_INDEPENDENT) memset(changed, 1, n); /* its own noise: no twin property */
-    for (uint32_t s = 0; s < s_n; s++) {
+    uint32_t held = g->world_rows ? g->world_rows[k + 1] : s_n; /* rows past it are not stored (FORMAT.md 3.10) */
+    for (uint32_t s = 0; s < held; s++) {
       const float *row = w + (size_t)s * g->ld, *base = g->base + (size_t)s * g->ld;
       for (uint32_t j = 0; j < n; j++)
         if (!changed[j] && memcmp(&row[j], &base[j], sizeof(float)) != 0)

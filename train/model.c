@@ -72,6 +72,7 @@ void tc_batch_view_init(tc_batch_view *v, const twincache_batch_layout *l, const
   v->adj = s + l->adj;
   v->node_mask = s + l->node_mask;
   v->int_mask = s + l->int_mask;
+  v->rows = (const uint32_t *)(s + l->rows);
 }
 
 tc_cpu *tc_cpu_create(int G, int N) {
@@ -131,9 +132,9 @@ static void tc_features_range(tc_cpu *c, const tc_batch_view *b, int g0, int g1)
   const uint8_t *nm = b->node_mask + (size_t)g0 * N;
   const float *base = b->base + (size_t)g0 * S * N;
   twincache_effects_cpu(T, ob, base, b->inter + (size_t)g0 * K * S * N,
-                        b->target + (size_t)g0 * K * N, nm, b->int_mask + (size_t)g0 * K, G, K, S,
-                        N);
-  twincache_corr_cpu(C, base, nm, G, S, N);
+                        b->target + (size_t)g0 * K * N, nm, b->int_mask + (size_t)g0 * K,
+                        b->rows + (size_t)g0 * (K + 1), G, K, S, N);
+  twincache_corr_cpu(C, base, nm, b->rows + (size_t)g0 * (K + 1), K + 1, G, S, N);
   twincache_inverse_cpu(W, Pc, T, ob, C, nm, G, N);
   twincache_pair_features_cpu(c->feat + g0 * nn * TC_MODEL_F, c->pair_w + g0 * nn, T, ob, C, W,
                               Pc, nm, G, N);

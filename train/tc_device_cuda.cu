@@ -297,8 +297,8 @@ static int tc_forward(tc_cuda *c, const void *slab, float pos_weight, int grad, 
   tc_batch_view b;
   tc_batch_view_init(&b, &c->layout, slab);
   kernelCheck(twincache_effects_cuda(c->T, c->observed, b.base, b.inter, b.target, b.node_mask,
-                                     b.int_mask, G, b.K, b.S, N, s));
-  kernelCheck(twincache_corr_cuda(c->C, b.base, b.node_mask, G, b.S, N, s));
+                                     b.int_mask, b.rows, G, b.K, b.S, N, s));
+  kernelCheck(twincache_corr_cuda(c->C, b.base, b.node_mask, b.rows, b.K + 1, G, b.S, N, s));
   kernelCheck(twincache_inverse_cuda(c->W_hat, c->Pc, c->T, c->observed, c->C, b.node_mask, G,
                                      N, c->inv_work, s));
   kernelCheck(twincache_pair_features_cuda(c->feat, c->pair_w, c->T, c->observed, c->C,

@@ -19,7 +19,7 @@ static inline void tc_expand_offsets_init(twincache_expand_offsets *o,
   o->c_cols = c->cols;
   o->base = d->base, o->inter = d->inter_off, o->target = d->target, o->value = d->value;
   o->kind = d->kind, o->adj = d->adj, o->node_mask = d->node_mask, o->int_mask = d->int_mask;
-  o->graph_id = d->graph_id, o->valid = d->valid;
+  o->graph_id = d->graph_id, o->valid = d->valid, o->rows = d->rows;
 }
 
 #endif /* TC_EXPAND_H */

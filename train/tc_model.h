@@ -49,6 +49,7 @@ typedef struct tc_batch_view {
   int G, K, S, N;
   const float *base, *inter;
   const uint8_t *target, *adj, *node_mask, *int_mask;
+  const uint32_t *rows; /* (G,K+1) rows per world (FORMAT.md 3.10) */
 } tc_batch_view;
 void tc_batch_view_init(tc_batch_view *v, const twincache_batch_layout *l, const void *slab);
 

@@ -18,7 +18,7 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("TWINCACHE_BIN_DIR", os.path.join(REPO, "build", "release"))
 INSTALLED = os.environ.get("TWINCACHE_TEST_INSTALLED") == "1"
 if INSTALLED:
-    for var in ("TWINCACHE_LIBRARY", "TWINCACHE_GEN", "TWINCACHE_INSPECT"):
+    for var in ("TWINCACHE_LIBRARY", "TWINCACHE_GEN", "TWINCACHE_INSPECT", "TWINCACHE_IMPORT"):
         os.environ.pop(var, None)  # the wheel's own, found as a user's would be
 else:
     os.environ.setdefault("TWINCACHE_LIBRARY", os.path.join(BUILD, "libtwincache.so"))
@@ -77,6 +77,11 @@ def tmp_root():
 @pytest.fixture(scope="session")
 def inspect_exe():
     return program("twincache-inspect", os.path.join(BUILD, "tools", "twincache-inspect"))
+
+
+@pytest.fixture(scope="session")
+def import_exe():
+    return program("twincache-import", os.path.join(BUILD, "import", "twincache-import"))
 
 
 @pytest.fixture(scope="session")

@@ -51,7 +51,7 @@ def test_fields_made_on_first_read(cache_path, output):
     numpy views of a torch batch too); unknown names fail as a dict and an
     object would; every batch of the ring reads its own slot's bytes."""
     names = ["base", "inter", "target", "value", "kind", "adj", "node_mask", "int_mask",
-             "graph_id", "valid"]
+             "graph_id", "valid", "rows"]
     with twincache.Loader(cache_path, batch_size=16, threads=1, slots=2, shuffle=False,
                           output=output) as L:
         seen = []

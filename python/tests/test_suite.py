@@ -707,10 +707,11 @@ def test_import_dcdi_roundtrip():
                 g = c[i]
                 d = os.path.join(TMP, f"dcdi-{name}-{i}")
                 _export_dcdi(cache, i, d)
-                store = os.path.join(TMP, f"dcdi-{name}-{i}.npz")
-                if os.path.exists(store):
-                    os.remove(store)
+                store = os.path.join(TMP, f"dcdi-{name}-{i}-cache")  # a cache of observed data
+                shutil.rmtree(store, ignore_errors=True)
                 ts.import_dcdi(d, store)
+                with Cache(store) as ci:
+                    assert ci.worlds == "observed" and len(ci) == 2  # the regimes, data1.npy's rows
                 s = ts.load_import(store)
                 assert np.array_equal(s["adj"], g.adj.astype(np.uint8))
                 assert s["base"].tobytes() == np.ascontiguousarray(g.base, np.float32).tobytes()
@@ -747,6 +748,7 @@ def _bad_dcdi(tag, edit):
 def test_import_dcdi_refuses_bad_folders(capsys):
     """Each broken folder: one error naming the file and what is wrong; the
     command line exits 1 with one line (2 for a usage error)."""
+    import shutil
     if not os.path.isdir(os.path.join(TMP, "dcdi-do-0")):
         pytest.skip("needs test_import_dcdi_roundtrip's export")
 
@@ -788,9 +790,9 @@ def test_import_dcdi_refuses_bad_folders(capsys):
     ]
     for tag, edit, want in cases:
         d = _bad_dcdi(tag, edit)
-        out = os.path.join(TMP, f"dcdi-bad-{tag}.npz")
+        out = os.path.join(TMP, f"dcdi-bad-{tag}-cache")
         if os.path.exists(out):  # a store an earlier, broken run left
-            os.remove(out)
+            shutil.rmtree(out)
         with pytest.raises(ts.SuiteError, match=want.replace("(", r"\(")):
             ts.import_dcdi(d, out)
         assert not os.path.exists(out)
@@ -798,7 +800,7 @@ def test_import_dcdi_refuses_bad_folders(capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and want in err, (tag, err)
     assert ts.main(["import-dcdi", os.path.join(TMP, "dcdi-do-0"), "x.npz", "--dataset", "0"]) == 2
-    store = os.path.join(TMP, "dcdi-do-0.npz")
+    store = os.path.join(TMP, "dcdi-do-0-cache")
     assert ts.main(["import-dcdi", os.path.join(TMP, "dcdi-do-0"), store]) == 1  # exists
     assert "exists" in capsys.readouterr().err
     assert ts.main(["score-import", store]) == 0
@@ -918,14 +920,12 @@ def test_cli_refuses_bad_inputs(built, capsys):
     for tag, kw, want in (("big", {"data": big}, "row 5, node 1 is 1e+300: outside float32's range"),
                           ("binary", {"regime": bytes(range(256))}, "regime1.csv: not a text file")):
         folder = _dcdi_folder(os.path.join(d, f"dcdi-{tag}"), **kw)
-        out = os.path.join(d, f"dcdi-{tag}.npz")
-        if os.path.exists(out):  # a store an earlier, broken run left
-            os.remove(out)
+        out = os.path.join(d, f"dcdi-{tag}-cache")
+        shutil.rmtree(out, ignore_errors=True)  # a store an earlier, broken run left
         cli(["import-dcdi", folder, out], 1, want)
         assert not os.path.exists(out)
-    ok = os.path.join(d, "dcdi-ok.npz")
-    if os.path.exists(ok):
-        os.remove(ok)
+    ok = os.path.join(d, "dcdi-ok-cache")  # a cache of observed data (a directory)
+    shutil.rmtree(ok, ignore_errors=True)
     assert ts.main(["import-dcdi", _dcdi_folder(os.path.join(d, "dcdi-ok")), ok]) == 0
     capsys.readouterr()
 

@@ -124,6 +124,29 @@ def test_twin_T_by_hand_targets_known_and_withheld():
     assert known[0, 0] == known[1, 1] == withheld[0, 0] == 0
 
 
+def test_baselines_read_only_the_rows_a_world_holds():
+    """Rows per world (FORMAT.md 3.10): the |T| case above with a third,
+    zero row in every world (a batch's padding past each world's 2 rows)
+    gives the same answers when the rows array says 2, and others when the
+    zero row is read (rows = 3: base sd and the effects change). The
+    base-world baselines (corr) likewise: x1 = 2 x0 on the 2 rows held
+    (|corr| 1); read with the padded row (0, 0), base (-1,-2), (1,2), (0,0)
+    still has corr 1, so corr is checked on base rows (1, 5), (2, 4), (0, 0)
+    instead: held rows give |corr| 1, all three 4 / sqrt(2 * 14) = 2 / sqrt(7)."""
+    base = np.array([[-1.0, -2.0], [1.0, 2.0], [0.0, 0.0]])
+    inter = np.array([[[3.0, 6.0], [3.0, 6.0], [0.0, 0.0]], [[-1.0, 0.0], [1.0, 0.0], [0.0, 0.0]]])
+    held = tb.baseline_twin_T(tb.graph_batch(base, inter, np.eye(2), rows=[2, 2, 2]))[0]
+    assert held[0, 1] == pytest.approx(0.75) and held[1, 0] == 0
+    read = tb.baseline_twin_T(tb.graph_batch(base, inter, np.eye(2)))[0]
+    assert read[0, 1] != pytest.approx(0.75)
+    fewer = tb.baseline_twin_T(tb.graph_batch(base, inter, np.eye(2), rows=[2, 2, 1]))[0]
+    assert fewer[0, 1] == pytest.approx(0.75) and fewer[1, 0] == 0  # world 1: its one row, x0 unmoved
+    b2 = np.array([[1.0, 5.0], [2.0, 4.0], [0.0, 0.0]])
+    c_held = tb.baseline_corr(tb.graph_batch(b2, rows=[2]))[0]
+    c_all = tb.baseline_corr(tb.graph_batch(b2))[0]
+    assert c_held[0, 1] == pytest.approx(1.0) and c_all[0, 1] == pytest.approx(2.0 / 7.0 ** 0.5)
+
+
 def test_graph_batch_is_a_batch():
     b = tb.graph_batch(np.zeros((3, 2)), np.zeros((1, 3, 2)), [[1, 0]], [[0, 1], [0, 0]])
     assert isinstance(b, twincache.Batch) and b.nodes == 2

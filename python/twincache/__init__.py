@@ -18,12 +18,13 @@ from .gen import find_program, generate
 from .batch import Batch
 from .loader import Loader, default_rank_world
 from .fresh import fresh_graph
+from .write import write_cache
 from ._launch import LaunchRanks, launch_ranks
 
 __version__ = _capi.version().decode()  # TWINCACHE_VERSION_STRING, as the wheel's
 library_path = _capi.library_path
 
-__all__ = ["Cache", "Graph", "Loader", "Batch", "fresh_graph", "generate", "find_program", "default_rank_world",
+__all__ = ["Cache", "Graph", "Loader", "Batch", "fresh_graph", "write_cache", "generate", "find_program", "default_rank_world",
            "launch_ranks", "LaunchRanks",
            "Error", "NotFound", "NotACache", "Corrupt", "VersionError", "InvalidArgument",
            "OutOfMemory", "StorageError", "Mismatch", "Closed", "ThreadError", "TooManyHeld",

@@ -105,7 +105,8 @@ class Graph(ctypes.Structure):
                 ("inter", P(ctypes.c_float)), ("node_mech", P(u8)),
                 ("hetero_w", P(ctypes.c_float)), ("hetero_c", P(ctypes.c_float)),
                 ("soft", P(ctypes.c_float)), ("n_targets", P(u8)), ("more_target", P(u16)),
-                ("more_value", P(ctypes.c_float))]
+                ("more_value", P(ctypes.c_float)),
+                ("world_rows", P(u32))]  # (K+1) rows per world, format 5
 
 
 # The batch arrays, in slab order: (layout field, numpy dtype name, shape in G,N,K,S).
@@ -121,6 +122,7 @@ BATCH_ARRAYS = (
     ("int_mask", "int_mask", "uint8", "GK"),
     ("graph_id", "graph_id", "uint64", "G"),
     ("valid", "valid", "uint8", "G"),
+    ("rows", "rows", "uint32", "GR"),  # R = K+1: rows each world holds (FORMAT.md 3.10)
 )
 
 
@@ -129,7 +131,7 @@ class BatchLayout(ctypes.Structure):
                 ("base", c_size_t), ("inter_off", c_size_t), ("target", c_size_t),
                 ("value", c_size_t), ("kind", c_size_t), ("adj", c_size_t),
                 ("node_mask", c_size_t), ("int_mask", c_size_t), ("graph_id", c_size_t),
-                ("valid", c_size_t), ("bytes", c_size_t)]
+                ("valid", c_size_t), ("bytes", c_size_t), ("rows", c_size_t)]
 
 
 class Batch(ctypes.Structure):
@@ -139,7 +141,8 @@ class Batch(ctypes.Structure):
                 ("value", ctypes.c_void_p), ("kind", ctypes.c_void_p), ("adj", ctypes.c_void_p),
                 ("node_mask", ctypes.c_void_p), ("int_mask", ctypes.c_void_p),
                 ("graph_id", ctypes.c_void_p), ("valid", ctypes.c_void_p),
-                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32)]
+                ("compact", ctypes.c_void_p), ("internal_", ctypes.c_void_p), ("nodes", u32),
+                ("rows", ctypes.c_void_p)]
 
 
 # The compact batch (twincache_loader.h, "the compact batch"): arrays of one
@@ -217,6 +220,13 @@ class LoaderStats(ctypes.Structure):
                 ("thread_graphs", u64 * 64), ("thread_busy_ns", u64 * 64)]
 
 
+class Dataset(ctypes.Structure):
+    """twincache_dataset (import/twincache_import.h)."""
+    _fields_ = [("n_nodes", ctypes.c_uint32), ("n_rows", ctypes.c_uint32), ("n_regimes", ctypes.c_uint32),
+                ("rows", P(ctypes.c_float)), ("adj", P(ctypes.c_uint8)), ("n_targets", P(ctypes.c_uint8)),
+                ("targets", P(ctypes.c_uint16)), ("regime_rows", P(ctypes.c_uint32))]
+
+
 # ---- the ABI check (order = abi_facts in loader/abi.c) ------------------------------
 _EXPECTED = (
     ("sizeof(twincache_dims)", ctypes.sizeof(Dims)),
@@ -242,6 +252,8 @@ _EXPECTED = (
     ("offsetof(twincache_loader_options, buckets)", LoaderOptions.buckets.offset),
     ("offsetof(twincache_loader_options, local_nodes)", LoaderOptions.local_nodes.offset),
     ("offsetof(twincache_loader_state, local_nodes)", LoaderState.local_nodes.offset),
+    ("sizeof(twincache_dataset)", ctypes.sizeof(Dataset)),
+    ("offsetof(twincache_dataset, regime_rows)", Dataset.regime_rows.offset),
 )
 
 
@@ -298,6 +310,14 @@ graph_soft_stride = _sig("twincache_graph_soft_stride", u32, P(Graph))
 inter_kind_fixes_target = _sig("twincache_inter_kind_fixes_target", cint, cint)
 GRAPH_STANDARDIZED = 0x1  # TWINCACHE_GRAPH_STANDARDIZED: norm_mean/norm_std hold the standardisation
 GRAPH_INDEPENDENT = 0x8  # TWINCACHE_GRAPH_INDEPENDENT (format 5): each world has its own noise
+GRAPH_OBSERVED = 0x20  # TWINCACHE_GRAPH_OBSERVED (format 5): imported data, no SCM (FORMAT.md 3.11)
+GRAPH_NO_DAG = 0x40  # TWINCACHE_GRAPH_NO_DAG: the graph is unknown (adj all zero)
+GRAPH_NO_TARGETS = 0x80  # TWINCACHE_GRAPH_NO_TARGETS: the regimes' targets are withheld
+INTER_OBSERVED = 4  # TWINCACHE_INTER_OBSERVED: the kind of every world of an observed graph
+
+
+
+import_write = _sig("twincache_import_write", cint, cstr, P(Dataset), ctypes.c_uint32, cstr)
 dctx_create = _sig("twincache_dctx_create", vp)
 dctx_free = _sig("twincache_dctx_free", None, vp)
 batch_layout_init = _sig("twincache_batch_layout_init", cint, P(BatchLayout), u32, u32, u32, u32)

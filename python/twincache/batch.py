@@ -117,6 +117,14 @@ class Batch:
       valid     (G)       uint8    0 on graphs that only pad a batch: the repeats
                                    that give every rank the same batch count, and
                                    the empty rows after n_graphs; weigh losses by it
+      rows      (G,K+1)   uint32   (int32 in torch) rows each world holds: [g,0] the base world's,
+                                   [g,k+1] world k's; S unless the cache stores
+                                   fewer (twincache-gen --inter-samples, FORMAT.md
+                                   3.10), 0 for padded worlds and graphs. Rows
+                                   from it on are zero padding: statistics of a
+                                   world read base[g,:rows[g,0]] and
+                                   inter[g,k,:rows[g,k+1]]; a twin world's rows
+                                   pair with base's first rows
     
     batch.<name> / batch[name] is a torch tensor (output="torch") or a numpy
     array (output="numpy"). batch.numpy[name] is always the zero-copy numpy view
@@ -174,24 +182,32 @@ class Batch:
 
     # the fields of both layouts as properties (faster than __getattr__)
     for _n in ("base", "inter", "target", "value", "kind", "adj", "node_mask", "int_mask",
-               "graph_id", "valid", "n_nodes", "n_inter", "col_first", "col_mask", "cols"):
+               "graph_id", "valid", "rows", "n_nodes", "n_inter", "col_first", "col_mask", "cols"):
         locals()[_n] = _field(_n)
     del _n
 
     def trimmed(self):
         """name -> the dense fields cut to the batch's own N (self.nodes):
         views (no copy) of base[..., :n], inter[..., :n], target, value,
-        node_mask [..., :n] and adj[:, :n, :n]; the other fields as they are.
-        A Trimmed dict: t["base"] and t.base are the same array."""
+        node_mask [..., :n] and adj[:, :n, :n]; base and inter also cut to
+        the most rows a world of the batch holds (max of rows: S unless the
+        cache stores fewer, FORMAT.md 3.10), rows itself as it is; the other
+        fields as they are. A Trimmed dict: t["base"] and t.base are the
+        same array."""
         if self.layout != "dense":
             raise InvalidArgument("trimmed() needs a dense batch (batch.expand() first)")
         n, out = self.nodes, Trimmed()
+        r = int(self["rows"].max()) if "rows" in self.keys() else None
         for name in self.keys():
             v = self[name]
             if name == "adj":
                 v = v[:, :n, :n]
             elif name in ("base", "inter", "target", "value", "node_mask"):
                 v = v[..., :n]
+                if name == "base" and r is not None:
+                    v = v[:, :r]
+                elif name == "inter" and r is not None:
+                    v = v[:, :, :r]
             out[name] = v
         return out
 
@@ -246,7 +262,8 @@ class Batch:
         fields = ex.dense_fields(dense)
         views = {}
         if dev.type == "cpu":
-            views = {n: (t.numpy() if t.dtype != torch.int64 else t.numpy().view(np.uint64))
+            views = {n: (t.numpy() if t.dtype not in (torch.int64, torch.int32)
+                         else t.numpy().view(np.uint64 if t.dtype == torch.int64 else np.uint32))
                      for n, t in fields.items()}
             if output == "numpy":
                 fields = views
@@ -293,7 +310,7 @@ class Batch:
 
 
 def _shape(code, lay):
-    dims = {"G": lay.graphs, "N": lay.nodes, "K": lay.inter, "S": lay.samples}
+    dims = {"G": lay.graphs, "N": lay.nodes, "K": lay.inter, "S": lay.samples, "R": lay.inter + 1}
     return tuple(int(dims[c]) for c in code)
 
 
@@ -306,12 +323,15 @@ def _np_maker(shape, dtype, offset):
 
 
 def _torch_maker(shape, dtype, offset):
-    """torch has no uint64: graph_id is an int64 view."""
+    """torch has no uint64 (and few uint32 ops): graph_id is an int64 view,
+    rows an int32 one (counts <= 65535: the same values)."""
     if torch is None:
         return None
     nd, from_numpy = np.ndarray, torch.from_numpy
     if dtype == np.uint64:
         dtype = np.dtype(np.int64)
+    elif dtype == np.uint32:
+        dtype = np.dtype(np.int32)
 
     def make(mem):
         return from_numpy(nd(shape, dtype, mem, offset))
@@ -331,7 +351,8 @@ class Views:
             nbytes = int(np.prod(shape)) * dt.itemsize
             tdt = None
             if torch is not None:
-                tdt = {"float32": torch.float32, "uint8": torch.uint8, "uint64": torch.int64}[dtype]
+                tdt = {"float32": torch.float32, "uint8": torch.uint8, "uint64": torch.int64,
+                       "uint32": torch.int32}[dtype]
             specs.append((name, int(getattr(lay, field)), shape, dt, tdt, nbytes))
         self.specs = specs
         self.offsets = {sp[0]: sp[1] for sp in specs}

@@ -49,7 +49,11 @@ class Graph:
     family: the graph family's name ("unknown" in caches before format 4);
     node_mechanisms: each node's mechanism name (n,) when mechanism is
     "mixed", else None. worlds: "twin" (world k's row s shares base row s's
-    noise) or "independent" (each world its own noise, format 5)."""
+    noise) or "independent" (each world its own noise, format 5).
+    rows (K+1,) int64: rows each world holds, rows[0] the base world's,
+    rows[k+1] world k's: S unless the cache stores fewer (twincache-gen
+    --inter-samples, FORMAT.md 3.10); base[rows[0]:] and inter[k,
+    rows[k+1]:] are zero."""
     index: int
     n_nodes: int
     n_samples: int
@@ -74,10 +78,23 @@ class Graph:
     soft: Optional[np.ndarray] = None
     target_sets: Optional[list] = None
     value_sets: Optional[list] = None
+    rows: Optional[np.ndarray] = None
 
     @property
     def worlds(self):
+        if self.flags & C.GRAPH_OBSERVED:
+            return "observed"  # imported data, no SCM (FORMAT.md 3.11)
         return "independent" if self.flags & C.GRAPH_INDEPENDENT else "twin"
+
+    @property
+    def graph_known(self):
+        """False for observed data whose graph is unknown (adj all zero then means "unknown")."""
+        return not self.flags & C.GRAPH_NO_DAG
+
+    @property
+    def targets_known(self):
+        """False for observed data whose regimes' targets are withheld (target 0 means nothing)."""
+        return not self.flags & C.GRAPH_NO_TARGETS
 
 
 def _array(ptr, count, dtype):
@@ -169,6 +186,8 @@ class Cache(Closable):
         self.format_version = C.cache_format_version(self._h)  # the format it was written in
         # "twin" or "independent" (twincache-gen --worlds; FORMAT.md 3.9)
         self.worlds = self.config.get("worlds", "twin") if isinstance(self.config, dict) else "twin"
+        if isinstance(self.config, dict) and self.config.get("observed") is True:
+            self.worlds = "observed"  # twincache-import / write_cache: no SCM (FORMAT.md 3.11)
         self._count = C.cache_count(self._h)
         self.first = C.cache_first(self._h)  # a lone shard's first graph; else 0
 
@@ -262,6 +281,7 @@ class Cache(Closable):
             norm_mean=_array(g.norm_mean, n, np.float32) if std else None,
             norm_std=_array(g.norm_std, n, np.float32) if std else None,
             family=_name(FAMILIES, g.family), soft=soft, target_sets=tsets, value_sets=vsets,
+            rows=_array(g.world_rows, k + 1, np.uint32).astype(np.int64),
             node_mechanisms=(tuple(_name(MECHANISMS, int(c)) for c in _array(g.node_mech, n, np.uint8))
                              if g.mechanism == _MIXED else None))
 

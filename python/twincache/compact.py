@@ -185,6 +185,11 @@ class Expander:
         dv("node_mask", u8, (G, N)).copy_(j_n[None, :] < n_nodes[:, None])
         real = torch.arange(K, device=dev)[None, :] < n_inter[:, None]  # (G,K) k < n_inter
         dv("int_mask", u8, (G, K)).copy_(real)
+        # rows per world: every real world holds S (the compact layout refuses
+        # caches with fewer, FORMAT.md 3.10), padded worlds and graphs 0
+        rows = dv("rows", i32, (G, K + 1))
+        rows[:, 0].copy_((n_nodes > 0).to(i32) * S)
+        rows[:, 1:].copy_(real.to(i32) * S)
         hit = (j_n[None, None, :] == target[:, :, None]) & real[:, :, None]  # (G,K,N)
         dv("target", u8, (G, K, N)).copy_(hit)
         torch.mul(value[:, :, None], hit.to(i32), out=dv("value", i32, (G, K, N)))

@@ -662,6 +662,204 @@ static void independent_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
   free(out);
 }
 
+/* Observed data (version 5, FORMAT.md 3.11): an observed frame (graph
+ * known or not, targets known or withheld) round-trips and survives the
+ * attacks; each of its rules broken in the payload (a weight, a noise scale,
+ * a kind, a value, an edge under NO_DAG, a target under NO_TARGETS) or the
+ * header (OBSERVED without INDEPENDENT, NO_DAG alone, a mechanism) is
+ * ECORRUPT, and the encoder refuses the same with EINVAL. */
+static void observed_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  const unsigned extras[3] = {0, TWINCACHE_GRAPH_NO_DAG | TWINCACHE_GRAPH_NO_TARGETS, TWINCACHE_GRAPH_NO_TARGETS};
+  size_t size;
+  uint8_t *out = malloc(cap + 4096);
+  TC_REQUIRE(out);
+  for (int v = 0; v < 3; v++) {
+    tf_spec sp = {.seed = 28 + (uint64_t)v, .index = 3, .n = 6, .s = 6, .k = 5, .kinds = 2, .edge_p = 0.4, .multi = 3};
+    tf_sample(ref_g, &sp);
+    tf_observe(ref_g, extras[v]);
+    TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+    TC_CHECK(tc_load_u16(frame + 4) == 5);
+    TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+    TC_CHECK(tf_graph_same(ref_g, out_g), "observed frame %d decodes to its graph", v);
+    twincache_frame_view view;
+    TC_CHECK_RC(twincache_frame_decode_view(dc, frame, size, &view), 0);
+    TC_CHECK(view.n_cols == (uint64_t)sp.k * sp.n, "every column of every world stored");
+    frame_attacks(frame, size, v ? "observed, withheld" : "observed");
+  }
+  /* payload rules on a known graph with known targets: find the first edge
+   * and the section offsets (1: N*R, 2: 4E, 4: 4N, 6: 8K) */
+  tf_spec sp = {.seed = 28, .index = 3, .n = 6, .s = 6, .k = 5, .kinds = 2, .edge_p = 0.4};
+  tf_sample(ref_g, &sp);
+  tf_observe(ref_g, 0);
+  uint32_t n = sp.n, rb = (n + 7) / 8, e = 0;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < n; j++) e += ref_g->adj[(size_t)i * ref_g->ld_adj + j] != 0;
+  TC_REQUIRE(e > 0);
+  size_t sec2 = (size_t)n * rb, sec4 = sec2 + 4 * (size_t)e, sec6 = sec4 + 4 * (size_t)n;
+  zero_rule(frame, cap, cc, sec2, 0x3f800000u, "2 (edge weights)");
+  zero_rule(frame, cap, cc, sec4 + 4, 0x3f800000u, "4 (noise scale)");
+  zero_rule(frame, cap, cc, sec6 + 4, 0x3f800000u, "6 (interventions)");         /* a value */
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  {
+    uint32_t dsize = tc_load_u32(frame + 28), csize = tc_load_u32(frame + 32);
+    uint8_t *pay = malloc(dsize);
+    TC_REQUIRE(pay && ZSTD_decompress(pay, dsize, frame + header_bytes(frame), csize) == dsize);
+    pay[sec6 + 2] = TWINCACHE_DO; /* a generator's kind in an observed frame */
+    size_t m = wrap(frame, pay, dsize, out, cap + 4096);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    pay[sec6 + 2] = TWINCACHE_INTER_OBSERVED;
+    m = wrap(frame, pay, dsize, out, cap + 4096);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), 0);
+    header_set(out, 25, 1, out[25] | TWINCACHE_GRAPH_NO_DAG); /* edges under NO_DAG */
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    TC_CHECK(strstr(twincache_last_error(), "1 (adjacency)") != NULL, "%s", twincache_last_error());
+    m = wrap(frame, pay, dsize, out, cap + 4096);
+    header_set(out, 25, 1, out[25] | TWINCACHE_GRAPH_NO_TARGETS); /* targets under NO_TARGETS */
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    m = wrap(frame, pay, dsize, out, cap + 4096);
+    /* kind OBSERVED without the flag: an unknown kind */
+    header_set(out, 25, 1, TWINCACHE_GRAPH_INDEPENDENT);
+    TC_CHECK_RC(twincache_frame_decode(dc, out, m, out_g), TWINCACHE_ECORRUPT);
+    free(pay);
+  }
+  { /* an extra target's value (section 6a) in a multi-target observed frame */
+    tf_spec sm = {.seed = 29, .index = 3, .n = 6, .s = 6, .k = 5, .kinds = 2, .edge_p = 0.4, .multi = 3};
+    tf_sample(ref_g, &sm);
+    tf_observe(ref_g, 0);
+    uint32_t em = 0;
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < n; j++) em += ref_g->adj[(size_t)i * ref_g->ld_adj + j] != 0;
+    TC_REQUIRE(ref_g->n_targets[1] > 1);
+    zero_rule(frame, cap, cc, (size_t)n * rb + 4 * (size_t)em + 4 * (size_t)n + 8 * (size_t)sm.k + 4, 0x3f800000u,
+              "6a (extra targets)");
+    tf_sample(ref_g, &sp);
+    tf_observe(ref_g, 0);
+    TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  }
+  /* header rules: each refused by peek already */
+  const struct { int off; uint32_t v; } bad[] = {
+      {25, TWINCACHE_GRAPH_OBSERVED},                                      /* without INDEPENDENT */
+      {25, TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_NO_DAG},          /* NO_DAG alone */
+      {25, TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_NO_TARGETS},      /* NO_TARGETS alone */
+      {25, TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_OBSERVED | TWINCACHE_GRAPH_STANDARDIZED},
+      {24, TWINCACHE_NOISE_LAPLACE},
+      {27, TWINCACHE_FAMILY_ER},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memcpy(out, frame, size);
+    header_set(out, bad[i].off, 1, bad[i].v);
+    TC_CHECK_RC(twincache_frame_peek(out, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+  }
+  memcpy(out, frame, size);
+  header_set(out, 4, 2, 4); /* the flag is version 5's */
+  TC_CHECK_RC(twincache_frame_peek(out, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+  /* the encoder refuses what the decoder would */
+  ref_g->weight[0] = 0.0f;
+  ref_g->noise_scale[2] = 1.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->noise_scale[2] = 0.0f;
+  ref_g->value[1] = 2.0f;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->value[1] = 0.0f;
+  ref_g->kind[1] = TWINCACHE_SHIFT;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->kind[1] = TWINCACHE_INTER_OBSERVED;
+  ref_g->flags |= TWINCACHE_GRAPH_NO_DAG; /* edges remain */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->flags = TWINCACHE_GRAPH_OBSERVED; /* without INDEPENDENT */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), TWINCACHE_EINVAL);
+  ref_g->flags = TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_OBSERVED;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, frame, cap, &size), 0);
+  free(out);
+}
+
+/* Rows per world (version 5, section 7b, FORMAT.md 3.10): a twin frame whose
+ * worlds hold fewer rows than S stores only those (rows past a count decode
+ * to +0.0), every count S stores no section (the frame of before, byte for
+ * byte); hostile counts (over S, zero, a twin world over the base's, all S,
+ * a count that disagrees with the sample bytes) are ECORRUPT naming the
+ * section; the encoder refuses a count over S or a twin world over base. */
+static void rows_expect(uint8_t *payload, size_t psize, size_t at, const uint32_t *rows, uint32_t k1,
+                        const uint8_t *frame, uint8_t *out, size_t cap, const char *what, int names_7b) {
+  uint8_t *p = malloc(psize);
+  TC_REQUIRE(p);
+  memcpy(p, payload, psize);
+  for (uint32_t v = 0; v < k1; v++) tc_store_u32(p + at + 4 * v, rows[v]);
+  size_t sz = wrap(frame, p, psize, out, cap);
+  int rc = twincache_frame_decode(dc, out, sz, out_g);
+  TC_CHECK(rc == TWINCACHE_ECORRUPT, "%s: rc %d", what, rc);
+  if (names_7b)
+    TC_CHECK(strstr(twincache_last_error(), "7b (rows per world)") != NULL, "%s: %s", what, twincache_last_error());
+  free(p);
+}
+
+static void rows_rules(uint8_t *frame, size_t cap, twincache_cctx *cc) {
+  tf_spec sp = {.seed = 31, .index = 4, .n = 7, .s = 12, .k = 5, .kinds = 4, .standardize = 1, .edge_p = 0.4,
+                .multi = 2};
+  tf_sample(ref_g, &sp);
+  size_t size, plain_size;
+  uint8_t *plain = malloc(cap), *out = malloc(cap + 4096);
+  TC_REQUIRE(plain && out);
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, plain, cap, &plain_size) == 0);
+  for (uint32_t v = 0; v <= sp.k; v++) ref_g->world_rows[v] = sp.s; /* all S: no section, the same bytes */
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  TC_CHECK(size == plain_size && memcmp(frame, plain, size) == 0, "every count S changes no byte");
+  ref_g->flags |= TWINCACHE_GRAPH_ROWS; /* asks for version 5: a cache with counts has one version */
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  TC_CHECK(tc_load_u16(frame + 4) == 5 && !(frame[25] & TWINCACHE_GRAPH_ROWS) && size == plain_size);
+  TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+  TC_CHECK(out_g->world_rows[0] == sp.s && out_g->world_rows[sp.k] == sp.s);
+  ref_g->flags &= ~TWINCACHE_GRAPH_ROWS;
+  const uint32_t rows[6] = {12, 5, 12, 3, 1, 7};
+  memcpy(ref_g->world_rows, rows, sizeof rows);
+  TC_REQUIRE(twincache_frame_encode(cc, ref_g, frame, cap, &size) == 0);
+  TC_CHECK(tc_load_u16(frame + 4) == 5 && (frame[25] & TWINCACHE_GRAPH_ROWS), "rows per world: version 5");
+  TC_CHECK(size < plain_size);
+  for (uint32_t k = 0; k < sp.k; k++) /* what the frame holds: rows past a count are +0.0 */
+    memset(ref_g->inter + ((size_t)k * sp.s + rows[k + 1]) * ref_g->ld, 0,
+           sizeof(float) * (sp.s - rows[k + 1]) * ref_g->ld);
+  ref_g->flags |= TWINCACHE_GRAPH_ROWS;
+  TC_CHECK_RC(twincache_frame_decode(dc, frame, size, out_g), 0);
+  TC_CHECK(tf_graph_same(ref_g, out_g), "a rows-per-world frame decodes to its stored rows, zeros past them");
+  TC_CHECK(memcmp(out_g->world_rows, rows, sizeof rows) == 0);
+  twincache_frame_view v;
+  TC_CHECK_RC(twincache_frame_decode_view(dc, frame, size, &v), 0);
+  TC_CHECK(memcmp(v.world_rows, rows, sizeof rows) == 0);
+  frame_attacks(frame, size, "rows per world");
+  /* the payload: section 7b sits right before the samples */
+  size_t psize = tc_load_u32(frame + 28), sample_floats = 7 * (size_t)rows[0];
+  for (uint32_t k = 0; k < sp.k; k++) sample_floats += (size_t)v.n_cols_of[k] * rows[k + 1];
+  uint8_t *payload = malloc(psize);
+  TC_REQUIRE(payload);
+  TC_REQUIRE(ZSTD_decompress(payload, psize, frame + 48, tc_load_u32(frame + 32)) == psize);
+  size_t at = psize - 4 * sample_floats - 4 * (sp.k + 1);
+  TC_CHECK(memcmp(payload + at, rows, 4) == 0 && tc_load_u32(payload + at + 4 * 5) == 7);
+  const uint32_t over[6] = {12, 5, 13, 3, 1, 7}, zero[6] = {12, 5, 12, 0, 1, 7}, above[6] = {6, 5, 12, 3, 1, 7},
+                 all[6] = {12, 12, 12, 12, 12, 12}, sum[6] = {12, 5, 12, 4, 1, 7};
+  rows_expect(payload, psize, at, over, 6, frame, out, cap + 4096, "a count over S", 1);
+  rows_expect(payload, psize, at, zero, 6, frame, out, cap + 4096, "a zero count", 1);
+  rows_expect(payload, psize, at, above, 6, frame, out, cap + 4096, "a twin world over the base's", 1);
+  rows_expect(payload, psize, at, all, 6, frame, out, cap + 4096, "every count S", 1);
+  rows_expect(payload, psize, at, sum, 6, frame, out, cap + 4096, "counts that disagree with the samples", 0);
+  memcpy(out, frame, size);
+  header_set(out, 4, 2, 4); /* the flag is version 5's */
+  TC_CHECK_RC(twincache_frame_peek(out, size, NULL, NULL, NULL, NULL, NULL), TWINCACHE_ECORRUPT);
+  memcpy(out, frame, size);
+  header_set(out, 25, 1, out[25] & ~TWINCACHE_GRAPH_ROWS);
+  TC_CHECK_RC(twincache_frame_decode(dc, out, size, out_g), TWINCACHE_ECORRUPT);
+  /* the encoder's refusals */
+  ref_g->world_rows[3] = 13;
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, out, cap, &size), TWINCACHE_EINVAL);
+  ref_g->world_rows[3] = 3;
+  ref_g->world_rows[0] = 4; /* twin worlds 1 (12 rows) and 4 (7) over the base's 4 */
+  TC_CHECK_RC(twincache_frame_encode(cc, ref_g, out, cap, &size), TWINCACHE_EINVAL);
+  memset(ref_g->world_rows, 0, 4 * (sp.k + 1));
+  ref_g->flags &= ~TWINCACHE_GRAPH_ROWS;
+  free(payload);
+  free(plain);
+  free(out);
+}
+
 int main(void) {
   twincache_cctx *cc = twincache_cctx_create(3);
   twincache_cctx *cs = twincache_cctx_create(3);
@@ -734,6 +932,9 @@ int main(void) {
   soft_rules(frame, cap, cc);
   multi_rules(frame, cap, cc);
   independent_rules(frame, cap, cc);
+  observed_rules(frame, cap, cc);
+  rows_rules(frame, cap, cc);
+  rows_rules(frame, cap, cs); /* byte planes: section 7b is not shuffled, the samples after it are */
   zero_rules(frame, cap, cc);
   zstd_frame_rules(tf_golden_v1_plain, sizeof tf_golden_v1_plain);
   zstd_frame_rules(tf_golden_v2_shuffle, sizeof tf_golden_v2_shuffle);

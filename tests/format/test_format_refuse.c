@@ -121,8 +121,8 @@ int main(void) {
   g->noise = TWINCACHE_NOISE_COUNT;
   refused(g, "unknown");
   g->noise = TWINCACHE_NOISE_LAPLACE;
-  g->flags = 0x80;
-  refused(g, "flags 0x80: unknown bits");
+  g->flags = 0x80; /* NO_TARGETS without OBSERVED (every bit of the byte has a meaning from version 5) */
+  refused(g, "flags 0x80: an observed graph is");
   g->flags = TWINCACHE_GRAPH_STANDARDIZED;
   float *mean = g->norm_mean;
   g->norm_mean = NULL;

@@ -204,6 +204,36 @@ static inline void tf_sample(twincache_graph *g, const tf_spec *sp) {
 static inline int tf_f32_eq(float a, float b) { return memcmp(&a, &b, 4) == 0; }
 
 /* Bit-exact comparison of every field a decoder fills; padding must be 0. */
+/* Turns a sampled linear graph into observed data (FORMAT.md 3.11): flags
+ * INDEPENDENT | OBSERVED | extra (NO_DAG, NO_TARGETS), no SCM (weights and
+ * noise scales +0.0, noise gauss, family unknown), every world of kind
+ * OBSERVED with value +0.0; NO_DAG clears adj, NO_TARGETS leaves each world
+ * one target, node 0. The rows stay as sampled: every column is stored. */
+static inline void tf_observe(twincache_graph *g, unsigned extra) {
+  uint32_t n = g->n_nodes;
+  g->flags = (uint8_t)(TWINCACHE_GRAPH_INDEPENDENT | TWINCACHE_GRAPH_OBSERVED | extra);
+  g->mechanism = TWINCACHE_MECH_LINEAR;
+  g->n_hidden = 0;
+  g->noise = TWINCACHE_NOISE_GAUSS;
+  g->family = TWINCACHE_FAMILY_UNKNOWN;
+  for (uint32_t i = 0; i < n; i++) {
+    g->noise_scale[i] = 0.0f;
+    for (uint32_t j = 0; j < n; j++) {
+      g->weight[(size_t)i * g->ld_adj + j] = 0.0f;
+      if (extra & TWINCACHE_GRAPH_NO_DAG) g->adj[(size_t)i * g->ld_adj + j] = 0;
+    }
+  }
+  for (uint32_t k = 0; k < g->n_inter; k++) {
+    g->kind[k] = TWINCACHE_INTER_OBSERVED;
+    g->value[k] = 0.0f;
+    for (uint32_t i = 0; i + 1 < TWINCACHE_MAX_TARGETS; i++) g->more_value[(size_t)k * (TWINCACHE_MAX_TARGETS - 1) + i] = 0.0f;
+    if (extra & TWINCACHE_GRAPH_NO_TARGETS) {
+      g->target[k] = 0;
+      g->n_targets[k] = 1;
+    }
+  }
+}
+
 static inline int tf_graph_same(const twincache_graph *a, const twincache_graph *b) {
   uint32_t n = a->n_nodes, S = a->n_samples, K = a->n_inter, bad = 0;
   if (a->index != b->index || n != b->n_nodes || S != b->n_samples || K != b->n_inter ||
@@ -243,6 +273,8 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
   for (uint32_t k = 0; k < K; k++) /* a soft world's parameters */
     if (a->kind[k] == TWINCACHE_INTER_SOFT)
       bad += !b->soft || memcmp(a->soft + (size_t)k * P, b->soft + (size_t)k * P, 4 * (size_t)P) != 0;
+  for (uint32_t w = 0; w <= K && a->world_rows && b->world_rows; w++) /* rows per world, 0 read as S */
+    bad += (a->world_rows[w] ? a->world_rows[w] : S) != b->world_rows[w];
   for (uint32_t w = 0; w <= K; w++) {
     const float *pa = w == 0 ? a->base : a->inter + (size_t)(w - 1) * S * a->ld;
     const float *pb = w == 0 ? b->base : b->inter + (size_t)(w - 1) * S * b->ld;
@@ -257,6 +289,7 @@ static inline int tf_graph_same(const twincache_graph *a, const twincache_graph 
 static inline void tf_graph_poison(twincache_graph *g) {
   size_t n = g->cap_nodes, s = g->cap_samples, k = g->cap_inter, h = g->cap_hidden;
   memset(g->adj, 0xff, n * g->ld_adj);
+  if (g->world_rows) memset(g->world_rows, 0xff, 4 * (k + 1));
   memset(g->weight, 0xff, 4 * n * g->ld_adj);
   if (g->mlp) memset(g->mlp, 0xff, 4 * n * (h * n + 2 * h));
   memset(g->noise_scale, 0xff, 4 * n);

@@ -21,7 +21,7 @@ static void check_graph(const twincache_graph *g) {
       g->n_inter > g->cap_inter || !twincache_graph_is_dag(g->adj, g->n_nodes, g->ld_adj))
     abort();
   for (uint32_t k = 0; k < g->n_inter; k++) {
-    if (g->target[k] >= g->n_nodes || g->kind[k] >= TWINCACHE_INTER_KIND_COUNT) abort();
+    if (g->target[k] >= g->n_nodes || !twincache_inter_kind_valid(g->flags, g->kind[k])) abort();
     for (uint32_t s = 0; s < g->n_samples; s++) {
       const float *row = g->inter + ((size_t)k * g->n_samples + s) * g->ld;
       for (uint32_t j = g->n_nodes; j < g->ld; j++)
@@ -37,7 +37,7 @@ static void check_view(const twincache_frame_view *v) {
   unsigned sum = 0;
   if (v->n_nodes == 0 || v->set_bytes != (v->n_nodes + 7) / 8) abort();
   for (uint32_t k = 0; k < v->n_inter; k++) {
-    if (v->target[k] >= v->n_nodes || v->kind[k] >= TWINCACHE_INTER_KIND_COUNT) abort();
+    if (v->target[k] >= v->n_nodes || !twincache_inter_kind_valid(v->flags, v->kind[k])) abort();
     cols += v->n_cols_of[k];
   }
   if (cols != v->n_cols) abort();

@@ -74,8 +74,11 @@ static size_t fuzz_seed(const uint8_t *seed, size_t size, tc_rng *r, int mutatio
   return runs;
 }
 
-/* seeds[0] a linear frame, [1] an MLP standardised frame, [2] a chunk. */
-static size_t make_seeds(uint8_t *seeds[3], size_t sizes[3]) {
+/* seeds[0] a linear frame, [1] an MLP standardised frame whose worlds hold
+ * 8, 5, 3 and 8 rows (section 7b, FORMAT.md 3.10), [2] a chunk, [3] an
+ * observed frame (FORMAT.md 3.11, graph known, multi-target regimes). */
+#define N_SEEDS 4
+static size_t make_seeds(uint8_t *seeds[N_SEEDS], size_t sizes[N_SEEDS]) {
   twincache_cctx *cc = twincache_cctx_create(1);
   twincache_graph *g = twincache_graph_alloc(6, 8, 6, 4);
   twincache_chunk_builder *b = twincache_chunk_builder_create();
@@ -85,9 +88,12 @@ static size_t make_seeds(uint8_t *seeds[3], size_t sizes[3]) {
     tf_spec sp = {.seed = 31, .index = (uint64_t)i, .n = 6, .s = 8, .k = i ? 3 : 6, .mlp = i,
                   .kinds = 2, .standardize = i, .edge_p = 0.4};
     tf_sample(g, &sp);
+    const uint32_t rows[4] = {8, 5, 3, 8};
+    if (i) memcpy(g->world_rows, rows, sizeof rows);
     seeds[i] = malloc(cap);
     TC_REQUIRE(seeds[i] && twincache_frame_encode(cc, g, seeds[i], cap, &sizes[i]) == 0);
   }
+  memset(g->world_rows, 0, 4 * sizeof(uint32_t)); /* the chunk's frames: every row */
   twincache_chunk_builder_reset(b, 7);
   for (int i = 0; i < 2; i++) {
     tf_spec sp = {.seed = 32, .index = 7 + (uint64_t)i, .n = 3 + i, .s = 4, .k = 2, .kinds = i, .edge_p = 0.5};
@@ -99,19 +105,24 @@ static size_t make_seeds(uint8_t *seeds[3], size_t sizes[3]) {
   seeds[2] = malloc(sizes[2]);
   TC_REQUIRE(seeds[2]);
   memcpy(seeds[2], data, sizes[2]);
+  tf_spec so = {.seed = 33, .index = 9, .n = 6, .s = 8, .k = 4, .kinds = 2, .edge_p = 0.4, .multi = 2};
+  tf_sample(g, &so);
+  tf_observe(g, 0);
+  seeds[3] = malloc(cap);
+  TC_REQUIRE(seeds[3] && twincache_frame_encode(cc, g, seeds[3], cap, &sizes[3]) == 0);
   twincache_chunk_builder_free(b);
   twincache_graph_free(g);
   twincache_cctx_free(cc);
-  return 3;
+  return N_SEEDS;
 }
 
 int main(int argc, char **argv) {
-  uint8_t *seeds[3];
-  size_t sizes[3];
+  uint8_t *seeds[N_SEEDS];
+  size_t sizes[N_SEEDS];
   if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
     make_seeds(seeds, sizes);
     int rc = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_SEEDS; i++) {
       char path[4096];
       snprintf(path, sizeof path, "%s/seed-%d", argv[2], i);
       FILE *f = fopen(path, "wb");
@@ -153,7 +164,7 @@ int main(int argc, char **argv) {
   tc_rng r;
   tc_rng_init(&r, 77, 0);
   size_t runs = 0;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < N_SEEDS; i++) {
     runs += fuzz_seed(seeds[i], sizes[i], &r, 3000);
     free(seeds[i]);
   }

@@ -18,6 +18,7 @@
 
 /* Names the dense array holding byte offset off (for a failure message). */
 static const char *array_at(const twincache_batch_layout *L, size_t off) {
+  if (off >= L->rows) return "rows";
   if (off >= L->valid) return "valid";
   if (off >= L->graph_id) return "graph_id";
   if (off >= L->int_mask) return "int_mask";

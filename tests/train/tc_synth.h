@@ -45,6 +45,7 @@ static inline int tc_synth_make(tc_synth *y, int G, int N, int S, int n_min, dou
   uint8_t *target = s8 + l->target, *adj = s8 + l->adj, *nm = s8 + l->node_mask;
   uint8_t *im = s8 + l->int_mask;
   uint64_t *gid = (uint64_t *)(s8 + l->graph_id);
+  uint32_t *rows = (uint32_t *)(s8 + l->rows); /* (G, N+1): every real world all S rows */
   for (int g = 0; g < G; g++) {
     tc_rng r;
     tc_rng_init(&r, seed, (uint64_t)g);
@@ -58,6 +59,7 @@ static inline int tc_synth_make(tc_synth *y, int G, int N, int S, int n_min, dou
     /* world -1 = base, world k = do(node k = value) */
     for (int k = -1; k < n; k++) {
       double v = 0.0;
+      rows[(size_t)g * (N + 1) + k + 1] = (uint32_t)S;
       if (k >= 0) {
         v = 2.0 * tc_rng_normal(&r);
         im[(size_t)g * N + k] = 1;

@@ -25,8 +25,8 @@ static void test_features(void) {
   uint8_t *ob = malloc((size_t)G * N);
   double *te = malloc(sizeof(double) * N * N), *pw_k = malloc(sizeof(double) * N * N),
          *tmp = malloc(sizeof(double) * N * N);
-  twincache_effects_cpu(T, ob, base, inter, target, nm, im, G, N, S, N);
-  twincache_corr_cpu(C, base, nm, G, S, N);
+  twincache_effects_cpu(T, ob, base, inter, target, nm, im, NULL, G, N, S, N);
+  twincache_corr_cpu(C, base, nm, NULL, 0, G, S, N);
   twincache_inverse_cpu(W, Pc, T, ob, C, nm, G, N);
   twincache_pair_features_cpu(feat, pw, T, ob, C, W, Pc, nm, G, N);
   double pairs = 0, wsum = 0;
@@ -122,11 +122,47 @@ static void test_effects_shift(void) {
   }
   for (int q = 9; q < 18; q++) inter[q] = 123.0f; /* masked intervention: ignored */
   float T[9];
-  twincache_effects_cpu(T, ob, base, inter, target, nm, im, G, K, S, N);
+  twincache_effects_cpu(T, ob, base, inter, target, nm, im, NULL, G, K, S, N);
   TC_CHECK(ob[0] == 0 && ob[1] == 1 && ob[2] == 0, "observed %d %d %d", ob[0], ob[1], ob[2]);
   TC_CHECK(fabsf(T[3] - 0) < 1e-6 && T[4] == 1.0f && fabsf(T[5] + 1.5f) < 1e-6, "T row %g %g %g",
         T[3], T[4], T[5]);
   TC_CHECK(T[0] == 0 && T[8] == 0, "unobserved rows are 0");
+}
+
+/* Rows per world (FORMAT.md 3.10), answers by hand: the base world holds 4
+ * rows, world 0 (do on node 1... a shift by 2, node 2 by -3) only 2; its
+ * rows 2-3 are the batch's zero padding, which would pull the slope of node
+ * 2 on node 1 away from -1.5 if read. The correlation of a base world that
+ * holds 3 of 4 rows: x = 1,2,3 and y = 3,2,1 are -1; with the zero row
+ * read they would be +1/5 (1 over sqrt(5 * 5)). */
+static void test_features_ignore_padded_rows(void) {
+  const int G = 1, K = 2, S = 4, N = 3;
+  float base[12] = {1, 2, 3, 4, 5, 7, 7, 8, 9, 10, 11, 15}, inter[24] = {0};
+  uint8_t target[6] = {0, 1, 0, 0, 0, 0}, nm[3] = {1, 1, 1}, im[2] = {1, 0}, ob[3];
+  uint32_t rows[3] = {4, 2, 0};
+  for (int s = 0; s < 2; s++) { /* rows 2-3 of world 0: zero, past its count */
+    inter[s * N + 0] = base[s * N + 0];
+    inter[s * N + 1] = base[s * N + 1] + 2.0f;
+    inter[s * N + 2] = base[s * N + 2] - 3.0f;
+  }
+  float T[9], T_all[9];
+  twincache_effects_cpu(T, ob, base, inter, target, nm, im, rows, G, K, S, N);
+  TC_CHECK(ob[1] == 1 && T[4] == 1.0f && T[5] == -1.5f && T[3] == 0.0f, "T row %g %g %g", T[3], T[4], T[5]);
+  twincache_effects_cpu(T_all, ob, base, inter, target, nm, im, NULL, G, K, S, N); /* every row: not -1.5 */
+  TC_CHECK(fabsf(T_all[5] + 1.5f) > 0.1f, "the padded rows matter when read: %g", T_all[5]);
+  /* a twin world holding more rows than base (not a cache's, but the rule):
+   * only the rows both hold count */
+  uint32_t rows2[3] = {2, 4, 0};
+  twincache_effects_cpu(T, ob, base, inter, target, nm, im, rows2, G, K, S, N);
+  TC_CHECK(T[5] == -1.5f, "pairs: rows both worlds hold: %g", T[5]);
+  /* correlation of the base world over the 3 rows it holds */
+  float b2[12] = {1, 3, 0, 2, 2, 0, 3, 1, 0, 0, 0, 0}, C[9];
+  uint32_t r3[3] = {3, 0, 0};
+  uint8_t nm2[3] = {1, 1, 0};
+  twincache_corr_cpu(C, b2, nm2, r3, K + 1, G, S, N);
+  TC_CHECK(C[0] == 1.0f && fabsf(C[1] + 1.0f) < 1e-6f && C[2] == 0.0f, "corr %g %g %g", C[0], C[1], C[2]);
+  twincache_corr_cpu(C, b2, nm2, NULL, 0, G, S, N);
+  TC_CHECK(fabsf(C[1] - 0.2f) < 1e-6f, "the zero row read: %g", C[1]);
 }
 
 static double frand(tc_rng *r) { return tc_rng_range(r, -1, 1); }
@@ -235,6 +271,7 @@ int main(void) {
   test_features();
   test_partial_corr();
   test_effects_shift();
+  test_features_ignore_padded_rows();
   test_mlp(seed);
   test_bce();
   test_adamw();

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tc_bench_cuda.h"
 #include "tc_synth.h"
@@ -79,6 +80,16 @@ int main(int argc, char **argv) {
   if (tc_synth_make(&y, G, N, S, 2, 0.4, (int)tc_rng_below(&r, 2), seed) != 0) return 1;
   const twincache_batch_layout *l = &y.layout;
   uint8_t *s8 = (uint8_t *)y.slab;
+  // rows per world (FORMAT.md 3.10): odd graphs' worlds hold fewer rows, the
+  // rows past a count zero as in a loader's batch; the device must skip them too
+  for (int g = 1; g < G; g += 2)
+    for (int w = 0; w <= K; w++) {
+      uint32_t *rw = (uint32_t *)(s8 + l->rows) + (size_t)g * (K + 1) + w;
+      if (*rw == 0) continue;
+      *rw = 2 + (uint32_t)tc_rng_below(&r, (uint32_t)S - 1);  // 2..S
+      float *blk = (float *)(s8 + (w == 0 ? l->base : l->inter_off)) + ((size_t)(w == 0 ? g : g * K + w - 1) * S) * N;
+      memset(blk + (size_t)*rw * N, 0, sizeof(float) * (size_t)(S - *rw) * N);
+    }
   uint8_t *dslab = (uint8_t *)up(y.slab, l->bytes);
   cudaStream_t st;
   cudaCheckOrExit(cudaStreamCreate(&st));
@@ -88,18 +99,21 @@ int main(int argc, char **argv) {
   float *Pc = (float *)malloc(4 * gnn), *feat = (float *)malloc(4 * gnn * F), *pw = (float *)malloc(4 * gnn);
   uint8_t *ob = (uint8_t *)malloc((size_t)G * N);
   const float *base = (const float *)(s8 + l->base), *inter = (const float *)(s8 + l->inter_off);
-  twincache_effects_cpu(T, ob, base, inter, s8 + l->target, s8 + l->node_mask, s8 + l->int_mask, G, K, S, N);
-  twincache_corr_cpu(C, base, s8 + l->node_mask, G, S, N);
+  const uint32_t *rows = (const uint32_t *)(s8 + l->rows);
+  twincache_effects_cpu(T, ob, base, inter, s8 + l->target, s8 + l->node_mask, s8 + l->int_mask, rows, G, K, S, N);
+  twincache_corr_cpu(C, base, s8 + l->node_mask, rows, K + 1, G, S, N);
   twincache_inverse_cpu(W, Pc, T, ob, C, s8 + l->node_mask, G, N);
   twincache_pair_features_cpu(feat, pw, T, ob, C, W, Pc, s8 + l->node_mask, G, N);
   // device: each kernel from the same inputs
   float *dT = (float *)up(NULL, 4 * gnn), *dC = (float *)up(NULL, 4 * gnn);
   uint8_t *dob = (uint8_t *)up(NULL, (size_t)G * N);
   kernelCheckOrExit(twincache_effects_cuda(dT, dob, (const float *)(dslab + l->base), (const float *)(dslab + l->inter_off),
-                                dslab + l->target, dslab + l->node_mask, dslab + l->int_mask, G, K, S, N, st));
+                                dslab + l->target, dslab + l->node_mask, dslab + l->int_mask,
+                                (const uint32_t *)(dslab + l->rows), G, K, S, N, st));
   compare_f("effects T", dT, T, gnn);
   compare_u8("effects observed", dob, ob, (size_t)G * N);
-  kernelCheckOrExit(twincache_corr_cuda(dC, (const float *)(dslab + l->base), dslab + l->node_mask, G, S, N, st));
+  kernelCheckOrExit(twincache_corr_cuda(dC, (const float *)(dslab + l->base), dslab + l->node_mask,
+                                        (const uint32_t *)(dslab + l->rows), K + 1, G, S, N, st));
   compare_f("corr C", dC, C, gnn);
   float *dTin = (float *)up(T, 4 * gnn), *dCin = (float *)up(C, 4 * gnn);
   uint8_t *dobin = (uint8_t *)up(ob, (size_t)G * N);

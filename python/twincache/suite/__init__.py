@@ -9,7 +9,7 @@ pure function of (options, seed), so the recipe is the suite.
     twincache-suite info DIR                                # sortability per cell
     twincache-suite score DIR [PRED.npz] [--out PREFIX]     # baselines (+ a model)
     twincache-suite digest DIR [--update]                   # recompute (rewrite) digests
-    twincache-suite import-dcdi FOLDER OUT.npz [--dataset I] # a DCDI-layout folder -> a store
+    twincache-suite import-dcdi FOLDER OUT [--dataset I]     # a DCDI-layout folder -> an observed cache
     twincache-suite score-import OUT.npz                    # the baselines on that store
     (after an intended generator change: rm -rf DIR; build DIR --no-check; digest DIR --update)
 

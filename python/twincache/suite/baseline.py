@@ -21,12 +21,13 @@ def _field(batch, name):
     return np.asarray(v) if v is not None else _to_numpy(batch[name])
 
 
-def graph_batch(base, inter=None, target=None, adj=None):
+def graph_batch(base, inter=None, target=None, adj=None, rows=None):
     """One graph as a twincache.Batch (output numpy, G = 1, K worlds, S rows,
     n nodes; no slot behind it): base (S,n), inter (K,S,n) or None (K = 0),
     target (K,n) 0/1 or None (all 0: withheld), adj (n,n) or None (all 0).
-    value and kind are 0 (the worlds' kinds are not known). What score_import
-    hands predict, the same type as score's Loader batches."""
+    value and kind are 0 (the worlds' kinds are not known); rows (K+1,) the
+    rows each world holds (None: S each; rows past a count are not read).
+    What score_import hands predict, the same type as score's Loader batches."""
     base = np.asarray(base, np.float32)
     S, n = base.shape
     inter = np.zeros((0, S, n), np.float32) if inter is None else np.asarray(inter, np.float32)
@@ -37,26 +38,38 @@ def graph_batch(base, inter=None, target=None, adj=None):
          "value": np.zeros((1, K, n), np.float32), "kind": np.zeros((1, K), np.uint8),
          "adj": adj[None], "node_mask": np.ones((1, n), np.uint8),
          "int_mask": np.ones((1, K), np.uint8), "graph_id": np.zeros(1, np.uint64),
-         "valid": np.ones(1, np.uint8)}
+         "valid": np.ones(1, np.uint8),
+         "rows": (np.full((1, K + 1), S, np.uint32) if rows is None
+                  else np.asarray(rows, np.uint32).reshape(1, K + 1))}
     b = Batch(f, f, 0, 0, 1, None, 0, {})
     b._output, b.nodes = "numpy", n
     return b
 
 
 def _graphs(batch):
-    """(g, n, base (S,n) float64, inter (K,S,n), targets (K,n) bool or None,
-    moved (K,n) bool) for every valid graph of a batch."""
+    """(g, n, base (r_0,n) float64, inter, targets (K,n) bool) for every
+    valid graph of a batch, reading only the rows each world holds (the
+    batch's rows array, FORMAT.md 3.10; a batch without one: S each). inter
+    is (K,S,n) when every world holds S rows, else a list of K (r_k,n)
+    arrays (len, [k] and iteration work alike)."""
     mask, valid = _field(batch, "node_mask"), _field(batch, "valid")
     base, inter = _field(batch, "base"), _field(batch, "inter")
     tgt, im = _field(batch, "target"), _field(batch, "int_mask")
+    rows = _field(batch, "rows") if "rows" in batch.keys() else None
+    S = base.shape[1]
     for g in range(mask.shape[0]):
         if not valid[g]:
             continue
         n = int(mask[g].sum())
         k = im[g].astype(bool)
-        X = base[g][:, :n].astype(np.float64)
-        I = inter[g][k][:, :, :n].astype(np.float64)
         T = tgt[g][k][:, :n].astype(bool)
+        r = None if rows is None else rows[g].astype(np.int64)
+        if r is None or (r[0] == S and (r[1:][k] == S).all()):
+            X = base[g][:, :n].astype(np.float64)
+            I = inter[g][k][:, :, :n].astype(np.float64)
+        else:
+            X = base[g][:r[0], :n].astype(np.float64)
+            I = [inter[g][q][:r[q + 1], :n].astype(np.float64) for q in np.flatnonzero(k)]
         yield g, n, X, I, T
 
 
@@ -141,7 +154,10 @@ def baseline_twin_T(batch):
     for g, n, X, I, T in _graphs(batch):
         if len(I) == 0:
             continue
-        eff = np.abs(I - X[None]).mean(axis=1) / (X.std(0) + 1e-12)  # (K, n)
+        if isinstance(I, list):  # rows per world: each world over the rows it and the base world hold
+            eff = np.stack([np.abs(Ik[:len(X)] - X[:len(Ik)]).mean(axis=0) for Ik in I]) / (X.std(0) + 1e-12)
+        else:
+            eff = np.abs(I - X[None]).mean(axis=1) / (X.std(0) + 1e-12)  # (K, n)
         hit = T if T.any() else eff > 0
         cnt = hit.sum(0)  # worlds hitting each node (n,)
         tot = hit.T.astype(np.float64) @ eff  # (n, n): sum over worlds hitting i of effect on j

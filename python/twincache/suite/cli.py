@@ -43,12 +43,13 @@ def main(argv=None):
     d.add_argument("--cells")
     d.add_argument("--update", action="store_true", help="rewrite the recipe's digests")
     m = sub.add_parser("import-dcdi", help="read a DCDI-layout folder (DAG<i>.npy, data_interv<i>.npy, "
-                                          "intervention<i>.csv, regime<i>.csv) into OUT.npz, a store "
-                                          "score-import scores")
+                                          "intervention<i>.csv, regime<i>.csv) into OUT, a new twincache "
+                                          "cache of observed data (FORMAT.md 3.11) score-import scores")
     m.add_argument("src", metavar="DIR")
     m.add_argument("out", metavar="OUT")
     m.add_argument("--dataset", type=int, help="DCDI's i_dataset (default: the folder's only one)")
-    q = sub.add_parser("score-import", help="the baselines' metrics on an import-dcdi store")
+    q = sub.add_parser("score-import", help="the baselines' metrics on an import-dcdi cache (or an .npz "
+                                           "store of before)")
     q.add_argument("store", metavar="OUT")
     s = sub.add_parser("score", help="score a predictions .npz (and/or the baselines)")
     s.add_argument("dir")

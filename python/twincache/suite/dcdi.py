@@ -1,9 +1,9 @@
 """twincache.suite.dcdi — outside data: a folder in DCDI's layout (Brouillard
 et al. 2020, dcdi/data.py; SEA and DCDI release theirs so; `twincache-inspect
-export --format dcdi` writes it) read, checked and kept as a suite-side store
-that the baselines (and a predict function) score. The cache writer is
-internal to the C library (cache/tc_cache_writer.h), so the store is an .npz
-of its own, not a twincache cache."""
+export --format dcdi` writes it) read, checked and kept as a twincache cache of
+observed data (FORMAT.md 3.11, twincache.write_cache: the loader, verify and
+the fuzzers read it) that the baselines (and a predict function) score.
+Stores written before, .npz files of this module's own, are still read."""
 import os
 
 import numpy as np
@@ -168,27 +168,72 @@ def read_dcdi(src, dataset=None):
 
 
 def import_dcdi(src, out, dataset=None):
-    """Writes the store of a DCDI folder (read_dcdi) to `out` (an .npz; an
-    existing file is refused). Returns read_dcdi's dict."""
+    """Writes the store of a DCDI folder (read_dcdi) to `out`, a new twincache
+    cache of observed data (an existing path is refused): graph 0 the
+    regimes (observational first, each its own rows), its targets and DAG;
+    graph 1, when the folder has data{i}.npy, those observational rows alone.
+    The regime numbers are kept in the config's "source". Returns read_dcdi's
+    dict."""
+    import twincache
     d = read_dcdi(src, dataset)
     if os.path.exists(out):
         raise SuiteError(f"{out}: exists: refusing to overwrite")
-    arrays = {k: v for k, v in d.items() if k not in ("obs", "dataset")}
+    rows = np.cumsum(d["rows"])[:-1] if len(d["rows"]) else []
+    inter = np.split(d["inter"], rows) if len(d["rows"]) else []
+    sets = [{"regimes": [d["base"], *inter], "graph": d["adj"],
+             "targets": [[]] + [[int(x) for x in t[t >= 0]] for t in d["targets"]]}]
     if d["obs"] is not None:
-        arrays["obs"] = d["obs"]
-    tmp = out + ".tmp.npz"
+        sets.append({"regimes": [d["obs"]], "graph": d["adj"], "targets": [[]]})
+    source = {"from": "dcdi", "dataset": int(d["dataset"]), "regimes": [int(k) for k in d["regimes"]],
+              "obs": d["obs"] is not None, "importer": IMPORT_FORMAT}
     try:
-        np.savez(tmp, format=np.array(IMPORT_FORMAT), **arrays)
-        os.replace(tmp, out)
-    except OSError as e:
+        twincache.write_cache(out, sets, source=source)
+    except twincache.Error as e:
         raise SuiteError(f"{out}: cannot write: {e}") from None
     return d
 
 
+def _load_cache(path):
+    """An import cache (import_dcdi, twincache-import, write_cache) as
+    read_dcdi's dict: graph 0's regimes; obs from graph 1 when import_dcdi
+    stored data{i}.npy there."""
+    import twincache
+    try:
+        with twincache.Cache(path) as c:
+            if c.worlds != "observed":
+                raise SuiteError(f"{path}: a cache of {c.worlds} worlds, not an import (twincache-suite "
+                                 "import-dcdi, twincache-import): score it with score")
+            src = c.config.get("source") if isinstance(c.config.get("source"), dict) else {}
+            g = c[0]
+            obs = c[1].base[:int(c[1].rows[0])] if src.get("obs") and len(c) > 1 else None
+    except twincache.Error as e:
+        raise SuiteError(f"{path}: not a readable import cache: {e}") from None
+    if not g.graph_known:
+        raise SuiteError(f"{path}: its graph is unknown (imported without one): nothing to score against")
+    if not g.targets_known:
+        raise SuiteError(f"{path}: its regimes' targets are withheld: score-import needs them")
+    held = np.asarray(g.rows, dtype=np.int64)
+    k = g.n_inter
+    regimes = src.get("regimes") if isinstance(src.get("regimes"), list) and len(src["regimes"]) == k else \
+        list(range(1, k + 1))
+    t_max = max([len(t) for t in g.target_sets] or [1])
+    tg = np.full((k, t_max), -1, dtype=np.int32)
+    for w, t in enumerate(g.target_sets):
+        tg[w, :len(t)] = t
+    return {"adj": g.adj.astype(np.uint8), "base": g.base[:held[0]].copy(),
+            "regimes": np.array(regimes, dtype=np.int64), "rows": held[1:].copy(),
+            "inter": (np.concatenate([g.inter[w][:held[w + 1]] for w in range(k)]) if k
+                      else np.zeros((0, g.n_nodes), np.float32)),
+            "targets": tg, "obs": obs, "dataset": src.get("dataset")}
+
+
 def load_import(path):
     """The store import_dcdi wrote, as read_dcdi's dict (obs None when
-    absent), checked as read_dcdi checks a folder (the store may come from
+    absent): a cache of observed data (a directory), or an .npz store of
+    before, checked as read_dcdi checks a folder (the store may come from
     elsewhere): SuiteError names the array that is missing or wrong."""
+    if os.path.isdir(path):
+        return _load_cache(path)
     try:
         z = np.load(path, allow_pickle=False)
     except BAD_NPZ as e:

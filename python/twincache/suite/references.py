@@ -30,7 +30,10 @@ def _gies_fit(X, I, T):
     every row of every world it counts each noise draw K + 1 times and adds
     spurious edges (rows1000-n10: SHD 9.9 against 0.6). So each environment
     gets its own block of b = S // (K + 1) rows: the base world rows [0, b),
-    world k rows [(k + 1) b, (k + 2) b) — no noise draw enters twice. With
+    world k rows [(k + 1) b, (k + 2) b) — no noise draw enters twice. Rows
+    per world (FORMAT.md 3.10: world k holds r_k rows, the base r_0): b is
+    also at most r_0 and every r_k // (k + 2), so each block lies in rows its
+    world holds (with every count S, the same b). With
     the targets withheld (T all zero) no world can be given its targets:
     GIES then sees the base world alone, all its rows (= GES's search with
     gies's score)."""
@@ -39,6 +42,8 @@ def _gies_fit(X, I, T):
         return gies.fit_bic([X], [[]])[0]
     K, S = len(I), len(X)
     b = S // (K + 1)
+    if isinstance(I, list):  # rows per world: blocks inside the rows each world holds
+        b = min([b, S] + [len(I[k]) // (k + 2) for k in range(K)])
     if b < 2:
         raise SuiteError(f"GIES: {S} rows over {K + 1} worlds leave fewer than 2 rows per world "
                          f"(each world gets its own rows; run it on cells with S >= {2 * (K + 1)})")

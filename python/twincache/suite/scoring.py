@@ -19,8 +19,8 @@ from .references import reference_models
 def truth(root, cell, check=True):
     """Per graph of a cell: (adj (n,n) uint8, pair kinds (n,n) int8 or None).
     Pair kind of (i, j), index in PAIR_KINDS, from what the twin worlds moved
-    (a node moved in world k when any of its S rows differs from the base
-    world's): both moved (some world moved i and j), only j moved, only i
+    (a node moved in world k when any of the rows both it and the base
+    world hold differs from the base world's): both moved (some world moved i and j), only j moved, only i
     moved, neither; None for a graph without twin worlds. The same pass
     computes the cache's digest; check=True (what score does) raises
     SuiteError unless it is the recipe's (recipe.check_cell_digest)."""
@@ -29,7 +29,13 @@ def truth(root, cell, check=True):
     def visit(g):
         kinds = None
         if g.n_inter > 0 and g.n_samples > 0:
-            kinds = pair_kinds((g.inter != g.base[None]).any(axis=1))  # moved: (K, n)
+            r = getattr(g, "rows", None)
+            if r is None or (r == g.n_samples).all():
+                kinds = pair_kinds((g.inter != g.base[None]).any(axis=1))  # moved: (K, n)
+            else:  # rows per world (FORMAT.md 3.10): the rows both world k and base hold
+                m = np.minimum(r[1:], r[0])
+                kinds = pair_kinds(np.stack([(g.inter[k, :m[k]] != g.base[:m[k]]).any(axis=0)
+                                             for k in range(g.n_inter)]))
         out.append((g.adj.astype(np.uint8), kinds))
     digest = cache_digest(cell_dir(root, cell), visit)
     if check:
