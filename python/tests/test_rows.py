@@ -104,3 +104,11 @@ def test_trimmed_cuts_to_the_most_rows_held():
     assert t["rows"].tolist() == [[2, 2, 1]]
     full = graph_batch(np.ones((3, 2)), np.ones((2, 3, 2)), np.eye(2)).trimmed()
     assert full["base"].shape == (1, 3, 2) and full["inter"].shape == (1, 2, 3, 2)
+
+
+def test_fresh_graph_keeps_the_counts(caches):
+    with twincache.Cache(caches["rows"]) as c:
+        g = twincache.fresh_graph(c, 2, rows=16)
+        assert list(g.rows) == [16, 3, 3, 3] and not g.inter[:, 3:].any() and g.inter[:, :3].any()
+        h = twincache.fresh_graph(c, 2, rows=2)
+        assert list(h.rows) == [2, 2, 2, 2]

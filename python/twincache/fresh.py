@@ -15,7 +15,9 @@ def fresh_graph(cache, i, rows, epoch=0):
     Loader(samples="fresh", rows=rows) gives graph i in `epoch` (seed 0,
     resample_every 1), the same as twincache-inspect show CACHE i
     --fresh-rows rows --epoch epoch. Works on any cache. Returns a Graph
-    whose n_samples is rows; its SCM and interventions are the stored ones."""
+    whose n_samples is rows; its SCM and interventions are the stored ones;
+    rows: each world's count (the stored counts of a cache made with
+    --inter-samples, capped at rows; else rows), zero rows past it."""
     if not isinstance(cache, Cache):
         raise TypeError(f"cache must be a twincache.Cache, not {type(cache).__name__}")
     if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
@@ -30,7 +32,8 @@ def fresh_graph(cache, i, rows, epoch=0):
         loader.set_epoch(epoch)
         b = next(iter(loader))
         base, inter = b.numpy["base"][0].copy(), b.numpy["inter"][0].copy()
+        held = b.numpy["rows"][0].astype(np.int64)  # rows per world the fresh draw holds (FORMAT.md 3.10)
     g = cache._decode(i)  # the SCM as stored, without the SCM-only notice
     n, k = g.n_nodes, g.n_inter
     return dataclasses.replace(g, n_samples=int(base.shape[0]), base=base[:, :n].copy(),
-                               inter=inter[:k, :, :n].copy())
+                               inter=inter[:k, :, :n].copy(), rows=held[:k + 1].copy())
