@@ -155,6 +155,56 @@ def test_v1_cells_match_their_digests():
     shutil.rmtree(root, ignore_errors=True)
     out = ts.build(root, threads=1, cells="nodes-10,inter-obs,inter-do3", progress=None)
     assert set(out) == {"nodes-10", "inter-obs", "inter-do3"}
+    # v1 is frozen: no cell names worlds, so none gains a --worlds flag
+    assert not any("worlds" in c or "--worlds" in ts.gen_args(c) for c in ts.load_recipe()["cells"])
+
+
+# ---- worlds: a cell's twin or independent worlds -----------------------------------
+
+def test_worlds_field(capsys):
+    """`worlds` reaches twincache-gen as --worlds (a twin cell's flags are
+    unchanged), the built cache holds those worlds and its digest differs
+    from the twin cell's; a bad value or one among the options: one line."""
+    import shutil
+    twin = {"name": "t", "seed": 21, "graphs": 3, "options": dict(SMALL)}
+    ind = dict(twin, name="i", worlds="independent")
+    assert "--worlds" not in ts.gen_args(twin)
+    assert ts.gen_args(ind)[4:6] == ["--worlds", "independent"]
+    assert ts.gen_args(dict(twin, worlds="twin")) == ts.gen_args(twin)
+    path = os.path.join(TMP, "worlds.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe({"suite": "twincache-suite", "version": 98, "cells": [twin, ind]}))
+    root = os.path.join(TMP, "worlds")
+    shutil.rmtree(root, ignore_errors=True)
+    out = ts.build(root, recipe=ts.load_recipe(path), progress=None)
+    assert out["t"][0] != out["i"][0]
+    from twincache import Cache
+    with Cache(os.path.join(root, "i")) as c:
+        assert c.worlds == "independent"
+    with Cache(os.path.join(root, "t")) as c:
+        assert c.worlds == "twin"
+    for bad, want in ((dict(ind, worlds="paired"), "worlds must be one of twin, independent"),
+                      (dict(twin, options=dict(SMALL, worlds="independent")), "not an option")):
+        with open(path, "w") as f:
+            f.write(ts.dump_recipe({"suite": "twincache-suite", "version": 98, "cells": [bad]}))
+        with pytest.raises(ts.SuiteError, match=want) as e:
+            ts.load_recipe(path)
+        assert "\n" not in str(e.value)
+
+
+def test_build_refuses_other_worlds(monkeypatch):
+    """A cache whose worlds are not the cell's is refused by name (here a
+    generator that dropped --worlds)."""
+    import shutil
+    from twincache.suite import cells as tcells
+    cell = {"name": "i", "seed": 22, "graphs": 2, "options": dict(SMALL), "worlds": "independent"}
+    recipe = {"suite": "twincache-suite", "version": 98, "cells": [cell], "_path": "x.json"}
+    root = os.path.join(TMP, "worlds-dropped")
+    shutil.rmtree(root, ignore_errors=True)
+    monkeypatch.setattr(tcells, "gen_args", lambda c: [a for a in ts.gen_args(c)
+                                                      if a not in ("--worlds", "independent")])
+    with pytest.raises(ts.SuiteError, match="cell i: .* holds twin worlds, the recipe's cell independent"):
+        tcells.build(root, recipe=recipe, progress=None)
 
 
 # ---- build and digests --------------------------------------------------------

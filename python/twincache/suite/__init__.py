@@ -36,7 +36,7 @@ from .metrics import (METRICS, PAIR_KINDS, THRESHOLD, average_precision, graph_m
                       shd, shd_double, summarize)
 from .predictions import read_predictions, write_predictions
 from .recipe import (DEFAULT_VERSION, SUITE_NAME, cache_digest, cell_dir, check_cell_digest,
-                     dump_recipe, gen_args,
+                     cell_worlds, dump_recipe, gen_args,
                      load_recipe, recipe_path, select_cells, suite_id, update_digests)
 from .references import REFERENCE_PINS, REFERENCES, reference_models
 from .report import heatmap, markdown, write_report
@@ -48,7 +48,7 @@ __all__ = [
     "REFERENCES", "REFERENCE_PINS", "SUITE_NAME", "THRESHOLD", "SuiteError", "UnknownCell",
     "average_precision", "baseline_chance", "baseline_corr", "baseline_r2_sort", "baseline_twin_T",
     "baseline_var_sort", "baselines", "build", "cache_digest", "cell_dir", "cell_stats",
-    "check_cell_digest", "check_prediction", "collect", "disk_bytes", "dump_recipe", "evaluate", "gen_args",
+    "cell_worlds", "check_cell_digest", "check_prediction", "collect", "disk_bytes", "dump_recipe", "evaluate", "gen_args",
     "graph_metrics", "heatmap", "import_dcdi", "load_import", "load_recipe", "main", "markdown",
     "read_dcdi", "read_predictions", "recipe_path", "reference_models", "roc_auc", "score",
     "score_file", "score_import", "select_cells", "shd", "shd_double", "suite_id", "summarize",
