@@ -207,6 +207,29 @@ def test_build_refuses_other_worlds(monkeypatch):
         tcells.build(root, recipe=recipe, progress=None)
 
 
+# ---- the solved marking ----------------------------------------------------
+
+def test_solved_cells_by_hand():
+    """The solved marking on a hand-made report: the best of every model
+    at >= 0.95 marks the cell (0.95 itself too), below it does not, a
+    cell without an AUPRC (no edges) is not solved."""
+    def res(ap):  # every metric (the report's tables print them all) at ap
+        return {"metrics": {m: {"mean": ap, "lo": ap, "hi": ap} for m in ts.METRICS}}
+    rep = {"suite": "hand", "threshold": 0.5, "cells": ["a", "b", "c", "d"], "splits": {},
+           "results": {"var-sort": {"a": res(0.94), "b": res(0.95), "c": res(None), "d": res(0.2)},
+                       "model": {"a": res(0.97), "b": res(0.5), "c": res(None)}},
+           "seconds": {}, "cpu_seconds": {}}
+    assert ts.solved_cells(rep) == {"a": ("model", 0.97), "b": ("var-sort", 0.95)}
+    assert ts.solved_cells(rep, threshold=0.96) == {"a": ("model", 0.97)}
+    md = ts.markdown(rep)
+    assert "cells solved (the best model here reaches AUPRC >= 0.95): 2 of 4" in md
+    assert "- a: model 0.970" in md and "- b: var-sort 0.950" in md and "- d:" not in md
+    paths, _ = ts.write_report(rep, os.path.join(TMP, "solved", "r"))
+    assert json.load(open(paths[0]))["solved"] == {"a": {"model": "model", "auprc": 0.97},
+                                                   "b": {"model": "var-sort", "auprc": 0.95}}
+
+
+
 # ---- build and digests --------------------------------------------------------
 
 def test_digest_independent_of_threads(built):
