@@ -2,7 +2,7 @@
 hand-computed cases, the scorer's known answers (a perfect predictor, chance,
 the |T| baseline's orientation), the predictions file and its errors, the
 command line's exit codes. Small cells (a test recipe of its own) plus three
-of v1's cheapest cells checked against v1's digests."""
+of v1's cheapest cells checked against v1's digests, two of v2's against v2's."""
 import json
 import os
 import re
@@ -205,6 +205,73 @@ def test_build_refuses_other_worlds(monkeypatch):
                                                       if a not in ("--worlds", "independent")])
     with pytest.raises(ts.SuiteError, match="cell i: .* holds twin worlds, the recipe's cell independent"):
         tcells.build(root, recipe=recipe, progress=None)
+
+
+# ---- the v2 recipe ----------------------------------------------------------
+
+def _v2():
+    return ts.load_recipe(ts.recipe_path(2))
+
+
+def test_v2_recipe_covers_the_issue():
+    """v2.json parses and holds what issue 37's first part names: SEA's
+    regimes with independent worlds and floor(1000 N / (N + 1)) rows per
+    world, observational cells at N = 10/20/50/100 raw and standardised,
+    few- and withheld-target cells, twin cells; every cell with a digest."""
+    r = _v2()
+    assert r["version"] == 2 and ts.suite_id(r) == "twincache-suite v2"
+    cells = {c["name"]: c for c in r["cells"]}
+    assert all(c["digest"].startswith("sha256:") for c in r["cells"])
+    sea = [c for c in r["cells"] if c["axis"] == "sea"]
+    assert len(sea) == 12
+    for c in sea:
+        o, n = c["options"], c["options"]["nodes"][0]
+        assert ts.cell_worlds(c) == "independent" and o["nodes"] == [n, n] and n in (10, 20)
+        assert o["samples"] == 1000 * n // (n + 1) and o["targets"] == "all" and o["intervention"] == "do"
+        assert o["graph"] in ("er", "sf")
+    assert {(c["options"]["graph"], c["options"]["mechanism"]) for c in sea} == \
+        {(g, m) for g in ("er", "sf") for m in ("linear", "sigmoid", "poly")}
+    assert set(r["splits"]["sea"]["test"]) == {c["name"] for c in sea if "linear" not in c["name"]}
+    obs = [c for c in r["cells"] if c["options"]["targets"] == "none"]
+    assert sorted((c["options"]["nodes"][0], bool(c["options"].get("standardize"))) for c in obs) == \
+        sorted((n, s) for n in (10, 20, 50, 100) for s in (False, True))
+    assert all(c["options"]["samples"] == 1000 for c in obs)
+    assert any(isinstance(c["options"]["targets"], int) and ts.cell_worlds(c) == "independent"
+               for c in r["cells"])
+    assert any(c.get("withhold_targets") and ts.cell_worlds(c) == "independent" for c in r["cells"])
+    assert any(ts.cell_worlds(c) == "twin" and c["options"]["targets"] != "none" for c in r["cells"])
+    assert cells["sea-er20-poly"]["options"]["samples"] == 952
+
+
+def test_v2_cells_match_their_digests():
+    """Two cheap v2 cells, built here, against v2's digests: one with
+    independent worlds, one observational."""
+    import shutil
+    root = os.path.join(TMP, "v2")
+    shutil.rmtree(root, ignore_errors=True)
+    out = ts.build(root, threads=1, cells="sea-er10-linear,obs-n10-std", recipe=_v2(), progress=None)
+    assert set(out) == {"sea-er10-linear", "obs-n10-std"}
+
+
+def test_v2_small_cell_scores():
+    """A v2 cell of independent worlds at a tiny graph count (its own
+    recipe) builds and is scored: every baseline, AUPRC in [0, 1]."""
+    import shutil
+    cell = dict(ts.select_cells(_v2(), "sea-er10-sigmoid")[0], graphs=2)
+    del cell["digest"]
+    path = os.path.join(TMP, "v2-small.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe({"suite": "twincache-suite", "version": 97, "cells": [cell]}))
+    root = os.path.join(TMP, "v2-small")
+    shutil.rmtree(root, ignore_errors=True)
+    ts.build(root, recipe=ts.load_recipe(path), progress=None)
+    assert ts.update_digests(root, recipe=ts.load_recipe(path)) == ["sea-er10-sigmoid"]
+    rep = ts.score(None, root, recipe=ts.load_recipe(path))
+    assert set(rep["results"]) == {"chance", "var-sort", "r2-sort", "corr", "twin-T"}
+    for m, res in rep["results"].items():
+        r = res["sea-er10-sigmoid"]
+        assert r["graphs"] == 2 and 0 <= r["metrics"]["auprc"]["mean"] <= 1, m
+    assert "cells solved" in ts.markdown(rep)
 
 
 # ---- the solved marking ----------------------------------------------------
