@@ -161,7 +161,7 @@ def test_v1_cells_match_their_digests():
 
 # ---- worlds: a cell's twin or independent worlds -----------------------------------
 
-def test_worlds_field(capsys):
+def test_worlds_field():
     """`worlds` reaches twincache-gen as --worlds (a twin cell's flags are
     unchanged), the built cache holds those worlds and its digest differs
     from the twin cell's; a bad value or one among the options: one line."""
