@@ -2,7 +2,7 @@
 hand-computed cases, the scorer's known answers (a perfect predictor, chance,
 the |T| baseline's orientation), the predictions file and its errors, the
 command line's exit codes. Small cells (a test recipe of its own) plus three
-of v1's cheapest cells checked against v1's digests."""
+of v1's cheapest cells checked against v1's digests, two of v2's against v2's."""
 import json
 import os
 import re
@@ -155,6 +155,146 @@ def test_v1_cells_match_their_digests():
     shutil.rmtree(root, ignore_errors=True)
     out = ts.build(root, threads=1, cells="nodes-10,inter-obs,inter-do3", progress=None)
     assert set(out) == {"nodes-10", "inter-obs", "inter-do3"}
+    # v1 is frozen: no cell names worlds, so none gains a --worlds flag
+    assert not any("worlds" in c or "--worlds" in ts.gen_args(c) for c in ts.load_recipe()["cells"])
+
+
+# ---- worlds: a cell's twin or independent worlds -----------------------------------
+
+def test_worlds_field():
+    """`worlds` reaches twincache-gen as --worlds (a twin cell's flags are
+    unchanged), the built cache holds those worlds and its digest differs
+    from the twin cell's; a bad value or one among the options: one line."""
+    import shutil
+    twin = {"name": "t", "seed": 21, "graphs": 3, "options": dict(SMALL)}
+    ind = dict(twin, name="i", worlds="independent")
+    assert "--worlds" not in ts.gen_args(twin)
+    assert ts.gen_args(ind)[4:6] == ["--worlds", "independent"]
+    assert ts.gen_args(dict(twin, worlds="twin")) == ts.gen_args(twin)
+    path = os.path.join(TMP, "worlds.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe({"suite": "twincache-suite", "version": 98, "cells": [twin, ind]}))
+    root = os.path.join(TMP, "worlds")
+    shutil.rmtree(root, ignore_errors=True)
+    out = ts.build(root, recipe=ts.load_recipe(path), progress=None)
+    assert out["t"][0] != out["i"][0]
+    from twincache import Cache
+    with Cache(os.path.join(root, "i")) as c:
+        assert c.worlds == "independent"
+    with Cache(os.path.join(root, "t")) as c:
+        assert c.worlds == "twin"
+    for bad, want in ((dict(ind, worlds="paired"), "worlds must be one of twin, independent"),
+                      (dict(twin, options=dict(SMALL, worlds="independent")), "not an option")):
+        with open(path, "w") as f:
+            f.write(ts.dump_recipe({"suite": "twincache-suite", "version": 98, "cells": [bad]}))
+        with pytest.raises(ts.SuiteError, match=want) as e:
+            ts.load_recipe(path)
+        assert "\n" not in str(e.value)
+
+
+def test_build_refuses_other_worlds(monkeypatch):
+    """A cache whose worlds are not the cell's is refused by name (here a
+    generator that dropped --worlds)."""
+    import shutil
+    from twincache.suite import cells as tcells
+    cell = {"name": "i", "seed": 22, "graphs": 2, "options": dict(SMALL), "worlds": "independent"}
+    recipe = {"suite": "twincache-suite", "version": 98, "cells": [cell], "_path": "x.json"}
+    root = os.path.join(TMP, "worlds-dropped")
+    shutil.rmtree(root, ignore_errors=True)
+    monkeypatch.setattr(tcells, "gen_args", lambda c: [a for a in ts.gen_args(c)
+                                                      if a not in ("--worlds", "independent")])
+    with pytest.raises(ts.SuiteError, match="cell i: .* holds twin worlds, the recipe's cell independent"):
+        tcells.build(root, recipe=recipe, progress=None)
+
+
+# ---- the v2 recipe ----------------------------------------------------------
+
+def _v2():
+    return ts.load_recipe(ts.recipe_path(2))
+
+
+def test_v2_recipe_covers_the_issue():
+    """v2.json parses and holds what issue 37's first part names: SEA's
+    regimes with independent worlds and floor(1000 N / (N + 1)) rows per
+    world, observational cells at N = 10/20/50/100 raw and standardised,
+    few- and withheld-target cells, twin cells; every cell with a digest."""
+    r = _v2()
+    assert r["version"] == 2 and ts.suite_id(r) == "twincache-suite v2"
+    cells = {c["name"]: c for c in r["cells"]}
+    assert all(c["digest"].startswith("sha256:") for c in r["cells"])
+    sea = [c for c in r["cells"] if c["axis"] == "sea"]
+    assert len(sea) == 12
+    for c in sea:
+        o, n = c["options"], c["options"]["nodes"][0]
+        assert ts.cell_worlds(c) == "independent" and o["nodes"] == [n, n] and n in (10, 20)
+        assert o["samples"] == 1000 * n // (n + 1) and o["targets"] == "all" and o["intervention"] == "do"
+        assert o["graph"] in ("er", "sf")
+    assert {(c["options"]["graph"], c["options"]["mechanism"]) for c in sea} == \
+        {(g, m) for g in ("er", "sf") for m in ("linear", "sigmoid", "poly")}
+    assert set(r["splits"]["sea"]["test"]) == {c["name"] for c in sea if "linear" not in c["name"]}
+    obs = [c for c in r["cells"] if c["options"]["targets"] == "none"]
+    assert sorted((c["options"]["nodes"][0], bool(c["options"].get("standardize"))) for c in obs) == \
+        sorted((n, s) for n in (10, 20, 50, 100) for s in (False, True))
+    assert all(c["options"]["samples"] == 1000 for c in obs)
+    assert any(isinstance(c["options"]["targets"], int) and ts.cell_worlds(c) == "independent"
+               for c in r["cells"])
+    assert any(c.get("withhold_targets") and ts.cell_worlds(c) == "independent" for c in r["cells"])
+    assert any(ts.cell_worlds(c) == "twin" and c["options"]["targets"] != "none" for c in r["cells"])
+    assert cells["sea-er20-poly"]["options"]["samples"] == 952
+
+
+def test_v2_cells_match_their_digests():
+    """Two cheap v2 cells, built here, against v2's digests: one with
+    independent worlds, one observational."""
+    import shutil
+    root = os.path.join(TMP, "v2")
+    shutil.rmtree(root, ignore_errors=True)
+    out = ts.build(root, threads=1, cells="sea-er10-linear,obs-n10-std", recipe=_v2(), progress=None)
+    assert set(out) == {"sea-er10-linear", "obs-n10-std"}
+
+
+def test_v2_small_cell_scores():
+    """A v2 cell of independent worlds at a tiny graph count (its own
+    recipe) builds and is scored: every baseline, AUPRC in [0, 1]."""
+    import shutil
+    cell = dict(ts.select_cells(_v2(), "sea-er10-sigmoid")[0], graphs=2)
+    del cell["digest"]
+    path = os.path.join(TMP, "v2-small.json")
+    with open(path, "w") as f:
+        f.write(ts.dump_recipe({"suite": "twincache-suite", "version": 97, "cells": [cell]}))
+    root = os.path.join(TMP, "v2-small")
+    shutil.rmtree(root, ignore_errors=True)
+    ts.build(root, recipe=ts.load_recipe(path), progress=None)
+    assert ts.update_digests(root, recipe=ts.load_recipe(path)) == ["sea-er10-sigmoid"]
+    rep = ts.score(None, root, recipe=ts.load_recipe(path))
+    assert set(rep["results"]) == {"chance", "var-sort", "r2-sort", "corr", "twin-T"}
+    for m, res in rep["results"].items():
+        r = res["sea-er10-sigmoid"]
+        assert r["graphs"] == 2 and 0 <= r["metrics"]["auprc"]["mean"] <= 1, m
+    assert "cells solved" in ts.markdown(rep)
+
+
+# ---- the solved marking ----------------------------------------------------
+
+def test_solved_cells_by_hand():
+    """The solved marking on a hand-made report: the best of every model
+    at >= 0.95 marks the cell (0.95 itself too), below it does not, a
+    cell without an AUPRC (no edges) is not solved."""
+    def res(ap):  # every metric (the report's tables print them all) at ap
+        return {"metrics": {m: {"mean": ap, "lo": ap, "hi": ap} for m in ts.METRICS}}
+    rep = {"suite": "hand", "threshold": 0.5, "cells": ["a", "b", "c", "d"], "splits": {},
+           "results": {"var-sort": {"a": res(0.94), "b": res(0.95), "c": res(None), "d": res(0.2)},
+                       "model": {"a": res(0.97), "b": res(0.5), "c": res(None)}},
+           "seconds": {}, "cpu_seconds": {}}
+    assert ts.solved_cells(rep) == {"a": ("model", 0.97), "b": ("var-sort", 0.95)}
+    assert ts.solved_cells(rep, threshold=0.96) == {"a": ("model", 0.97)}
+    md = ts.markdown(rep)
+    assert "cells solved (the best model here reaches AUPRC >= 0.95): 2 of 4" in md
+    assert "- a: model 0.970" in md and "- b: var-sort 0.950" in md and "- d:" not in md
+    paths, _ = ts.write_report(rep, os.path.join(TMP, "solved", "r"))
+    assert json.load(open(paths[0]))["solved"] == {"a": {"model": "model", "auprc": 0.97},
+                                                   "b": {"model": "var-sort", "auprc": 0.95}}
+
 
 
 # ---- build and digests --------------------------------------------------------

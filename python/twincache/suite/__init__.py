@@ -36,20 +36,20 @@ from .metrics import (METRICS, PAIR_KINDS, THRESHOLD, average_precision, graph_m
                       shd, shd_double, summarize)
 from .predictions import read_predictions, write_predictions
 from .recipe import (DEFAULT_VERSION, SUITE_NAME, cache_digest, cell_dir, check_cell_digest,
-                     dump_recipe, gen_args,
+                     cell_worlds, dump_recipe, gen_args,
                      load_recipe, recipe_path, select_cells, suite_id, update_digests)
 from .references import REFERENCE_PINS, REFERENCES, reference_models
-from .report import heatmap, markdown, write_report
+from .report import SOLVED_AUPRC, heatmap, markdown, solved_cells, write_report
 from .scoring import check_prediction, collect, evaluate, score, score_file, truth
 from ..errors import Error  # noqa: F401  (ts.Error, as before the split)
 
 __all__ = [
     "BASELINES", "DCDI_FILES", "DEFAULT_VERSION", "IMPORT_FORMAT", "METRICS", "PAIR_KINDS",
-    "REFERENCES", "REFERENCE_PINS", "SUITE_NAME", "THRESHOLD", "SuiteError", "UnknownCell",
+    "REFERENCES", "REFERENCE_PINS", "SOLVED_AUPRC", "SUITE_NAME", "THRESHOLD", "SuiteError", "UnknownCell",
     "average_precision", "baseline_chance", "baseline_corr", "baseline_r2_sort", "baseline_twin_T",
     "baseline_var_sort", "baselines", "build", "cache_digest", "cell_dir", "cell_stats",
-    "check_cell_digest", "check_prediction", "collect", "disk_bytes", "dump_recipe", "evaluate", "gen_args",
+    "cell_worlds", "check_cell_digest", "check_prediction", "collect", "disk_bytes", "dump_recipe", "evaluate", "gen_args",
     "graph_metrics", "heatmap", "import_dcdi", "load_import", "load_recipe", "main", "markdown",
     "read_dcdi", "read_predictions", "recipe_path", "reference_models", "roc_auc", "score",
-    "score_file", "score_import", "select_cells", "shd", "shd_double", "suite_id", "summarize",
+    "score_file", "score_import", "select_cells", "shd", "shd_double", "solved_cells", "suite_id", "summarize",
     "truth", "update_digests", "write_predictions", "write_report"]

@@ -6,15 +6,18 @@ import os
 import subprocess
 import time
 
+from ..cache import Cache
 from ..gen import find_program
 from .errors import SuiteError
-from .recipe import cache_digest, cell_dir, gen_args, load_recipe, select_cells
+from .recipe import cache_digest, cell_dir, cell_worlds, gen_args, load_recipe, select_cells
 
 
 def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
     """Generates every selected cell under root/<cell> with twincache-gen and
     checks its digest. Returns {cell: (digest, seconds)}. Raises SuiteError
-    naming the first cell whose digest differs (the cache stays, for a look)."""
+    naming the first cell whose digest differs (the cache stays, for a look)
+    or whose cache holds other worlds than the cell's `worlds` (twin or
+    independent: a directory built before under that name)."""
     recipe = recipe or load_recipe()
     sel = select_cells(recipe, cells)
     if os.path.exists(root) and not os.path.isdir(root):
@@ -34,6 +37,12 @@ def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
         if p.returncode != 0:
             last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise SuiteError(f"cell {cell['name']}: twincache-gen exited {p.returncode}: {last}")
+        with Cache(d) as c:
+            got = c.worlds
+        if got != cell_worlds(cell):
+            raise SuiteError(f"cell {cell['name']}: {d} holds {got} worlds, the recipe's cell "
+                             f"{cell_worlds(cell)} ones (built before under this name?): rm -rf {d} "
+                             "and build again")
         dg = cache_digest(d)
         dt = time.perf_counter() - t0
         out[cell["name"]] = (dg, dt)

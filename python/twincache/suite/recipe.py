@@ -5,7 +5,13 @@ cache's decoded content that proves a cell was built as the recipe says.
 Digest: sha256 over the decoded content of every graph in index order (sizes,
 names, flags, adjacency, SCM parameters, every world's samples, interventions:
 see _graph_digest_parts), so it does not depend on thread count, LMDB's page
-layout or zstd's compressed bytes."""
+layout or zstd's compressed bytes. A cell's worlds (twin or independent,
+the generator's --worlds) are in it too: the graph flags hold INDEPENDENT.
+
+A cell's `worlds` field ("twin", the default when absent, or
+"independent") is passed to twincache-gen as --worlds; a twin cell's
+command is the one it was before the field existed (no --worlds flag), so
+v1's digests do not move."""
 import hashlib
 import json
 import os
@@ -17,6 +23,7 @@ from .errors import SuiteError, UnknownCell
 
 SUITE_NAME = "twincache-suite"
 DEFAULT_VERSION = 1
+WORLDS = ("twin", "independent")  # a cell's "worlds"; absent = twin
 
 
 def recipe_path(version=DEFAULT_VERSION):
@@ -65,6 +72,10 @@ def load_recipe(path=None):
         if not ok:
             raise SuiteError(f"recipe {path}: cell {c['name']}: options must be an object, seed an "
                              "int >= 0, graphs an int >= 1, digest a string")
+        if c.get("worlds", "twin") not in WORLDS or "worlds" in c["options"]:
+            raise SuiteError(f"recipe {path}: cell {c['name']}: worlds must be one of "
+                             f"{', '.join(WORLDS)}, given as the cell's 'worlds' field (not an option); "
+                             f"got {c.get('worlds', c['options'].get('worlds'))!r}")
         seen.add(c["name"])
     for split, sp in splits.items():
         test = sp.get("test", []) if isinstance(sp, dict) else None
@@ -102,9 +113,17 @@ def suite_id(recipe):
     return f"{SUITE_NAME} v{recipe['version']}"
 
 
+def cell_worlds(cell):
+    """"twin" or "independent": the cell's worlds (absent: twin)."""
+    return cell.get("worlds", "twin")
+
+
 def gen_args(cell):
-    """twincache-gen flags of a cell (options dict -> --flag value)."""
+    """twincache-gen flags of a cell (options dict -> --flag value; an
+    independent cell adds --worlds independent, a twin cell adds nothing)."""
     args = ["--seed", str(cell["seed"]), "--graphs", str(cell["graphs"])]
+    if cell_worlds(cell) == "independent":
+        args += ["--worlds", "independent"]
     for k, v in cell["options"].items():
         flag = "--" + k.replace("_", "-")
         if v is True:

@@ -11,6 +11,26 @@ from .baseline import BASELINES
 from .metrics import METRICS
 from .references import REFERENCES
 
+SOLVED_AUPRC = 0.95  # a cell is "solved" when the best model in the report reaches this AUPRC
+
+
+def solved_cells(report, threshold=SOLVED_AUPRC):
+    """{cell: (model, mean AUPRC)} for every cell where the best mean AUPRC
+    over the report's models — baselines, references and any model's
+    predictions scored — is >= threshold: the suite no longer tells a good
+    model from a better one there. A model without a result or an AUPRC
+    for the cell (no edges) does not count; ties go to the first model."""
+    out = {}
+    for c in report["cells"]:
+        best = None
+        for m, res in report["results"].items():
+            ap = res.get(c, {}).get("metrics", {}).get("auprc", {}).get("mean")
+            if ap is not None and (best is None or ap > best[1]):
+                best = (m, ap)
+        if best is not None and best[1] >= threshold:
+            out[c] = best
+    return out
+
 
 def _fmt(s, digits=3):
     if s["mean"] is None:
@@ -174,6 +194,10 @@ def markdown(report, metrics=METRICS):
                              "any row differs from the base world's); pairs, edges: counts over "
                              "the cell's graphs; the model columns are AUPRC over those pairs "
                              "pooled.", ""]
+    solved = solved_cells(report)
+    out += [f"## cells solved (the best model here reaches AUPRC >= {SOLVED_AUPRC}): "
+            f"{len(solved)} of {len(report['cells'])}", ""]
+    out += [f"- {c}: {m} {ap:.3f}" for c, (m, ap) in solved.items()] + [""]
     out += ["## seconds per cell (predict + metrics: wall clock / CPU of this process, "
             "the loader's decode threads included)", "",
             "| cell | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
@@ -227,7 +251,8 @@ def write_report(report, prefix):
     os.makedirs(d, exist_ok=True)
     paths = []
     with open(prefix + ".json", "w") as f:
-        json.dump(report, f, indent=1)
+        json.dump(dict(report, solved={c: {"model": m, "auprc": ap} for c, (m, ap) in
+                                       solved_cells(report).items()}), f, indent=1)
     paths.append(prefix + ".json")
     with open(prefix + ".md", "w") as f:
         f.write(markdown(report))
