@@ -97,7 +97,7 @@ fi
 out=${1:-$work/dist}
 host_py=${TWINCACHE_HOST_PYTHON:-/usr/bin/python3}
 command -v "$host_py" >/dev/null || die "no Python at $host_py (set TWINCACHE_HOST_PYTHON)"
-for tool in curl make cmake tar xz; do
+for tool in curl make cmake tar xz nm; do
   command -v $tool >/dev/null || die "needs $tool (apt-get install $tool)"
 done
 
@@ -181,7 +181,16 @@ if ! cmp -s "$pins" "$stamp" 2>/dev/null; then
 fi
 
 # --- 4. the wheel ------------------------------------------------------------------
-echo "== pip wheel . (zig cc, static zstd/LMDB/igraph from $prefix)"
+# zig links its compiler_rt as one object: a single helper it supplies
+# (__udivti3, or __cpu_model for __builtin_cpu_supports) brings along its own
+# memcpy/memmove/memset, which then shadow glibc's tuned ones -- 3x slower zstd
+# decoding of stored blocks, measured. GCC's libgcc.a (one object a helper,
+# static, no glibc symbols: what every manylinux wheel built by GCC links) is
+# put at the end of each link line, so those helpers come from it and
+# compiler_rt is not pulled in at all; the check after the build holds it.
+libgcc=${TWINCACHE_LIBGCC:-$(gcc -print-libgcc-file-name 2>/dev/null || true)}
+[ -f "$libgcc" ] || die "needs GCC's libgcc.a (apt-get install gcc; or set TWINCACHE_LIBGCC)"
+echo "== pip wheel . (zig cc, static zstd/LMDB/igraph from $prefix, helpers from $libgcc)"
 raw=$work/raw
 rm -rf "$raw" "$work/cmake"
 export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_PATH=
@@ -189,9 +198,18 @@ CC=$CC CXX=$CXX CFLAGS="-I$prefix/include" \
   "$py" -m pip wheel -q --no-deps -w "$raw" \
     -C wheel.py-api=py3 -C build-dir="$work/cmake" -C cmake.build-type=Release \
     -C cmake.define.CMAKE_AR="$AR" -C cmake.define.CMAKE_RANLIB="$RANLIB" \
+    -C cmake.define.CMAKE_C_STANDARD_LIBRARIES="$libgcc" -C cmake.define.CMAKE_CXX_STANDARD_LIBRARIES="$libgcc" \
     -C cmake.define.TWINCACHE_MPI=OFF -C cmake.define.TWINCACHE_CUDA=OFF \
     -C cmake.define.TWINCACHE_TESTS=OFF "$root" >"$work/pip-wheel.log" 2>&1 ||
   { tail -40 "$work/pip-wheel.log"; die "pip wheel failed (log: $work/pip-wheel.log)"; }
+# glibc's memcpy/memmove/memset must be the ones called (see libgcc above);
+# the installed files are stripped, the build folder's are not
+for f in "$work"/cmake/libtwincache.so "$work"/cmake/*/twincache-*; do
+  [ -x "$f" ] || continue
+  if nm "$f" | grep -qE ' [tTwW] (memcpy|memmove|memset)$'; then
+    die "$f defines its own memcpy/memmove/memset (zig's compiler_rt was linked in): glibc's would be shadowed"
+  fi
+done
 whl=$(echo "$raw"/twincache-*-py3-none-linux_x86_64.whl)
 [ -f "$whl" ] || die "pip wheel gave no py3-none-linux_x86_64 wheel (got: $(ls "$raw"))"
 
