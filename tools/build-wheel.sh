@@ -118,10 +118,13 @@ zig=$("$py" -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang._
 export ZIG_GLOBAL_CACHE_DIR=$work/zig-cache ZIG_LOCAL_CACHE_DIR=$work/zig-cache
 
 # Compiler wrappers: CMake and make take one program name. -fno-sanitize:
-# zig cc adds UBSan traps to builds it thinks are unoptimised.
+# zig cc adds UBSan traps to builds it thinks are unoptimised;
+# -ffp-contract=off: no a*b+c fused into one FMA (clang's default, not GCC's),
+# so igraph's and the SCM's floats are the tree's, bit for bit.
 bin=$work/bin
 mkdir -p "$bin"
-for w in "cc:cc -target $target -fno-sanitize=undefined" "c++:c++ -target $target -fno-sanitize=undefined" \
+zflags="-target $target -fno-sanitize=undefined -ffp-contract=off"
+for w in "cc:cc $zflags" "c++:c++ $zflags" \
          "ar:ar" "ranlib:ranlib"; do
   printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$zig" "${w#*:}" >"$bin/zig-${w%%:*}"
   chmod +x "$bin/zig-${w%%:*}"
@@ -132,8 +135,8 @@ echo "== toolchain: zig $("$zig" version), target $target"
 # --- 2 + 3. the third-party libraries, static, into $prefix --------------------------
 prefix=$work/prefix
 src=$work/src
-stamp=$prefix/.pins   # the prefix is rebuilt when pins.txt changes
-if ! cmp -s "$pins" "$stamp" 2>/dev/null; then
+stamp=$prefix/.pins   # the prefix is rebuilt when pins.txt or the flags change
+if ! cmp -s <(cat "$pins"; echo "$zflags") "$stamp" 2>/dev/null; then
   rm -rf "$prefix" "$src"
   mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$src"
 
@@ -177,7 +180,7 @@ if ! cmp -s "$pins" "$stamp" 2>/dev/null; then
   sed -i -e 's/^Libs: \(.*\)$/Libs: \1 -lc++ -lm/' "$prefix/lib/pkgconfig/igraph.pc"
 
   ls "$prefix"/lib/*.so* >/dev/null 2>&1 && die "a shared library was installed into $prefix: $(ls "$prefix"/lib/*.so*)"
-  cp "$pins" "$stamp"
+  { cat "$pins"; echo "$zflags"; } >"$stamp"
 fi
 
 # --- 4. the wheel ------------------------------------------------------------------
