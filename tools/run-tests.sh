@@ -13,8 +13,9 @@
 # inside Python would need the runtime LD_PRELOADed).
 # Then the portable wheel: tools/build-wheel.sh (zig cc, static third-party
 # libraries from pinned sources) and tools/test-wheel.sh (the wheel in Debian
-# minbase chroots; root only). Measured on the 2-core VM at load ~4: 169 s +
-# 151 s from nothing, ~10 s + ~25 s with build/wheel and build/wheel-test kept.
+# minbase chroots; root only). Measured on the 2-core VM: 169-257 s +
+# 137-151 s from nothing (load 4-6), ~10-90 s + ~25 s with build/wheel and
+# build/wheel-test kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
