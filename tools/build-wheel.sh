@@ -227,8 +227,15 @@ PATH=$venv/bin:$PATH "$venv/bin/auditwheel" repair --plat "manylinux_${glibc//./
   { cat "$work/repair.log"; die "auditwheel repair failed"; }
 final=$(echo "$out"/twincache-*-py3-none-manylinux*_x86_64.whl)
 [ -f "$final" ] || die "auditwheel repair gave no manylinux wheel in $out"
+reject() { rm -f "$final"; die "$@"; }  # a wheel that fails a check is not left behind
 # repair would bundle a library it found outside glibc into twincache.libs/: none allowed
 if "$py" -m zipfile -l "$final" | grep -q '\.libs/'; then
-  die "auditwheel had to bundle libraries ($("$py" -m zipfile -l "$final" | grep '\.libs/')); the build links one dynamically"
+  reject "auditwheel had to bundle libraries ($("$py" -m zipfile -l "$final" | grep '\.libs/')); the build links one dynamically"
 fi
+# what a user runs must be inside (the chroot test needs root; this does not)
+listing=$("$py" -m zipfile -l "$final")
+for want in twincache/libtwincache.so twincache/suites/v1.json scripts/twincache-gen \
+            scripts/twincache-inspect scripts/twincache-train; do
+  grep -q "$want " <<<"$listing" || reject "$final has no $want"
+done
 echo "build-wheel: $final ($(( $(stat -c %s "$final") / 1024 )) KiB) in $(( $(date +%s) - t0 )) s"
