@@ -11,6 +11,11 @@
 # numpy 2.x and torch 2.13.0 CPU, the package pip-installed into it, plus a
 # torchrun data-parallel check). The sanitizer builds skip them (an ASan .so
 # inside Python would need the runtime LD_PRELOADed).
+# Then the portable wheel: tools/build-wheel.sh (zig cc, static third-party
+# libraries from pinned sources) and tools/test-wheel.sh (the wheel in Debian
+# minbase chroots; root only). Measured on the 2-core VM: 169-257 s +
+# 137-151 s from nothing (load 4-6), ~10-90 s + ~25 s with build/wheel and
+# build/wheel-test kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +39,14 @@ echo "== tests: release"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 echo "== tests: python on numpy 2 / torch 2, installed package (venv)"
 tools/test-python-venv.sh build/venv-torch2
+
+echo "== portable wheel: build from pinned sources, then test it in chroots"
+tools/build-wheel.sh
+if [ "$(id -u)" = 0 ]; then
+  tools/test-wheel.sh
+else
+  echo "test-wheel: skipped (debootstrap and chroot need root)"
+fi
 
 configure_and_build build/asan -DTWINCACHE_SANITIZE=address -DTWINCACHE_CUDA=OFF
 echo "== tests: ASan + UBSan"
