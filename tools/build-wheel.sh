@@ -235,7 +235,7 @@ fi
 # what a user runs must be inside (the chroot test needs root; this does not)
 listing=$("$py" -m zipfile -l "$final")
 for want in twincache/libtwincache.so twincache/suites/v1.json scripts/twincache-gen \
-            scripts/twincache-inspect scripts/twincache-train; do
+            scripts/twincache-inspect scripts/twincache-train scripts/twincache-import; do
   grep -q "$want " <<<"$listing" || reject "$final has no $want"
 done
 echo "build-wheel: $final ($(( $(stat -c %s "$final") / 1024 )) KiB) in $(( $(date +%s) - t0 )) s"

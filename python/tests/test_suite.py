@@ -213,6 +213,19 @@ def _v2():
     return ts.load_recipe(ts.recipe_path(2))
 
 
+def test_recipe_by_version_name(tmp_path, monkeypatch):
+    """--recipe v2 names the package's v2.json; a file of that name in the
+    working directory is read as the file it is; v99 is one SuiteError."""
+    assert ts.load_recipe("v2")["version"] == 2
+    assert ts.load_recipe("v1")["version"] == 1
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v2").write_text("[]")
+    with pytest.raises(ts.Error, match="recipe v2: not a"):
+        ts.load_recipe("v2")
+    with pytest.raises(ts.Error, match="suite version 99"):
+        ts.load_recipe("v99")
+
+
 def test_v2_recipe_covers_the_issue():
     """v2.json parses and holds what issue 37's first part names: SEA's
     regimes with independent worlds and floor(1000 N / (N + 1)) rows per

@@ -24,7 +24,7 @@ def main(argv=None):
         prog="twincache-suite",
         description="The frozen held-out benchmark of twincache: build its caches (checked by "
                     "digest), list their sortability, score predictions beside the baselines.")
-    ap.add_argument("--recipe", help="a recipe file (default: the package's v1.json)")
+    ap.add_argument("--recipe", help="a recipe file, or v1 / v2: the package's own (default: v1)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="generate every cell under DIR and check its digest")
     b.add_argument("dir")
