@@ -43,8 +43,8 @@ pin() {
 # check_pins: every line has five fields and a 64-hex sha256
 check_pins() {
   awk '!/^#/ && NF {
-         if (NF != 5 || length($5) != 64 || $5 !~ /^[0-9a-f]+$/ || ($3 != "pypi" && $3 !~ /^debian:[a-z0-9+.\/-]+$/)) {
-           printf "%s:%d: want NAME VERSION pypi|debian:POOL FILE SHA256, got: %s\n", FILENAME, FNR, $0
+         if (NF != 5 || length($5) != 64 || $5 !~ /^[0-9a-f]+$/ || ($3 != "pypi" && $3 !~ /^debian:[a-z0-9+.-]+=[0-9A-Za-z+.~:-]+$/)) {
+           printf "%s:%d: want NAME VERSION pypi|debian:SOURCE=VERSION FILE SHA256, got: %s\n", FILENAME, FNR, $0
            bad = 1 }
        } END { exit bad }' "$pins" || die "$pins is malformed"
 }
@@ -57,6 +57,51 @@ verify() {
 }
 
 # fetch NAME: the pinned file in $dl, downloaded when missing, always verified
+# debian_source SRC=VERSION FILE DEST: the upstream tarball of a Debian source
+# package through `apt-get source --download-only`, with a private apt state
+# (the machine's own lists and sources.list are not touched) whose deb-src
+# line uses the mirror and suite of the machine's first deb line.
+debian_source() {
+  local spec=$1 file=$2 dest=$3 apt uri suite
+  apt=$work/apt-src
+  if [ ! -f "$apt/sources.list" ]; then
+    read -r uri suite <<<"$(apt_mirror)"
+    [ -n "$uri" ] && [ -n "$suite" ] || die "no deb line in /etc/apt/sources.list{,.d}: cannot ask apt for $spec"
+    rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/archives/partial"
+    echo "deb-src $uri $suite main" >"$apt/sources.list.tmp"
+    mv "$apt/sources.list.tmp" "$apt/sources.list"
+  fi
+  local o=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+           -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache::Archives=$apt/archives"
+           -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root)
+  if [ ! -f "$apt/updated" ]; then
+    apt-get -qq "${o[@]}" update >"$apt/update.log" 2>&1 || { cat "$apt/update.log"; die "apt-get update (deb-src) failed"; }
+    touch "$apt/updated"
+  fi
+  rm -rf "$apt/get" && mkdir -p "$apt/get"
+  (cd "$apt/get" && apt-get -qq "${o[@]}" source --download-only "$spec" >"$apt/source.log" 2>&1) ||
+    { cat "$apt/source.log"; die "apt-get source $spec failed"; }
+  [ -f "$apt/get/$file" ] || die "apt-get source $spec did not give $file (got: $(ls "$apt/get"))"
+  mv "$apt/get/$file" "$dest"
+}
+
+# The first "deb" source of this machine: "URI SUITE" (one-line or deb822 form).
+apt_mirror() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++;
+                       print $i, $(i + 1); found = 1; exit } END { exit !found }' "$f" && return
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'tolower($1) == "types:" { deb = ($0 ~ /[ \t]deb([ \t]|$)/) }
+         tolower($1) == "uris:" { u = $2 } tolower($1) == "suites:" { s = $2 }
+         /^[ \t]*$/ { if (deb && u != "" && s != "") { print u, s; found = 1; exit } deb = 0; u = ""; s = "" }
+         END { if (!found && deb && u != "" && s != "") { print u, s; found = 1 } exit !found }' "$f" && return
+  done
+}
+
 fetch() {
   local version from file sha
   read -r version from file sha <<<"$(pin "$1")"
@@ -74,9 +119,8 @@ fetch() {
         [ -f "$tmp/$file" ] || die "pip download $1==$version did not give $file (got: $(ls "$tmp"))"
         mv "$tmp/$file" "$dl/$file.part"
         rm -rf "$tmp" ;;
-      debian:*)
-        curl -fsSL -o "$dl/$file.part" "http://deb.debian.org/debian/pool/main/${from#debian:}/$file" ||
-          die "could not download $file from deb.debian.org" ;;
+      debian:*)  # debian:SOURCE=VERSION: apt-get source, the archive's own client
+        debian_source "${from#debian:}" "$file" "$dl/$file.part" ;;
     esac
     verify "$dl/$file.part" "$sha"  # a bad download never takes the real name
     mv "$dl/$file.part" "$dl/$file"
@@ -97,7 +141,7 @@ fi
 out=${1:-$work/dist}
 host_py=${TWINCACHE_HOST_PYTHON:-/usr/bin/python3}
 command -v "$host_py" >/dev/null || die "no Python at $host_py (set TWINCACHE_HOST_PYTHON)"
-for tool in curl make cmake tar xz nm; do
+for tool in apt-get make cmake tar xz nm; do
   command -v $tool >/dev/null || die "needs $tool (apt-get install $tool)"
 done
 
