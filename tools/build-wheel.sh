@@ -25,6 +25,7 @@ root=$PWD
 work=$root/build/wheel
 pins=$root/tools/wheel/pins.txt
 dl=$work/downloads
+. "$root/tools/wheel/apt-mirror.sh"  # apt_mirror
 glibc=2.28
 target=x86_64-linux-gnu.$glibc
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -83,23 +84,6 @@ debian_source() {
     { cat "$apt/source.log"; die "apt-get source $spec failed"; }
   [ -f "$apt/get/$file" ] || die "apt-get source $spec did not give $file (got: $(ls "$apt/get"))"
   mv "$apt/get/$file" "$dest"
-}
-
-# The first "deb" source of this machine: "URI SUITE" (one-line or deb822 form).
-apt_mirror() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++;
-                       print $i, $(i + 1); found = 1; exit } END { exit !found }' "$f" && return
-  done
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk 'tolower($1) == "types:" { deb = ($0 ~ /[ \t]deb([ \t]|$)/) }
-         tolower($1) == "uris:" { u = $2 } tolower($1) == "suites:" { s = $2 }
-         /^[ \t]*$/ { if (deb && u != "" && s != "") { print u, s; found = 1; exit } deb = 0; u = ""; s = "" }
-         END { if (!found && deb && u != "" && s != "") { print u, s; found = 1 } exit !found }' "$f" && return
-  done
 }
 
 fetch() {

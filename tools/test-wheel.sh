@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 work=$root/build/wheel-test
+. "$root/tools/wheel/apt-mirror.sh"  # apt_mirror
 suites=${SUITES:-bookworm bullseye}  # glibc 2.36 + Python 3.11; glibc 2.31 + Python 3.9
 numpy_spec=${TWINCACHE_WHEEL_NUMPY:-numpy==2.0.2}  # 2.0.2: wheels for CPython 3.9 to 3.12
 t0=$(date +%s)
@@ -58,8 +59,10 @@ for suite in $suites; do
     echo "== debootstrap --variant=minbase $suite (python3, python3-venv)"
     t1=$(date +%s)
     clear_rootfs
+    read -r mirror _ <<<"$(apt_mirror)"
+    [ -n "$mirror" ] || die "no deb line in /etc/apt/sources.list{,.d}: no mirror for debootstrap"
     debootstrap --variant=minbase --include=python3,python3-venv "$suite" "$rootfs" \
-      http://deb.debian.org/debian >"$work/debootstrap-$suite.log" 2>&1 ||
+      "$mirror" >"$work/debootstrap-$suite.log" 2>&1 ||
       { tail -20 "$work/debootstrap-$suite.log"; die "debootstrap $suite failed"; }
     tar -C "$rootfs" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
     echo "   $(( $(date +%s) - t1 )) s"
