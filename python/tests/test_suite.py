@@ -254,6 +254,23 @@ def test_v2_recipe_covers_the_issue():
     assert any(c.get("withhold_targets") and ts.cell_worlds(c) == "independent" for c in r["cells"])
     assert any(ts.cell_worlds(c) == "twin" and c["options"]["targets"] != "none" for c in r["cells"])
     assert cells["sea-er20-poly"]["options"]["samples"] == 952
+    # AVICI's test regimes: d = 20 and 30, 600 observational + 200
+    # interventional rows over the targets, WS/SBM/GRG graphs,
+    # laplace/cauchy/heteroscedastic noise, linear and RFF mechanisms
+    av = [c for c in r["cells"] if c["axis"] == "avici"]
+    assert 6 <= len(av) <= 8
+    for c in av:
+        o = c["options"]
+        assert ts.cell_worlds(c) == "independent" and o["nodes"][0] == o["nodes"][1]
+        assert o["samples"] == 600 and o["inter_samples"] == 200
+        assert o["intervention"] == "do" and o["targets"] == "all"
+        assert o["graph"] in ("ws", "sbm", "rgg") and o["mechanism"] in ("linear", "rff")
+        assert o["noise"] in ("laplace", "cauchy") or (o["noise"] == "gauss" and o.get("hetero", 0) > 0)
+    assert {c["options"]["nodes"][0] for c in av} == {20, 30}
+    assert {c["options"]["graph"] for c in av} == {"ws", "sbm", "rgg"}
+    assert {c["options"]["mechanism"] for c in av} == {"linear", "rff"}
+    assert {"hetero" if c["options"].get("hetero") else c["options"]["noise"] for c in av} == \
+        {"laplace", "cauchy", "hetero"}
 
 
 def test_v2_cells_match_their_digests():
@@ -262,8 +279,19 @@ def test_v2_cells_match_their_digests():
     import shutil
     root = os.path.join(TMP, "v2")
     shutil.rmtree(root, ignore_errors=True)
-    out = ts.build(root, threads=1, cells="sea-er10-linear,obs-n10-std", recipe=_v2(), progress=None)
-    assert set(out) == {"sea-er10-linear", "obs-n10-std"}
+    out = ts.build(root, threads=1, cells="sea-er10-linear,obs-n10-std,avici-ws20-linear-laplace",
+                   recipe=_v2(), progress=None)
+    assert set(out) == {"sea-er10-linear", "obs-n10-std", "avici-ws20-linear-laplace"}
+    # the AVICI cell's worlds hold 10 rows each (200 over 20 targets), the
+    # base world 600; the digest covers those counts
+    from twincache.suite.recipe import _graph_digest_parts
+    import twincache
+    g = twincache.Cache(os.path.join(root, "avici-ws20-linear-laplace"))[0]
+    assert list(g.rows) == [600] + [10] * 20
+    a = b"".join(_graph_digest_parts(g))
+    g.rows = g.rows.copy()
+    g.rows[1] = 9
+    assert b"".join(_graph_digest_parts(g)) != a
 
 
 def test_v2_small_cell_scores():

@@ -156,6 +156,11 @@ def _graph_digest_parts(g):
     for sets in (g.target_sets, g.value_sets):
         for s in sets or ():
             yield np.ascontiguousarray(s).astype(np.float64).tobytes() + b";"
+    rows = getattr(g, "rows", None)
+    if rows is not None and np.any(np.asarray(rows) != g.n_samples):
+        # rows per world (FORMAT.md 3.10), only where a world holds fewer
+        # than S: a cache without counts keeps the digest it had before
+        yield b"rows" + np.ascontiguousarray(rows).astype("<i8").tobytes()
 
 
 def cache_digest(path, visit=None):
