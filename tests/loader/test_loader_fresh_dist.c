@@ -23,18 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_acc.h"
 #include "tl_common.h"
-
-typedef struct acc { /* per-graph averages of one statistic */
-  double sum, sq;
-  uint64_t graphs;
-} acc;
-
-static void acc_add(acc *a, double graph_mean) {
-  a->sum += graph_mean;
-  a->sq += graph_mean * graph_mean;
-  a->graphs++;
-}
 
 /* Column j of world rows (S, N): mean and (population) variance. */
 static void col_moments(const float *rows, uint32_t S, uint32_t N, uint32_t j, double *mean, double *var) {

@@ -35,26 +35,9 @@
 #include "twincache_cache.h"
 #include "twincache_format.h"
 #include "twincache_loader.h"
+#include "tc_acc.h"
 
 enum { S = 64, SEED = 5 };
-
-typedef struct acc { /* per-graph averages of one statistic */
-  double sum, sq;
-  uint64_t graphs;
-} acc;
-
-static void acc_add(acc *a, double v) {
-  a->sum += v;
-  a->sq += v * v;
-  a->graphs++;
-}
-static double acc_mean(const acc *a) { return a->graphs ? a->sum / a->graphs : 0.0; }
-/* the standard error of the mean over graphs */
-static double acc_se(const acc *a) {
-  if (a->graphs < 2) return INFINITY;
-  double m = acc_mean(a), v = (a->sq - a->graphs * m * m) / (a->graphs - 1);
-  return sqrt(v > 0 ? v : 0) / sqrt((double)a->graphs);
-}
 
 /* mean and population variance of column j of rows (S, ld) */
 static void col_moments(const float *rows, uint32_t ld, uint32_t j, double *mean, double *var) {
