@@ -43,6 +43,7 @@ typedef struct opts {
   int nccl; /* --nccl: NCCL's sums on one rank too (always on with several) */
   int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
   int predict_only; /* --predict-only: --resume's model, no training, --predict */
+  uint32_t suite_version; /* --suite-version V: --predict's file is for suite/vV.json's cells */
 } opts;
 
 /* Parses argv into *o (defaults first). Returns -1 to go on, else the exit
@@ -66,6 +67,9 @@ typedef struct loop_stats loop_stats;
 typedef struct train_backend {
   const char *name; /* "cpu" or "cuda": the summary's device */
   int layout;       /* the training loader's batch layout (TWINCACHE_LAYOUT_DENSE or _COMPACT) */
+  /* 1: eval_batch takes validation batches of any N, K, S and batch size
+   * (the model is per pair); 0: only batches of the training layout's */
+  int any_shape;
   /* the loaders' slot memory (NULL: the loader's malloc) */
   void *(*host_alloc)(size_t bytes, void *user);
   void (*host_free)(void *ptr, void *user);
@@ -96,6 +100,7 @@ struct run {
   tc_dist dist;            /* this process's rank of the job (1 process: rank 0 of 1) */
   tc_model *model;
   tc_cpu *cpu;
+  tc_cpu *cpu_eval; /* the CPU backend's workspace for validation batches of another G or N */
   tc_cuda *dev;
   tc_nccl *nccl; /* the CUDA backend's gradient sums under an MPI launcher (else NULL) */
   tc_optim optim;

@@ -89,9 +89,11 @@ static void measure_sortability(run *r, twincache_cache *cache) {
   twincache_dctx_free(d);
 }
 
-/* --val-cache: opens it, and refuses one whose batches would not have the
- * training cache's shape (dims: --cache's) or that holds no graph. */
-static int val_cache_check(run *r, const twincache_dims *dims) {
+/* --val-cache: opens it, and refuses one that holds no graph, or stores
+ * SCMs only without --fresh-rows. Its N, K, S and rows per world may differ
+ * from the training cache's: the model scores each pair alone (MODEL.md);
+ * train_eval_open refuses them where the backend cannot (CUDA). */
+static int val_cache_check(run *r) {
   const opts *o = &r->o;
   twincache_cache *vc = NULL;
   int st = twincache_cache_open(o->val_cache, &vc);
@@ -103,16 +105,12 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
   r->val_count = twincache_cache_count(vc);
   int rc = 0;
   r->val_fresh = o->fresh_rows && v->samples != o->fresh_rows;
-  if (v->max_nodes != dims->max_nodes || v->max_inter != dims->max_inter ||
-      (!o->fresh_rows && v->samples != dims->samples)) {
-    fprintf(stderr, PROG ": --val-cache: %s has N=%u K=%u S=%u but the training cache %s has N=%u K=%u "
-            "S=%u; a validation cache needs the same largest node count, interventions per graph and "
-            "samples (twincache-gen --nodes, --targets, --samples; with --fresh-rows any S)\n",
-            o->val_cache, v->max_nodes, v->max_inter, v->samples, o->cache, dims->max_nodes,
-            dims->max_inter, dims->samples);
-    rc = 1;
-  } else if (r->val_count == 0) {
+  if (r->val_count == 0) {
     fprintf(stderr, PROG ": --val-cache: cache %s holds no graphs yet\n", o->val_cache);
+    rc = 1;
+  } else if (v->samples == 0 && !o->fresh_rows) {
+    fprintf(stderr, PROG ": --val-cache: cache %s stores SCMs only (no samples): validate or predict on "
+            "fresh worlds with --fresh-rows S\n", o->val_cache);
     rc = 1;
   }
   twincache_cache_close(vc);
@@ -124,6 +122,12 @@ static int val_cache_check(run *r, const twincache_dims *dims) {
 static int split_cache(run *r) {
   const opts *o = &r->o;
   twincache_cache *cache = NULL;
+  if (!o->cache) { /* --predict-only without --cache: the validation cache gives the layout */
+    if (val_cache_check(r) != 0) return 1;
+    r->first = 0, r->train_end = r->count = r->val_count;
+    r->cache_seed = UINT64_MAX;
+    return 0;
+  }
   uint32_t M = o->local_nodes, W = (uint32_t)r->dist.world;
   if (M && W % M != 0) {
     fprintf(stderr, PROG ": --local-nodes %u must divide the %u rank(s): each node runs ranks / M of them "
@@ -155,7 +159,7 @@ static int split_cache(run *r) {
   r->train_end = r->first + (uint64_t)floor((1.0 - o->val_split) * (double)(r->count - r->first));
   if (!o->quiet) measure_sortability(r, cache);
   twincache_cache_close(cache);
-  if (o->val_cache && val_cache_check(r, &dims) != 0) return 1;
+  if (o->val_cache && val_cache_check(r) != 0) return 1;
   if (r->train_end == r->first) {
     fprintf(stderr, PROG ": cache %s holds %" PRIu64 " graphs: nothing left to train on with "
             "--val-split %g\n", o->cache, r->count - r->first, o->val_split);
@@ -326,16 +330,23 @@ static int open_train_stream(run *r, twincache_loader **tl) {
   if (o->fresh_rows)
     lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = o->resample_every;
   lo.alloc = r->be->host_alloc, lo.free = r->be->host_free, lo.layout = r->be->layout;
-  /* predict only: opened for its layout alone, at the stream's start */
-  int st = twincache_loader_open(o->cache, &lo, o->resume && !r->predict_only ? &r->stream : NULL, tl);
+  /* predict only: opened for its layout alone, at the stream's start (over
+   * the validation cache when no --cache is given) */
+  const char *path = o->cache ? o->cache : o->val_cache;
+  if (!o->cache) { /* as train_eval_open opens it */
+    lo.samples = TWINCACHE_SAMPLES_STORED, lo.rows = 0, lo.resample_every = 1;
+    if (r->val_fresh)
+      lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = UINT32_MAX;
+  }
+  int st = twincache_loader_open(path, &lo, o->resume && !r->predict_only ? &r->stream : NULL, tl);
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
     fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
-            "%s\n", o->resume, o->cache, twincache_last_error());
+            "%s\n", o->resume, path, twincache_last_error());
     return 1;
   }
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", o->cache, twincache_last_error());
+    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", path, twincache_last_error());
     return 1;
   }
   twincache_loader_get_state(*tl, &r->stream);

@@ -19,7 +19,8 @@ static int cpu_create(run *r) {
 
 static void cpu_destroy(run *r) {
   tc_cpu_free(r->cpu);
-  r->cpu = NULL;
+  tc_cpu_free(r->cpu_eval);
+  r->cpu = r->cpu_eval = NULL;
 }
 
 static int cpu_loop(run *r, twincache_loader *l, loop_stats *ls) {
@@ -42,12 +43,30 @@ static int cpu_loop(run *r, twincache_loader *l, loop_stats *ls) {
   return 0;
 }
 
+/* The workspace for batches of G graphs of N nodes: the training one when
+ * it fits, else one made for the validation loader's shape (a suite cell of
+ * another N, or another batch size in --predict-only), kept for the run. */
+static tc_cpu *cpu_workspace(run *r, int G, int N) {
+  if (r->cpu->G == G && r->cpu->N == N) return r->cpu;
+  if (r->cpu_eval && r->cpu_eval->G == G && r->cpu_eval->N == N) return r->cpu_eval;
+  tc_cpu_free(r->cpu_eval);
+  r->cpu_eval = tc_cpu_create(G, N);
+  if (r->cpu_eval) tc_cpu_set_threads(r->cpu_eval, (int)r->o.cpu_threads);
+  return r->cpu_eval;
+}
+
 static int cpu_eval_batch(run *r, const twincache_batch *b, float *loss, const float **logit,
                           const float **T, const float **pair_w) {
   tc_batch_view v;
   tc_batch_view_init(&v, &b->layout, b->slab);
-  *loss = tc_cpu_forward_backward(r->cpu, r->model, &v, r->optim.pos_weight, 0);
-  *logit = r->cpu->logit, *T = r->cpu->T, *pair_w = r->cpu->pair_w;
+  tc_cpu *c = cpu_workspace(r, (int)b->layout.graphs, (int)b->layout.nodes);
+  if (!c) {
+    fprintf(stderr, PROG ": out of memory (the workspace for %u graphs of %u nodes)\n",
+            b->layout.graphs, b->layout.nodes);
+    return 1;
+  }
+  *loss = tc_cpu_forward_backward(c, r->model, &v, r->optim.pos_weight, 0);
+  *logit = c->logit, *T = c->T, *pair_w = c->pair_w;
   return 0;
 }
 
@@ -63,7 +82,7 @@ static int cpu_timing(const run *r, tc_cuda_timing *t) {
 }
 
 const train_backend train_backend_cpu = {
-    .name = "cpu", .layout = TWINCACHE_LAYOUT_DENSE, .host_alloc = NULL, .host_free = NULL,
+    .name = "cpu", .layout = TWINCACHE_LAYOUT_DENSE, .any_shape = 1, .host_alloc = NULL, .host_free = NULL,
     .create = cpu_create, .destroy = cpu_destroy, .loop = cpu_loop, .eval_batch = cpu_eval_batch,
     .sync_model = cpu_sync_model, .timing = cpu_timing,
 };

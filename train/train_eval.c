@@ -31,12 +31,17 @@ int train_eval_open(run *r) {
     fprintf(stderr, PROG ": cannot open the validation range of %s: %s\n", cache, twincache_last_error());
     return 1;
   }
+  /* the model scores every pair alone, so on the CPU a validation cache
+   * may have any N, K, S and rows per world; the CUDA backend's device
+   * buffers and captured graphs have the training batches' shape */
   const twincache_batch_layout *vlay = twincache_loader_layout(r->val);
-  if (vlay->nodes != r->layout.nodes || vlay->inter != r->layout.inter ||
-      vlay->samples != r->layout.samples) { /* split_cache checked the dims: a defect if seen */
-    fprintf(stderr, PROG ": validation batches of %s are N=%u K=%u S=%u, training batches N=%u K=%u "
-            "S=%u\n", cache, vlay->nodes, vlay->inter, vlay->samples, r->layout.nodes, r->layout.inter,
-            r->layout.samples);
+  if (!r->be->any_shape && (vlay->graphs != r->layout.graphs || vlay->nodes != r->layout.nodes ||
+                            vlay->inter != r->layout.inter || vlay->samples != r->layout.samples)) {
+    fprintf(stderr, PROG ": --val-cache: %s gives batches of N=%u K=%u S=%u, the training cache N=%u K=%u "
+            "S=%u; the %s backend evaluates batches of the training shape only: use --device cpu, which "
+            "evaluates and predicts at any shape, or a validation cache of the same --nodes, --targets "
+            "and --samples\n", cache, vlay->nodes, vlay->inter, vlay->samples, r->layout.nodes,
+            r->layout.inter, r->layout.samples, r->be->name);
     return 1;
   }
   return 0;
@@ -54,7 +59,7 @@ int train_evaluate(run *r, val_result *out) {
   if (!r->val) return 0; /* nothing held out */
   twincache_loader *vl = r->val;
   uint64_t batches = twincache_loader_batches_per_epoch(vl);
-  int N = (int)r->layout.nodes;
+  int N = (int)twincache_loader_layout(vl)->nodes; /* the validation batches' (any on the CPU) */
   pred = malloc((size_t)N * N), bpred = malloc((size_t)N * N);
   if (!pred || !bpred) goto oom;
   for (uint64_t i = 0; i < batches; i++) {

@@ -9,13 +9,14 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 33 };
+enum { N_TRAIN_OPTS = 34 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
   const tc_opt t[] = {
       {.name = "--cache", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &p->cache,
-       .expect = "a directory", .help = "cache directory (required)"},
+       .expect = "a directory", .help = "cache directory (required, except with --predict-only:\n"
+               "its model predicts on --val-cache at any shape)"},
       {.name = "--val-split", .meta = "F", .kind = TC_OPT_F64, .dst = &p->val_split, .fhi = 1,
        .open = TC_OPEN_HI,
        .help = "fraction of the index range held out at the end for\n"
@@ -25,8 +26,9 @@ static size_t train_opts(opts *p, tc_opt *o) {
        .expect = "a directory",
        .help = "validate on every graph of this second cache instead\n"
                "(e.g. another graph family: out of distribution); all of\n"
-               "--cache is then trained on. Its N, K and S (--nodes,\n"
-               "--targets, --samples) must equal --cache's"},
+               "--cache is then trained on. On the CPU its N, K, S and\n"
+               "rows per world may differ from --cache's (the model scores\n"
+               "each pair alone); the CUDA backend needs --cache's N, K, S"},
       {.name = "--local-nodes", .meta = "M", .kind = TC_OPT_U32, .dst = &p->local_nodes,
        .hi = UINT32_MAX,
        .help = "local mode: the ranks are M nodes of (ranks / M)\n"
@@ -45,8 +47,14 @@ static size_t train_opts(opts *p, tc_opt *o) {
        .help = "with --resume CKPT and --predict: train nothing, predict\n"
                "with the checkpoint's model, at any step (--batch, --seed,\n"
                "--val-split, --fresh-rows, --steps need not match its run;\n"
-               "--fresh-rows S predicts on S-row worlds). A --resume with\n"
-               "no step left of --steps and --predict predicts alike"},
+               "--fresh-rows S predicts on S-row worlds; --cache may be\n"
+               "left out). A --resume with no step left of --steps and\n"
+               "--predict predicts alike"},
+      {.name = "--suite-version", .meta = "V", .kind = TC_OPT_U32, .dst = &p->suite_version, .lo = 1,
+       .hi = 99,
+       .help = "the suite the --val-cache cell belongs to (suite/vV.json):\n"
+               "--predict's file says \"twincache-suite vV\", which score\n"
+               "checks (default {})"},
       {.name = "--val-withhold-targets", .kind = TC_OPT_SWITCH, .dst = &p->val_withhold,
        .help = "validation (and --predict) batches carry no intervention\n"
                "targets, as the suite withholds them on a cell marked\n"
@@ -124,6 +132,7 @@ static size_t train_opts(opts *p, tc_opt *o) {
 static void defaults(opts *o) {
   memset(o, 0, sizeof *o);
   o->val_split = 0.1, o->batch = 32, o->threads = 2, o->steps = 1000, o->warmup = 50, o->resample_every = 1;
+  o->suite_version = 1;
   o->seed = 1, o->lr = 3e-3, o->weight_decay = 1e-4, o->pos_weight = 1.0, o->device = DEV_AUTO;
   o->gpu = -1;
 }
@@ -173,8 +182,14 @@ int train_flags_parse(int argc, char **argv, opts *o) {
     if (e.status == TC_ARGS_HELP) usage(stdout);
     return tc_args_report(stderr, PROG, &e);
   }
-  if (!o->cache) {
-    fprintf(stderr, PROG ": --cache: required flag missing (see --help)\n");
+  if (!o->cache && !o->predict_only) {
+    fprintf(stderr, PROG ": --cache: required flag missing (only --predict-only goes without it) (see "
+            "--help)\n");
+    return 2;
+  }
+  if (!o->cache && o->local_nodes) {
+    fprintf(stderr, PROG ": --local-nodes: needs --cache (it splits the training set; --predict-only "
+            "without --cache reads --val-cache whole) (see --help)\n");
     return 2;
   }
   if (o->val_cache) { /* validation moves to the second cache: no held-out tail */

@@ -14,7 +14,6 @@
 
 #include "tc_train.h"
 
-#define SUITE_ID "twincache-suite v1" /* the suite version the cells' caches come from */
 
 typedef struct buf {
   unsigned char *p;
@@ -186,13 +185,15 @@ int train_predict(run *r) {
     return 1;
   }
   npz z = {0};
-  int rc = 1, N = (int)r->layout.nodes;
+  int rc = 1, N = (int)twincache_loader_layout(r->val)->nodes; /* the cell's batches */
   float *q = malloc((size_t)N * N * sizeof *q);
-  uint32_t sid[sizeof SUITE_ID - 1]; /* numpy '<U' = UCS-4 little-endian */
-  for (size_t i = 0; i < sizeof sid / sizeof sid[0]; i++) sid[i] = (uint32_t)(unsigned char)SUITE_ID[i];
+  char suite_id[32]; /* the suite version the cells' caches come from */
+  int sid_len = snprintf(suite_id, sizeof suite_id, "twincache-suite v%" PRIu32, o->suite_version);
+  uint32_t sid[sizeof suite_id]; /* numpy '<U' = UCS-4 little-endian */
+  for (int i = 0; i < sid_len; i++) sid[i] = (uint32_t)(unsigned char)suite_id[i];
   char descr[16];
-  snprintf(descr, sizeof descr, "<U%zu", sizeof sid / sizeof sid[0]);
-  if (!q || npy_make(&z.arr, descr, "()", sid, sizeof sid) || npz_add(&z, "suite")) goto oom;
+  snprintf(descr, sizeof descr, "<U%d", sid_len);
+  if (!q || npy_make(&z.arr, descr, "()", sid, (size_t)sid_len * sizeof sid[0]) || npz_add(&z, "suite")) goto oom;
   uint64_t batches = twincache_loader_batches_per_epoch(r->val), graphs = 0;
   for (uint64_t i = 0; i < batches; i++) { /* one epoch of the validation loader: every graph once */
     twincache_batch *b = NULL;
@@ -228,7 +229,7 @@ int train_predict(run *r) {
   }
   if (npz_write(&z, o->predict) != 0) goto out;
   fprintf(r->text, "predictions: %" PRIu64 " graphs of cell %s written to %s (%s)\n", graphs, cell,
-          o->predict, SUITE_ID);
+          o->predict, suite_id);
   rc = 0;
   goto out;
 oom:

@@ -676,6 +676,61 @@ def test_c_trainer_predict_from_checkpoint(built):
         assert "--predict-only: needs --resume CKPT" in r.stderr, r.stderr
 
 
+def test_c_trainer_predicts_any_shape(built):
+    """One checkpoint, trained on graphs of 3..6 nodes, 16 rows and a do()
+    per node, predicts on caches of other N, K, S, rows per world and
+    worlds (issue 37: one model for every cell): during training (--val-cache
+    of another shape) and from the checkpoint alone (--predict-only with no
+    --cache), the same file bit for bit; every graph's (n, n) array has its
+    own n; --suite-version names the suite in the file."""
+    import shutil
+    import twincache
+    root, recipe = built
+    train, cell, tr = _trainer_and_cache(recipe, "do", "anyshape-train", 8, 40)
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    ckpt = os.path.join(TMP, "anyshape.ckpt")
+    others = {"wide": ["--nodes", "9:12", "--samples", "40", "--targets", "3"],
+              "rows": ["--nodes", "4:7", "--samples", "30", "--inter-samples", "25"],
+              "indep": ["--nodes", "5:8", "--samples", "24", "--worlds", "independent"],
+              "obs": ["--nodes", "12:12", "--samples", "50", "--targets", "none"]}
+    first = True
+    for name, args in others.items():
+        val = os.path.join(TMP, "anyshape", name)
+        shutil.rmtree(val, ignore_errors=True)
+        os.makedirs(os.path.dirname(val), exist_ok=True)
+        r = _run([gen, "--out", val, "--graphs", "7", "--seed", "4", "--quiet"] + args)
+        assert r.returncode == 0, r.stderr
+        ref, got = os.path.join(TMP, f"anyshape-{name}-1.npz"), os.path.join(TMP, f"anyshape-{name}-2.npz")
+        if first:  # trains once, validating on a cache of another shape
+            r = _run([train, "--cache", tr, "--val-cache", val, "--steps", "10", "--batch", "8",
+                      "--eval-every", "10", "--device", "cpu", "--quiet", "--checkpoint", ckpt,
+                      "--predict", ref, "--suite-version", "7"])
+            assert r.returncode == 0, r.stderr
+            first = False
+        else:
+            r = _run([train, "--val-cache", val, "--resume", ckpt, "--predict-only", "--device", "cpu",
+                      "--predict", ref, "--suite-version", "7", "--batch", "3"])
+            assert r.returncode == 0, (name, r.stderr)
+        r = _run([train, "--val-cache", val, "--resume", ckpt, "--predict-only", "--device", "cpu",
+                  "--predict", got, "--suite-version", "7"])
+        assert r.returncode == 0, (name, r.stderr)
+        with np.load(ref, allow_pickle=False) as a, np.load(got, allow_pickle=False) as b:
+            assert sorted(a.keys()) == sorted(b.keys()) == sorted(["suite"] + [f"{name}/{i}" for i in range(7)])
+            assert str(b["suite"]) == "twincache-suite v7"
+            with twincache.Cache(val) as c:
+                for i in range(7):
+                    n = c[i].n_nodes
+                    q = b[f"{name}/{i}"]
+                    assert q.shape == (n, n) and np.all(np.diag(q) == 0) and np.all((q >= 0) & (q <= 1))
+                    assert np.array_equal(a[f"{name}/{i}"], q), (name, i)
+            assert len({float(v) for k in b.keys() if k != "suite" for v in b[k].ravel()}) > 7
+    r = _run([train, "--val-cache", val, "--resume", ckpt, "--predict", got, "--device", "cpu"])
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "only --predict-only goes without it" in r.stderr
+    r = _run([train, "--val-cache", val, "--resume", ckpt, "--predict-only", "--predict", got,
+              "--device", "cpu", "--local-nodes", "1"])
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--local-nodes: needs --cache" in r.stderr
+
+
 def test_c_trainer_withholds_targets(built):
     """--val-withhold-targets: the validation (and --predict) batches of a
     withhold_targets cell carry no targets, so the same trained model's

@@ -1,7 +1,9 @@
 #!/bin/sh
 # --val-cache (issue 19): validation on every graph of a second cache, all of
-# --cache trained on; a second cache of other N/K/S, --val-split beside it and
-# a missing cache are refused with one line naming the flag.
+# --cache trained on; a second cache of another S validates on the CPU (the
+# model scores each pair alone, issue 37); an SCM-only second cache without
+# --fresh-rows, --val-split beside it and a missing cache are refused with one
+# line naming the flag.
 # Usage: val_cache.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH
 gen=$1
 train=$2
@@ -11,6 +13,7 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
 "$gen" --out "$dir/train" --graphs 120 --seed 1 --nodes 3:6 --samples 16 --quiet || exit 1
 "$gen" --out "$dir/val" --graphs 37 --seed 2 --nodes 3:6 --samples 16 --graph ba --quiet || exit 1
 "$gen" --out "$dir/other-s" --graphs 10 --seed 2 --nodes 3:6 --samples 8 --quiet || exit 1
+"$gen" --out "$dir/scm-only" --graphs 10 --seed 2 --nodes 3:6 --samples 0 --quiet || exit 1
 
 out=$("$train" --cache "$dir/train" --val-cache "$dir/val" --steps 6 --eval-every 3 --batch 8 \
         --device cpu --json 2>"$dir/text")
@@ -43,7 +46,14 @@ refused() {
     echo "ok: '$*' -> $err"
   fi
 }
-refused 1 "--val-cache: .*S=8 but the training cache" --val-cache "$dir/other-s"
+out=$("$train" --cache "$dir/train" --val-cache "$dir/other-s" --steps 2 --eval-every 2 --batch 8 \
+        --device cpu --json 2>/dev/null)
+if [ $? -ne 0 ] || ! printf '%s' "$out" | grep -q '"val_graphs": 10,'; then
+  echo "FAIL: a validation cache of S=8 beside a training cache of S=16: $out"; fail=1
+else
+  echo "ok: a validation cache of another S validates on the CPU"
+fi
+refused 1 "--val-cache: cache .*scm-only stores SCMs only" --val-cache "$dir/scm-only"
 refused 2 "--val-split: not with --val-cache" --val-cache "$dir/val" --val-split 0.2
 refused 1 "--val-cache: cannot open cache" --val-cache "$dir/missing"
 [ $fail -eq 0 ] && rm -rf "$dir"
