@@ -53,6 +53,13 @@ typedef struct tc_batch_view {
 } tc_batch_view;
 void tc_batch_view_init(tc_batch_view *v, const twincache_batch_layout *l, const void *slab);
 
+/* Withheld targets (targets.c, MODEL.md): for every real world of a dense
+ * slab (int_mask 1), rewrites its target row (and value) as the real nodes
+ * whose held rows (rows[g][k+1], at least 2) all carry one value: the
+ * targets of a do(), exactly. Returns the worlds given a target; *worlds
+ * (when not NULL) the real worlds seen. */
+uint64_t tc_infer_targets(const twincache_batch_layout *l, void *slab, uint64_t *worlds);
+
 /* ---- CPU backend --------------------------------------------------------- */
 #define TC_CPU_CHUNKS 16
 #define TC_MODEL_PARAMS (TC_MODEL_H * TC_MODEL_F + TC_MODEL_H + TC_MODEL_H * TC_MODEL_H + \

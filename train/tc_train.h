@@ -5,7 +5,7 @@
  *   train_loop.c         what every backend's loop shares: fetching a batch, and
  *                        after each step the CSV row, evaluation and checkpoint
  *   train_eval.c         the validation loader (kept open) and one pass over it:
- *                        loss, AUROC, AUPRC, SHD
+ *                        loss, AUROC, AUPRC, SHD; withheld targets read back (targets.c)
  *   train_predict.c      --predict: the model's probabilities on --val-cache as the suite's .npz
  *   train_report.c       the summary (text and JSON) and --bench-h2d
  *   train_agree.c        data parallel: every rank agrees with rank 0 on the options
@@ -126,6 +126,7 @@ struct run {
   float *ev_logit, *ev_T, *ev_w; /* CUDA eval host copies, G*N*N each */
   twincache_loader *val;         /* the validation loader, open for the whole run (or NULL) */
   val_result last;
+  uint64_t infer_found, infer_seen; /* --val-withhold-targets: worlds given an inferred target, of those seen */
   uint64_t eval_ns, ckpt_ns;
 };
 
@@ -143,6 +144,9 @@ int train_has_validation(const run *r);
  * (fresh worlds keep epoch 0's draw). No-op when nothing is held out, and on
  * ranks other than 0 (rank 0 evaluates for the job). */
 int train_eval_open(run *r);
+/* --val-withhold-targets: the batch's withheld targets inferred from its
+ * worlds (tc_infer_targets) before the model sees it; counted in r. */
+void train_withheld_targets(run *r, twincache_batch *b);
 /* One pass (one epoch of r->val); out->done = 0 when there is nothing to
  * validate on. */
 int train_evaluate(run *r, val_result *out);

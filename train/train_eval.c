@@ -47,6 +47,13 @@ int train_eval_open(run *r) {
   return 0;
 }
 
+void train_withheld_targets(run *r, twincache_batch *b) {
+  if (!r->o.val_withhold) return;
+  uint64_t seen = 0;
+  r->infer_found += tc_infer_targets(&b->layout, b->slab, &seen);
+  r->infer_seen += seen;
+}
+
 /* One pass over the validation graphs: the next epoch of r->val. Returns 0
  * or 1 (message printed). */
 int train_evaluate(run *r, val_result *out) {
@@ -71,6 +78,7 @@ int train_evaluate(run *r, val_result *out) {
     }
     float loss;
     const float *logit, *T, *w;
+    train_withheld_targets(r, b);
     if (r->be->eval_batch(r, b, &loss, &logit, &T, &w) != 0) {
       twincache_loader_release(vl, b);
       goto cleanup;

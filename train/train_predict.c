@@ -195,6 +195,7 @@ int train_predict(run *r) {
   snprintf(descr, sizeof descr, "<U%d", sid_len);
   if (!q || npy_make(&z.arr, descr, "()", sid, (size_t)sid_len * sizeof sid[0]) || npz_add(&z, "suite")) goto oom;
   uint64_t batches = twincache_loader_batches_per_epoch(r->val), graphs = 0;
+  r->infer_found = r->infer_seen = 0; /* this pass's worlds, not the evaluations' */
   for (uint64_t i = 0; i < batches; i++) { /* one epoch of the validation loader: every graph once */
     twincache_batch *b = NULL;
     if (twincache_loader_next(r->val, &b) != 0) {
@@ -203,6 +204,7 @@ int train_predict(run *r) {
     }
     float loss;
     const float *logit, *T, *w;
+    train_withheld_targets(r, b);
     if (r->be->eval_batch(r, b, &loss, &logit, &T, &w) != 0) {
       twincache_loader_release(r->val, b);
       goto out;
@@ -230,6 +232,10 @@ int train_predict(run *r) {
   if (npz_write(&z, o->predict) != 0) goto out;
   fprintf(r->text, "predictions: %" PRIu64 " graphs of cell %s written to %s (%s)\n", graphs, cell,
           o->predict, suite_id);
+  if (o->val_withhold)
+    fprintf(r->text, "targets withheld: inferred for %" PRIu64 " of %" PRIu64 " worlds read (a node constant "
+            "over a world's rows is a do() target; other worlds keep none: train/MODEL.md)\n",
+            r->infer_found, r->infer_seen);
   rc = 0;
   goto out;
 oom:

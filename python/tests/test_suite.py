@@ -733,22 +733,40 @@ def test_c_trainer_predicts_any_shape(built):
 
 def test_c_trainer_withholds_targets(built):
     """--val-withhold-targets: the validation (and --predict) batches of a
-    withhold_targets cell carry no targets, so the same trained model's
-    predictions differ from those it makes seeing them; the flag needs
-    --val-cache (one line, exit 2)."""
+    withhold_targets cell carry no targets, and the trainer reads a do()'s
+    back from its worlds (the node constant over a world's rows: MODEL.md),
+    so on the do() cell its predictions equal, bit for bit, those it makes
+    seeing the targets, and it says it inferred every world; on shift
+    worlds nothing is constant, no target is inferred and the predictions
+    differ. The flag needs --val-cache (one line, exit 2)."""
+    import shutil
     root, recipe = built
     train, cell, tr = _trainer_and_cache(recipe, "unknown", "withhold-train", 5, 32)
     assert cell["withhold_targets"]
-    preds = []
-    for extra in ([], ["--val-withhold-targets"]):
-        pred = os.path.join(TMP, f"withhold{len(extra)}.npz")
-        r = _run([train, "--cache", tr, "--val-cache", os.path.join(root, "unknown"), "--steps", "20",
-                  "--batch", "8", "--eval-every", "20", "--device", "cpu", "--quiet", "--predict", pred]
-                 + extra)
-        assert r.returncode == 0, r.stderr
-        with np.load(pred, allow_pickle=False) as z:
-            preds.append(np.concatenate([z[f"unknown/{i}"].ravel() for i in range(cell["graphs"])]))
-    assert preds[0].shape == preds[1].shape and not np.array_equal(preds[0], preds[1])
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    shift = os.path.join(TMP, "withhold-shift", "shift")
+    shutil.rmtree(shift, ignore_errors=True)
+    os.makedirs(os.path.dirname(shift), exist_ok=True)
+    shifted = dict(cell, seed=3, graphs=9, options=dict(cell["options"], intervention="shift"))
+    r = _run([gen, "--out", shift, "--quiet"] + ts.gen_args(shifted))
+    assert r.returncode == 0, r.stderr
+    for val, name, worlds, same in ((os.path.join(root, "unknown"), "unknown", 9 * 2, True),
+                                    (shift, "shift", None, False)):
+        preds = []
+        for extra in ([], ["--val-withhold-targets"]):
+            pred = os.path.join(TMP, f"withhold-{name}{len(extra)}.npz")
+            r = _run([train, "--cache", tr, "--val-cache", val, "--steps", "20", "--batch", "8",
+                      "--eval-every", "20", "--device", "cpu", "--predict", pred] + extra)
+            assert r.returncode == 0, r.stderr
+            with np.load(pred, allow_pickle=False) as z:
+                preds.append(np.concatenate([z[f"{name}/{i}"].ravel() for i in range(9)]))
+        line = [x for x in r.stdout.splitlines() if x.startswith("targets withheld:")]
+        assert len(line) == 1, r.stdout
+        if same:
+            assert f"inferred for {worlds} of {worlds} worlds" in line[0], line
+        else:
+            assert line[0].startswith("targets withheld: inferred for 0 of "), line
+        assert preds[0].shape == preds[1].shape and np.array_equal(preds[0], preds[1]) == same, name
     r = _run([train, "--cache", tr, "--steps", "2", "--device", "cpu", "--val-withhold-targets"])
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "needs --val-cache" in r.stderr, r.stderr
 
