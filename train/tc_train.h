@@ -29,6 +29,7 @@
 #define PROG "twincache-train"
 
 enum { DEV_AUTO = 0, DEV_CPU = 1, DEV_CUDA = 2 }; /* order of --device's choices */
+#define TC_TRAIN_MIX_MAX 16 /* a loader mixture's most sources (twincache_loader_open_mixture) */
 
 typedef struct opts {
   const char *cache, *val_cache, *checkpoint, *resume, *log, *batch_log, *predict;
@@ -44,6 +45,13 @@ typedef struct opts {
   int val_withhold; /* --val-withhold-targets: validation batches carry no targets */
   int predict_only; /* --predict-only: --resume's model, no training, --predict */
   uint32_t suite_version; /* --suite-version V: --predict's file is for suite/vV.json's cells */
+  /* --mix DIR=W,DIR=W,...: train on a mixture of whole caches (cache =
+   * mix_path[0] then, for messages); mix_n 0 without */
+  const char *mix;
+  uint32_t mix_n;
+  const char *mix_path[TC_TRAIN_MIX_MAX];
+  double mix_weight[TC_TRAIN_MIX_MAX];
+  char mix_text[4096]; /* --mix's value, cut at the commas and '=' */
 } opts;
 
 /* Parses argv into *o (defaults first). Returns -1 to go on, else the exit

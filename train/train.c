@@ -44,9 +44,11 @@ static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
   int index = -1, count = 0;
-  int usable = o->device != DEV_CPU && tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 &&
-               tc_cuda_check() == 0;
-  if (o->device != DEV_CPU && !usable) snprintf(why, sizeof why, "%s", twincache_last_error());
+  int usable = o->device != DEV_CPU && !o->mix_n &&
+               tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 && tc_cuda_check() == 0;
+  if (o->device != DEV_CPU && !usable)
+    snprintf(why, sizeof why, "%s", o->mix_n ? "--mix: a mixture's batches are dense, the CUDA backend reads "
+             "compact ones" : twincache_last_error());
   if ((o->device == DEV_CUDA || o->gpu >= 0 || o->nccl) && !usable) {
     fprintf(stderr, PROG ": %s: %s\n", o->gpu >= 0 ? "--gpu" : o->nccl ? "--nccl" : "--device cuda", why);
     return 1;
@@ -117,11 +119,55 @@ static int val_cache_check(run *r) {
   return rc;
 }
 
+/* --mix: every source read whole ([0, count) = the graphs of all sources);
+ * the dims are the largest of each (the batches pad to them), the tag one
+ * over the sources' tags, independent when any source is. */
+static int split_mixture(run *r) {
+  const opts *o = &r->o;
+  r->first = r->count = 0;
+  r->cache_tag = 1469598103934665603ull; /* FNV-1a-64 over the sources' tags, in order */
+  for (uint32_t i = 0; i < o->mix_n; i++) {
+    twincache_cache *cache = NULL;
+    if (twincache_cache_open(o->mix_path[i], &cache) != 0) {
+      fprintf(stderr, PROG ": --mix: cache %u: cannot open cache: %s\n", i + 1, twincache_last_error());
+      return 1;
+    }
+    const twincache_dims *d = twincache_cache_dims(cache);
+    uint64_t n = twincache_cache_count(cache), tag = twincache_cache_tag(cache);
+    if (i == 0) r->dims = *d, r->cache_seed = train_agree_config_seed(twincache_cache_config(cache));
+    if (d->max_nodes > r->dims.max_nodes) r->dims.max_nodes = d->max_nodes;
+    if (d->max_inter > r->dims.max_inter) r->dims.max_inter = d->max_inter;
+    if (d->samples > r->dims.samples) r->dims.samples = d->samples;
+    for (int b = 0; b < 8; b++) r->cache_tag = (r->cache_tag ^ ((tag >> (8 * b)) & 0xff)) * 1099511628211ull;
+    r->independent |= strstr(twincache_cache_config(cache), "\"worlds\":\"independent\"") != NULL;
+    int scm_only = d->samples == 0;
+    if (i == 0 && !o->quiet && !scm_only) { /* of the first source's first graphs */
+      r->train_end = n;
+      measure_sortability(r, cache);
+    }
+    twincache_cache_close(cache);
+    if (n == 0) {
+      fprintf(stderr, PROG ": --mix: cache %u (%s) holds no graphs yet\n", i + 1, o->mix_path[i]);
+      return 1;
+    }
+    if (scm_only && !o->fresh_rows) {
+      fprintf(stderr, PROG ": --mix: cache %u (%s) stores SCMs only (no samples): train on fresh worlds "
+              "with --fresh-rows S\n", i + 1, o->mix_path[i]);
+      return 1;
+    }
+    r->count += n;
+  }
+  r->train_end = r->count;
+  if (o->val_cache && val_cache_check(r) != 0) return 1;
+  return 0;
+}
+
 /* The graphs the cache holds, [first, count) (a shard opened alone starts
  * past 0), and the train/validation split point inside them. */
 static int split_cache(run *r) {
   const opts *o = &r->o;
   twincache_cache *cache = NULL;
+  if (o->mix_n) return split_mixture(r);
   if (!o->cache) { /* --predict-only without --cache: the validation cache gives the layout */
     if (val_cache_check(r) != 0) return 1;
     r->first = 0, r->train_end = r->count = r->val_count;
@@ -280,7 +326,7 @@ static int resume_from(run *r) {
             info.seed, o->seed);
     return 1;
   }
-  if (s->index_begin != r->first || s->index_end != r->train_end) {
+  if (!o->mix_n && (s->index_begin != r->first || s->index_end != r->train_end)) { /* a mixture's: the loader's */
     fprintf(stderr, PROG ": --val-split: checkpoint %s was written with a train range of [%" PRIu64
             ", %" PRIu64 ") graphs, this run has [%" PRIu64 ", %" PRIu64 ") (--val-split %g of %" PRIu64
             " graphs in %s); --val-split and the cache cannot change on --resume (see --help)\n",
@@ -338,7 +384,14 @@ static int open_train_stream(run *r, twincache_loader **tl) {
     if (r->val_fresh)
       lo.samples = TWINCACHE_SAMPLES_FRESH, lo.rows = o->fresh_rows, lo.resample_every = UINT32_MAX;
   }
-  int st = twincache_loader_open(path, &lo, o->resume && !r->predict_only ? &r->stream : NULL, tl);
+  const twincache_loader_state *state = o->resume && !r->predict_only ? &r->stream : NULL;
+  int st;
+  if (o->mix_n) { /* each source whole */
+    lo.index_begin = lo.index_end = 0;
+    st = twincache_loader_open_mixture(o->mix_path, o->mix_weight, o->mix_n, &lo, state, tl);
+  } else {
+    st = twincache_loader_open(path, &lo, state, tl);
+  }
   if (st == TWINCACHE_EINVAL && o->resume) {
     /* the loader names the field of the state that differs */
     fprintf(stderr, PROG ": --resume: checkpoint %s does not match cache %s with these options: "
@@ -346,7 +399,10 @@ static int open_train_stream(run *r, twincache_loader **tl) {
     return 1;
   }
   if (st != 0) {
-    fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", path, twincache_last_error());
+    if (o->mix_n)
+      fprintf(stderr, PROG ": --mix: cannot open the mixture: %s\n", twincache_last_error());
+    else
+      fprintf(stderr, PROG ": cannot open the training range of %s: %s\n", path, twincache_last_error());
     return 1;
   }
   twincache_loader_get_state(*tl, &r->stream);
@@ -378,15 +434,25 @@ static int log_open(run *r) {
   return 0;
 }
 
-static void print_plan(const run *r) {
+static void print_plan(const run *r, twincache_loader *tl) {
   const opts *o = &r->o;
   if (o->quiet) return;
   char range[64] = ""; /* a shard's graphs are not 0.. */
   if (r->first) snprintf(range, sizeof range, " %" PRIu64 "..%" PRIu64, r->first, r->count - 1);
-  fprintf(r->text, "cache %s: %" PRIu64 " graphs%s (train %" PRIu64 ", validation %" PRIu64
-          "), N=%u K=%u S=%u, batch %u, %zu-byte slabs, %" PRIu64 " steps\n",
-          o->cache, r->count - r->first, range, r->train_end - r->first, r->count - r->train_end, r->layout.nodes,
-          r->layout.inter, r->layout.samples, o->batch, r->layout.bytes, o->steps);
+  if (o->mix_n) {
+    uint32_t per[TC_TRAIN_MIX_MAX] = {0};
+    twincache_loader_mix_counts(tl, per, TC_TRAIN_MIX_MAX);
+    fprintf(r->text, "mixture of %u caches, %" PRIu64 " graphs, each batch of %u:", o->mix_n, r->count, o->batch);
+    for (uint32_t i = 0; i < o->mix_n; i++)
+      fprintf(r->text, "%s %s (weight %g: %u)", i ? "," : "", o->mix_path[i], o->mix_weight[i], per[i]);
+    fprintf(r->text, "; N=%u K=%u S=%u (the largest), %zu-byte slabs, %" PRIu64 " steps\n", r->layout.nodes,
+            r->layout.inter, r->layout.samples, r->layout.bytes, o->steps);
+  } else {
+    fprintf(r->text, "cache %s: %" PRIu64 " graphs%s (train %" PRIu64 ", validation %" PRIu64
+            "), N=%u K=%u S=%u, batch %u, %zu-byte slabs, %" PRIu64 " steps\n",
+            o->cache, r->count - r->first, range, r->train_end - r->first, r->count - r->train_end,
+            r->layout.nodes, r->layout.inter, r->layout.samples, o->batch, r->layout.bytes, o->steps);
+  }
   if (r->sort_graphs)
     fprintf(r->text, "data: varsortability %.3f, R2-sortability %.3f (first %u training graphs; 0.5 = "
             "chance, near 1: sorting nodes by it nearly gives the causal order)\n",
@@ -394,9 +460,10 @@ static void print_plan(const run *r) {
   else
     fprintf(r->text, "data: sortability not measured (the cache stores no samples)\n");
   if (r->independent) /* MODEL.md's T pairs rows as twins: say what it measures here */
-    fprintf(r->text, "worlds: independent (each its own noise): the model's twin differences pair row s of "
+    fprintf(r->text, "worlds: %s (each its own noise): the model's twin differences pair row s of "
             "a world with base row s, which share no noise, so T is no longer an exact effect (for a do(): the "
-            "base world's regression slope, biased where target and node share a cause; train/MODEL.md)\n");
+            "base world's regression slope, biased where target and node share a cause; train/MODEL.md)\n",
+            o->mix_n ? "independent in some sources" : "independent");
   if (r->dist.world > 1 || r->nccl) {
     char mpi[128], nccl[600] = "";
     tc_dist_describe(mpi, sizeof mpi);
@@ -443,7 +510,7 @@ static int train_main(run *r, int argc, char **argv) {
   if (train_agree(r)) goto cleanup;
   if (open_train_stream(r, &tl) || r->be->create(r) || train_eval_open(r) || log_open(r))
     goto cleanup;
-  if (!r->predict_only) print_plan(r);
+  if (!r->predict_only) print_plan(r, tl);
 
   if (!r->predict_only) {
     loop_stats ls = {0};

@@ -1,6 +1,7 @@
 /* train_flags.c — twincache-train's options: one table drives parsing and
  * --help; a bad flag or value is one stderr line naming it, exit 2. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,7 +10,7 @@
 
 static const char *const k_devices[] = {"auto", "cpu", "cuda", NULL}; /* DEV_* */
 
-enum { N_TRAIN_OPTS = 34 };
+enum { N_TRAIN_OPTS = 35 };
 
 /* Every flag of twincache-train, once. Returns the entries written to o. */
 static size_t train_opts(opts *p, tc_opt *o) {
@@ -17,6 +18,14 @@ static size_t train_opts(opts *p, tc_opt *o) {
       {.name = "--cache", .meta = "DIR", .kind = TC_OPT_STRING, .dst = &p->cache,
        .expect = "a directory", .help = "cache directory (required, except with --predict-only:\n"
                "its model predicts on --val-cache at any shape)"},
+      {.name = "--mix", .meta = "DIR=W,...", .kind = TC_OPT_STRING, .dst = &p->mix,
+       .expect = "DIR=W,DIR=W,...",
+       .help = "instead of --cache: train on a mixture of 2..16 whole\n"
+               "caches, each batch holding their graphs in the weights'\n"
+               "shares (W > 0, default 1; e.g. twin=1,indep=1: twin and\n"
+               "independent worlds mixed). Batches pad to the largest N,\n"
+               "K, S; no --val-split (validate with --val-cache); CPU\n"
+               "backend; paths without ','; resumes like --cache"},
       {.name = "--val-split", .meta = "F", .kind = TC_OPT_F64, .dst = &p->val_split, .fhi = 1,
        .open = TC_OPEN_HI,
        .help = "fraction of the index range held out at the end for\n"
@@ -114,7 +123,8 @@ static size_t train_opts(opts *p, tc_opt *o) {
       {.name = "--batch-log", .meta = "FILE", .kind = TC_OPT_STRING, .dst = &p->batch_log,
        .expect = "a file name",
        .help = "CSV of the batches trained on, one row per step:\n"
-               "step,epoch,seq,graph ids (space-separated)"},
+               "step,epoch,seq,graph ids (space-separated; with --mix\n"
+               "source:index, source 0 = the first cache)"},
       {.name = "--sync-copies", .kind = TC_OPT_SWITCH, .dst = &p->sync_copies,
        .help = "CUDA: copy then compute, no overlap (for comparison)"},
       {.name = "--bench-h2d", .kind = TC_OPT_SWITCH, .dst = &p->bench_h2d,
@@ -173,6 +183,76 @@ static void usage(FILE *f) {
           "  device, I/O), 2 usage error (one line naming the flag and what it accepts).\n");
 }
 
+static int given(int argc, char **argv, const char *flag) {
+  size_t n = strlen(flag);
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], flag) || (!strncmp(argv[i], flag, n) && argv[i][n] == '=')) return 1;
+  return 0;
+}
+
+/* --mix DIR=W,...: cut into o->mix_path/mix_weight; cache = the first
+ * path. Prints one line and returns 1 on a bad value or combination. */
+static int train_flags_mix(opts *o, int argc, char **argv) {
+  if (o->cache) {
+    fprintf(stderr, PROG ": --mix: not with --cache (the mixture's caches are its sources) (see --help)\n");
+    return 1;
+  }
+  if (strlen(o->mix) >= sizeof o->mix_text) {
+    fprintf(stderr, PROG ": --mix: value longer than %zu bytes\n", sizeof o->mix_text - 1);
+    return 1;
+  }
+  strcpy(o->mix_text, o->mix);
+  char *item = o->mix_text;
+  for (;;) {
+    char *comma = strchr(item, ',');
+    if (comma) *comma = '\0';
+    if (o->mix_n == TC_TRAIN_MIX_MAX) {
+      fprintf(stderr, PROG ": --mix: more than %d caches\n", TC_TRAIN_MIX_MAX);
+      return 1;
+    }
+    char *eq = strrchr(item, '=');
+    double w = 1.0;
+    if (eq) {
+      char *end = NULL;
+      *eq = '\0';
+      w = strtod(eq + 1, &end);
+      if (end == eq + 1 || *end != '\0' || !(w > 0) || w > 1e9) {
+        fprintf(stderr, PROG ": --mix: cache %u (%s): weight '%s' is not a number in (0, 1e9]\n",
+                o->mix_n + 1, item, eq + 1);
+        return 1;
+      }
+    }
+    if (item[0] == '\0') {
+      fprintf(stderr, PROG ": --mix: cache %u has an empty path (DIR=W,DIR=W,...)\n", o->mix_n + 1);
+      return 1;
+    }
+    o->mix_path[o->mix_n] = item, o->mix_weight[o->mix_n] = w, o->mix_n++;
+    if (!comma) break;
+    item = comma + 1;
+  }
+  if (o->mix_n < 2) {
+    fprintf(stderr, PROG ": --mix: one cache (%s); a mixture needs 2..%d, one cache is --cache DIR\n",
+            o->mix_path[0], TC_TRAIN_MIX_MAX);
+    return 1;
+  }
+  if (given(argc, argv, "--val-split")) {
+    fprintf(stderr, PROG ": --val-split: not with --mix (a mixture reads its caches whole; validate with "
+            "--val-cache DIR) (see --help)\n");
+    return 1;
+  }
+  if (o->local_nodes) {
+    fprintf(stderr, PROG ": --local-nodes: not with --mix (local mode reads one set) (see --help)\n");
+    return 1;
+  }
+  if (o->device == DEV_CUDA) {
+    fprintf(stderr, PROG ": --mix: a mixture's batches are dense, the CUDA backend reads compact ones: use "
+            "--device cpu (see --help)\n");
+    return 1;
+  }
+  o->cache = o->mix_path[0], o->val_split = 0;
+  return 0;
+}
+
 int train_flags_parse(int argc, char **argv, opts *o) {
   tc_opt t[N_TRAIN_OPTS];
   tc_args_error e;
@@ -182,6 +262,7 @@ int train_flags_parse(int argc, char **argv, opts *o) {
     if (e.status == TC_ARGS_HELP) usage(stdout);
     return tc_args_report(stderr, PROG, &e);
   }
+  if (o->mix && train_flags_mix(o, argc, argv) != 0) return 2;
   if (!o->cache && !o->predict_only) {
     fprintf(stderr, PROG ": --cache: required flag missing (only --predict-only goes without it) (see "
             "--help)\n");

@@ -90,7 +90,11 @@ int train_next_batch(run *r, twincache_loader *l, twincache_batch **b, loop_stat
     fprintf(r->batch_log, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", x->seq - r->seq0 + r->step0 + 1,
             x->epoch, x->seq);
     for (uint32_t g = 0; g < x->n_graphs; g++)
-      fprintf(r->batch_log, g ? " %" PRIu64 : "%" PRIu64, x->graph_id[g]);
+      if (r->o.mix_n) /* a mixture's id: source:index (source 0 = --mix's first cache) */
+        fprintf(r->batch_log, "%s%" PRIu32 ":%" PRIu64, g ? " " : "", TWINCACHE_MIX_SOURCE(x->graph_id[g]),
+                (uint64_t)TWINCACHE_MIX_INDEX(x->graph_id[g]));
+      else
+        fprintf(r->batch_log, g ? " %" PRIu64 : "%" PRIu64, x->graph_id[g]);
     fputc('\n', r->batch_log);
   }
   return 0;
