@@ -922,6 +922,38 @@ def test_gies_environments_share_no_noise_draw(built, monkeypatch):
             assert sum(len(v) for v in vals) == len(set().union(*vals)), j
 
 
+def test_gies_takes_every_row_of_independent_worlds(monkeypatch):
+    """On independent worlds (each its own noise) no row repeats another
+    world's noise draw, so GIES gets every row each world holds: the base
+    world's S and world k's own count (rows per world), not the disjoint
+    blocks it gets on twin worlds."""
+    gies = pytest.importorskip("gies")
+    import shutil
+    import twincache
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    cache = os.path.join(TMP, "gies-independent")
+    shutil.rmtree(cache, ignore_errors=True)
+    os.makedirs(TMP, exist_ok=True)
+    r = _run([gen, "--out", cache, "--graphs", "4", "--seed", "5", "--nodes", "4:6", "--samples", "40",
+              "--inter-samples", "70", "--worlds", "independent", "--quiet"])
+    assert r.returncode == 0, r.stderr
+    seen = []
+    def fit_bic(data, I):
+        seen.append((data, I))
+        return np.zeros((data[0].shape[1],) * 2), 0.0
+    monkeypatch.setattr(gies, "fit_bic", fit_bic)
+    with twincache.Loader(cache, batch_size=4, shuffle=False, output="numpy") as ld:
+        batch = next(iter(ld))
+        assert batch.worlds == "independent"
+        ts.reference_models(["gies"])["gies"](batch)
+    with twincache.Cache(cache) as c:
+        assert len(seen) == 4
+        for g, (data, I) in enumerate(seen):
+            rows = c[g].rows
+            assert [len(d) for d in data] == [int(x) for x in rows], (g, rows)
+            assert I[1:] == [[int(t)] for t in c[g].target]
+
+
 def test_corr_is_symmetric(built):
     root, recipe = built
     import twincache
