@@ -807,6 +807,12 @@ def test_cli(built, capsys):
     assert rc == 0 and "do " in out and " ok" in out, out + err
     rc, out, err = cli("info", root)
     assert rc == 0 and "var-sort" in out and "[targets withheld]" in out, err
+    # --recipe after the command as well (`build --recipe v2 DIR`); there it wins over one before
+    for args in (["info", root, "--recipe", recipe["_path"]],
+                 ["--recipe", "v1", "info", "--recipe", recipe["_path"], root]):
+        assert ts.main(args) == 0
+        out2, err2 = capsys.readouterr()
+        assert out2 == out, (args, err2)
     rc, out, err = cli("score", root, os.path.join(TMP, "missing.npz"))
     assert rc == 1 and "not a readable .npz" in err and err.count("\n") == 1
     rc, out, err = cli("score", root, "--cells", "obs")

@@ -25,33 +25,44 @@ def main(argv=None):
         description="The frozen held-out benchmark of twincache: build its caches (checked by "
                     "digest), list their sortability, score predictions beside the baselines.")
     ap.add_argument("--recipe", help="a recipe file, or v1 / v2: the package's own (default: v1)")
+    # --recipe also after the command (`build --recipe v2 DIR`): given there, it wins
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--recipe", default=argparse.SUPPRESS,
+                        help="a recipe file, or v1 / v2: the package's own (default: v1)")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build", help="generate every cell under DIR and check its digest")
+    b = sub.add_parser("build", parents=[common],
+                       help="generate every cell under DIR and check its digest")
     b.add_argument("dir")
     b.add_argument("--threads", type=int, default=2, help="twincache-gen threads (default 2)")
     b.add_argument("--cells", help="comma-separated cell names (default: all)")
     b.add_argument("--no-check", action="store_true",
                    help="do not compare digests (before `digest --update`, on a fresh DIR)")
-    i = sub.add_parser("info", help="cells with var-/R2-sortability and linear-fit share")
+    i = sub.add_parser("info", parents=[common],
+                       help="cells with var-/R2-sortability and linear-fit share")
     i.add_argument("dir", nargs="?", help="a built suite (without: the recipe only)")
     i.add_argument("--cells")
-    g = sub.add_parser("args", help="the twincache-gen flags of a cell's regime (no --seed, "
+    g = sub.add_parser("args", parents=[common],
+                       help="the twincache-gen flags of a cell's regime (no --seed, "
                                     "--graphs): to generate training data like it")
     g.add_argument("cell")
-    d = sub.add_parser("digest", help="recompute digests of a built suite; --update writes them")
+    d = sub.add_parser("digest", parents=[common],
+                       help="recompute digests of a built suite; --update writes them")
     d.add_argument("dir")
     d.add_argument("--cells")
     d.add_argument("--update", action="store_true", help="rewrite the recipe's digests")
-    m = sub.add_parser("import-dcdi", help="read a DCDI-layout folder (DAG<i>.npy, data_interv<i>.npy, "
+    m = sub.add_parser("import-dcdi", parents=[common],
+                       help="read a DCDI-layout folder (DAG<i>.npy, data_interv<i>.npy, "
                                           "intervention<i>.csv, regime<i>.csv) into OUT, a new twincache "
                                           "cache of observed data (FORMAT.md 3.11) score-import scores")
     m.add_argument("src", metavar="DIR")
     m.add_argument("out", metavar="OUT")
     m.add_argument("--dataset", type=int, help="DCDI's i_dataset (default: the folder's only one)")
-    q = sub.add_parser("score-import", help="the baselines' metrics on an import-dcdi cache (or an .npz "
+    q = sub.add_parser("score-import", parents=[common],
+                       help="the baselines' metrics on an import-dcdi cache (or an .npz "
                                            "store of before)")
     q.add_argument("store", metavar="OUT")
-    s = sub.add_parser("score", help="score a predictions .npz (and/or the baselines)")
+    s = sub.add_parser("score", parents=[common],
+                       help="score a predictions .npz (and/or the baselines)")
     s.add_argument("dir")
     s.add_argument("predictions", nargs="?", help="PRED.npz (see SUITE.md); without: baselines only")
     s.add_argument("--cells")
