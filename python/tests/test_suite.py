@@ -968,6 +968,133 @@ def test_corr_is_symmetric(built):
     assert np.array_equal(p, np.swapaxes(p, 1, 2))
 
 
+# ---- real data a package ships -------------------------------------------------
+
+
+def _fake_package(tmp, data, truth, as_wheel=True):
+    """A wheel (zip) or a site-packages-like folder holding pkg/data/x.csv and
+    pkg/data/y.csv; returns (where, sha256 of data, sha256 of truth)."""
+    import hashlib
+    import zipfile
+    os.makedirs(tmp, exist_ok=True)
+    files = {"fakepkg/data/x.csv": data.encode(), "fakepkg/data/y.csv": truth.encode()}
+    if as_wheel:
+        where = os.path.join(tmp, "fakepkg-1.0-py3-none-any.whl")
+        with zipfile.ZipFile(where, "w") as z:
+            for k, v in files.items():
+                z.writestr(k, v)
+    else:
+        where = os.path.join(tmp, "site")
+        for k, v in files.items():
+            os.makedirs(os.path.join(where, os.path.dirname(k)), exist_ok=True)
+            with open(os.path.join(where, k), "wb") as f:
+                f.write(v)
+    return (where,) + tuple(hashlib.sha256(v).hexdigest() for v in files.values())
+
+
+def _real_recipe(path, hd, ht, edges=(("a", "b"), ("b", "c"), ("c", "a"))):
+    cells = [{"name": "gen", "seed": 3, "graphs": 2, "options": dict(SMALL)},
+             {"name": "real", "axis": "real", "graphs": 1,
+              "source": {"package": "fakepkg", "version": "1.0",
+                         "data": {"path": "fakepkg/data/x.csv", "sha256": hd},
+                         "truth": {"path": "fakepkg/data/y.csv", "sha256": ht}},
+              "columns": ["a", "b", "c", "d"], "rows": 40, "edges": [list(e) for e in edges],
+              "transform": "none"}]
+    with open(path, "w") as f:
+        json.dump({"suite": "twincache-suite", "version": 98, "cells": cells}, f)
+    return ts.load_recipe(path)
+
+
+def test_real_cell(capsys):
+    """A real-data cell (suite/SUITE.md "Real data"): built from a wheel or a
+    folder whose files match the recipe's sha256 pins, the rows an observed
+    cache without a graph, the truth the recipe's edges — a 3-cycle here,
+    as Sachs's has, which no stored graph may hold — scored by known
+    answers; a changed file is refused naming it and both hashes; without the
+    package the cell is skipped at build and at score, the others go on."""
+    import shutil
+    import twincache
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 4)).round(3)
+    data = "a,b,c,d\n" + "\n".join(",".join(str(v) for v in r) for r in X) + "\n"
+    truth = '"Cause","Effect"\n"a","b"\n"b","c"\n"c","a"\n'
+    tmp = os.path.join(TMP, "real")
+    shutil.rmtree(tmp, ignore_errors=True)
+    whl, hd, ht = _fake_package(tmp, data, truth)
+    recipe = _real_recipe(os.path.join(tmp, "r.json"), hd, ht)
+    for where in (whl, _fake_package(os.path.join(tmp, "dir"), data, truth, as_wheel=False)[0]):
+        root = os.path.join(tmp, "built-" + os.path.basename(where))
+        got = ts.build(root, recipe=recipe, sources={"fakepkg": where}, progress=None)
+        assert sorted(got) == ["gen", "real"]
+        if where == whl:  # pin the digests; the folder's build must then give the same cell
+            ts.update_digests(root, recipe=recipe)
+            recipe = ts.load_recipe(recipe["_path"])
+        with twincache.Cache(os.path.join(root, "real")) as c:
+            g = c[0]
+            assert c.worlds == "observed" and g.n_nodes == 4 and g.n_inter == 0 and not g.graph_known
+            assert np.array_equal(g.base, X.astype(np.float32))
+        (adj, kinds), = ts.truth(root, recipe["cells"][1])
+        assert kinds is None and adj.tolist() == [[0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]]
+    # known answers on the cycle: the truth scores 1; the reversed cycle's AUPRC is the density
+    rep = ts.score(lambda b: np.broadcast_to(adj.astype(np.float32), (len(b.valid), 4, 4)).copy(), root,
+                   cells=["real"], baselines=False, recipe=recipe)
+    assert rep["results"]["model"]["real"]["metrics"]["auprc"]["mean"] == pytest.approx(1.0)
+    rep = ts.score(lambda b: np.broadcast_to(adj.T.astype(np.float32), (len(b.valid), 4, 4)).copy(), root,
+                   cells=["real"], baselines=False, recipe=recipe)
+    m = rep["results"]["model"]["real"]["metrics"]
+    assert m["auprc"]["mean"] == pytest.approx(3 / 12) and m["shd"]["mean"] == 3
+    # a changed data file: refused, naming the file and both hashes
+    bad, bhd, _ = _fake_package(os.path.join(tmp, "bad"), data.replace("a,b,c,d", "a,b,c,d ", 1), truth)
+    with pytest.raises(ts.SuiteError, match=f"fakepkg/data/x.csv in .* has sha256 {bhd}, the recipe pins {hd}"):
+        ts.build(os.path.join(tmp, "built-bad"), recipe=recipe, cells="real", sources={"fakepkg": bad},
+                 progress=None)
+    # recipe edges that are not the file's: refused
+    other = _real_recipe(os.path.join(tmp, "r2.json"), hd, ht, edges=(("a", "b"),))
+    with pytest.raises(ts.SuiteError, match="its 3 edges are not the recipe's 1"):
+        ts.build(os.path.join(tmp, "built-other"), recipe=other, cells="real", sources={"fakepkg": whl},
+                 progress=None)
+    # a recipe naming a column the data lacks: refused at load
+    with open(os.path.join(tmp, "r.json")) as f:
+        r = json.load(f)
+    r["cells"][1]["edges"][0] = ["a", "zz"]
+    with open(os.path.join(tmp, "r3.json"), "w") as f:
+        json.dump(r, f)
+    with pytest.raises(ts.SuiteError, match="real cell real: 'edges' must list"):
+        ts.load_recipe(os.path.join(tmp, "r3.json"))
+    # not installed, not named: skipped with one line; score leaves it out and says so
+    root = os.path.join(tmp, "built-none")
+    lines = []
+    got = ts.build(root, recipe=recipe, progress=lines.append)
+    assert sorted(got) == ["gen"] and any(x.startswith("real") and "skipped: fakepkg 1.0 is not installed" in x
+                                          for x in lines), lines
+    rep = ts.score(None, root, recipe=recipe)
+    assert rep["cells"] == ["gen"] and "real" in rep["skipped"]
+    assert "Cell real is not scored: not built" in ts.markdown(rep)
+    with pytest.raises(ts.SuiteError, match="real data .* no twincache-gen flags"):
+        ts.gen_args(recipe["cells"][1])
+
+
+def test_real_cell_sachs_wheel():
+    """The v2 recipe's Sachs cell from the real cdt 0.6.0 wheel (its pins), when
+    the wheel is at hand (TWINCACHE_CDT_WHEEL; CI has no network): 7,466 rows
+    x 11 proteins, the 18 edges with the cycle plcg -> PIP2 -> PIP3 -> plcg,
+    the recipe's digest."""
+    whl = os.environ.get("TWINCACHE_CDT_WHEEL")
+    if not whl or not os.path.isfile(whl):
+        pytest.skip("no cdt 0.6.0 wheel (set TWINCACHE_CDT_WHEEL)")
+    import shutil
+    recipe = ts.load_recipe("v2")
+    root = os.path.join(TMP, "sachs")
+    shutil.rmtree(root, ignore_errors=True)
+    got = ts.build(root, recipe=recipe, cells="sachs-cdt", sources={"cdt": whl}, progress=None)
+    assert list(got) == ["sachs-cdt"]
+    (adj, _), = ts.truth(root, ts.select_cells(recipe, "sachs-cdt")[0])
+    cols = ts.select_cells(recipe, "sachs-cdt")[0]["columns"]
+    ix = {c: i for i, c in enumerate(cols)}
+    assert adj.shape == (11, 11) and adj.sum() == 18
+    assert adj[ix["plcg"], ix["PIP2"]] and adj[ix["PIP2"], ix["PIP3"]] and adj[ix["PIP3"], ix["plcg"]]
+
+
 # ---- DCDI-folder import -------------------------------------------------------
 
 

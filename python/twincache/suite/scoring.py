@@ -13,6 +13,7 @@ from .metrics import METRICS, THRESHOLD, graph_metrics, pair_kinds, pooled_pair_
 from .predictions import read_predictions
 from .recipe import (cache_digest, cell_dir, check_cell_digest, load_recipe, select_cells,
                      suite_id)
+from .real import is_real, truth_adj
 from .references import reference_models
 
 
@@ -36,7 +37,8 @@ def truth(root, cell, check=True):
                 m = np.minimum(r[1:], r[0])
                 kinds = pair_kinds(np.stack([(g.inter[k, :m[k]] != g.base[:m[k]]).any(axis=0)
                                              for k in range(g.n_inter)]))
-        out.append((g.adj.astype(np.uint8), kinds))
+        # a real cell's truth is the recipe's edge list (it may hold a cycle, which no stored graph may)
+        out.append((truth_adj(cell) if is_real(cell) else g.adj.astype(np.uint8), kinds))
     digest = cache_digest(cell_dir(root, cell), visit)
     if check:
         check_cell_digest(root, cell, digest)
@@ -159,14 +161,13 @@ def score(predict, root, cells=None, name="model", baselines=True, batch_size=32
     baselines alone; reference=True adds the reference algorithms PC, GES
     and GIES, or a list of their names only those (reference_models)."""
     recipe = recipe or load_recipe()
-    sel = select_cells(recipe, cells)
-    check_built(root, sel)
+    sel, skipped = _built(root, select_cells(recipe, cells))
     models = _models(predict, name, baselines)
     if reference:
         models.update(reference_models(None if reference is True else reference))
     results, timing, cpu = {}, {}, {}
     _score_cells(models, root, sel, batch_size, threads, output, results, timing, cpu)
-    return _report(recipe, sel, results, timing, cpu, root)
+    return _report(recipe, sel, results, timing, cpu, root, skipped)
 
 
 def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, reference=False):
@@ -181,18 +182,31 @@ def score_file(path, root, cells=None, name=None, baselines=True, recipe=None, r
     for c in sel:
         if c["name"] not in stored:
             raise SuiteError(f"{path}: no prediction for cell {c['name']}")
-    check_built(root, sel)
+    sel, skipped = _built(root, sel)
     results, timing, cpu = {}, {}, {}
     name = name or os.path.splitext(os.path.basename(path))[0]
     models = _models(None, name, baselines, stored)
     if reference:
         models.update(reference_models(None if reference is True else reference))
     _score_cells(models, root, sel, 32, 2, "numpy", results, timing, cpu)
-    return _report(recipe, sel, results, timing, cpu, root)
+    return _report(recipe, sel, results, timing, cpu, root, skipped)
 
 
-def _report(recipe, cells, results, timing, cpu, root):
+def _built(root, sel):
+    """The selected cells that are built, and {cell: why} for the real
+    cells that are not (their package was not at hand when the suite was
+    built: skipped, not an error); a missing generated cell raises."""
+    skipped = {c["name"]: f"not built ({c['source']['package']} {c['source']['version']}'s files "
+                          f"were not given to build)"
+               for c in sel if is_real(c) and not os.path.isdir(cell_dir(root, c))}
+    sel = [c for c in sel if c["name"] not in skipped]
+    check_built(root, sel)
+    return sel, skipped
+
+
+def _report(recipe, cells, results, timing, cpu, root, skipped=None):
     return {"suite": suite_id(recipe), "threshold": THRESHOLD, "root": os.fspath(root),
+            "skipped": dict(skipped or {}),
             "cells": [c["name"] for c in cells],
             "cell_stats": {c["name"]: cell_stats(root, c) for c in cells},
             "splits": {k: [n for n in v.get("test", []) if n in {c["name"] for c in cells}]
