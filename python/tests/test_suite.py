@@ -245,14 +245,18 @@ def test_v2_recipe_covers_the_issue():
     assert {(c["options"]["graph"], c["options"]["mechanism"]) for c in sea} == \
         {(g, m) for g in ("er", "sf") for m in ("linear", "sigmoid", "poly")}
     assert set(r["splits"]["sea"]["test"]) == {c["name"] for c in sea if "linear" not in c["name"]}
-    obs = [c for c in r["cells"] if c["options"]["targets"] == "none"]
+    real = [c for c in r["cells"] if c.get("axis") == "real"]
+    assert [c["name"] for c in real] == ["sachs-cdt"]
+    assert real[0]["rows"] == 7466 and len(real[0]["edges"]) == 18
+    gen = [c for c in r["cells"] if c.get("axis") != "real"]
+    obs = [c for c in gen if c["options"]["targets"] == "none"]
     assert sorted((c["options"]["nodes"][0], bool(c["options"].get("standardize"))) for c in obs) == \
         sorted((n, s) for n in (10, 20, 50, 100) for s in (False, True))
     assert all(c["options"]["samples"] == 1000 for c in obs)
     assert any(isinstance(c["options"]["targets"], int) and ts.cell_worlds(c) == "independent"
-               for c in r["cells"])
-    assert any(c.get("withhold_targets") and ts.cell_worlds(c) == "independent" for c in r["cells"])
-    assert any(ts.cell_worlds(c) == "twin" and c["options"]["targets"] != "none" for c in r["cells"])
+               for c in gen)
+    assert any(c.get("withhold_targets") and ts.cell_worlds(c) == "independent" for c in gen)
+    assert any(ts.cell_worlds(c) == "twin" and c["options"]["targets"] != "none" for c in gen)
     assert cells["sea-er20-poly"]["options"]["samples"] == 952
     # AVICI's test regimes: d = 20 and 30, 600 observational + 200
     # interventional rows over the targets, WS/SBM/GRG graphs,
