@@ -65,6 +65,7 @@ def main():
     ap.add_argument("--checkpoint", required=True, help="a train_avici.py --checkpoint file")
     ap.add_argument("--suite", required=True, help="a built suite (twincache-suite build DIR)")
     ap.add_argument("--cells", help="comma-separated cells (default: all)")
+    ap.add_argument("--recipe", help="the suite's recipe: a file, or v1 / v2 (default: v1)")
     ap.add_argument("--name", help="the model's column (default: the checkpoint's file name)")
     ap.add_argument("--out", help="write OUT.json, OUT.md (OUT.png)")
     ap.add_argument("--batch", type=int, default=None,
@@ -79,7 +80,7 @@ def main():
             sys.exit(f"score_suite.py: --batch {a.batch}: must be at least 1")
         rep = ts.score(predictor(net, f), a.suite, cells=a.cells, name=name,
                        batch_size=a.batch or auto_batch,
-                       output="torch")
+                       output="torch", recipe=ts.load_recipe(a.recipe))
     except ts.Error as e:
         sys.exit(f"score_suite.py: {e}")
     if a.out:

@@ -210,6 +210,10 @@ def main():
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--data", choices=["twincache", "onthefly"], default="twincache")
     ap.add_argument("--cache")
+    ap.add_argument("--mix", metavar="DIR=W,...",
+                    help="instead of --cache: train on a Loader mixture of 2..16 whole caches with "
+                         "these weights (W > 0, default 1), e.g. twin and independent worlds mixed; "
+                         "evaluates on --val-cache only (with --eval-graphs)")
     ap.add_argument("--batch", type=int, default=64, help="graphs per step (per process)")
     ap.add_argument("--steps", type=int, default=100,
                     help="total optimiser steps of the run (the LR schedule's length)")
@@ -272,6 +276,25 @@ def main():
     ap.add_argument("--data-only", action="store_true",
                     help="no model: how fast the data source alone delivers batches (on the device)")
     a = ap.parse_args()
+    mix = None
+    if a.mix:
+        if a.cache:
+            ap.error("--mix: not with --cache (the mixture's caches are its sources)")
+        mix = []
+        for item in a.mix.split(","):
+            path, eq, w = item.rpartition("=") if "=" in item else (item, "", "1")
+            try:
+                w = float(w)
+            except ValueError:
+                w = -1.0
+            if not path or not w > 0:
+                ap.error(f"--mix: {item!r}: expected DIR=W with W > 0 (or DIR)")
+            mix.append((path, w))
+        if not 2 <= len(mix) <= 16:
+            ap.error(f"--mix: {len(mix)} cache(s); a mixture has 2..16 (one cache: --cache DIR)")
+        if a.buckets:
+            ap.error("--mix: not with --buckets (a mixture fixes each source's slots)")
+        a.cache = mix[0][0]  # the first source names the run (its stored S for --fresh-rows)
     if a.data == "twincache" and not a.cache:
         ap.error("--data twincache needs --cache")
     if a.resume and not a.checkpoint:
@@ -328,16 +351,21 @@ def main():
     loader = None
     if a.data == "twincache":
         n = len(twincache.Cache(a.cache))
-        train_end = n - a.eval_graphs
+        train_end = n - a.eval_graphs if not mix else n  # a mixture reads its caches whole
         if train_end <= 0:
             ap.error(f"--eval-graphs {a.eval_graphs} leaves no training graphs (cache has {n})")
         # the Loader takes rank/world size from torch.distributed by itself
         fresh = {}
         if a.samples == "fresh":
             fresh = dict(samples="fresh", rows=a.fresh_rows or twincache.Cache(a.cache).dims["samples"])
-        loader = twincache.Loader(a.cache, batch_size=a.batch, epochs=0, seed=a.seed,
-                                  threads=a.threads, index_range=(0, train_end),
-                                  device=f"cuda:{local}" if cuda else None, buckets=a.buckets, **fresh)
+        if mix:
+            loader = twincache.Loader([p for p, _ in mix], weights=[w for _, w in mix], batch_size=a.batch,
+                                      epochs=0, seed=a.seed, threads=a.threads,
+                                      device=f"cuda:{local}" if cuda else None, **fresh)
+        else:
+            loader = twincache.Loader(a.cache, batch_size=a.batch, epochs=0, seed=a.seed,
+                                      threads=a.threads, index_range=(0, train_end),
+                                      device=f"cuda:{local}" if cuda else None, buckets=a.buckets, **fresh)
 
     step, graphs, train_s = 0, 0, 0.0
     gen_state = None
@@ -396,10 +424,11 @@ def main():
 
     def report_eval():
         if main_proc and a.data == "twincache" and a.eval_graphs:
-            ap_, base_rate, ng = evaluate(net, a.cache, (train_end, n), a.batch, a.rows, a.twin_rows, dev, amp,
-                                          a.threads, drop)
-            print(f"eval step {step}  graphs seen {graphs}  held-out AUPRC {ap_:.3f} on {ng} graphs "
-                  f"(edge base rate {base_rate:.3f})  load {os.getloadavg()[0]:.2f}", flush=True)
+            if not mix:
+                ap_, base_rate, ng = evaluate(net, a.cache, (train_end, n), a.batch, a.rows, a.twin_rows, dev,
+                                              amp, a.threads, drop)
+                print(f"eval step {step}  graphs seen {graphs}  held-out AUPRC {ap_:.3f} on {ng} graphs "
+                      f"(edge base rate {base_rate:.3f})  load {os.getloadavg()[0]:.2f}", flush=True)
             if a.val_cache:
                 m = len(twincache.Cache(a.val_cache))
                 ap_, base_rate, ng = evaluate(net, a.val_cache, (max(0, m - a.eval_graphs), m),

@@ -859,6 +859,35 @@ def test_example_model_scorer(built):
     assert m["auprc"]["n"] > 0 and 0 <= m["auprc"]["mean"] <= 1 and m["shd"]["mean"] >= 0
 
 
+def test_example_trains_on_a_mixture():
+    """examples/train_avici.py --mix A=1,B=3: trains on a Loader mixture of
+    whole caches (twin and independent worlds); one cache or a bad weight is
+    refused with one line (argparse's exit 2)."""
+    pytest.importorskip("torch")
+    import shutil
+    gen = program("twincache-gen", os.path.join(BUILD, "gen", "twincache-gen"))
+    d = os.path.join(TMP, "avici-mix")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for name, extra in (("twin", []), ("indep", ["--worlds", "independent"])):
+        r = _run([gen, "--out", os.path.join(d, name), "--graphs", "12", "--nodes", "3:5", "--samples", "8",
+                  "--quiet"] + extra)
+        assert r.returncode == 0, r.stderr
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "train_avici.py")
+    base = [sys.executable, script, "--steps", "2", "--batch", "4", "--layers", "0", "--d", "8", "--heads", "2",
+            "--amp", "off", "--torch-threads", "1"]
+    mix = f"{d}/twin=1,{d}/indep=3"
+    r = subprocess.run(base + ["--mix", mix], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=package_env())
+    assert r.returncode == 0 and "2 steps, 8 graphs seen" in r.stdout, r.stdout + r.stderr
+    for args, msg in ((["--mix", f"{d}/twin=2"], "a mixture has 2..16"),
+                      (["--mix", f"{d}/twin=0,{d}/indep"], "expected DIR=W with W > 0"),
+                      (["--mix", mix, "--cache", f"{d}/twin"], "--mix: not with --cache")):
+        r = subprocess.run(base + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=package_env())
+        assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
+
+
 def test_cpdag_probs_by_hand():
     # causal-learn's encoding: G[j,i] = 1, G[i,j] = -1 <=> i -> j; both -1: i - j
     G = np.zeros((3, 3), int)
