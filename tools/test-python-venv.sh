@@ -43,6 +43,14 @@ fi
 echo "== venv: pip install . (the wheel of this checkout)"
 "$py" -m pip install -q --force-reinstall --no-deps .
 "$py" -c "import numpy, torch, twincache; print('venv:', numpy.__version__, torch.__version__, 'twincache', twincache.__version__, twincache.library_path)"
+# the binding is ctypes: pip install . builds one py3-none-<platform> wheel for every CPython
+"$py" - <<'PYEOF'
+import importlib.metadata as md, sys
+tags = [l.split(": ", 1)[1] for l in md.distribution("twincache").read_text("WHEEL").splitlines() if l.startswith("Tag: ")]
+if not tags or not all(t.startswith("py3-none-") for t in tags):
+    sys.exit(f"pip install . built a wheel tagged {tags}, not py3-none-<platform> (pyproject.toml wheel.py-api)")
+print("wheel tag:", ", ".join(tags))
+PYEOF
 
 echo "== tests: python (installed package, $venv)"
 tmp=build/test-tmp-venv
