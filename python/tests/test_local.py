@@ -54,6 +54,13 @@ def read(ls, steps=None):
     return out
 
 
+def test_worlds_known_on_a_node(node_dirs):
+    """A node's folder holds only its shards (no whole set opens there): the
+    Loader still names the set's worlds, read from one of its shards."""
+    with twincache.Loader(node_dirs[1], batch_size=5, rank=2, world_size=4, local=NODES) as ld:
+        assert ld.worlds == "twin"
+
+
 def test_each_graph_once_per_epoch(node_dirs):
     ls = loaders(node_dirs)
     assert len({len(l) for l in ls}) == 1

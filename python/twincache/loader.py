@@ -66,15 +66,26 @@ def _mixture_weights(path, weights):
 
 def _worlds_of(paths):
     """The kind of worlds the caches at `paths` hold: "twin", "independent"
-    (twincache-gen --worlds, FORMAT.md 3.9) or "mixed"; "unknown" when one
-    cannot be opened whole (local mode: a node holds only its shards)."""
+    (twincache-gen --worlds, FORMAT.md 3.9), "observed" (imported) or
+    "mixed". A path that does not open whole (local mode: a node's folder
+    holds only its shards of a set) is asked through any of its shards, which
+    share the set's config; "unknown" when none opens."""
     from .cache import Cache
     kinds = set()
     for p in paths:
+        tries = [p]
         try:
-            with Cache(p) as c:
-                kinds.add(c.worlds)
-        except Error:
+            tries += sorted(os.path.join(p, d) for d in os.listdir(p) if d.startswith("shard-"))
+        except OSError:
+            pass
+        for t in tries:
+            try:
+                with Cache(t) as c:
+                    kinds.add(c.worlds)
+                break
+            except Error:
+                continue
+        else:
             return "unknown"
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
