@@ -89,6 +89,9 @@ typedef struct npy_array {
 
 /* Parses a .npy file's bytes (the whole file, len bytes) as a 2-D array. */
 static int npy_parse(const char *path, const uint8_t *b, size_t len, npy_array *a) {
+  if (len >= 4 && (memcmp(b, "PK\x03\x04", 4) == 0 || memcmp(b, "PK\x05\x06", 4) == 0)) /* np.savez's zip (empty: its end record alone) */
+    return BAD("%s: an .npz (a zip of arrays), not one .npy array: save the rows with np.save (and the "
+               "targets, regimes or DAG as their own .npy files)", path);
   if (len < 10 || memcmp(b, "\x93NUMPY", 6) != 0) return BAD("%s: not a .npy file (no \\x93NUMPY magic)", path);
   unsigned major = b[6];
   size_t hlen, off;

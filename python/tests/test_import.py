@@ -216,6 +216,17 @@ def test_bad_csv_is_refused_in_one_line(import_exe, tmp_root):
     assert p.returncode == 1 and "imp-bad.edges: line 2: b -> a closes a directed cycle" in p.stderr, p.stderr
 
 
+def test_an_npz_is_named_as_such(import_exe, tmp_root):
+    """np.savez's zip (empty too: its end record alone) given where one .npy
+    array belongs: one line saying it is an .npz, not "no magic"."""
+    for name, arrays in (("empty.npz", {}), ("two.npz", {"a": np.zeros((3, 2)), "b": np.ones(3)})):
+        path = os.path.join(tmp_root, name)
+        np.savez(path, **arrays)
+        p = _run(import_exe, "npy", path, "--out", os.path.join(tmp_root, "imp-npz"))
+        line = p.stderr.strip()
+        assert p.returncode == 1 and "\n" not in line and f"{name}: an .npz (a zip of arrays)" in line, line
+
+
 def test_usage_errors_exit_2(import_exe, tmp_root):
     assert _run(import_exe, "--help").returncode == 0
     assert _run(import_exe, "dcdi", tmp_root).returncode == 2  # no --out
