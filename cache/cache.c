@@ -37,6 +37,47 @@ const char *twincache_cache_library(const twincache_cache *c) { return c->librar
 uint64_t twincache_cache_disk_bytes(const twincache_cache *c) { return c->disk_bytes; }
 uint64_t twincache_cache_tag(const twincache_cache *c) { return c->tag; }
 uint32_t twincache_cache_format_version(const twincache_cache *c) { return c->version; }
+
+/* The value of a top-level key of a JSON object (the text after its ':'),
+ * or NULL: strings (escapes included) and nested objects/arrays are
+ * stepped over, so a key or text inside them never matches. */
+static const char *json_top_value(const char *json, const char *key) {
+  size_t klen = strlen(key);
+  int depth = 0, want_key = 0;
+  for (const char *p = json; *p; p++) {
+    if (*p == '"') {
+      const char *s = ++p;
+      while (*p && *p != '"') p += (*p == '\\' && p[1]) ? 2 : 1;
+      if (!*p) return NULL;
+      if (depth == 1 && want_key) {
+        want_key = 0;
+        const char *q = p + 1;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q == ':' && (size_t)(p - s) == klen && memcmp(s, key, klen) == 0) {
+          q++;
+          while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+          return q;
+        }
+      }
+    } else if (*p == '{' || *p == '[') {
+      depth++;
+      want_key = depth == 1 && *p == '{';
+    } else if (*p == '}' || *p == ']') {
+      depth--;
+    } else if (*p == ',' && depth == 1) {
+      want_key = 1;
+    }
+  }
+  return NULL;
+}
+
+int twincache_cache_worlds(const twincache_cache *c) {
+  const char *v = json_top_value(c->config ? c->config : "", "observed");
+  if (v && strncmp(v, "true", 4) == 0) return TWINCACHE_WORLDS_OBSERVED;
+  v = json_top_value(c->config ? c->config : "", "worlds");
+  if (v && strncmp(v, "\"independent\"", 13) == 0) return TWINCACHE_WORLDS_INDEPENDENT;
+  return TWINCACHE_WORLDS_TWIN;
+}
 const char *tc_cache_path(const twincache_cache *c) { return c->path; }
 uint64_t twincache_cache_first(const twincache_cache *c) { return c->first; }
 int twincache_cache_shard(const twincache_cache *c, uint32_t *index, uint32_t *count, uint64_t *end) {

@@ -78,6 +78,15 @@ uint64_t twincache_cache_disk_bytes(const twincache_cache *c);
  * have the same tag. Thread-safe. */
 uint64_t twincache_cache_tag(const twincache_cache *c);
 
+/* The kind of worlds the cache holds, read from its config's top-level keys
+ * (never from text nested in it, such as an import's "source"):
+ * TWINCACHE_WORLDS_OBSERVED for imported data ("observed": true, FORMAT.md
+ * 3.11), TWINCACHE_WORLDS_INDEPENDENT for twincache-gen --worlds independent
+ * ("worlds": "independent", FORMAT.md 3.9), else TWINCACHE_WORLDS_TWIN.
+ * Thread-safe. */
+enum twincache_worlds { TWINCACHE_WORLDS_TWIN = 0, TWINCACHE_WORLDS_INDEPENDENT = 1, TWINCACHE_WORLDS_OBSERVED = 2 };
+int twincache_cache_worlds(const twincache_cache *c);
+
 /* Shards. A shard opened alone holds graphs [first, count) of its cache
  * (count is the end of its committed part of the index; other indices are
  * TWINCACHE_ENOTFOUND, "open the set"). twincache_cache_first returns that

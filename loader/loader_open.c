@@ -49,7 +49,7 @@ static void default_free(void *ptr, void *user) {
  * config says "observed":true, which every importer writes. The frames
  * say it too (flag OBSERVED), and a fresh fill refuses them one by one. */
 static int tc_loader_cache_observed(const twincache_cache *c) {
-  return strstr(twincache_cache_config(c), "\"observed\":true") != NULL;
+  return twincache_cache_worlds(c) == TWINCACHE_WORLDS_OBSERVED;
 }
 
 /* ---- open / close --------------------------------------------------------- */

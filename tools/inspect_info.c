@@ -100,11 +100,13 @@ static void family_print_json(const uint64_t counts[256]) {
   printf("}");
 }
 
-/* "independent" when the config says twincache-gen --worlds independent
- * (FORMAT.md 3.9; those caches are format 5), else "twin". */
+/* The cache's worlds as info prints them (twincache_cache_worlds). */
 static const char *world_kind(const twincache_cache *c) {
-  if (strstr(twincache_cache_config(c), "\"observed\":true")) return "observed"; /* an import, FORMAT.md 3.11 */
-  return strstr(twincache_cache_config(c), "\"worlds\":\"independent\"") ? "independent" : "twin";
+  switch (twincache_cache_worlds(c)) {
+  case TWINCACHE_WORLDS_OBSERVED: return "observed"; /* an import, FORMAT.md 3.11 */
+  case TWINCACHE_WORLDS_INDEPENDENT: return "independent";
+  default: return "twin";
+  }
 }
 
 static double ratio(uint64_t num, uint64_t den) { return den ? (double)num / (double)den : 0.0; }

@@ -139,7 +139,7 @@ static int split_mixture(run *r) {
     if (d->max_inter > r->dims.max_inter) r->dims.max_inter = d->max_inter;
     if (d->samples > r->dims.samples) r->dims.samples = d->samples;
     for (int b = 0; b < 8; b++) r->cache_tag = (r->cache_tag ^ ((tag >> (8 * b)) & 0xff)) * 1099511628211ull;
-    r->independent |= strstr(twincache_cache_config(cache), "\"worlds\":\"independent\"") != NULL;
+    r->independent |= twincache_cache_worlds(cache) == TWINCACHE_WORLDS_INDEPENDENT;
     int scm_only = d->samples == 0;
     if (i == 0 && !o->quiet && !scm_only) { /* of the first source's first graphs */
       r->train_end = n;
@@ -194,7 +194,7 @@ static int split_cache(run *r) {
   r->dims = dims;
   r->cache_tag = twincache_cache_tag(cache);
   r->cache_seed = train_agree_config_seed(twincache_cache_config(cache));
-  r->independent = strstr(twincache_cache_config(cache), "\"worlds\":\"independent\"") != NULL;
+  r->independent = twincache_cache_worlds(cache) == TWINCACHE_WORLDS_INDEPENDENT;
   if (dims.samples == 0 && !o->fresh_rows) {
     fprintf(stderr, PROG ": cache %s stores SCMs only (no samples): train on fresh worlds with "
             "--fresh-rows S\n", o->cache);

@@ -98,6 +98,7 @@ static void round_trip(void) {
   twincache_cache *c;
   TC_REQUIRE(twincache_cache_open(p_out, &c) == 0, "%s", twincache_last_error());
   TC_CHECK(strstr(twincache_cache_config(c), "\"observed\":true") != NULL);
+  TC_CHECK(twincache_cache_worlds(c) == TWINCACHE_WORLDS_OBSERVED);
   twincache_graph *g = twincache_graph_alloc(N, S, R - 1, 0);
   twincache_dctx *dc = twincache_dctx_create();
   TC_REQUIRE(g && dc && twincache_cache_read_graph(c, dc, 0, g) == 0);
