@@ -125,7 +125,7 @@ static int val_cache_check(run *r) {
 static int split_mixture(run *r) {
   const opts *o = &r->o;
   r->first = r->count = 0;
-  r->cache_tag = 1469598103934665603ull; /* FNV-1a-64 over the sources' tags, in order */
+  r->cache_tag = TC_FNV1A64_BASIS; /* FNV-1a 64 over the sources' tags (little-endian), in order */
   for (uint32_t i = 0; i < o->mix_n; i++) {
     twincache_cache *cache = NULL;
     if (twincache_cache_open(o->mix_path[i], &cache) != 0) {
@@ -138,7 +138,9 @@ static int split_mixture(run *r) {
     if (d->max_nodes > r->dims.max_nodes) r->dims.max_nodes = d->max_nodes;
     if (d->max_inter > r->dims.max_inter) r->dims.max_inter = d->max_inter;
     if (d->samples > r->dims.samples) r->dims.samples = d->samples;
-    for (int b = 0; b < 8; b++) r->cache_tag = (r->cache_tag ^ ((tag >> (8 * b)) & 0xff)) * 1099511628211ull;
+    uint8_t le[8];
+    tc_store_u64(le, tag);
+    r->cache_tag = tc_fnv1a64_update(r->cache_tag, le, sizeof le);
     r->independent |= twincache_cache_worlds(cache) == TWINCACHE_WORLDS_INDEPENDENT;
     int scm_only = d->samples == 0;
     if (i == 0 && !o->quiet && !scm_only) { /* of the first source's first graphs */

@@ -274,12 +274,11 @@ int train_flags_parse(int argc, char **argv, opts *o) {
     return 2;
   }
   if (o->val_cache) { /* validation moves to the second cache: no held-out tail */
-    for (int i = 1; i < argc; i++)
-      if (!strcmp(argv[i], "--val-split") || !strncmp(argv[i], "--val-split=", 12)) {
-        fprintf(stderr, PROG ": --val-split: not with --val-cache (all of --cache is trained on, "
-                "--val-cache validated on) (see --help)\n");
-        return 2;
-      }
+    if (given(argc, argv, "--val-split")) {
+      fprintf(stderr, PROG ": --val-split: not with --val-cache (all of --cache is trained on, "
+              "--val-cache validated on) (see --help)\n");
+      return 2;
+    }
     o->val_split = 0;
   }
   if (o->local_nodes && !o->val_cache) {
