@@ -1,13 +1,13 @@
 /* tc_dist.h — data parallelism of twincache-train behind one plain-C header:
  * which rank of how many this process is, the gradient all-reduce, and
  * ending the whole job. Built from tc_dist_mpi.c when an MPI was found at
- * configure time, else from tc_dist_none.c (one process: rank 0 of 1), so
- * call sites carry no #ifdef (llm.c's pattern). MPI stays in train/: the
- * loader only ever sees rank and world size.
+ * configure time, else from tc_dist_dlopen.c (the MPI loaded at run time
+ * under a launcher), so call sites carry no #ifdef (llm.c's pattern).
+ * MPI stays in train/: the loader only ever sees rank and world size.
  *
  * A process joins MPI only when an MPI launcher started it (mpirun, srun
  * with PMI/PMIx: its environment says so); run directly it is rank 0 of 1
- * without touching MPI, as a build without MPI is.
+ * without touching MPI (or loading it).
  *
  * Every int function returns 0 or TWINCACHE_EIO with one message for
  * twincache_last_error() naming the MPI call and its error string.
@@ -39,7 +39,8 @@ int tc_dist_sum_f64(const tc_dist *d, double *buf, size_t n);
 /* buf[bytes] of rank `root` into buf on every rank (MPI_Bcast): how rank 0
  * hands NCCL's unique id to the others. Does nothing on one process. */
 int tc_dist_bcast(const tc_dist *d, void *buf, size_t bytes, int root);
-/* "MPI (Open MPI 4.1.4, ...)" or "none (built without MPI)" into name[cap]. */
+/* "MPI (Open MPI v4.1.4, ...)", with the library when loaded at run time,
+ * into name[cap]. */
 void tc_dist_describe(char *name, size_t cap);
 
 #endif /* TC_DIST_H */
