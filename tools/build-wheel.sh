@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/build-wheel.sh [OUTDIR] — the portable wheel, from a clean checkout:
-# one py3-none-manylinux_2_28_x86_64 file (every CPython >= 3.9: the binding is
+# one py3-none-manylinux2014_x86_64 file (every CPython >= 3.9: the binding is
 # ctypes) holding libtwincache.so and the programs twincache-gen, -inspect,
 # -train (CPU; no MPI, no CUDA) and -loader-bench, with zstd, LMDB, xxHash and
 # igraph linked in statically: nothing but glibc is resolved at run time.
@@ -11,10 +11,10 @@
 #   3. static zstd (its own Makefile: -O3 and the x86-64 assembly decoder, as
 #      Debian's), LMDB, igraph (its bundled BLAS/LAPACK/ARPACK; no GLPK,
 #      GraphML or OpenMP) into build/wheel/prefix, compiled by
-#      `zig cc -target x86_64-linux-gnu.2.28` (glibc 2.28's symbol versions:
-#      RHEL/Rocky 8 and newer);
+#      `zig cc -target x86_64-linux-gnu.2.17` (glibc 2.17's symbol versions:
+#      manylinux2014, CentOS 7 / RHEL 7 and newer);
 #   4. `pip wheel .` with that compiler, pkg-config seeing only the prefix;
-#   5. `auditwheel show` must call it manylinux_2_28 (or older) and list no
+#   5. `auditwheel show` must call it manylinux_2_17 (manylinux2014) and list no
 #      library to bundle; the wheel is then retagged to that platform.
 # OUTDIR defaults to build/wheel/dist. Prints the wheel's path and size last.
 # `tools/build-wheel.sh --check-pins` only checks pins.txt's format and the
@@ -26,7 +26,7 @@ work=$root/build/wheel
 pins=$root/tools/wheel/pins.txt
 dl=$work/downloads
 . "$root/tools/wheel/apt-mirror.sh"  # apt_mirror
-glibc=2.28
+glibc=2.17
 target=x86_64-linux-gnu.$glibc
 jobs=$(nproc 2>/dev/null || echo 2)
 t0=$(date +%s)
@@ -247,8 +247,8 @@ whl=$(echo "$raw"/twincache-*-py3-none-linux_x86_64.whl)
 # --- 5. auditwheel: the policy it allows, and nothing to bundle ---------------------
 echo "== auditwheel show"
 "$venv/bin/auditwheel" show "$whl" | tee "$work/auditwheel.txt"
-tr '\n' ' ' <"$work/auditwheel.txt" | grep -q 'consistent with the following platform tag: "manylinux_2_\(2[0-8]\|1[0-9]\|[0-9]\)_x86_64"' ||
-  die "auditwheel does not call the wheel manylinux_2_28 or older"
+tr '\n' ' ' <"$work/auditwheel.txt" | grep -q 'consistent with the following platform tag: "manylinux_2_\(1[0-7]\|[0-9]\)_x86_64"' ||
+  die "auditwheel does not call the wheel manylinux_2_17 (manylinux2014) or older"
 mkdir -p "$out"
 rm -f "$out"/twincache-*.whl
 PATH=$venv/bin:$PATH "$venv/bin/auditwheel" repair --plat "manylinux_${glibc//./_}_x86_64" -w "$out" "$whl" >"$work/repair.log" 2>&1 ||

@@ -8,9 +8,12 @@
 #   3. twincache-inspect verify;
 #   4. the Python Loader (libtwincache.so from the venv), numpy output, shapes
 #      and a graph's adjacency checked;
-#   5. twincache-suite build of all 37 cells (4 s; each digest: the same bytes
-#      as the tree's build, every graph family and mechanism);
-#   6. twincache-train --steps 20 on the CPU.
+#   5. twincache-suite build of all v1 and v2 cells (each digest: the same
+#      bytes as the tree's build, every graph family, mechanism and world kind);
+#   6. twincache-train --steps 20 on the CPU;
+#   7. started as one of 2 MPI ranks with no MPI there: refused by name;
+# and, on this machine when it has Open MPI (CI's), 8. the wheel's trainer
+# under mpirun -np 2 loads it at run time (the tree's linked one: same log).
 # WHEEL defaults to tools/build-wheel.sh's (built when missing). Needs root
 # (debootstrap, chroot, mount of /proc); installs debootstrap when missing.
 # SUITES (default "bookworm bullseye") names the Debian releases to test in; the
@@ -129,15 +132,27 @@ loader.close()
 assert seen == n, (seen, n)
 print(f"   {seen} graphs in batches of 32, numpy {np.__version__}")
 PY
-echo "-- 5. twincache-suite build: all cells, each digest checked (the tree's bytes)"
+echo "-- 5. twincache-suite build: all v1 and v2 cells, each digest checked (the tree's bytes)"
 # (sh has no pipefail: the log goes to a file, its status is the program's)
 "$bin"/twincache-suite build /tmp/suite >/tmp/suite.log 2>&1 || { cat /tmp/suite.log; exit 1; }
 tail -1 /tmp/suite.log
+rm -rf /tmp/suite
+# v2: independent worlds, rows per world (its real-data cell needs cdt: skipped)
+"$bin"/twincache-suite build --recipe v2 /tmp/suite2 >/tmp/suite2.log 2>&1 || { cat /tmp/suite2.log; exit 1; }
+tail -1 /tmp/suite2.log
+rm -rf /tmp/suite2
 
 echo "-- 6. twincache-train --steps 20 (CPU)"
 "$bin"/twincache-train --cache /tmp/c --steps 20 --batch 16 --device cpu >/tmp/train.log 2>&1 ||
   { cat /tmp/train.log; exit 1; }
 tail -3 /tmp/train.log
+
+echo "-- 7. started as one of 2 MPI ranks, no MPI here: refused, naming what to set"
+if OMPI_COMM_WORLD_SIZE=2 "$bin"/twincache-train --cache /tmp/c --steps 1 --device cpu >/tmp/mpi.log 2>&1; then
+  cat /tmp/mpi.log; echo "2 ranks without an MPI were not refused"; exit 1
+fi
+grep -q "one of 2 (OMPI_COMM_WORLD_SIZE=2).*TWINCACHE_MPI_LIBRARY" /tmp/mpi.log || { cat /tmp/mpi.log; exit 1; }
+echo "   $(grep -o 'one of 2[^;]*' /tmp/mpi.log | head -1): refused"
 echo "inside: passed"
 EOF
   mount -t proc proc "$rootfs/proc"
@@ -147,4 +162,30 @@ EOF
   unmount_rootfs
 done
 clear_rootfs
+
+# 8. here, where an Open MPI is installed (CI's): the wheel's trainer loads
+# it at run time under mpirun and trains as the tree's linked trainer does
+if command -v mpirun >/dev/null && ldconfig -p | grep -q 'libmpi\.so\.40 '; then
+  echo "== this machine: the wheel's twincache-train under mpirun -np 2 (Open MPI loaded at run time)"
+  h=$work/host
+  rm -rf "$h" && mkdir -p "$h"
+  /usr/bin/python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$whl" "$h/whl"
+  wtrain=$(find "$h/whl" -name twincache-train -type f | head -1)
+  wgen=$(find "$h/whl" -name twincache-gen -type f | head -1)
+  [ -n "$wtrain" ] && [ -n "$wgen" ] || die "the wheel has no twincache-train/-gen"
+  chmod +x "$wtrain" "$wgen"
+  ! ldd "$wtrain" | grep -q libmpi || die "the wheel's twincache-train is linked to an MPI"
+  "$wgen" --out "$h/c" --graphs 120 --samples 16 --nodes 4:6 --seed 9 --threads 2 --quiet
+  mpi="mpirun --oversubscribe --allow-run-as-root --timeout 120 -np 2"
+  common="--cache $h/c --val-split 0.2 --device cpu --steps 20 --eval-every 10 --threads 1 --seed 4 --batch 4"
+  $mpi "$wtrain" $common --log "$h/wheel.csv" >"$h/wheel.txt" 2>&1 || { cat "$h/wheel.txt"; die "mpirun of the wheel's trainer failed"; }
+  grep -o "data parallel: 2 rank(s).*loaded at run time from [^)]*" "$h/wheel.txt" ||
+    { cat "$h/wheel.txt"; die "the wheel's trainer did not train as 2 ranks over a loaded MPI"; }
+  tree=$root/build/release/train/twincache-train
+  if [ -x "$tree" ] && ldd "$tree" | grep -q libmpi; then
+    $mpi "$tree" $common --quiet --log "$h/tree.csv"
+    cmp "$h/wheel.csv" "$h/tree.csv" || die "the wheel's 2-rank log differs from the tree's linked trainer's"
+    echo "   the same log, bit for bit, as the tree's trainer linked to MPI"
+  fi
+fi
 echo "test-wheel: $(basename "$whl") passed in ${suites} in $(( $(date +%s) - t0 )) s"
