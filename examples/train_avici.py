@@ -78,6 +78,7 @@ def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=T
     node_mask = b["node_mask"].to(dev, non_blocking=True).bool()
     int_mask = b["int_mask"].to(dev, non_blocking=True).bool()
     graph_mask = b["valid"].to(dev, non_blocking=True).bool()
+    base, inter, target = held_rows(b, base, inter, target, node_mask, int_mask, graph_mask)
     G, S, N = base.shape
     K = inter.shape[1]
     inp = {"node_mask": node_mask}
@@ -118,6 +119,30 @@ def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=T
                           int_mask[:, :, None].expand(G, K, r).reshape(G, K * r)], dim=1)
     inp["feats"], inp["row_mask"] = feats, row_mask
     return inp, graph_mask
+
+
+def held_rows(b, base, inter, target, node_mask, int_mask, graph_mask):
+    """The rows the worlds hold and the targets they name, as the model reads
+    them. Worlds that hold fewer rows than S (rows per world, FORMAT.md 3.10:
+    b["rows"] (G,K+1); an AVICI cell's 600 observational and 200
+    interventional rows) are all cut to the fewest rows a real world of the
+    batch holds, so no padded row enters a statistic; a world with no target
+    named (withheld, int_mask set) gets the real nodes constant over its held
+    rows as targets, which reads a do()'s targets back exactly (the C
+    trainer's rule, train/MODEL.md "Any shape, withheld targets")."""
+    S = base.shape[1]
+    if "rows" in b.keys():
+        held = b["rows"].to(base.device).long()  # (G,K+1)
+        real = torch.cat([graph_mask[:, None], int_mask & graph_mask[:, None]], dim=1)
+        if bool(real.any()):
+            r = int(held[real].min())
+            if 0 < r < S:
+                base, inter, S = base[:, :r], inter[:, :, :r], r
+    unnamed = int_mask & (target.sum(dim=-1) == 0)  # (G,K)
+    if S >= 2 and bool(unnamed.any()):
+        const = (inter == inter[:, :, :1]).all(dim=2) & node_mask[:, None]  # (G,K,N)
+        target = torch.where(unnamed[..., None], const.to(target.dtype), target)
+    return base, inter, target
 
 
 def pair_mask(node_mask, graph_mask):

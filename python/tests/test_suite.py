@@ -859,6 +859,41 @@ def test_example_model_scorer(built):
     assert m["auprc"]["n"] > 0 and 0 <= m["auprc"]["mean"] <= 1 and m["shd"]["mean"] >= 0
 
 
+def test_example_model_reads_held_rows_and_withheld_targets():
+    """examples/train_avici.py's held_rows: worlds holding fewer rows than S
+    are all cut to the fewest rows a real world holds (a padded graph's
+    count aside), and a world that names no target gets the real nodes
+    constant over its rows; named targets and batches without a rows field
+    stay as they are."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+    import train_avici as ta
+    g = torch.Generator().manual_seed(3)
+    G, K, S, N = 3, 2, 6, 4
+    base, inter = torch.randn(G, S, N, generator=g), torch.randn(G, K, S, N, generator=g)
+    inter[0, 1, :, 2] = 1.5            # graph 0, world 1: node 2 held constant (a do())
+    inter[0, 1, :, 3] = 0.0            # node 3 constant too, but padded (node_mask 0)
+    inter[1, 0, :, 0] = -2.0           # graph 1, world 0: node 0 constant, its target named
+    target = torch.zeros(G, K, N, dtype=torch.uint8)
+    target[1, 0, 1] = 1                # named (not the constant node): kept as named
+    node_mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 1]], dtype=torch.bool)
+    int_mask = torch.tensor([[1, 1], [1, 0], [1, 1]], dtype=torch.bool)
+    graph_mask = torch.tensor([True, True, False])  # graph 2: padding
+    # graph 1's second world is no world (int_mask 0), graph 2 no graph: their counts do not count
+    rows = torch.tensor([[6, 6, 5], [6, 4, 1], [0, 0, 0]], dtype=torch.int32)
+    b = {"rows": rows}
+    bb, ii, tt = ta.held_rows(b, base, inter, target, node_mask, int_mask, graph_mask)
+    # the fewest of the real worlds: graph 1's first intervened world, 4 rows
+    assert bb.shape == (G, 4, N) and ii.shape == (G, K, 4, N)
+    assert torch.equal(bb, base[:, :4]) and torch.equal(ii, inter[:, :, :4])
+    assert tt[0, 1].tolist() == [0, 0, 1, 0] and tt[1, 0].tolist() == [0, 1, 0, 0]
+    # graph 0's world 0 has no constant node: no target; graph 1's unused world stays empty
+    assert tt[0, 0].sum() == 0 and tt[1, 1].sum() == 0
+    # without a rows field (on-the-fly batches) only the targets are read back
+    bb, ii, tt2 = ta.held_rows({}, base, inter, target, node_mask, int_mask, graph_mask)
+    assert bb.shape == base.shape and torch.equal(tt2, tt)
+
+
 def test_example_trains_on_a_mixture():
     """examples/train_avici.py --mix A=1,B=3: trains on a Loader mixture of
     whole caches (twin and independent worlds); one cache or a bad weight is
