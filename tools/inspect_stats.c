@@ -296,15 +296,22 @@ static void print_text(const char *path, const totals *t, const node_stats *per_
            committed ? (double)disk_bytes / (double)committed : 0.0);
     return;
   }
-  printf("worlds           base mean %.4g std %.4g; twin mean %.4g std %.4g\n",
-         moments_mean(&t->base), moments_std(&t->base), moments_mean(&t->twin),
-         moments_std(&t->twin));
-  printf("|effect|         descendants %.4g (std %.4g), targets %.4g\n",
-         moments_mean(&t->effect_desc), moments_std(&t->effect_desc),
-         moments_mean(&t->effect_target));
-  printf("sparse twin      %.3f of the columns change per intervention; %.3f of raw sample values stored\n",
-         moments_mean(&t->changed_fraction),
-         t->raw_values > 0 ? t->stored_values / t->raw_values : 0.0);
+  const int all_independent = t->independent == t->graphs;
+  printf("worlds           base mean %.4g std %.4g; %s mean %.4g std %.4g\n",
+         moments_mean(&t->base), moments_std(&t->base), all_independent ? "intervened" : "twin",
+         moments_mean(&t->twin), moments_std(&t->twin));
+  if (all_independent) { /* no row pairs a base row: no effect, and every column is stored */
+    printf("stored values    %.3f of raw sample values (independent worlds store every column, a do()'s "
+           "as one value); %.3f of the columns descend from a target\n",
+           t->raw_values > 0 ? t->stored_values / t->raw_values : 0.0, moments_mean(&t->changed_fraction));
+  } else {
+    printf("|effect|         descendants %.4g (std %.4g), targets %.4g%s\n",
+           moments_mean(&t->effect_desc), moments_std(&t->effect_desc), moments_mean(&t->effect_target),
+           t->independent ? " (the twin-world graphs only)" : "");
+    printf("sparse twin      %.3f of the columns change per intervention; %.3f of raw sample values stored\n",
+           moments_mean(&t->changed_fraction),
+           t->raw_values > 0 ? t->stored_values / t->raw_values : 0.0);
+  }
   tc_sortability_print_text(stdout, &t->sort);
   printf("mechanism fit    R2 of the mechanisms %.3f, of a linear fit on the parents %.3f: "
          "linear share %.2f (%.0f nodes with parents)\n",

@@ -76,3 +76,10 @@ def test_inspect_says_it_and_verifies(caches, inspect_exe):
         show = json.loads(subprocess.run([inspect_exe, "show", p, "2", "--json"], check=True, capture_output=True,
                                          text=True).stdout)
         assert show["worlds"] == worlds
+        # the text says what each kind stores: no twin effect or sparse-twin saving for independent worlds
+        text = subprocess.run([inspect_exe, "stats", p], check=True, capture_output=True, text=True).stdout
+        if worlds == "twin":
+            assert "\n|effect| " in text and "sparse twin" in text and "; twin mean" in text, text
+        else:
+            assert "\n|effect| " not in text and "sparse twin" not in text, text
+            assert "; intervened mean" in text and "stored values" in text, text
