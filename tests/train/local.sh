@@ -30,14 +30,11 @@ last=$(awk -F, '$1 == 18 { print split($4, ids, " ") }' "$dir/batches.csv")
 [ "$last" = 7 ] || { echo "FAIL: step 18 trained on $last graphs, want a full batch of 7"; exit 1; }
 echo "ok: the epoch's last step is a full (padded) batch"
 
-refused() { # exit status, words, flags
-  want=$1 words=$2; shift 2
-  err=$("$train" --cache "$dir/set" --device cpu --steps 2 "$@" 2>&1 >/dev/null) && rc=0 || rc=$?
-  [ $rc -eq "$want" ] && printf '%s' "$err" | grep -q "$words" && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] ||
-    { echo "FAIL: want exit $want and one line with \"$words\", got $rc: $err"; exit 1; }
-  echo "ok: refused: $err"
-}
-refused 2 "local-nodes: needs --val-cache" --local-nodes 1
-refused 1 "local-nodes 2 must divide the 1 rank" --local-nodes 2 --val-cache "$dir/val"
+. "$here/refused.sh"
+fail=0
+bad_flags() { want=$1 words=$2; shift 2; refused "$want" "$words" "$train" --cache "$dir/set" --device cpu --steps 2 "$@"; }
+bad_flags 2 "local-nodes: needs --val-cache" --local-nodes 1
+bad_flags 1 "local-nodes 2 must divide the 1 rank" --local-nodes 2 --val-cache "$dir/val"
 mv "$dir/set/shard-00002-of-00004" "$dir/away"
-refused 1 "shard 2 of 4 (graphs 56..87) is missing" --local-nodes 1 --val-cache "$dir/val"
+bad_flags 1 "shard 2 of 4 (graphs 56..87) is missing" --local-nodes 1 --val-cache "$dir/val"
+exit $fail

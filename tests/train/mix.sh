@@ -48,23 +48,14 @@ else
   echo "ok: stopped at 5 and resumed, the losses and batches equal the uninterrupted run's"
 fi
 
-refused() {
-  want_rc=$1; what=$2; shift 2
-  err=$("$train" --steps 2 --device cpu "$@" 2>&1 >/dev/null)
-  rc=$?
-  lines=$(printf '%s\n' "$err" | wc -l)
-  if [ $rc -ne "$want_rc" ] || [ "$lines" -ne 1 ] || ! printf '%s' "$err" | grep -q -- "$what"; then
-    echo "FAIL: '$*' -> exit $rc: $err"; fail=1
-  else
-    echo "ok: '$*' -> $err"
-  fi
-}
-refused 2 "--mix: one cache" --mix "$dir/twin=2"
-refused 2 "--mix: cache 2 (.*indep): weight '0' is not a number" --mix "$dir/twin,$dir/indep=0"
-refused 2 "--mix: cache 2 has an empty path" --mix "$dir/twin,=1"
-refused 2 "--mix: not with --cache" --mix "$mix" --cache "$dir/twin"
-refused 2 "--val-split: not with --mix" --mix "$mix" --val-split 0.2
-refused 1 "--mix: cache 2: cannot open cache" --mix "$dir/twin,$dir/missing"
-refused 1 "--mix: cannot open the mixture: .*S = 8" --mix "$dir/twin,$dir/other-s"
+. "$(dirname "$0")/refused.sh"
+bad_flags() { want=$1 words=$2; shift 2; refused "$want" "$words" "$train" --steps 2 --device cpu "$@"; }
+bad_flags 2 "--mix: one cache" --mix "$dir/twin=2"
+bad_flags 2 "--mix: cache 2 (.*indep): weight '0' is not a number" --mix "$dir/twin,$dir/indep=0"
+bad_flags 2 "--mix: cache 2 has an empty path" --mix "$dir/twin,=1"
+bad_flags 2 "--mix: not with --cache" --mix "$mix" --cache "$dir/twin"
+bad_flags 2 "--val-split: not with --mix" --mix "$mix" --val-split 0.2
+bad_flags 1 "--mix: cache 2: cannot open cache" --mix "$dir/twin,$dir/missing"
+bad_flags 1 "--mix: cannot open the mixture: .*S = 8" --mix "$dir/twin,$dir/other-s"
 [ $fail -eq 0 ] && rm -rf "$dir"
 exit $fail

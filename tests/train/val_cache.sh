@@ -35,17 +35,8 @@ else
   echo "ok: the final validation line has its legend and says why the suite's numbers differ"
 fi
 
-refused() {
-  want_rc=$1; what=$2; shift 2
-  err=$("$train" --cache "$dir/train" --steps 2 --device cpu "$@" 2>&1 >/dev/null)
-  rc=$?
-  lines=$(printf '%s\n' "$err" | wc -l)
-  if [ $rc -ne "$want_rc" ] || [ "$lines" -ne 1 ] || ! printf '%s' "$err" | grep -q -- "$what"; then
-    echo "FAIL: '$*' -> exit $rc: $err"; fail=1
-  else
-    echo "ok: '$*' -> $err"
-  fi
-}
+. "$(dirname "$0")/refused.sh"
+bad_flags() { want=$1 words=$2; shift 2; refused "$want" "$words" "$train" --cache "$dir/train" --steps 2 --device cpu "$@"; }
 out=$("$train" --cache "$dir/train" --val-cache "$dir/other-s" --steps 2 --eval-every 2 --batch 8 \
         --device cpu --json 2>/dev/null)
 if [ $? -ne 0 ] || ! printf '%s' "$out" | grep -q '"val_graphs": 10,'; then
@@ -53,8 +44,8 @@ if [ $? -ne 0 ] || ! printf '%s' "$out" | grep -q '"val_graphs": 10,'; then
 else
   echo "ok: a validation cache of another S validates on the CPU"
 fi
-refused 1 "--val-cache: cache .*scm-only stores SCMs only" --val-cache "$dir/scm-only"
-refused 2 "--val-split: not with --val-cache" --val-cache "$dir/val" --val-split 0.2
-refused 1 "--val-cache: cannot open cache" --val-cache "$dir/missing"
+bad_flags 1 "--val-cache: cache .*scm-only stores SCMs only" --val-cache "$dir/scm-only"
+bad_flags 2 "--val-split: not with --val-cache" --val-cache "$dir/val" --val-split 0.2
+bad_flags 1 "--val-cache: cannot open cache" --val-cache "$dir/missing"
 [ $fail -eq 0 ] && rm -rf "$dir"
 exit $fail
