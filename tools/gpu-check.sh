@@ -14,7 +14,10 @@
 #      (20-30 nodes, 800 rows, 3 targets, MLP) beside one CPU thread's;
 #   3. the trainer: pinned memcpy of one slab (--bench-h2d), then training at
 #      2, 4 and all decode threads (copy-wait %, H2D vs pinned GB/s; the
-#      compact layout too when the trainer has --layout), NCCL's W = 1
+#      compact layout too when the trainer has --layout); a checkpoint
+#      predicting a cache of another N, K, S, with its do() targets given
+#      and withheld (the same file), and another validation shape refused
+#      on CUDA with one line (evaluated on the CPU); NCCL's W = 1
 #      overhead per step at batch 256 (--nccl against the plain run; the
 #      issue's target is < 5%), and the Python loop with device="cuda"
 #      (dense and compact);
@@ -349,6 +352,34 @@ for layout in $layouts; do
     train_runs="$train_runs $layout:$t"
   done
 done
+# a checkpoint predicts a cache of another shape (--predict-only without
+# --cache takes the cache's layout) and reads withheld do() targets back
+# (host side, before the upload): the same file as with the targets given
+gen --out "$work/caches/shape" --graphs 40 --nodes 12:14 --samples 24 --targets 3 --seed 11 \
+  >>"$logs/gen-train.log" 2>&1
+step "trainer: checkpoint for the shape checks" 120 "$logs/shape-train.log" \
+  "$train" --cache "$work/caches/train" --batch 32 --steps 10 --device "$DEVICE" --quiet \
+  --checkpoint "$work/shape.ck"
+step "trainer: predict another N, K, S (no --cache)" 60 "$logs/shape-predict.log" \
+  "$train" --predict-only --resume "$work/shape.ck" --val-cache "$work/caches/shape" --device "$DEVICE" \
+  --predict "$work/shape-$DEVICE.npz"
+step "trainer: the same, targets withheld" 60 "$logs/shape-withheld.log" \
+  "$train" --predict-only --resume "$work/shape.ck" --val-cache "$work/caches/shape" --device "$DEVICE" \
+  --val-withhold-targets --predict "$work/shape-$DEVICE-withheld.npz"
+cmp "$work/shape-$DEVICE.npz" "$work/shape-$DEVICE-withheld.npz" >"$logs/shape-withheld-cmp.log" 2>&1
+record "trainer: withheld do() targets read back (same file)" $? "$logs/shape-withheld-cmp.log"
+# beside a training cache of another shape the CUDA backend refuses it (one
+# line); the CPU one evaluates it
+"$train" --cache "$work/caches/train" --val-cache "$work/caches/shape" --batch 32 --steps 2 --device "$DEVICE" \
+  --quiet >"$logs/shape-refused.log" 2>&1
+rc=$?
+if [ "$DEVICE" = cuda ]; then
+  [ "$rc" -eq 1 ] && [ "$(wc -l <"$logs/shape-refused.log")" -eq 1 ] &&
+    grep -q "training shape only" "$logs/shape-refused.log"
+  record "trainer: another validation shape refused on CUDA (one line)" $? "$logs/shape-refused.log"
+else
+  record "trainer: another validation shape evaluated on the CPU" "$rc" "$logs/shape-refused.log"
+fi
 # NCCL's W = 1 overhead: the same run with its sums (--nccl) and without
 if [ "$mode" = run ] && find_nccl; then
   for v in plain nccl; do

@@ -30,6 +30,10 @@ for h in "## Checks" "## Sampler: kernel vs CPU loader" "### sample-check" "### 
   grep -q "^$h" "$r" 2>/dev/null || no "dry run: the report lacks '$h'"
 done
 grep -q '| FAIL' "$r" && no "dry run: a check failed: $(grep '| FAIL' "$r")"
+for c in "trainer: predict another N, K, S (no --cache)" "trainer: withheld do() targets read back (same file)" \
+  "trainer: another validation shape evaluated on the CPU"; do
+  grep -qF "| $c | pass |" "$r" || no "dry run: no passed '$c'"
+done
 grep -q '^| trainer: NCCL overhead (W = 1, batch 256) | not run | .* needs a GPU |' "$r" ||
   no "dry run: the NCCL timing is not listed as not run"
 if [ -x "$bin/bench/bench_sample_cuda" ]; then # a CUDA build: the emulated kernel ran
