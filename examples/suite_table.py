@@ -6,12 +6,16 @@ the cells where the best of everything reaches 0.95 marked solved (SUITE.md),
 and SEA's published mAP where a cell matches (SUITE.md, "Published figures").
 
 usage: python3 examples/suite_table.py REPORT.json [REPORT.json ...]
-           [--models c-model=C trainer,var-sort,...] [--out TABLE.md]
+           [--models c-model=C trainer,var-sort,...] [--recipe v2] [--out TABLE.md]
 Models named in --models come first, in that order, labelled as given
 (NAME=LABEL); without it every model in the reports, in order of appearance.
-A model two reports both hold keeps the first report's numbers."""
+A model two reports both hold keeps the first report's numbers. With
+--recipe (v1, v2 or a recipe file) the rows are the recipe's cells in its
+order: a report's cell the recipe no longer has (an older revision's) is
+left out, named on stderr."""
 import argparse
 import json
+import os
 import sys
 
 SOLVED = 0.95  # SUITE.md: a cell is solved where the best model reaches this AUPRC
@@ -87,8 +91,25 @@ def main():
     ap.add_argument("reports", nargs="+", help="PREFIX.json files of twincache-suite score --out")
     ap.add_argument("--models", help="comma-separated NAME or NAME=LABEL: the columns, in order")
     ap.add_argument("--out", help="write the table here (default: stdout)")
+    ap.add_argument("--recipe", help="list the cells of this recipe (v1, v2 or a file), in its order")
     a = ap.parse_args()
     cells, auprc, vsort = load(a.reports)
+    if a.recipe:
+        try:  # the installed package; else this checkout's source tree
+            import twincache.suite as ts
+        except ImportError:
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+            import twincache.suite as ts
+        try:
+            recipe = ts.load_recipe(a.recipe)
+        except ts.Error as e:
+            sys.exit(f"suite_table.py: --recipe: {e}")
+        names = [c["name"] for c in recipe["cells"]]
+        stale = [c for c in cells if c not in names]
+        if stale:
+            print(f"suite_table.py: left out {len(stale)} cell(s) the recipe does not have: "
+                  f"{', '.join(stale)}", file=sys.stderr)
+        cells = names
     if a.models:
         columns = []
         for item in a.models.split(","):

@@ -894,6 +894,36 @@ def test_example_model_reads_held_rows_and_withheld_targets():
     assert bb.shape == base.shape and torch.equal(tt2, tt)
 
 
+def test_example_suite_table():
+    """examples/suite_table.py: one row per recipe cell in its order (a
+    report's cell the recipe lost is left out and named), the best baseline
+    per cell, solved where the best of all reaches 0.95, and how often each
+    shipped model is ahead of the best baseline."""
+    import json
+    rpath = small_recipe(os.path.join(TMP, "table-recipe.json"))
+    def report(path, results):
+        res = {m: {c: {"metrics": {"auprc": {"mean": v}}} for c, v in per.items()} for m, per in results.items()}
+        with open(path, "w") as f:
+            json.dump({"cells": ["gone", "obs", "do"], "results": res}, f)
+        return path
+    a = report(os.path.join(TMP, "table-a.json"), {"model": {"do": 0.97, "obs": 0.4, "gone": 0.99},
+                                                    "var-sort": {"do": 0.5, "obs": 0.6, "gone": 0.1}})
+    b = report(os.path.join(TMP, "table-b.json"), {"pc": {"do": 0.8, "obs": 0.96, "gone": 0.2},
+                                                    "model": {"do": 0.1}})  # the first report's model wins
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "suite_table.py")
+    r = subprocess.run([sys.executable, script, a, b, "--recipe", rpath, "--models", "model=M,var-sort,pc=PC"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=package_env())
+    assert r.returncode == 0, r.stderr
+    assert "left out 1 cell(s) the recipe does not have: gone" in r.stderr, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith("| ") and not ln.startswith("| cell")]
+    assert [ln.split(" | ")[0][2:] for ln in rows] == ["do", "obs", "unknown"], rows
+    assert rows[0].split(" | ")[2:5] == ["0.970", "0.500", "0.800"] and rows[0].endswith("**solved** |")
+    assert "pc 0.960" in rows[1] and rows[1].endswith("**solved** |")  # a baseline solves it too
+    assert not rows[2].endswith("**solved** |")  # no report holds it: dashes, not solved
+    assert "Solved (the best of every column ≥ 0.95): 2 of 3 cells." in r.stdout
+    assert "M: ahead of the best baseline or reference on 1 of 2 cells." in r.stdout, r.stdout
+
+
 def test_example_trains_on_a_mixture():
     """examples/train_avici.py --mix A=1,B=3: trains on a Loader mixture of
     whole caches (twin and independent worlds); one cache or a bad weight is
