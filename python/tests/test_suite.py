@@ -256,6 +256,8 @@ def test_v2_recipe_covers_the_issue():
     assert any(isinstance(c["options"]["targets"], int) and ts.cell_worlds(c) == "independent"
                for c in gen)
     assert any(c.get("withhold_targets") and ts.cell_worlds(c) == "independent" for c in gen)
+    # a do()'s targets are constant columns a model reads back: withheld targets must be of another kind
+    assert all(c["options"]["intervention"] != "do" for c in gen if c.get("withhold_targets"))
     assert any(ts.cell_worlds(c) == "twin" and c["options"]["targets"] != "none" for c in gen)
     assert cells["sea-er20-poly"]["options"]["samples"] == 952
     # AVICI's test regimes: d = 20 and 30, 600 observational + 200
