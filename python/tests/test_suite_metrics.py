@@ -186,6 +186,10 @@ def test_standing_by_hand():
     # baselines tied at the best are all named; no model: the best baseline alone
     tied = _rep(("a",), **{"corr": {"a": 0.4}, "var-sort": {"a": 0.4001}, "chance": {"a": 0.2}})
     assert standing(tied) == ["a: no model scored; the best baseline is var-sort and corr (AUPRC 0.400)"]
+    # references alone (score --no-baselines --reference ...): the best of them
+    refs = _rep(("a", "b"), pc={"a": 0.687, "b": None}, gies={"a": 0.768, "b": None})
+    assert standing(refs) == ["a: no model and no baseline scored; the best reference is gies (AUPRC 0.768)",
+                              "b: no model and no baseline scored on this cell"]
     one = _rep(("a",), m={"a": 0.3}, corr={"a": 0.4})
     assert standing(one) == ["a: m AUPRC 0.300: behind corr (0.400) by 0.100"]  # one cell: no count
     assert standing(_rep(())) == []

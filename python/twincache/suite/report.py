@@ -86,7 +86,8 @@ def standing(report, metric="auprc"):
         graph with an edge) says "no baseline scored on this cell";
       - a model whose mean is undefined there says so and compares nothing;
       - no model in the report (baselines alone): one sentence per cell
-        naming the best baseline.
+        naming the best baseline; without baselines, the best reference
+        algorithm (references alone).
     Several cells: one sentence per (model, cell), then per model one
     count "ahead of every baseline on A of C cells, level on L, behind on
     B" (cells without a comparison are left out of C). Returns [] for a
@@ -108,8 +109,16 @@ def standing(report, metric="auprc"):
             best = max(bl.values()) if bl else None
             names = " and ".join(b for b, v in bl.items() if v == best)
             if m is None:
-                out.append(f"{c}: no model scored; the best baseline is {names} ({label} {best:.3f})"
-                           if bl else f"{c}: no model and no baseline scored on this cell")
+                refs = {r: mean(r, c) for r in REFERENCES if mean(r, c) is not None}
+                if bl:
+                    out.append(f"{c}: no model scored; the best baseline is {names} ({label} {best:.3f})")
+                elif refs:  # references alone (--no-baselines --reference ...)
+                    top = max(refs.values())
+                    who = " and ".join(r for r, v in refs.items() if v == top)
+                    out.append(f"{c}: no model and no baseline scored; the best reference is {who} "
+                               f"({label} {top:.3f})")
+                else:
+                    out.append(f"{c}: no model and no baseline scored on this cell")
                 continue
             if m not in results or c not in results[m]:
                 continue
