@@ -56,7 +56,7 @@ def auto_batch(cell):
     """32 graphs at 64 rows, scaled by rows squared: twin_stats builds an
     (S, S) kernel per node and graph, so a 1,000-row cell at 32 graphs needs
     ~24 GB; at 1 graph ~1.3 GB."""
-    rows = int(cell["options"].get("samples", 64))
+    rows = int(cell.get("options", {}).get("samples", cell.get("rows", 64)))  # a real-data cell: its rows
     return max(1, 32 * 64 * 64 // (rows * rows))
 
 

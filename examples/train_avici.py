@@ -79,6 +79,11 @@ def model_inputs(b, rows, dev, row_idx=None, twin_rows=None, feats=True, stats=T
     int_mask = b["int_mask"].to(dev, non_blocking=True).bool()
     graph_mask = b["valid"].to(dev, non_blocking=True).bool()
     base, inter, target = held_rows(b, base, inter, target, node_mask, int_mask, graph_mask)
+    if inter.shape[1] == 0:  # observed data without regimes (K = 0): one empty world slot, as
+        # generated observational caches have, so the statistics' shapes hold
+        inter = base.new_zeros(base.shape[0], 1, *base.shape[1:])
+        target = target.new_zeros(base.shape[0], 1, base.shape[2])
+        int_mask = int_mask.new_zeros(base.shape[0], 1)
     G, S, N = base.shape
     K = inter.shape[1]
     inp = {"node_mask": node_mask}

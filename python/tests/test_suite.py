@@ -891,6 +891,11 @@ def test_example_model_reads_held_rows_and_withheld_targets():
     assert tt[0, 1].tolist() == [0, 0, 1, 0] and tt[1, 0].tolist() == [0, 1, 0, 0]
     # graph 0's world 0 has no constant node: no target; graph 1's unused world stays empty
     assert tt[0, 0].sum() == 0 and tt[1, 1].sum() == 0
+    # observed data without regimes (K = 0): the inputs still build (one empty world slot)
+    b0 = {"base": base[:1], "inter": inter[:1, :0], "target": target[:1, :0], "int_mask": int_mask[:1, :0],
+          "node_mask": node_mask[1:2], "valid": graph_mask[:1], "rows": rows[:1, :1]}
+    inp, gm = ta.model_inputs(b0, 4, "cpu", feats=False)
+    assert inp["pair"].shape[:3] == (1, N, N) and bool(gm[0])
     # without a rows field (on-the-fly batches) only the targets are read back
     bb, ii, tt2 = ta.held_rows({}, base, inter, target, node_mask, int_mask, graph_mask)
     assert bb.shape == base.shape and torch.equal(tt2, tt)
