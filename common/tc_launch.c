@@ -19,6 +19,13 @@ static const launch_pair pairs[] = {
     {"RANK", "WORLD_SIZE", "RANK/WORLD_SIZE"},
 };
 
+int tc_launch_by_mpi(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", NULL};
+  for (int i = 0; vars[i]; i++)
+    if (getenv(vars[i])) return 1;
+  return 0;
+}
+
 int tc_launch_rank(uint32_t *rank, uint32_t *size, const char **source, char *msg, size_t cap) {
   for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
     const launch_pair *lp = &pairs[p];

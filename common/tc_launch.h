@@ -33,6 +33,12 @@ enum { TC_LAUNCH_OK = 0, TC_LAUNCH_NONE = 1, TC_LAUNCH_BAD = 2 };
  * unchanged. msg may be NULL when cap is 0. */
 int tc_launch_rank(uint32_t *rank, uint32_t *size, const char **source, char *msg, size_t cap);
 
+/* 1 when an MPI launcher started this process (Open MPI's mpirun, PMIx:
+ * Open MPI 5 and srun --mpi=pmix, PMI-1/2: MPICH's hydra and srun
+ * --mpi=pmi2), whatever the values; else 0. Where the trainer decides
+ * whether to join MPI at all. */
+int tc_launch_by_mpi(void);
+
 #ifdef __cplusplus
 }
 #endif

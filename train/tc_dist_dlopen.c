@@ -19,6 +19,7 @@
 
 #include "tc_dist.h"
 #include "tc_error.h"
+#include "tc_launch.h"
 #include "tc_mpi_abi.h"
 #include "twincache_format.h"
 
@@ -39,14 +40,6 @@ static struct {
   fn init, finalize, abort_, set_errhandler, comm_rank, comm_size, split_type, comm_free, allreduce,
       bcast, error_string, library_version;
 } M;
-
-/* Set by every launcher we know (tc_dist_mpi.c's list). */
-static int launched_by_mpi(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", NULL};
-  for (int i = 0; vars[i]; i++)
-    if (getenv(vars[i])) return 1;
-  return 0;
-}
 
 /* The world size the launcher announced (0: it did not say, or not a
  * number): Open MPI's, PMI's, and srun's for PMIx, which names no size. */
@@ -205,7 +198,7 @@ static void unload(void) {
 
 int tc_dist_init(tc_dist *d, int *argc, char ***argv) {
   *d = (tc_dist){.rank = 0, .world = 1, .local_rank = 0, .joined = 0};
-  if (!launched_by_mpi()) return 0;
+  if (!tc_launch_by_mpi()) return 0;
   const char *var = NULL, *val = NULL;
   long announced = announced_world(&var, &val);
   if (!M.lib && (load_library() != 0 || resolve() != 0)) {

@@ -9,6 +9,7 @@
 
 #include "tc_dist.h"
 #include "tc_error.h"
+#include "tc_launch.h"
 #include "twincache_format.h"
 
 static int mpi_failed(const char *call, int err) {
@@ -18,18 +19,9 @@ static int mpi_failed(const char *call, int err) {
   return tc_error_set(TWINCACHE_EIO, "%s: %s", call, msg);
 }
 
-/* Set by every launcher we know: Open MPI's mpirun, PMIx (Open MPI 5,
- * srun --mpi=pmix), PMI-1/2 (MPICH's hydra, srun --mpi=pmi2). */
-static int launched_by_mpi(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", NULL};
-  for (int i = 0; vars[i]; i++)
-    if (getenv(vars[i])) return 1;
-  return 0;
-}
-
 int tc_dist_init(tc_dist *d, int *argc, char ***argv) {
   *d = (tc_dist){.rank = 0, .world = 1, .local_rank = 0, .joined = 0};
-  if (!launched_by_mpi()) return 0;
+  if (!tc_launch_by_mpi()) return 0;
   int err = MPI_Init(argc, argv);
   if (err != MPI_SUCCESS) return mpi_failed("MPI_Init", err);
   d->joined = 1;

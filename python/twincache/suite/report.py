@@ -101,22 +101,24 @@ def standing(report, metric="auprc"):
         v = r["metrics"][metric]["mean"] if r else None
         return None if v is None or v != v else _round3(v)
 
+    def top(vals):  # the best value and every name tied with it, in order
+        best = max(vals.values()) if vals else None
+        return best, " and ".join(n for n, v in vals.items() if v == best)
+
     out = []
     for m in models or [None]:
         tally = {"ahead": 0, "level": 0, "behind": 0}
         for c in cells:
             bl = {b: mean(b, c) for b in BASELINES if mean(b, c) is not None}
-            best = max(bl.values()) if bl else None
-            names = " and ".join(b for b, v in bl.items() if v == best)
+            best, names = top(bl)
             if m is None:
                 refs = {r: mean(r, c) for r in REFERENCES if mean(r, c) is not None}
                 if bl:
                     out.append(f"{c}: no model scored; the best baseline is {names} ({label} {best:.3f})")
                 elif refs:  # references alone (--no-baselines --reference ...)
-                    top = max(refs.values())
-                    who = " and ".join(r for r, v in refs.items() if v == top)
+                    best_ref, who = top(refs)
                     out.append(f"{c}: no model and no baseline scored; the best reference is {who} "
-                               f"({label} {top:.3f})")
+                               f"({label} {best_ref:.3f})")
                 else:
                     out.append(f"{c}: no model and no baseline scored on this cell")
                 continue
