@@ -70,6 +70,10 @@ function(twincache_add_install_surface)
         install(TARGETS ${prog} RUNTIME DESTINATION ${SKBUILD_SCRIPTS_DIR})
       endif()
     endforeach()
+    # the CUDA plugin where the trainer looks: the environment's lib/twincache
+    if(TARGET twincache_cuda AND NOT TWINCACHE_CUDA_LINKED)
+      install(TARGETS twincache_cuda LIBRARY DESTINATION ${SKBUILD_DATA_DIR}/${TWINCACHE_CUDA_PLUGIN_DIR})
+    endif()
     return()
   endif()
 
@@ -91,6 +95,9 @@ function(twincache_add_install_surface)
       install(TARGETS ${prog} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
     endif()
   endforeach()
+  if(TARGET twincache_cuda AND NOT TWINCACHE_CUDA_LINKED)  # the plugin, where the trainer looks
+    install(TARGETS twincache_cuda LIBRARY DESTINATION ${TWINCACHE_CUDA_PLUGIN_DIR})
+  endif()
 
   set(cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/twincache)
   install(EXPORT twincacheTargets NAMESPACE twincache:: DESTINATION ${cmakedir})

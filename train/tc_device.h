@@ -1,7 +1,10 @@
 /* tc_device.h — the CUDA backend of twincache-train behind one plain-C
- * header. Built from tc_device_cuda.cu when nvcc is found, else from
- * tc_device_none.c whose functions report "built without CUDA" — so call
- * sites carry no #ifdef (llm.c style).
+ * header. Built from tc_device_cuda.cu when nvcc is found, either linked
+ * into the trainer or as the plugin libtwincache_cuda.so that
+ * tc_device_dlopen.c loads at run time (tc_device_plugin.h: the portable
+ * wheel's trainer); where there is no plugin, tc_device_dlopen.c's
+ * functions report "built without CUDA" — so call sites carry no #ifdef
+ * (llm.c style).
  *
  * Data path: batches come from the loader in the compact layout
  * (twincache_loader.h). Two device compact buffers (0 and 1) and one dense

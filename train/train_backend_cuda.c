@@ -1,6 +1,6 @@
 /* train_backend_cuda.c — the CUDA backend over tc_device.h (plain C: the
- * device code is tc_device_cuda.cu, or tc_device_none.c without nvcc, so
- * this file builds either way). Slots are pinned (cudaHostAlloc), training
+ * device code is tc_device_cuda.cu, linked or loaded from its plugin by
+ * tc_device_dlopen.c, so this file builds either way). Slots are pinned (cudaHostAlloc), training
  * batches compact (expanded on the GPU), and the loop overlaps each batch's
  * host-to-device copy with the previous step. */
 #include <stdio.h>
