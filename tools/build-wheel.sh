@@ -2,8 +2,13 @@
 # tools/build-wheel.sh [OUTDIR] — the portable wheel, from a clean checkout:
 # one py3-none-manylinux2014_x86_64 file (every CPython >= 3.9: the binding is
 # ctypes) holding libtwincache.so and the programs twincache-gen, -inspect,
-# -train (CPU; no MPI, no CUDA) and -loader-bench, with zstd, LMDB, xxHash and
-# igraph linked in statically: nothing but glibc is resolved at run time.
+# -train and -loader-bench, with zstd, LMDB, xxHash and igraph linked in
+# statically: nothing but glibc is resolved at run time. The trainer loads
+# MPI (under a launcher) and its CUDA backend at run time: the plugin
+# libtwincache_cuda.so (lib/twincache/ of the environment; the kernels for
+# sm_75 to sm_120, the CUDA runtime linked in statically, the driver's
+# libcuda.so.1 loaded by it) is built when nvcc is found, so the trainer
+# trains on a GPU where a driver is present and on the CPU elsewhere.
 #
 #   1. a venv (build/wheel/venv) with the pinned zig toolchain and auditwheel;
 #   2. the third-party sources of tools/wheel/pins.txt, each checked against
@@ -14,8 +19,13 @@
 #      `zig cc -target x86_64-linux-gnu.2.17` (glibc 2.17's symbol versions:
 #      manylinux2014, CentOS 7 / RHEL 7 and newer);
 #   4. `pip wheel .` with that compiler, pkg-config seeing only the prefix;
+#      nvcc compiles the CUDA objects (its host compiler: the system's GCC;
+#      no C++ runtime is used) and zig links the plugin, so its glibc symbols
+#      are 2.17's too;
 #   5. `auditwheel show` must call it manylinux_2_17 (manylinux2014) and list no
 #      library to bundle; the wheel is then retagged to that platform.
+# TWINCACHE_WHEEL_CUDA: auto (default: the plugin when nvcc is found), 1 (it
+# must be built), 0 (a CPU-only trainer).
 # OUTDIR defaults to build/wheel/dist. Prints the wheel's path and size last.
 # `tools/build-wheel.sh --check-pins` only checks pins.txt's format and the
 # sha256 of the files already downloaded (cheap; no network).
@@ -221,6 +231,23 @@ fi
 # compiler_rt is not pulled in at all; the check after the build holds it.
 libgcc=${TWINCACHE_LIBGCC:-$(gcc -print-libgcc-file-name 2>/dev/null || true)}
 [ -f "$libgcc" ] || die "needs GCC's libgcc.a (apt-get install gcc; or set TWINCACHE_LIBGCC)"
+# the CUDA plugin: nvcc's objects for these GPUs (cubins for Turing, Ampere,
+# Hopper, Blackwell and RTX 50; PTX of sm_100 for the driver to compile on
+# newer ones), linked by zig
+cuda_arch="75-real;80-real;90-real;100-real;120-real;100-virtual"
+want_cuda=${TWINCACHE_WHEEL_CUDA:-auto}
+case "$want_cuda" in auto | 0 | 1) ;; *) die "TWINCACHE_WHEEL_CUDA must be auto, 0 or 1, not '$want_cuda'" ;; esac
+nvcc=$(command -v nvcc || true)
+[ -x /usr/local/cuda/bin/nvcc ] && [ -z "$nvcc" ] && nvcc=/usr/local/cuda/bin/nvcc
+if [ "$want_cuda" = 1 ] && [ -z "$nvcc" ]; then die "TWINCACHE_WHEEL_CUDA=1 but no nvcc on PATH or in /usr/local/cuda/bin"; fi
+if [ "$want_cuda" != 0 ] && [ -n "$nvcc" ]; then
+  cuda_defs=(-C cmake.define.TWINCACHE_CUDA=ON -C cmake.define.TWINCACHE_CUDA_LINKED=OFF
+             -C cmake.define.CMAKE_CUDA_COMPILER="$nvcc" -C "cmake.define.CMAKE_CUDA_ARCHITECTURES=$cuda_arch")
+  echo "== CUDA plugin: $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/CUDA \1/p'), GPUs $cuda_arch"
+else
+  cuda_defs=(-C cmake.define.TWINCACHE_CUDA=OFF)
+  echo "== CUDA plugin: none ($([ "$want_cuda" = 0 ] && echo TWINCACHE_WHEEL_CUDA=0 || echo 'no nvcc')): the wheel's trainer is CPU-only"
+fi
 echo "== pip wheel . (zig cc, static zstd/LMDB/igraph from $prefix, helpers from $libgcc)"
 raw=$work/raw
 rm -rf "$raw" "$work/cmake"
@@ -230,12 +257,12 @@ CC=$CC CXX=$CXX CFLAGS="-I$prefix/include" \
     -C wheel.py-api=py3 -C build-dir="$work/cmake" -C cmake.build-type=Release \
     -C cmake.define.CMAKE_AR="$AR" -C cmake.define.CMAKE_RANLIB="$RANLIB" \
     -C cmake.define.CMAKE_C_STANDARD_LIBRARIES="$libgcc" -C cmake.define.CMAKE_CXX_STANDARD_LIBRARIES="$libgcc" \
-    -C cmake.define.TWINCACHE_MPI=OFF -C cmake.define.TWINCACHE_CUDA=OFF \
+    -C cmake.define.TWINCACHE_MPI=OFF "${cuda_defs[@]}" \
     -C cmake.define.TWINCACHE_TESTS=OFF "$root" >"$work/pip-wheel.log" 2>&1 ||
   { tail -40 "$work/pip-wheel.log"; die "pip wheel failed (log: $work/pip-wheel.log)"; }
 # glibc's memcpy/memmove/memset must be the ones called (see libgcc above);
 # the installed files are stripped, the build folder's are not
-for f in "$work"/cmake/libtwincache.so "$work"/cmake/*/twincache-*; do
+for f in "$work"/cmake/libtwincache.so "$work"/cmake/*/twincache-* "$work"/cmake/train/libtwincache_cuda.so; do
   [ -x "$f" ] || continue
   if nm "$f" | grep -qE ' [tTwW] (memcpy|memmove|memset)$'; then
     die "$f defines its own memcpy/memmove/memset (zig's compiler_rt was linked in): glibc's would be shadowed"
@@ -266,4 +293,8 @@ for want in twincache/libtwincache.so twincache/suites/v1.json scripts/twincache
             scripts/twincache-inspect scripts/twincache-train scripts/twincache-import; do
   grep -q "$want " <<<"$listing" || reject "$final has no $want"
 done
+if [ "${#cuda_defs[@]}" -gt 2 ]; then
+  grep -q "twincache-[0-9.]*\.data/data/lib/twincache/libtwincache_cuda.so " <<<"$listing" ||
+    reject "$final has no lib/twincache/libtwincache_cuda.so (the CUDA plugin)"
+fi
 echo "build-wheel: $final ($(( $(stat -c %s "$final") / 1024 )) KiB) in $(( $(date +%s) - t0 )) s"

@@ -12,7 +12,10 @@
 #      bytes as the tree's build, every graph family, mechanism and world kind);
 #   6. twincache-train --steps 20 on the CPU;
 #   7. started as one of 2 MPI ranks with no MPI there: refused by name;
-# and, on this machine when it has Open MPI (CI's), 8. the wheel's trainer
+#   8. the CUDA plugin (when the wheel has one), with no GPU or driver there:
+#      glibc's libraries only; --device cuda loads it and is refused with its
+#      CUDA runtime's reason; --device auto says so and trains on the CPU;
+# and, on this machine when it has Open MPI (CI's), 9. the wheel's trainer
 # under mpirun -np 2 loads it at run time (the tree's linked one: same log).
 # WHEEL defaults to tools/build-wheel.sh's (built when missing). Needs root
 # (debootstrap, chroot, mount of /proc); installs debootstrap when missing.
@@ -91,7 +94,7 @@ cd /tmp
 python3 -m venv /opt/venv
 /opt/venv/bin/pip install -q --no-index --find-links /wheels twincache
 bin=/opt/venv/bin
-lib=$(find /opt/venv -name 'libtwincache*.so*')
+lib=$(find /opt/venv -name 'libtwincache.so*')
 
 echo "-- 1. ldd: glibc only"
 bad=0
@@ -153,6 +156,29 @@ if OMPI_COMM_WORLD_SIZE=2 "$bin"/twincache-train --cache /tmp/c --steps 1 --devi
 fi
 grep -q "one of 2 (OMPI_COMM_WORLD_SIZE=2).*TWINCACHE_MPI_LIBRARY" /tmp/mpi.log || { cat /tmp/mpi.log; exit 1; }
 echo "   $(grep -o 'one of 2[^;]*' /tmp/mpi.log | head -1): refused"
+
+echo "-- 8. the CUDA plugin, no GPU or driver here"
+plugin=/opt/venv/lib/twincache/libtwincache_cuda.so
+if [ -f "$plugin" ]; then
+  out=$(ldd "$plugin" | awk '$1 !~ /^(linux-vdso\.so\.1|\/lib64\/ld-linux-x86-64\.so\.2|lib(c|m|pthread|dl|rt)\.so\.[0-9]+)$/')
+  [ -z "$out" ] || { echo "$plugin links outside glibc: $out"; exit 1; }
+  if "$bin"/twincache-train --cache /tmp/c --steps 1 --device cuda >/tmp/cuda.log 2>&1; then
+    cat /tmp/cuda.log; echo "--device cuda trained without a GPU"; exit 1
+  fi
+  grep -q "^twincache-train: --device cuda: no usable CUDA device (" /tmp/cuda.log ||
+    { cat /tmp/cuda.log; echo "--device cuda was not refused with the CUDA runtime's reason"; exit 1; }
+  echo "   $(cat /tmp/cuda.log)"
+  LD_DEBUG=libs LD_DEBUG_OUTPUT=/tmp/ld-train "$bin"/twincache-train --cache /tmp/c --steps 2 --batch 16 >/tmp/auto.log 2>&1 ||
+    { cat /tmp/auto.log; exit 1; }
+  grep -q "^device: cpu (no usable CUDA device (" /tmp/auto.log || { cat /tmp/auto.log; echo "--device auto did not say why"; exit 1; }
+  loaded=$(cat /tmp/ld-train.* | sed -n 's/.*calling init: //p' | sort -u)
+  echo "$loaded" | grep -q "libtwincache_cuda.so$" || { echo "the plugin was not loaded: $loaded"; exit 1; }
+  outside=$(echo "$loaded" | grep -Ev '^/lib/x86_64-linux-gnu/lib(c|m|pthread|dl|rt)\.so\.[0-9]+$|^/lib64/ld-linux-x86-64\.so\.2$|^/opt/venv/bin/\.\./lib/twincache/libtwincache_cuda\.so$' || true)
+  [ -z "$outside" ] || { echo "twincache-train loaded outside glibc and the wheel: $outside"; exit 1; }
+  echo "   --device auto: $(head -1 /tmp/auto.log); loaded glibc and the plugin only"
+else
+  echo "   the wheel has no CUDA plugin (built without nvcc): its trainer is CPU-only"
+fi
 echo "inside: passed"
 EOF
   mount -t proc proc "$rootfs/proc"
@@ -163,7 +189,7 @@ EOF
 done
 clear_rootfs
 
-# 8. here, where an Open MPI is installed (CI's): the wheel's trainer loads
+# 9. here, where an Open MPI is installed (CI's): the wheel's trainer loads
 # it at run time under mpirun and trains as the tree's linked trainer does
 if command -v mpirun >/dev/null && ldconfig -p | grep -q 'libmpi\.so\.40 '; then
   echo "== this machine: the wheel's twincache-train under mpirun -np 2 (Open MPI loaded at run time)"
