@@ -3,8 +3,10 @@
 # build carried from a machine without one; one report, non-zero on failure.
 #
 #   1. the GPU tests: the CUDA test programs ctest runs (kernels, expansion,
-#      GEMM, sampler; the CUDA trainer against the CPU one) and the Python
-#      tests that need CUDA (pytest -k cuda);
+#      GEMM, sampler; the CUDA trainer against the CPU one; the trainer with
+#      the CUDA backend loaded from its plugin against the linked one, the
+#      portable wheel's too when bundled) and the Python tests that need
+#      CUDA (pytest -k cuda);
 #   2. the fresh-world sampler kernel (twincache_sample_cuda) against the CPU
 #      loader, bit for bit, on SCM-only caches of every mechanism, noise and
 #      intervention kind it accepts (do, shift, noise; soft, multi-target and
@@ -27,7 +29,8 @@
 # has its own time limit), so a second run fits a 15-minute lease.
 #
 # usage:
-#   tools/gpu-check.sh [BUILD_DIR] [REPORT_DIR]      run it (default build/release, gpu-check)
+#   tools/gpu-check.sh [BUILD_DIR|BUNDLE.tar.xz] [REPORT_DIR]
+#        run it (default build/release, gpu-check)
 #   tools/gpu-check.sh --dry-run [BUILD_DIR] [REPORT_DIR]
 #        every step with its CPU twin (emulated kernels, --device cpu, tiny
 #        sizes): checks this script's logic and report on a machine without a
@@ -37,11 +40,16 @@
 #        e.g. build/gpu-bundle): the programs and test programs, libtwincache,
 #        and DEST/lib/ with every shared library `ldd` lists outside the CUDA
 #        driver and glibc (libigraph, liblmdb, libzstd, libxxhash, libcudart,
-#        their dependencies...). DEST is then a BUILD_DIR for this script.
+#        their dependencies...), and DEST/wheel/ with the portable wheel's
+#        trainer and CUDA plugin when a wheel was built ($TWINCACHE_WHEEL,
+#        else build/wheel/dist/). DEST, or the archive DEST.tar.xz also
+#        written, is then a BUILD_DIR for this script.
 #
 # Carrying the build to the GPU machine (it reaches nothing outside):
 #   here:    cmake --build build/release -j2 && tools/gpu-check.sh --bundle build/release build/gpu-bundle
-#   there:   tools/gpu-check.sh build/gpu-bundle gpu-report        (carry: build/gpu-bundle)
+#   there:   tools/gpu-check.sh build/gpu-bundle.tar.xz gpu-report   (carry: build/gpu-bundle.tar.xz)
+# (the folder itself, ~60 MiB, would not fit the carry's 64 MiB beside the
+# working tree; its archive, ~18 MB, is unpacked into REPORT_DIR.bundle)
 # The script puts DEST/lib first on LD_LIBRARY_PATH itself. The Python step
 # needs a torch with CUDA on that machine (python3, or $TWINCACHE_PYTHON);
 # without one it is reported as not run, not as passed. NCCL is not bundled:
@@ -81,6 +89,9 @@ bin=${1:-build/release}
 progs="gen/twincache-gen train/twincache-train bench/twincache-loader-bench tools/twincache-inspect
 bench/bench_sample_cuda bench/bench_kernels_cuda tests/train/test_train_kernels_cuda
 tests/train/test_expand_cuda tests/train/test_gemm_cuda tests/train/test_sample_cuda"
+# and, when built (a trainer linking CUDA also has them, for the tests): the
+# trainer loading its CUDA backend from the plugin, and the plugin
+optional="train/twincache-train-cuda-dlopen train/libtwincache_cuda.so"
 
 # ---- --bundle ----------------------------------------------------------------
 if [ "$mode" = bundle ]; then
@@ -94,6 +105,27 @@ if [ "$mode" = bundle ]; then
     [ -x "$bin/$p" ] || { echo "gpu-check: $bin/$p missing (build every target first)" >&2; exit 1; }
     mkdir -p "$dest/$(dirname "$p")" && cp "$bin/$p" "$dest/$p" || exit 1
   done
+  for p in $optional; do
+    [ -f "$bin/$p" ] && { cp "$bin/$p" "$dest/$p" || exit 1; }
+  done
+  # the portable wheel's trainer and CUDA plugin, when one was built
+  # ($TWINCACHE_WHEEL, else build/wheel/dist's): its own layout, bin/ and lib/twincache/
+  whl=${TWINCACHE_WHEEL:-$(ls "$here"/build/wheel/dist/twincache-*.whl 2>/dev/null | head -n 1)}
+  if [ -n "$whl" ]; then
+    mkdir -p "$dest/wheel/bin" "$dest/wheel/lib/twincache" &&
+      /usr/bin/python3 - "$whl" "$dest/wheel" <<'PY' ||
+import fnmatch, os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for pattern, to in (("twincache-*.data/scripts/twincache-train", "bin/twincache-train"),
+                    ("twincache-*.data/data/lib/twincache/libtwincache_cuda.so", "lib/twincache/libtwincache_cuda.so")):
+    name = next(n for n in z.namelist() if fnmatch.fnmatch(n, pattern))
+    with open(os.path.join(sys.argv[2], to), "wb") as f:
+        f.write(z.read(name))
+    os.chmod(os.path.join(sys.argv[2], to), 0o755)
+PY
+      { echo "gpu-check: could not take the trainer and CUDA plugin out of $whl" >&2; exit 1; }
+    echo "gpu-check: with the wheel's trainer and CUDA plugin ($(basename "$whl"))"
+  fi
   lib=$(find "$bin" -maxdepth 2 -name 'libtwincache.so*' -type f | head -n 1)
   [ -n "$lib" ] || { echo "gpu-check: no libtwincache.so under $bin" >&2; exit 1; }
   cp "$lib" "$dest/lib/" && ln -sf "$(basename "$lib")" "$dest/lib/libtwincache.so" || exit 1
@@ -110,11 +142,23 @@ if [ "$mode" = bundle ]; then
   done
   # debug info stays here: the carry is limited (64 MiB in all)
   command -v strip >/dev/null && find "$dest" -type f ! -name '*.sh' -exec strip --strip-debug {} + 2>/dev/null
-  echo "gpu-check: bundle in $dest ($(du -sh "$dest" | cut -f1)); carry it and run: tools/gpu-check.sh $dest REPORT_DIR"
+  # the carry's limit counts the working tree too: the folder (~60 MiB, 30 of
+  # them Debian's ICU data under libigraph) travels as one xz archive (~18 MB)
+  tar -C "$dest" -cf - . | xz -T0 -6 >"$dest.tar.xz.part" && mv "$dest.tar.xz.part" "$dest.tar.xz" ||
+    { echo "gpu-check: could not write $dest.tar.xz (needs xz)" >&2; exit 1; }
+  echo "gpu-check: bundle in $dest ($(du -sh "$dest" | cut -f1)) and $dest.tar.xz ($(du -sh "$dest.tar.xz" | cut -f1));"
+  echo "  carry $dest.tar.xz and run: tools/gpu-check.sh $dest.tar.xz REPORT_DIR"
   exit 0
 fi
 
 work=${2:-gpu-check}
+if [ -f "$bin" ] && [ "${bin%.tar.xz}" != "$bin" ]; then # a bundle's archive: unpacked beside the report
+  unpacked=$(mkdir -p "$work.bundle" && cd "$work.bundle" && pwd) || exit 2
+  rm -rf "${unpacked:?}"/* && { tar -C "$unpacked" -xJf "$bin" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$bin" "$unpacked"; } ||
+    { echo "gpu-check: could not unpack $bin into $unpacked" >&2; exit 2; }
+  bin=$unpacked
+fi
 [ -d "$bin" ] || { echo "gpu-check: build folder $bin not found (see --help)" >&2; exit 2; }
 [ -d "$bin/lib" ] && export LD_LIBRARY_PATH="$(cd "$bin/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 for p in gen/twincache-gen train/twincache-train; do
@@ -213,6 +257,25 @@ else # the CPU twins of the same programs: the emulations ctest also runs
     fi
   done
 fi
+# the CUDA backend loaded from its plugin against the linked one (on a GPU:
+# the same log and checkpoint; here: the same refusal and CPU run): the
+# tree's plugin trainer, and the portable wheel's trainer and plugin when
+# the bundle holds them (wheel/bin, wheel/lib/twincache)
+for which in tree wheel; do
+  if [ "$which" = tree ]; then
+    t=$bin/train/twincache-train-cuda-dlopen plugin=$bin/train/libtwincache_cuda.so match=exact
+  else # another host compiler: its log agrees to 1e-3 (cuda_dlopen.sh)
+    t=$bin/wheel/bin/twincache-train plugin=$bin/wheel/lib/twincache/libtwincache_cuda.so match=close
+  fi
+  if [ -x "$t" ] && [ -f "$plugin" ]; then
+    step "test: cuda_dlopen ($which's plugin)" 180 "$logs/cuda_dlopen_$which.log" \
+      sh "$here/tests/train/cuda_dlopen.sh" "$bin/gen/twincache-gen" "$bin/train/twincache-train" "$t" \
+      "$plugin" "$work/cuda_dlopen_$which" "$match"
+  else
+    echo "no $t or $plugin" >"$logs/cuda_dlopen_$which.log"
+    record "test: cuda_dlopen ($which's plugin)" 77 "$logs/cuda_dlopen_$which.log" "not in this build"
+  fi
+done
 # Python: the tests that need CUDA (selected by name); exit 5 (none collected) is a failure
 py=""
 for c in ${TWINCACHE_PYTHON:-} python3 /usr/bin/python3; do # the first with torch

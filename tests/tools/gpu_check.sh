@@ -41,6 +41,8 @@ if [ -x "$bin/bench/bench_sample_cuda" ]; then # a CUDA build: the emulated kern
   [ "$rows" -ge 18 ] || no "dry run: $rows caches compared bit for bit with 0 differing (want >= 18)"
   grep -q '^| soft-linear .*refused by the SCM loader' "$r" || no "dry run: the soft cache is not shown refused"
   grep -q '^| avici  *|  800 ' "$r" || no "dry run: no AVICI-scale row"
+  # the trainer with the CUDA backend loaded from its plugin: the same refusal and CPU run
+  grep -qF "| test: cuda_dlopen (tree's plugin) | pass |" "$r" || no "dry run: no passed cuda_dlopen (tree's plugin)"
 fi
 
 TWINCACHE_GPU_CHECK_FAULT=1 bash "$script" --dry-run "$bin" "$dir/fault" >"$dir/fault.out" 2>&1
