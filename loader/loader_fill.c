@@ -148,6 +148,23 @@ static int dense_finish(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, ui
   return TWINCACHE_OK;
 }
 
+/* The decoder wrote worlds of s rows back to back, (k, s, N); the slab's
+ * are (K, S, N) with S > s: each world moves to its own place, the last
+ * first (a place never lies before its source), and rows s..S-1 of the base
+ * and of each world become 0 (the base's were never written today: a
+ * position always holds the same source and a slab starts zeroed; cleared
+ * so the padding does not depend on that). The rows per world (at most s)
+ * say where each world's rows end. */
+static void pad_rows(twincache_graph *gr, uint32_t k, uint32_t s, uint32_t S, uint32_t N) {
+  size_t have = (size_t)s * N, want = (size_t)S * N;
+  for (uint32_t i = k; i-- > 0;) {
+    float *to = gr->inter + i * want;
+    memmove(to, gr->inter + i * have, have * sizeof(float));
+    memset(to + have, 0, (want - have) * sizeof(float));
+  }
+  memset(gr->base + have, 0, (want - have) * sizeof(float));
+}
+
 static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t index, const void *frame,
                              size_t size, uint64_t key) {
   const twincache_batch_layout *L = &w->l->layout;
@@ -157,12 +174,17 @@ static int fill_dense_stored(tc_worker *w, tc_slot *s, uint32_t g, uint64_t inde
   int rc = twincache_frame_decode(w->dctx, frame, size, gr);
   if (rc != TWINCACHE_OK) return rc;
   uint32_t n = gr->n_nodes, k = gr->n_inter;
-  rc = tc_loader_frame_fits(gr->index, gr->n_samples, n, k, index, L->samples, L->nodes, L->inter);
+  /* the frame's S is its source's; a mixture's batch may have a larger one
+   * (open_sources: the largest stored S), whose rows past it are padding */
+  rc = tc_loader_frame_fits(gr->index, gr->n_samples, n, k, index, w->src_samples, L->nodes, L->inter);
   if (rc != TWINCACHE_OK) return rc;
+  TC_RETURN_IF(w->src_samples > L->samples, TWINCACHE_ECORRUPT, "frame: graph %llu of %u samples, the batch has %u",
+               (unsigned long long)index, w->src_samples, (unsigned)L->samples);
   for (uint32_t i = 0; i < k; i++)
     TC_RETURN_IF(w->target[i] >= n || !twincache_inter_kind_valid(gr->flags, w->kind[i]), TWINCACHE_ECORRUPT,
                  "frame: world %u targets node %u of %u with kind %u (flags 0x%x)", i, (unsigned)w->target[i], n,
                  (unsigned)w->kind[i], (unsigned)gr->flags);
+  if (w->src_samples < L->samples) pad_rows(gr, k, w->src_samples, L->samples, L->nodes);
   return dense_finish(w, s, g, index, n, k, prev_hi);
 }
 

@@ -270,15 +270,16 @@ cleanup:
 }
 
 /* A mixture's sources: opens each cache (its whole range), checks that the
- * layouts pad together (dense stored worlds of one S; N, K and H pad to the
- * largest) and builds the mixture plan. */
+ * layouts pad together (N, K, H and the stored worlds' S pad to the
+ * largest; with fresh sources S is their rows, which no stored S may
+ * exceed) and builds the mixture plan. */
 static int open_sources(twincache_loader *l, const char *const *paths, const double *weights, uint32_t n) {
   const twincache_loader_options *o = &l->opt;
   uint64_t begin[TC_MIX_MAX], count[TC_MIX_MAX], tags[TC_MIX_MAX];
   int rc;
-  uint32_t S = 0; /* the batch's S: rows with a fresh source, else the first stored source's */
+  uint32_t S = 0, fresh_rows = 0; /* the batch's S: the fresh sources' rows, else the largest stored S */
   for (uint32_t i = 0; i < n; i++)
-    if (l->src_fresh[i]) S = o->rows;
+    if (l->src_fresh[i]) S = fresh_rows = o->rows;
   if (o->layout != TWINCACHE_LAYOUT_DENSE)
     return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout only (layout %d): the compact and SCM "
                         "slabs are not padded across sources yet", o->layout);
@@ -303,12 +304,12 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
     if (!l->src_fresh[i] && d->samples == 0)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores SCMs only (no samples): read it "
                           "fresh (samples = FRESH and rows = S)", i, paths[i]);
-    if (!l->src_fresh[i] && S == 0) S = d->samples;
-    if (!l->src_fresh[i] && d->samples != S)
-      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, the "
-                          "batch has S = %u (%s): one slab has one S and no row mask, so rows are not padded; "
-                          "generate the stored sources with --samples %u, or read this one fresh", i, paths[i],
-                          d->samples, S, o->rows == S ? "the fresh sources' rows" : "the first stored source's", S);
+    if (!l->src_fresh[i] && fresh_rows && d->samples > fresh_rows)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, more "
+                          "than the fresh sources' rows = %u, the batch's S (a stored world's rows are padded, "
+                          "never cut): give rows >= %u, or read this source fresh", i, paths[i], d->samples,
+                          fresh_rows, d->samples);
+    if (!l->src_fresh[i] && d->samples > S) S = d->samples;
     if (i == 0) l->dims = *d;
     l->dims.graphs = i ? l->dims.graphs + d->graphs : d->graphs;
     l->dims.max_nodes = d->max_nodes > l->dims.max_nodes ? d->max_nodes : l->dims.max_nodes;

@@ -71,7 +71,7 @@ struct twincache_loader {
   uint32_t nsrc;
   twincache_cache *src[TC_MIX_MAX];
   tc_mix mix;
-  twincache_dims dims;        /* a mixture's: the sources' largest N, K, H, S (stored: one S) */
+  twincache_dims dims;        /* a mixture's: the sources' largest N, K, H, S */
   uint64_t src_tag[TC_MIX_MAX]; /* a mixture's: each source's cache tag (fresh worlds' keys) */
   uint8_t src_fresh[TC_MIX_MAX]; /* a mixture's: 1 where the source's worlds are fresh */
   int (*src_fill[TC_MIX_MAX])(tc_worker *, tc_slot *, uint32_t, uint64_t, const void *, size_t, uint64_t); /* a mixture's: tc_loader_fills[DENSE][each source's samples] */

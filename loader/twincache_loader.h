@@ -181,8 +181,8 @@ typedef struct twincache_loader_options {
    * (default) = `samples` for every source, else n entries, each
    * TWINCACHE_SAMPLES_STORED or _FRESH (read at open, not kept). With a
    * fresh source `rows` is the batch's S and every stored source must store
-   * S = rows (one slab has one S and no row mask, so rows are not padded:
-   * another S is refused naming the source); rows and resample_every apply
+   * S <= rows (its worlds are padded, the batch's rows per world saying so;
+   * a larger S is refused naming the source); rows and resample_every apply
    * to the fresh sources. One source's open refuses it. */
   const int *source_samples;
   /* Local mode (tc_plan.h "Local mode"): M >= 1 nodes of world_size / M
@@ -362,13 +362,15 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * permutation mid-epoch; `epochs` counts these mixture epochs (0: endless),
  * the last step completed so every rank reads as many batches. Padding: the
  * slab's N, K are the sources' largest (node_mask and int_mask say what is
- * real); with stored worlds the sources must store the same S (rows are
- * not padded), else EINVAL names the source; with samples = FRESH every
+ * real); with stored worlds S is the sources' largest, a source of a
+ * smaller S padded with zero rows past its own (the batch's `rows` per
+ * world are its S: consumers read rows, as for FORMAT.md 3.10's worlds of
+ * fewer rows); with samples = FRESH every
  * source's worlds have `rows` rows (sources of any S, SCM-only ones too),
  * graph i of source s in the source's own epoch e getting the worlds a
  * one-source fresh loader of that cache gives it in epoch e (key: the
  * source's cache tag, i, e / resample_every). options.source_samples
- * chooses per source (stored ones must then store S = rows; the state's
+ * chooses per source (stored ones must then store S <= rows; the state's
  * cache_tag also hashes which sources are fresh when they are mixed). Size
  * buckets are refused. Only layout DENSE is supported (others
  * EINVAL, said so); index_begin/index_end must be 0;

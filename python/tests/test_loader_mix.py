@@ -84,8 +84,6 @@ def test_refusals(sources):
         twincache.Loader(sources[0], weights=[1.0])
     with pytest.raises(twincache.InvalidArgument, match="one per path"):
         twincache.Loader(list(sources[:2]), weights=[1.0])
-    with pytest.raises(twincache.InvalidArgument, match="samples per world"):
-        twincache.Loader([sources[0], sources[2]], weights=[1, 1], output="numpy")
     with pytest.raises(twincache.InvalidArgument, match="weight"):
         twincache.Loader(list(sources[:2]), weights=[1.0, -1.0], output="numpy")
     with _loader(sources) as L:
@@ -94,6 +92,26 @@ def test_refusals(sources):
         with twincache.Loader(list(sources[:2]), weights=[0.5, 0.5], batch_size=G, epochs=EPOCHS, seed=5,
                               output="numpy") as other:
             other.load_state_dict(state)
+
+
+def test_stored_sources_of_another_s(sources):
+    """Stored sources of S = 4 and 5 pad to S = 5: a graph of the S = 4 source
+    has its cache's 4 rows, row 4 zero, and rows per world 4."""
+    cache = twincache.Cache(sources[0])
+    with twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=1, seed=5,
+                          output="numpy") as L:
+        assert L.layout["samples"] == 5
+        b = next(iter(L.stream()))
+        ids = _ids(b)
+        base, rows = b.numpy["base"], b.numpy["rows"]
+        for g, i in enumerate(ids):
+            want = 4 if i >> 56 == 0 else 5
+            assert rows[g][0] == want
+            if want == 4:
+                gr = cache[i & MASK]
+                np.testing.assert_array_equal(base[g][:4, :gr.n_nodes], gr.base)
+                assert not base[g][4].any()
+    cache.close()
 
 
 def test_fresh_sources_of_another_s(sources):
@@ -115,7 +133,7 @@ def test_fresh_sources_of_another_s(sources):
 def test_stored_and_fresh_sources(sources):
     """samples=["stored", "fresh"]: source 0 (S = 4) stored, source 1 (S = 5)
     fresh with rows=4; a stored graph's base world is the cache's; a state of
-    two ranks resumes on three; a stored source of another S than rows, or a
+    two ranks resumes on three; a stored source of a larger S than rows, or a
     list that does not name each source, is refused."""
     def loader(W=1, r=0, rows=4, samples=("stored", "fresh")):
         return twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=2, seed=5,
@@ -149,8 +167,8 @@ def test_stored_and_fresh_sources(sources):
     for L in rest:
         L.close()
     assert len(got) == len(whole) and all(np.array_equal(x, y) for x, y in zip(got, whole))
-    with pytest.raises(twincache.InvalidArgument, match="samples per world"):
-        loader(rows=5)
+    with pytest.raises(twincache.InvalidArgument, match="more than the fresh sources' rows = 3"):
+        loader(rows=3)
     with pytest.raises(twincache.InvalidArgument, match="each source"):
         loader(samples=("stored",))
 

@@ -136,11 +136,12 @@ class Loader(*_BASES, Closable):
     an epoch is one pass over the source of the largest count. graph_id's
     top 8 bits are the source (id >> 56), the rest the graph index
     (id & (2**56 - 1)); the slab is padded to the largest N and K (node_mask, int_mask).
-    Dense layout, no index_range; stored worlds need one S across the
-    sources, samples="fresh" gives every source `rows` rows; samples as a
-    list says it per source (["stored", "fresh"]): the fresh ones get `rows`
-    rows and every stored one must store S = rows (no row mask: another S is
-    refused naming the source).
+    Dense layout, no index_range; stored worlds of another S pad to the
+    sources' largest S (zero rows past a source's own; the batch's rows
+    say each world's count), samples="fresh" gives every source `rows`
+    rows; samples as a list says it per source (["stored", "fresh"]): the
+    fresh ones get `rows` rows and every stored one must store S <= rows
+    (padded; a larger S is refused naming the source).
     The counts are whole graphs, so the weights are realised as
     source_counts / batch_size (the property shares): 0.5/0.3/0.2 at
     batch_size 7 are 4, 2, 1 graphs, i.e. 0.571/0.286/0.143; when these

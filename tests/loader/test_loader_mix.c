@@ -4,8 +4,9 @@
  * (tc_mix.h) names, each decoded equal to reading it from its own cache
  * (padded to the larger N and K); a run at world size 2 checkpoints before
  * an epoch boundary and resumes at 3 past it, and the global stream is the
- * uninterrupted one's; then the refusals (another S, another layout, a
- * range, a state of other weights); epoch_end and epoch_state at world size 3;
+ * uninterrupted one's; stored sources of another S padded to the larger
+ * (each graph's rows its cache's, the rest 0, rows per world its S); then
+ * the refusals (another layout, a range, a state of other weights); epoch_end and epoch_state at world size 3;
  * then fresh worlds (rows 6) from sources of another S: the same stream,
  * worlds included, across the resume, and each graph's worlds those its own
  * cache's fresh loader gives in that epoch.
@@ -42,6 +43,75 @@ static void options(twincache_loader_options *o, uint32_t W, uint32_t r) {
     o->samples = TWINCACHE_SAMPLES_FRESH;
     o->rows = fresh_rows;
   }
+}
+
+/* FNV-1a of n bytes, continuing from h */
+static uint64_t fnv_more(uint64_t h, const void *p, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Stored sources of another S (A: S = 4, OTHER_S: S = 5) pad to the larger
+ * S: over one epoch with 1 and 3 decode threads, every graph's rows are its
+ * own cache's, each real world's rows entry is its cache's S, the rows past
+ * it (base and worlds) are 0 in every column, and the slabs are the same. */
+static uint64_t padded_s(const char *const *srcs, uint32_t threads) {
+  static const double w[2] = {0.7, 0.3};
+  twincache_loader_options o;
+  options(&o, 1, 0);
+  o.epochs = 1, o.threads = threads;
+  twincache_loader *l = NULL;
+  TC_REQUIRE(twincache_loader_open_mixture(srcs, w, 2, &o, NULL, &l) == TWINCACHE_OK, "%s", twincache_last_error());
+  twincache_cache *c[2];
+  uint32_t maxn = 0, maxs = 0, maxk = 0, maxh = 0;
+  for (int i = 0; i < 2; i++) {
+    TC_REQUIRE(twincache_cache_open(srcs[i], &c[i]) == TWINCACHE_OK, "%s", twincache_last_error());
+    const twincache_dims *d = twincache_cache_dims(c[i]);
+    maxn = d->max_nodes > maxn ? d->max_nodes : maxn;
+    maxs = d->samples > maxs ? d->samples : maxs;
+    maxk = d->max_inter > maxk ? d->max_inter : maxk;
+    maxh = d->hidden > maxh ? d->hidden : maxh;
+  }
+  TC_REQUIRE(twincache_cache_dims(c[0])->samples < maxs, "the first source must store the smaller S");
+  twincache_graph *one = twincache_graph_alloc(maxn, maxs, maxk, maxh);
+  TC_REQUIRE(one != NULL);
+  twincache_batch *b;
+  uint64_t h = 1469598103934665603ull;
+  uint32_t seen[2] = {0, 0};
+  int rc;
+  while ((rc = twincache_loader_next(l, &b)) == TWINCACHE_OK) {
+    const twincache_batch_layout *L = &b->layout;
+    size_t N = L->nodes, K = L->inter, S = L->samples;
+    TC_CHECK(S == maxs, "the slab's S is %zu, the sources' largest %u", S, maxs);
+    for (uint32_t g = 0; g < b->n_graphs; g++) {
+      uint32_t src = (uint32_t)TWINCACHE_MIX_SOURCE(b->graph_id[g]);
+      TC_REQUIRE(src < 2 && twincache_cache_read_graph(c[src], dctx, TWINCACHE_MIX_INDEX(b->graph_id[g]), one) ==
+                                TWINCACHE_OK);
+      size_t s = one->n_samples, n = one->n_nodes, k = one->n_inter;
+      const uint32_t *rows = b->rows + (size_t)g * (K + 1);
+      int ok = 1;
+      for (size_t q = 0; q <= K; q++) ok &= rows[q] == (q <= k ? s : 0);
+      TC_CHECK(ok, "graph %u of source %u: rows per world are not its S = %zu", g, src, s);
+      for (size_t q = 0; q <= k; q++) { /* q = k: the base world */
+        const float *got = q < k ? b->inter + ((g * K + q) * S) * N : b->base + g * S * N;
+        const float *want = q < k ? one->inter + q * s * one->ld : one->base;
+        for (size_t r = 0; r < S; r++)
+          for (size_t j = 0; j < (r < s ? n : N); j++)
+            ok &= r < s ? !memcmp(&got[r * N + j], &want[r * one->ld + j], 4) : got[r * N + j] == 0.0f;
+      }
+      TC_CHECK(ok, "graph %u of source %u (S = %zu): not its cache's rows, or padding not 0", g, src, s);
+      seen[src]++;
+    }
+    h = fnv_more(h, b->base, (size_t)b->n_graphs * S * N * 4);
+    h = fnv_more(h, b->inter, (size_t)b->n_graphs * K * S * N * 4);
+    h = fnv_more(h, b->rows, (size_t)b->n_graphs * (K + 1) * 4);
+    TC_REQUIRE(twincache_loader_release(l, b) == TWINCACHE_OK);
+  }
+  TC_CHECK(rc == TWINCACHE_END && seen[0] > 0 && seen[1] > 0, "rc %d, %u and %u graphs", rc, seen[0], seen[1]);
+  twincache_graph_free(one);
+  for (int i = 0; i < 2; i++) twincache_cache_close(c[i]);
+  twincache_loader_close(l);
+  return h;
 }
 
 /* Graph g of batch b equals graph `index` of source `src` read alone. */
@@ -260,9 +330,11 @@ int main(int argc, char **argv) {
     twincache_loader_close(l3);
   }
 
-  /* refusals */
+  /* stored sources of another S: padded, the same for any thread count */
   const char *other_s[2] = {paths[0], paths[2]};
-  tl_mixture_refused("another S", other_s, weights, &o, NULL, "samples per world");
+  TC_CHECK(padded_s(other_s, 1) == padded_s(other_s, 3), "padded slabs differ between 1 and 3 threads");
+
+  /* refusals */
   twincache_loader_options oc = o;
   oc.layout = TWINCACHE_LAYOUT_COMPACT;
   tl_mixture_refused("compact layout", paths, weights, &oc, NULL, "DENSE layout");

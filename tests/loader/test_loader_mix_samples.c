@@ -5,7 +5,9 @@
  *   a one-source fresh loader of its cache gives in the same epoch;
  * - the same slabs for 1 and 3 decode threads, and for 2 ranks stopped
  *   mid-epoch then resumed on 3 ranks across the epoch boundary;
- * - refused, naming why: a stored source of another S than rows, an entry
+ * - rows = 5: the stored source's S = 4 rows padded (its rows per world 4,
+ *   row 4 of every world 0), the fresh source's 5 rows;
+ * - refused, naming why: a stored source of a larger S than rows, an entry
  *   that is neither STORED nor FRESH, source_samples on one cache, the state
  *   of this mixture in the all-stored-on-S mixture of the same caches.
  * usage: test_loader_mix_samples CACHE_S4 CACHE_S5 */
@@ -142,10 +144,39 @@ int main(int argc, char **argv) {
   TC_CHECK(run_world(2, 2, NULL, 3, &mid) == 6);
   TC_CHECK(run_world(3, 2, &mid, 0, NULL) == total - 6);
 
+  /* rows = 5: the stored source (S = 4) padded, the fresh one 5 rows */
+  options(&o, 1, 0, 1);
+  o.rows = 5;
+  TC_REQUIRE(twincache_loader_open_mixture(paths, weights, 2, &o, NULL, &mx) == TWINCACHE_OK, "%s",
+             twincache_last_error());
+  TC_REQUIRE(twincache_loader_next(mx, &bm) == TWINCACHE_OK);
+  {
+    const twincache_batch_layout *P = &bm->layout;
+    size_t S5 = P->samples, N5 = P->nodes, K5 = P->inter;
+    TC_CHECK(S5 == 5, "the batch's S is %zu, not rows = 5", S5);
+    int ok = 1, stored = 0;
+    for (uint32_t g = 0; g < bm->n_graphs; g++) {
+      uint32_t want = TWINCACHE_MIX_SOURCE(bm->graph_id[g]) == 0 ? 4 : 5;
+      const uint32_t *rows = bm->rows + (size_t)g * (K5 + 1);
+      ok &= rows[0] == want; /* the base world's */
+      for (size_t j = 0; want == 4 && j < N5; j++) ok &= bm->base[(g * S5 + 4) * N5 + j] == 0.0f;
+      for (size_t k = 0; k < K5; k++) {
+        if (!bm->int_mask[g * K5 + k]) continue;
+        ok &= rows[k + 1] == want;
+        for (size_t j = 0; want == 4 && j < N5; j++) ok &= bm->inter[((g * K5 + k) * S5 + 4) * N5 + j] == 0.0f;
+      }
+      stored += want == 4;
+    }
+    TC_CHECK(ok && stored == 7, "rows per world or padding wrong (%d stored graphs)", stored);
+  }
+  twincache_loader_release(mx, bm);
+  twincache_loader_close(mx);
+
   /* refusals */
   options(&o, 1, 0, 1);
-  o.rows = 5; /* source 0 stores S = 4 */
-  tl_mixture_refused("a stored source of another S", paths, weights, &o, NULL, "samples per world");
+  o.rows = 3; /* source 0 stores S = 4: more than the batch's S */
+  tl_mixture_refused("a stored source of a larger S than rows", paths, weights, &o, NULL,
+                     "more than the fresh sources' rows = 3");
   options(&o, 1, 0, 1);
   static const int bad[2] = {0, 2};
   o.source_samples = bad;
