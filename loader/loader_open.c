@@ -270,9 +270,10 @@ cleanup:
 }
 
 /* A mixture's sources: opens each cache (its whole range), checks that the
- * layouts pad together (N, K, H and the stored worlds' S pad to the
+ * layouts pad together (N, K, H and, dense, the stored worlds' S pad to the
  * largest; with fresh sources S is their rows, which no stored S may
- * exceed) and builds the mixture plan. */
+ * exceed; compact: one S, it has no rows per world) and builds the mixture
+ * plan. */
 static int open_sources(twincache_loader *l, const char *const *paths, const double *weights, uint32_t n) {
   const twincache_loader_options *o = &l->opt;
   uint64_t begin[TC_MIX_MAX], count[TC_MIX_MAX], tags[TC_MIX_MAX];
@@ -280,9 +281,9 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
   uint32_t S = 0, fresh_rows = 0; /* the batch's S: the fresh sources' rows, else the largest stored S */
   for (uint32_t i = 0; i < n; i++)
     if (l->src_fresh[i]) S = fresh_rows = o->rows;
-  if (o->layout != TWINCACHE_LAYOUT_DENSE)
-    return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE layout only (layout %d): the compact and SCM "
-                        "slabs are not padded across sources yet", o->layout);
+  if (o->layout != TWINCACHE_LAYOUT_DENSE && o->layout != TWINCACHE_LAYOUT_COMPACT)
+    return tc_error_set(TWINCACHE_EINVAL, "a mixture reads the DENSE or COMPACT layout (layout %d): the SCM slab "
+                        "is not padded across sources yet", o->layout);
   if (o->index_begin || o->index_end)
     return tc_error_set(TWINCACHE_EINVAL, "options index_begin/index_end have no meaning for a mixture: each "
                         "source is read whole (open a set or a shard to choose its graphs)");
@@ -309,6 +310,11 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
                           "than the fresh sources' rows = %u, the batch's S (a stored world's rows are padded, "
                           "never cut): give rows >= %u, or read this source fresh", i, paths[i], d->samples,
                           fresh_rows, d->samples);
+    if (!l->src_fresh[i] && o->layout == TWINCACHE_LAYOUT_COMPACT && S && d->samples != S)
+      return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, the "
+                          "batch has S = %u: the compact layout carries no rows per world, so its stored "
+                          "sources are not padded; read the mixture DENSE, or give every source S = %u", i,
+                          paths[i], d->samples, S, S);
     if (!l->src_fresh[i] && d->samples > S) S = d->samples;
     if (i == 0) l->dims = *d;
     l->dims.graphs = i ? l->dims.graphs + d->graphs : d->graphs;
@@ -373,10 +379,10 @@ int twincache_loader_open_mixture(const char *const *paths, const double *weight
   if ((rc = loader_new(&eff, &l)) != TWINCACHE_OK) return rc;
   for (uint32_t i = 0; i < n; i++) {
     l->src_fresh[i] = fresh[i];
-    l->src_fill[i] = tc_loader_fills[TWINCACHE_LAYOUT_DENSE][fresh[i]];
+    l->src_fill[i] = tc_loader_fills[eff.layout][fresh[i]]; /* (SCM: refused by open_sources) */
   }
   if ((rc = open_sources(l, paths, weights, n)) != TWINCACHE_OK) goto cleanup;
-  l->fill = tc_loader_fills[TWINCACHE_LAYOUT_DENSE][l->opt.samples];
+  l->fill = tc_loader_fills[l->opt.layout][l->opt.samples];
   uint64_t seq0 = 0;
   if (resume && (rc = tc_mix_resume(&l->mix, resume, &seq0)) != TWINCACHE_OK) goto cleanup;
   if ((rc = tc_loader_start(l, seq0, l->mix.total)) != TWINCACHE_OK) goto cleanup;

@@ -372,8 +372,9 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * source's cache tag, i, e / resample_every). options.source_samples
  * chooses per source (stored ones must then store S <= rows; the state's
  * cache_tag also hashes which sources are fresh when they are mixed). Size
- * buckets are refused. Only layout DENSE is supported (others
- * EINVAL, said so); index_begin/index_end must be 0;
+ * buckets are refused. Layouts DENSE and COMPACT (SCM: EINVAL, said so;
+ * COMPACT carries no rows per world, so its stored sources must store one
+ * S, else EINVAL names the source); index_begin/index_end must be 0;
  * drop_last and equal_ranks have no effect (nothing is ever padded).
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
  * State: cache_tag hashes the sources' tags, ranges and counts; origin is

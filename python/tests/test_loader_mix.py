@@ -114,6 +114,24 @@ def test_stored_sources_of_another_s(sources):
     cache.close()
 
 
+def test_compact_mixture(sources):
+    """layout="compact" reads a mixture (sources of one S): each batch expands
+    to the dense mixture's; stored sources of another S are refused there."""
+    import torch
+    kw = dict(weights=[0.7, 0.3], batch_size=G, epochs=1, seed=5)
+    with twincache.Loader(list(sources[:2]), **kw) as D, \
+            twincache.Loader(list(sources[:2]), layout="compact", **kw) as Cl:
+        n = 0
+        for d, c in zip(D.stream(), Cl.stream()):
+            e = c.expand()
+            for name in ("base", "inter", "adj", "target", "value", "node_mask", "int_mask", "rows", "graph_id"):
+                assert torch.equal(e[name], d[name]), f"batch {d.seq}: {name}"
+            n += 1
+        assert n == len(D) > 0
+    with pytest.raises(twincache.InvalidArgument, match="compact layout carries no rows per world"):
+        twincache.Loader([sources[0], sources[2]], layout="compact", **kw)
+
+
 def test_fresh_sources_of_another_s(sources):
     """samples="fresh": sources storing S = 4 and 5 mix, every world of rows
     rows; the same seed gives the same worlds."""

@@ -136,8 +136,9 @@ class Loader(*_BASES, Closable):
     an epoch is one pass over the source of the largest count. graph_id's
     top 8 bits are the source (id >> 56), the rest the graph index
     (id & (2**56 - 1)); the slab is padded to the largest N and K (node_mask, int_mask).
-    Dense layout, no index_range; stored worlds of another S pad to the
-    sources' largest S (zero rows past a source's own; the batch's rows
+    Dense or compact layout (compact: stored sources of one S), no
+    index_range; dense stored worlds of another S pad to the sources'
+    largest S (zero rows past a source's own; the batch's rows
     say each world's count), samples="fresh" gives every source `rows`
     rows; samples as a list says it per source (["stored", "fresh"]): the
     fresh ones get `rows` rows and every stored one must store S <= rows

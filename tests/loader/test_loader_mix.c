@@ -6,7 +6,9 @@
  * an epoch boundary and resumes at 3 past it, and the global stream is the
  * uninterrupted one's; stored sources of another S padded to the larger
  * (each graph's rows its cache's, the rest 0, rows per world its S); then
- * the refusals (another layout, a range, a state of other weights); epoch_end and epoch_state at world size 3;
+ * the compact layout expanding to the dense stream (stored sources of one
+ * S, fresh ones of another S), stored sources of another S refused there;
+ * the refusals (the SCM layout, a range, a state of other weights); epoch_end and epoch_state at world size 3;
  * then fresh worlds (rows 6) from sources of another S: the same stream,
  * worlds included, across the resume, and each graph's worlds those its own
  * cache's fresh loader gives in that epoch.
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_expand.h"
 #include "tc_mix.h"
 #include "tl_common.h"
 
@@ -112,6 +115,48 @@ static uint64_t padded_s(const char *const *srcs, uint32_t threads) {
   for (int i = 0; i < 2; i++) twincache_cache_close(c[i]);
   twincache_loader_close(l);
   return h;
+}
+
+/* The compact layout of a mixture expands to its dense layout: the same
+ * options (options(): stored worlds, or fresh ones of fresh_rows rows) in
+ * both layouts give the same stream, and twincache_expand_cpu of every
+ * compact batch equals the dense slab byte for byte, over every epoch
+ * (slots reused: a graph of another source and N may follow in a place).
+ * Returns the batches compared. */
+static uint64_t compact_as_dense(const char *const *srcs) {
+  static const double w[2] = {0.7, 0.3};
+  twincache_loader_options od, oc;
+  options(&od, 1, 0);
+  options(&oc, 1, 0);
+  oc.layout = TWINCACHE_LAYOUT_COMPACT;
+  twincache_loader *ld = NULL, *lc = NULL;
+  TC_REQUIRE(twincache_loader_open_mixture(srcs, w, 2, &od, NULL, &ld) == TWINCACHE_OK, "%s", twincache_last_error());
+  TC_REQUIRE(twincache_loader_open_mixture(srcs, w, 2, &oc, NULL, &lc) == TWINCACHE_OK, "%s", twincache_last_error());
+  const twincache_batch_layout *L = twincache_loader_layout(ld);
+  twincache_compact_layout CL;
+  TC_REQUIRE(twincache_compact_layout_init(&CL, L) == TWINCACHE_OK);
+  twincache_expand_offsets eo;
+  tc_expand_offsets_init(&eo, &CL);
+  uint8_t *out = calloc(1, L->bytes);
+  TC_REQUIRE(out != NULL);
+  uint64_t batches = 0;
+  for (;;) {
+    twincache_batch *bd, *bc;
+    int rd = twincache_loader_next(ld, &bd), rc = twincache_loader_next(lc, &bc);
+    TC_CHECK_RC(rc, rd);
+    if (rd != TWINCACHE_OK || rc != TWINCACHE_OK) break;
+    TC_REQUIRE(bc->compact && bc->seq == bd->seq && bc->n_graphs == bd->n_graphs);
+    twincache_expand_cpu(out, bc->compact->slab, &eo);
+    TC_CHECK(!memcmp(out, bd->slab, L->bytes), "mixture batch %llu: the compact batch expands to another slab",
+             (unsigned long long)bd->seq);
+    batches++;
+    twincache_loader_release(ld, bd);
+    twincache_loader_release(lc, bc);
+  }
+  free(out);
+  twincache_loader_close(ld);
+  twincache_loader_close(lc);
+  return batches;
 }
 
 /* Graph g of batch b equals graph `index` of source `src` read alone. */
@@ -333,11 +378,18 @@ int main(int argc, char **argv) {
   /* stored sources of another S: padded, the same for any thread count */
   const char *other_s[2] = {paths[0], paths[2]};
   TC_CHECK(padded_s(other_s, 1) == padded_s(other_s, 3), "padded slabs differ between 1 and 3 threads");
+  /* the compact layout: the dense stream, expanded; one S only */
+  TC_CHECK(compact_as_dense(paths) > 0);
+  twincache_loader_options os = o;
+  os.layout = TWINCACHE_LAYOUT_COMPACT;
+  tl_mixture_refused("compact, stored sources of another S", other_s, weights, &os, NULL,
+                     "compact layout carries no rows per world");
 
   /* refusals */
   twincache_loader_options oc = o;
-  oc.layout = TWINCACHE_LAYOUT_COMPACT;
-  tl_mixture_refused("compact layout", paths, weights, &oc, NULL, "DENSE layout");
+  oc.layout = TWINCACHE_LAYOUT_SCM;
+  oc.samples = TWINCACHE_SAMPLES_FRESH, oc.rows = 4;
+  tl_mixture_refused("the SCM layout", paths, weights, &oc, NULL, "DENSE or COMPACT layout");
   twincache_loader_options orange = o;
   orange.index_end = 5;
   tl_mixture_refused("a range", paths, weights, &orange, NULL, "index_begin/index_end");
@@ -394,6 +446,9 @@ int main(int argc, char **argv) {
     twincache_loader_close(mx);
     twincache_loader_close(one1);
   }
+
+  /* fresh worlds of sources of another S in the compact layout: the dense stream */
+  TC_CHECK(compact_as_dense(mixp) > 0);
 
   twincache_graph_free(gr);
   twincache_dctx_free(dctx);
