@@ -240,6 +240,9 @@ if [ "$mode" = run ]; then
   done
   step "test: train_cuda_vs_cpu" 180 "$logs/cuda_vs_cpu.log" \
     sh "$here/tests/train/cuda_vs_cpu.sh" "$bin/gen/twincache-gen" "$bin/train/twincache-train" "$work/cuda_vs_cpu"
+  step "test: train_cuda_vs_cpu (--mix)" 180 "$logs/cuda_vs_cpu_mix.log" \
+    sh "$here/tests/train/cuda_vs_cpu.sh" "$bin/gen/twincache-gen" "$bin/train/twincache-train" \
+    "$work/cuda_vs_cpu_mix" mix
   # the CUDA backend's NCCL sums: --nccl = plain on one GPU; 2 ranks at B = 1
   # at 2B (needs 2 GPUs and an MPI launcher); 77 (not run) without NCCL
   find_nccl

@@ -38,17 +38,39 @@ static int backends_agree(run *r, int usable) {
   return 0;
 }
 
+/* --mix on the CUDA backend: its compact batches carry no rows per world, so
+ * the stored caches must store one S (fresh worlds all have --fresh-rows
+ * rows); the CPU's dense batches pad them. 1 with why[cap] saying which S
+ * differ; 0 otherwise (a cache that does not open is split_mixture's to
+ * report). */
+static int mix_needs_dense(const opts *o, char *why, size_t cap) {
+  uint32_t s0 = 0;
+  if (!o->mix_n || o->fresh_rows) return 0;
+  for (uint32_t i = 0; i < o->mix_n; i++) {
+    twincache_cache *c = NULL;
+    if (twincache_cache_open(o->mix_path[i], &c) != 0) return 0;
+    uint32_t s = twincache_cache_dims(c)->samples;
+    twincache_cache_close(c);
+    if (i == 0) s0 = s;
+    if (s != s0) {
+      snprintf(why, cap, "--mix: caches of S = %u (%s) and S = %u (%s): the CUDA backend reads compact batches, "
+               "which pad no rows (the CPU's dense ones do)", s0, o->mix_path[0], s, o->mix_path[i]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* --device: CUDA when asked for or usable, on the GPU tc_device_index picks
  * (--gpu, else the node-local rank's); says which on r->text. */
 static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[256] = "", name[256] = "";
   int index = -1, count = 0;
-  int usable = o->device != DEV_CPU && !o->mix_n &&
+  int dense = o->device != DEV_CPU && mix_needs_dense(o, why, sizeof why);
+  int usable = o->device != DEV_CPU && !dense &&
                tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 && tc_cuda_check() == 0;
-  if (o->device != DEV_CPU && !usable)
-    snprintf(why, sizeof why, "%s", o->mix_n ? "--mix: a mixture's batches are dense, the CUDA backend reads "
-             "compact ones" : twincache_last_error());
+  if (o->device != DEV_CPU && !usable && !dense) snprintf(why, sizeof why, "%s", twincache_last_error());
   if ((o->device == DEV_CUDA || o->gpu >= 0 || o->nccl) && !usable) {
     fprintf(stderr, PROG ": %s: %s\n", o->gpu >= 0 ? "--gpu" : o->nccl ? "--nccl" : "--device cuda", why);
     return 1;

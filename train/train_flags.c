@@ -24,8 +24,9 @@ static size_t train_opts(opts *p, tc_opt *o) {
                "caches, each batch holding their graphs in the weights'\n"
                "shares (W > 0, default 1; e.g. twin=1,indep=1: twin and\n"
                "independent worlds mixed). Batches pad to the largest N,\n"
-               "K, S; no --val-split (validate with --val-cache); CPU\n"
-               "backend; paths without ','; resumes like --cache"},
+               "K, S (CUDA: stored caches of one S); no --val-split\n"
+               "(validate with --val-cache); paths without ','; resumes\n"
+               "like --cache"},
       {.name = "--val-split", .meta = "F", .kind = TC_OPT_F64, .dst = &p->val_split, .fhi = 1,
        .open = TC_OPEN_HI,
        .help = "fraction of the index range held out at the end for\n"
@@ -248,11 +249,6 @@ static int train_flags_mix(opts *o, int argc, char **argv) {
   }
   if (o->local_nodes) {
     fprintf(stderr, PROG ": --local-nodes: not with --mix (local mode reads one set) (see --help)\n");
-    return 1;
-  }
-  if (o->device == DEV_CUDA) {
-    fprintf(stderr, PROG ": --mix: a mixture's batches are dense, the CUDA backend reads compact ones: use "
-            "--device cpu (see --help)\n");
     return 1;
   }
   o->cache = o->mix_path[0], o->val_split = 0;

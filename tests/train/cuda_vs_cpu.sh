@@ -4,12 +4,23 @@
 # batches, 40 steps on each. Every step's training loss must agree to a
 # relative 2e-3 (float sums run in another order on the GPU), and so must
 # the validation loss at the end. Exits 77 (skipped) without a usable GPU.
-# Usage: cuda_vs_cpu.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH_DIR
+# `mix`: the same on a --mix of two caches of one S (4..6 and 7..9 nodes,
+# twin and independent worlds: compact mixture batches on the GPU, dense
+# ones on the CPU), validated on a third.
+# Usage: cuda_vs_cpu.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH_DIR [mix]
 set -eu
-gen=$1 train=$2 dir=$3
+gen=$1 train=$2 dir=$3 what=${4:-cache}
 rm -rf "$dir" && mkdir -p "$dir"
-"$gen" --out "$dir/cache" --graphs 600 --samples 32 --nodes 4:9 --seed 11 --threads 2 --quiet
-common="--cache $dir/cache --batch 16 --steps 40 --eval-every 40 --threads 2 --seed 4 --warmup 5 --quiet"
+if [ "$what" = mix ]; then
+  "$gen" --out "$dir/a" --graphs 400 --samples 32 --nodes 4:6 --seed 11 --threads 2 --quiet
+  "$gen" --out "$dir/b" --graphs 300 --samples 32 --nodes 7:9 --seed 12 --threads 2 --quiet --worlds independent
+  "$gen" --out "$dir/v" --graphs 60 --samples 32 --nodes 4:9 --seed 13 --threads 2 --quiet
+  src="--mix $dir/a=2,$dir/b=1 --val-cache $dir/v"
+else
+  "$gen" --out "$dir/cache" --graphs 600 --samples 32 --nodes 4:9 --seed 11 --threads 2 --quiet
+  src="--cache $dir/cache"
+fi
+common="$src --batch 16 --steps 40 --eval-every 40 --threads 2 --seed 4 --warmup 5 --quiet"
 set +e
 err=$("$train" $common --device cuda --log "$dir/cuda.csv" 2>&1 >/dev/null)
 rc=$?

@@ -50,8 +50,11 @@ else
 fi
 
 # stored sources of another S (16 and 8): the slab's S is the larger, the
-# smaller source's rows padded (the features read the rows per world)
-if "$train" --mix "$dir/twin,$dir/other-s" --steps 4 --batch 8 --device cpu --log "$dir/s.csv" >"$dir/s.text" 2>&1 &&
+# smaller source's rows padded (the features read the rows per world), on
+# the CPU whatever the machine (the CUDA backend's compact batches pad no
+# rows: --device auto says so first, --device cuda is refused)
+if "$train" --mix "$dir/twin,$dir/other-s" --steps 4 --batch 8 --log "$dir/s.csv" >"$dir/s.text" 2>&1 &&
+   grep -q "^device: cpu (--mix: caches of S = 16 (.*twin) and S = 8 (.*other-s): the CUDA backend" "$dir/s.text" &&
    grep -q "; N=[0-9]* K=[0-9]* S=16 (the largest)," "$dir/s.text" &&
    [ "$(awk -F, 'NR > 1 && $2 + 0 > 0' "$dir/s.csv" | wc -l)" -eq 4 ]; then
   echo "ok: caches of S = 16 and 8 mix at S = 16, 4 steps with a positive loss"
@@ -67,5 +70,7 @@ bad_flags 2 "--mix: cache 2 has an empty path" --mix "$dir/twin,=1"
 bad_flags 2 "--mix: not with --cache" --mix "$mix" --cache "$dir/twin"
 bad_flags 2 "--val-split: not with --mix" --mix "$mix" --val-split 0.2
 bad_flags 1 "--mix: cache 2: cannot open cache" --mix "$dir/twin,$dir/missing"
+bad_flags 1 "--device cuda: --mix: caches of S = 16 (.*) and S = 8 (.*other-s)" --mix "$dir/twin,$dir/other-s" \
+  --device cuda
 [ $fail -eq 0 ] && rm -rf "$dir"
 exit $fail
