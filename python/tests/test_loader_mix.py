@@ -98,8 +98,10 @@ def test_stored_sources_of_another_s(sources):
     """Stored sources of S = 4 and 5 pad to S = 5: a graph of the S = 4 source
     has its cache's 4 rows, row 4 zero, and rows per world 4."""
     cache = twincache.Cache(sources[0])
-    with twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=1, seed=5,
-                          output="numpy") as L:
+    with pytest.warns(UserWarning, match=r"have S = 5; the worlds of .* \(S = 4\) are padded"):
+        L = twincache.Loader([sources[0], sources[2]], weights=[0.7, 0.3], batch_size=G, epochs=1, seed=5,
+                             output="numpy")
+    with L:
         assert L.layout["samples"] == 5
         b = next(iter(L.stream()))
         ids = _ids(b)

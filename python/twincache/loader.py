@@ -248,6 +248,7 @@ class Loader(*_BASES, Closable):
         self._views.worlds = self.worlds
         if self.weights is not None:
             self._say_shares()
+            self._say_padding()
         if self.device is not None and self.device.type == "cuda":
             self._attach_stage(self.device)
 
@@ -348,6 +349,30 @@ class Loader(*_BASES, Closable):
         warnings.warn(f"mixture weights {fmt(f'{a:.3g}' for a in asked)} are realised as "
                       f"{fmt(str(c) for c in self.source_counts)} graphs per batch of {self.batch_size}: "
                       f"shares {fmt(f'{b:.3f}' for b in self.shares)}", stacklevel=3)
+
+    def _say_padding(self):
+        """A warning when a mixture's stored sources of fewer samples than the
+        batch's S are padded: their rows past their own S are zeros, which a
+        model reading every row would take for data (batch rows says each
+        world's count)."""
+        from .cache import Cache
+        S = self.layout["samples"]
+        kinds = self.samples if isinstance(self.samples, list) else [self.samples] * len(self.path)
+        short = []
+        for p, kind in zip(self.path, kinds):
+            if kind != "stored":
+                continue
+            try:
+                with Cache(p) as c:
+                    s = c.dims["samples"]
+            except Exception:  # the loader opened it; a set or shard Cache cannot is not this warning's
+                continue
+            if s < S:
+                short.append(f"{p} (S = {s})")
+        if short:
+            warnings.warn(f"mixture batches have S = {S}; the worlds of {', '.join(short)} are padded with zero "
+                          f"rows past their own S: read batch rows (rows per world), not all S rows",
+                          stacklevel=3)
 
     @property
     def batches_per_epoch(self):
