@@ -93,9 +93,10 @@ static void *worker_main(void *arg) {
     if (rc != TWINCACHE_OK) { /* this thread's message when the fill left one, else the status */
       const char *why = *twincache_last_error() ? twincache_last_error() : twincache_strerror(rc);
       const char *dir = tc_cache_path(l->nsrc ? l->src[bad_src] : l->cache);
-      if (bad_index != UINT64_MAX)
-        snprintf(s->error, sizeof s->error, "%s: batch %llu: graph %llu: %s", dir, (unsigned long long)seq,
-                 (unsigned long long)bad_index, why);
+      char graph[40] = ""; /* "graph I: ", unless the fill's message starts with it already */
+      if (bad_index != UINT64_MAX) snprintf(graph, sizeof graph, "graph %llu: ", (unsigned long long)bad_index);
+      if (*graph && strncmp(why, graph, strlen(graph)) != 0)
+        snprintf(s->error, sizeof s->error, "%s: batch %llu: %s%s", dir, (unsigned long long)seq, graph, why);
       else
         snprintf(s->error, sizeof s->error, "%s: batch %llu: %s", dir, (unsigned long long)seq, why);
     }

@@ -109,6 +109,9 @@ int main(int argc, char **argv) {
   tl_stream c = {0};
   TC_CHECK_RC(tl_stream_load(rc_dir, &oc, NULL, &c), TWINCACHE_EINVAL);
   TC_CHECK(strstr(twincache_last_error(), "dense layout") != NULL, "%s", twincache_last_error());
+  /* one "graph I: " (the fill's message names the graph already) */
+  const char *at = strstr(twincache_last_error(), ": graph ");
+  TC_CHECK(at && !strstr(at + 1, ": graph "), "the graph named twice: %s", twincache_last_error());
   tl_stream_free(&c);
   return tc_test_finish("test_loader_rows");
 }
