@@ -5,7 +5,7 @@
 // (S,N), a tile of rows at a time in shared memory:
 //   1. column list: node of each stored column (from the mask's set bits)
 //   2. load the tile's base rows (coalesced), a do() target column replaced
-//      by the value
+//      by the value, rows past the world's count (rows per world) 0
 //   3. write the stored columns over it (reads coalesced along s)
 //   4. store the tile into inter (coalesced)
 // Block (g, K) writes the graph's other arrays. Floats move as uint32 bits.
@@ -44,6 +44,7 @@ struct tc_expand_graph {
   const uint32_t *c_value, *col_first;
   const uint64_t *col_mask; // (K,W)
   const uint32_t *cols;     // (*,S)
+  const uint32_t *c_rows;   // (K+1): rows each world holds
   uint32_t n_nodes, n_inter;
   uint64_t graph_id;
   uint8_t valid;
@@ -61,6 +62,7 @@ static HD inline tc_expand_graph tc_graph_views(const uint8_t *c, const twincach
   v.col_first = (const uint32_t *)(c + o.c_col_first) + G * K;
   v.col_mask = (const uint64_t *)(c + o.c_col_mask) + G * K * W;
   v.cols = (const uint32_t *)(c + o.c_cols);
+  v.c_rows = (const uint32_t *)(c + o.c_rows) + G * (K + 1);
   v.n_nodes = ((const uint32_t *)(c + o.c_n_nodes))[g];
   v.n_inter = ((const uint32_t *)(c + o.c_n_inter))[g];
   v.graph_id = ((const uint64_t *)(c + o.c_graph_id))[g];
@@ -91,9 +93,8 @@ static HD void phase_graph_arrays(uint8_t *d, const twincache_expand_offsets &o,
   }
   uint8_t *node_mask = d + o.node_mask + G * N;
   for (size_t j = tid; j < N; j += nt) node_mask[j] = j < v.n_nodes;
-  uint32_t *rows = (uint32_t *)(d + o.rows) + G * (K + 1); /* (K+1): every real world holds S */
-  for (size_t w = tid; w < K + 1; w += nt)
-    rows[w] = (w == 0 ? v.n_nodes > 0 : w - 1 < v.n_inter) ? (uint32_t)S : 0u;
+  uint32_t *rows = (uint32_t *)(d + o.rows) + G * (K + 1); /* (K+1) */
+  for (size_t w = tid; w < K + 1; w += nt) rows[w] = v.c_rows[w];
   if (tid == 0) {
     ((uint64_t *)(d + o.graph_id))[g] = v.graph_id;
     (d + o.valid)[g] = v.valid;
@@ -129,12 +130,13 @@ static HD int tc_col_count(const uint64_t *mask, int N, int W) {
   return n;
 }
 
-// 2. tile rows [r0, r0+rows) of base, column `fill` replaced by fill_value.
+// 2. tile rows [r0, r0+rows) of base, column `fill` replaced by fill_value;
+// rows the world does not hold (r0 + e/N >= live) are 0.
 static HD void phase_load_tile(uint32_t *tile, const uint32_t *base_rows, size_t n_elems, int N,
-                               int fill, uint32_t fill_value, int tid, int nt) {
+                               int fill, uint32_t fill_value, int r0, int live, int tid, int nt) {
   for (size_t e = tid; e < n_elems; e += nt) {
-    int j = (int)(e % (size_t)N);
-    tile[e] = j == fill ? fill_value : base_rows[e];
+    int j = (int)(e % (size_t)N), s = r0 + (int)(e / (size_t)N);
+    tile[e] = s >= live ? 0u : j == fill ? fill_value : base_rows[e];
   }
 }
 
@@ -180,13 +182,14 @@ __global__ void expand_kernel(uint8_t *dense, const uint8_t *compact, twincache_
   int fill = tc_node_kind_fixes(v.c_kind[k]) ? (int)v.c_target[k] : -1;
   uint32_t fill_value = v.c_value[k];
   size_t first = v.col_first[k];
+  const int live = (int)v.c_rows[k + 1]; // rows world k holds (the stored columns are 0 past them)
   phase_col_list(list, mask, N, tid, nt);
   __syncthreads();
   const int R = tc_tile_rows(N, S);
   for (int r0 = 0; r0 < S; r0 += R) {
     int rows = S - r0 < R ? S - r0 : R;
     size_t n = (size_t)rows * N;
-    phase_load_tile(tile, v.c_base + (size_t)r0 * N, n, N, fill, fill_value, tid, nt);
+    phase_load_tile(tile, v.c_base + (size_t)r0 * N, n, N, fill, fill_value, r0, live, tid, nt);
     __syncthreads();
     phase_columns(tile, list, n_cols, v.cols, first, S, r0, rows, N, tid, nt);
     __syncthreads();
@@ -232,6 +235,7 @@ extern "C" void twincache_expand_emulate(void *dense, const void *compact,
     int fill = tc_node_kind_fixes(v.c_kind[k]) ? (int)v.c_target[k] : -1;
     uint32_t fill_value = v.c_value[k];
     size_t first = v.col_first[k];
+    const int live = (int)v.c_rows[k + 1];
     memset(list, 0xff, sizeof list); // shared memory starts undefined
     for (int t = 0; t < nt; t++) phase_col_list(list, mask, N, t, nt);
     const int R = tc_tile_rows(N, S);
@@ -239,7 +243,7 @@ extern "C" void twincache_expand_emulate(void *dense, const void *compact,
       int rows = S - r0 < R ? S - r0 : R;
       size_t n = (size_t)rows * N;
       for (int t = 0; t < nt; t++)
-        phase_load_tile(tile, v.c_base + (size_t)r0 * N, n, N, fill, fill_value, t, nt);
+        phase_load_tile(tile, v.c_base + (size_t)r0 * N, n, N, fill, fill_value, r0, live, t, nt);
       for (int t = 0; t < nt; t++)
         phase_columns(tile, list, n_cols, v.cols, first, S, r0, rows, N, t, nt);
       for (int t = 0; t < nt; t++) phase_store_tile(out + (size_t)r0 * N, tile, n, t, nt);

@@ -21,6 +21,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
   const uint32_t *col_first = (const uint32_t *)(c + o->c_col_first);
   const uint64_t *col_mask = (const uint64_t *)(c + o->c_col_mask);
   const uint32_t *cols = (const uint32_t *)(c + o->c_cols);
+  const uint32_t *c_rows = (const uint32_t *)(c + o->c_rows); /* (G,K+1) */
   uint32_t *base = (uint32_t *)(d + o->base), *inter = (uint32_t *)(d + o->inter);
   uint8_t *target = d + o->target, *kind = d + o->kind, *adj = d + o->adj;
   uint32_t *value = (uint32_t *)(d + o->value);
@@ -38,8 +39,7 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
     graph_id[g] = c_graph_id[g];
     valid[g] = c_valid[g];
     for (size_t j = 0; j < N; j++) node_mask[g * N + j] = j < nn;
-    rows[g * (K + 1)] = nn > 0 ? (uint32_t)S : 0u;
-    for (size_t k = 0; k < K; k++) rows[g * (K + 1) + k + 1] = k < ni ? (uint32_t)S : 0u;
+    memcpy(rows + g * (K + 1), c_rows + g * (K + 1), (K + 1) * sizeof(uint32_t));
     for (size_t k = 0; k < K; k++) {
       size_t gk = g * K + k, t = c_target[gk];
       int_mask[gk] = k < ni;
@@ -54,8 +54,9 @@ void twincache_expand_cpu(void *dense, const void *compact, const twincache_expa
         continue;
       }
       size_t fill = tc_node_kind_fixes(c_kind[gk]) ? t : N; /* a do() target column; N = none */
+      size_t r = c_rows[g * (K + 1) + k + 1]; /* rows the world holds: 0 past them */
       for (size_t s = 0; s < S; s++)
-        for (size_t j = 0; j < N; j++) blk[s * N + j] = j == fill ? c_value[gk] : bg[s * N + j];
+        for (size_t j = 0; j < N; j++) blk[s * N + j] = s >= r ? 0u : j == fill ? c_value[gk] : bg[s * N + j];
       const uint64_t *mask = col_mask + gk * W;
       size_t col = col_first[gk];
       for (size_t j = 0; j < N; j++) {

@@ -153,7 +153,7 @@ void twincache_grad_unweight_cpu(float *grad, size_t n, const double *tot, float
  * (train/tc_expand.h copies them over). W = (N + 63) / 64.
  *   compact: base (G,S,N) f32, adj (G,N,N) u8, kind (G,K) u8, graph_id (G)
  *     u64, valid (G) u8, n_nodes (G) u32, n_inter (G) u32, target (G,K) u16, value (G,K)
- *     f32, col_first (G,K) u32, col_mask (G,K,W) u64, cols (*,S) f32
+ *     f32, col_first (G,K) u32, col_mask (G,K,W) u64, rows (G,K+1) u32, cols (*,S) f32
  *   dense: base (G,S,N) f32, inter (G,K,S,N) f32, target (G,K,N) u8,
  *     value (G,K,N) f32, kind (G,K) u8, adj (G,N,N) u8, node_mask (G,N) u8,
  *     int_mask (G,K) u8, graph_id (G) u64, valid (G) u8, rows (G,K+1) u32 */
@@ -162,20 +162,22 @@ typedef struct twincache_expand_offsets {
   size_t c_base, c_adj, c_kind, c_graph_id, c_valid, c_n_nodes, c_n_inter, c_target, c_value,
       c_col_first, c_col_mask, c_cols;
   size_t base, inter, target, value, kind, adj, node_mask, int_mask, graph_id, valid;
-  size_t rows; /* added with rows per world (FORMAT.md 3.10), at the end */
+  size_t rows;   /* added with rows per world (FORMAT.md 3.10), at the end */
+  size_t c_rows; /* the compact rows (G,K+1) u32 */
 } twincache_expand_offsets;
 
 /* Rebuilds every array of the dense slab from a compact slab (the compact
  * layout's contract is in twincache_loader.h): per graph g,
  *   base, adj, kind, graph_id, valid copied; node_mask[j] = j < n_nodes;
- *   int_mask[k] = k < n_inter; rows[0] = S when n_nodes > 0, rows[k+1] = S
- *   for k < n_inter, else 0 (a compact batch's worlds hold every row);
+ *   int_mask[k] = k < n_inter; rows copied (rows per world, FORMAT.md 3.10:
+ *   r_0 = rows[0], r_k = rows[k+1]);
  *   target[k][j] = 1 and value[k][j] = value[k]
  *   at j = target[k] for k < n_inter, else 0;
- *   inter[k] for k < n_inter: the base rows, column target[k] set to value[k]
- *   when kind[k] = 0 (do), then stored column c = col_first[k] + r (the r-th
- *   set bit j of col_mask[k], j < N) written over column j; for k >= n_inter
- *   all 0.
+ *   inter[k] for k < n_inter: rows s < r_k the base rows, column target[k]
+ *   set to value[k] when kind[k] fixes it (do), rows s >= r_k 0; then stored
+ *   column c = col_first[k] + r (the r-th set bit j of col_mask[k], j < N)
+ *   written over column j (all S rows: the loader zeroes a stored column
+ *   past its world's count); for k >= n_inter all 0.
  * Floats are moved as bits (NaN payloads and -0 kept). Every element of
  * every array is written; the alignment gaps between arrays are not (zero
  * them once). Input comes from the loader: indices are trusted, except that

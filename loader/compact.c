@@ -54,6 +54,8 @@ int twincache_compact_layout_init(twincache_compact_layout *c, const twincache_b
   off = align64(off + G * K * sizeof(uint32_t));
   c->col_mask = off;  /* uint64 (G,K,W) */
   off = align64(off + G * K * W * sizeof(uint64_t));
+  c->rows = off;      /* uint32 (G,K+1) */
+  off = align64(off + G * (K + 1) * sizeof(uint32_t));
   c->cols = off;      /* float (max_cols,S) */
   off = align64(off + (size_t)c->max_cols * S * sizeof(float));
   c->bytes = off;
@@ -95,6 +97,7 @@ int tc_compact_slot_open(twincache_batch *b, const twincache_batch_layout *dense
   cb->value = (float *)(p + L->value);
   cb->col_first = (uint32_t *)(p + L->col_first);
   cb->col_mask = (uint64_t *)(p + L->col_mask);
+  cb->rows = (uint32_t *)(p + L->rows);
   cb->cols = (float *)(p + L->cols);
   cb->used_bytes = twincache_compact_used_bytes(L, 0);
   b->layout = *dense;
@@ -164,10 +167,8 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
   n = v.n_nodes;
   k_n = v.n_inter;
   if ((rc = tc_loader_frame_fits(v.index, v.n_samples, n, k_n, index, S, N, K)) != TWINCACHE_OK) return rc;
-  if (v.flags & TWINCACHE_GRAPH_ROWS)
-    return tc_error_set(TWINCACHE_EINVAL, "graph %llu: its worlds hold fewer rows than S (FORMAT.md 3.10), which "
-                        "the compact layout does not carry: read this cache with the dense layout",
-                        (unsigned long long)index);
+  /* rows per world: the frame's counts (FORMAT.md 3.10), else S each */
+  const int counted = (v.flags & TWINCACHE_GRAPH_ROWS) && v.world_rows;
   uint64_t cols = 0;
   for (uint32_t k = 0; k < k_n; k++) {
     TC_RETURN_IF(v.target[k] >= n || !twincache_inter_kind_valid(v.flags, v.kind[k]), TWINCACHE_ECORRUPT,
@@ -183,10 +184,30 @@ int tc_compact_decode_graph(twincache_dctx *d, const void *frame, size_t size, u
                "frame: %llu twin columns, its worlds' targets need %llu, the slab has room for %llu",
                (unsigned long long)v.n_cols, (unsigned long long)cols, (unsigned long long)(L->max_cols - cursor));
 
+  for (uint32_t k = 0; counted && k <= k_n; k++)
+    TC_RETURN_IF(v.world_rows[k] == 0 || v.world_rows[k] > S, TWINCACHE_ECORRUPT,
+                 "frame: world %u holds %u rows, S is %zu", k, (unsigned)v.world_rows[k], S);
+
   /* all checks are done; a retry of this position rewrites all of it.
-   * The frame's columns are in (k, j) order: the slab's order. */
-  memcpy(cb->cols + cursor * S, v.cols, (size_t)v.n_cols * S * sizeof(float));
+   * The frame's columns are in (k, j) order: the slab's order. A counted
+   * world's columns hold its r rows each: copied one by one, zero past r. */
+  uint32_t *rows = cb->rows + (size_t)pos * (K + 1);
+  rows[0] = counted ? v.world_rows[0] : (uint32_t)S;
+  if (!counted) {
+    memcpy(cb->cols + cursor * S, v.cols, (size_t)v.n_cols * S * sizeof(float));
+  } else {
+    const uint8_t *src = (const uint8_t *)v.cols;
+    float *dst = cb->cols + cursor * S;
+    for (uint32_t k = 0; k < k_n; k++) {
+      uint32_t r = v.world_rows[k + 1];
+      for (uint32_t q = 0; q < v.n_cols_of[k]; q++, dst += S, src += (size_t)r * sizeof(float)) {
+        memcpy(dst, src, (size_t)r * sizeof(float));
+        memset(dst + r, 0, (S - r) * sizeof(float));
+      }
+    }
+  }
   for (uint32_t k = 0; k < K; k++) {
+    rows[k + 1] = k < k_n ? (counted ? v.world_rows[k + 1] : (uint32_t)S) : 0u;
     size_t gk = (size_t)pos * K + k;
     uint64_t *mask = cb->col_mask + gk * W;
     cb->col_first[gk] = (uint32_t)cursor;
@@ -231,6 +252,7 @@ void tc_compact_zero_graph(twincache_compact_batch *cb, uint32_t pos) {
   memset(cb->target + (size_t)pos * K, 0, K * sizeof(uint16_t));
   memset(cb->value + (size_t)pos * K, 0, K * sizeof(float));
   memset(cb->col_mask + (size_t)pos * K * W, 0, K * W * sizeof(uint64_t));
+  memset(cb->rows + (size_t)pos * (K + 1), 0, (K + 1) * sizeof(uint32_t));
   for (size_t k = 0; k < K; k++) cb->col_first[(size_t)pos * K + k] = (uint32_t)cb->n_cols;
   cb->n_nodes[pos] = 0;
   cb->n_inter[pos] = 0;

@@ -60,6 +60,13 @@ static void zero_pad(float *rows, uint32_t S, uint32_t n, uint32_t ld) {
     for (uint32_t c = n; c < ld; c++) rows[(size_t)s * ld + c] = 0.0f;
 }
 
+/* Rows world w (0 = base) of a fresh graph holds: the stored frame's count
+ * (section 7b, FORMAT.md 3.10) cut to the batch's S; without counts (SCM-only
+ * frames too) all S. */
+static uint32_t world_count(const twincache_frame_view *v, uint32_t w, uint32_t S) {
+  return (v->flags & TWINCACHE_GRAPH_ROWS) && v->world_rows[w] < S ? v->world_rows[w] : S;
+}
+
 int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t size, uint64_t index,
                    uint64_t key, const twincache_graph *caps, uint32_t stored_samples,
                    const twincache_batch_layout *L, float *base, float *inter, uint8_t *adj,
@@ -90,9 +97,8 @@ int tc_fresh_dense(tc_fresh *f, twincache_dctx *d, const void *frame, size_t siz
   /* rows per world (FORMAT.md 3.10): the stored frame's counts (section
    * 7b), drawn as above and cut; a frame without them (SCM-only ones too):
    * every world all S = rows of the batch */
-  const int counted = (v.flags & TWINCACHE_GRAPH_ROWS) != 0;
   for (uint32_t w = 0; w <= m.n_inter; w++) {
-    uint32_t r = counted && v.world_rows[w] < S ? v.world_rows[w] : S;
+    uint32_t r = world_count(&v, w, S);
     float *blk = w == 0 ? base : inter + (size_t)(w - 1) * S * N;
     if (r < S) memset(blk + (size_t)r * N, 0, (size_t)(S - r) * N * sizeof(float));
     world_rows[w] = r;
@@ -122,10 +128,6 @@ int tc_fresh_compact(tc_fresh *f, twincache_dctx *d, const void *frame, size_t s
   if (rc != TWINCACHE_OK) return rc;
   const uint32_t n = m.n;
   zero_pad(base, S, n, N);
-  if (v.flags & TWINCACHE_GRAPH_ROWS)
-    return tc_error_set(TWINCACHE_EINVAL, "graph %llu: its worlds hold fewer rows than S (FORMAT.md 3.10), which "
-                        "the compact layout does not carry: read this cache with the dense layout",
-                        (unsigned long long)index);
   TC_RETURN_IF(v.n_cols > L->max_cols - cursor, TWINCACHE_ECORRUPT,
                "frame: %llu twin columns, the slab has room for %llu", (unsigned long long)v.n_cols,
                (unsigned long long)(L->max_cols - cursor));
@@ -150,11 +152,19 @@ int tc_fresh_compact(tc_fresh *f, twincache_dctx *d, const void *frame, size_t s
     for (uint32_t c = 0; c < nc; c++) mask[changed[c] >> 6] |= 1ull << (changed[c] & 63);
     /* a do() target's column is the value: the expansion fills it */
     if (m.kind[k] == TWINCACHE_DO) mask[t >> 6] &= ~(1ull << (t & 63));
-    cursor += tc_scm_twin_cols(f->sampler, &m, k, S, cb->cols + cursor * S);
+    float *cols = cb->cols + cursor * S;
+    uint32_t written = tc_scm_twin_cols(f->sampler, &m, k, S, cols);
+    uint32_t r = world_count(&v, k + 1, S); /* rows past its count: 0, as the dense fill leaves them */
+    for (uint32_t c = 0; r < S && c < written; c++) memset(cols + (size_t)c * S + r, 0, (S - r) * sizeof(float));
+    cursor += written;
     cb->kind[gk] = m.kind[k];
     cb->target[gk] = (uint16_t)t;
     cb->value[gk] = m.value[k];
   }
+  /* rows per world (as tc_fresh_dense): the base's rows past its count are 0 */
+  uint32_t *rows = cb->rows + (size_t)pos * (K + 1);
+  for (uint32_t w = 0; w <= K; w++) rows[w] = w <= m.n_inter ? world_count(&v, w, S) : 0u;
+  if (rows[0] < S) memset(base + (size_t)rows[0] * N, 0, (size_t)(S - rows[0]) * N * sizeof(float));
   uint8_t *adj = cb->adj + (size_t)pos * N * N; /* (N, N) */
   memset(adj, 0, (size_t)N * N);
   for (uint32_t i = 0; i < n; i++) memcpy(adj + (size_t)i * N, m.adj + (size_t)i * n, n);

@@ -272,7 +272,7 @@ cleanup:
 /* A mixture's sources: opens each cache (its whole range), checks that the
  * layouts pad together (N, K, H and, dense, the stored worlds' S pad to the
  * largest; with fresh sources S is their rows, which no stored S may
- * exceed; compact: one S, it has no rows per world) and builds the mixture
+ * exceed; compact: one S, its fill pads no source to another) and builds the mixture
  * plan. */
 static int open_sources(twincache_loader *l, const char *const *paths, const double *weights, uint32_t n) {
   const twincache_loader_options *o = &l->opt;
@@ -312,8 +312,8 @@ static int open_sources(twincache_loader *l, const char *const *paths, const dou
                           fresh_rows, d->samples);
     if (!l->src_fresh[i] && o->layout == TWINCACHE_LAYOUT_COMPACT && S && d->samples != S)
       return tc_error_set(TWINCACHE_EINVAL, "mixture source %u: cache %s stores S = %u samples per world, the "
-                          "batch has S = %u: the compact layout carries no rows per world, so its stored "
-                          "sources are not padded; read the mixture DENSE, or give every source S = %u", i,
+                          "batch has S = %u: the compact layout does not pad a source's worlds to another "
+                          "S; read the mixture DENSE, or give every source S = %u", i,
                           paths[i], d->samples, S, S);
     if (!l->src_fresh[i] && d->samples > S) S = d->samples;
     if (i == 0) l->dims = *d;

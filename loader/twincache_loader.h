@@ -373,8 +373,8 @@ int twincache_loader_open(const char *path, const twincache_loader_options *opt,
  * chooses per source (stored ones must then store S <= rows; the state's
  * cache_tag also hashes which sources are fresh when they are mixed). Size
  * buckets are refused. Layouts DENSE and COMPACT (SCM: EINVAL, said so;
- * COMPACT carries no rows per world, so its stored sources must store one
- * S, else EINVAL names the source); index_begin/index_end must be 0;
+ * COMPACT pads no source's worlds to another S, so its stored sources must
+ * store one S, else EINVAL names the source); index_begin/index_end must be 0;
  * drop_last and equal_ranks have no effect (nothing is ever padded).
  * graph_id: TWINCACHE_MIX_ID(source, index) (source in the top 8 bits).
  * State: cache_tag hashes the sources' tags, ranges and counts; origin is
@@ -547,6 +547,10 @@ typedef struct twincache_compact_layout {
   size_t col_first;     /* uint32  (G,K):   first column of (g,k) in cols */
   size_t col_mask;      /* uint64  (G,K,W): bit j of word j/64 set <=> column j of
                          *   (g,k) is stored; (g,k)'s columns are in increasing j */
+  size_t rows;          /* uint32  (G,K+1): as the dense rows: rows world w of graph
+                         *   g holds (FORMAT.md 3.10; S unless the frame counts
+                         *   fewer), 0 for padding; base rows and a stored
+                         *   column's floats past a world's count are 0 */
   size_t cols;          /* float   (max_cols,S): stored columns, S floats each,
                          *   in (g,k,j) order; only the first n_cols are valid */
   size_t bytes;         /* whole slab at capacity, a multiple of 64 */
@@ -577,6 +581,7 @@ typedef struct twincache_compact_batch {
   float *value;
   uint32_t *col_first;
   uint64_t *col_mask;
+  uint32_t *rows;
   float *cols;
 } twincache_compact_batch;
 

@@ -16,7 +16,7 @@ static inline void tc_expand_offsets_init(twincache_expand_offsets *o,
   o->c_valid = c->valid;
   o->c_n_nodes = c->n_nodes, o->c_n_inter = c->n_inter, o->c_target = c->target;
   o->c_value = c->value, o->c_col_first = c->col_first, o->c_col_mask = c->col_mask;
-  o->c_cols = c->cols;
+  o->c_cols = c->cols, o->c_rows = c->rows;
   o->base = d->base, o->inter = d->inter_off, o->target = d->target, o->value = d->value;
   o->kind = d->kind, o->adj = d->adj, o->node_mask = d->node_mask, o->int_mask = d->int_mask;
   o->graph_id = d->graph_id, o->valid = d->valid, o->rows = d->rows;

@@ -114,7 +114,7 @@ def test_compact_zero_copy_views(caches):
                 "valid": ((G,), np.uint8), "n_nodes": ((G,), np.uint32),
                 "n_inter": ((G,), np.uint32), "target": ((G, K), np.uint16),
                 "value": ((G, K), np.float32), "col_first": ((G, K), np.uint32),
-                "col_mask": ((G, K, W), np.uint64)}
+                "col_mask": ((G, K, W), np.uint64), "rows": ((G, K + 1), np.uint32)}
     with twincache.Loader(caches["k_lt_n"], batch_size=16, threads=1, seed=2,
                           layout="compact") as L:
         b = next(iter(L))

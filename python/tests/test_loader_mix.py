@@ -130,7 +130,7 @@ def test_compact_mixture(sources):
                 assert torch.equal(e[name], d[name]), f"batch {d.seq}: {name}"
             n += 1
         assert n == len(D) > 0
-    with pytest.raises(twincache.InvalidArgument, match="compact layout carries no rows per world"):
+    with pytest.raises(twincache.InvalidArgument, match="compact layout does not pad a source's worlds to another S"):
         twincache.Loader([sources[0], sources[2]], layout="compact", **kw)
 
 

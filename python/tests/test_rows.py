@@ -1,7 +1,8 @@
 """Rows per world (twincache-gen --inter-samples, FORMAT.md 3.10): Graph.rows
 and Batch.rows say how many rows each world holds, the rows past a count
-are zero, trimmed() cuts S to the most rows a world of the batch holds, and
-a cache made without counts gives rows = S on every real world."""
+are zero, trimmed() cuts S to the most rows a world of the batch holds, the
+compact layout carries the counts, and a cache made without counts gives
+rows = S on every real world."""
 import os
 import subprocess
 
@@ -52,10 +53,22 @@ def test_batch_rows_and_trimmed(caches, samples):
         assert (b.rows == 16).all()
 
 
-def test_compact_refused_naming_dense(caches):
-    with pytest.raises(twincache.InvalidArgument, match="dense layout"):
-        with twincache.Loader(caches["rows"], batch_size=4, layout="compact", output="numpy") as L:
-            next(iter(L))
+@pytest.mark.parametrize("samples,rows", [("stored", 0), ("fresh", 16), ("fresh", 20)])
+def test_compact_carries_rows(caches, samples, rows):
+    """The compact layout carries the rows per world: its batch's rows are the
+    dense one's and it expands to the dense batch, the zero rows included
+    (fresh rows = 20: the base world holds its stored 16, then zeros)."""
+    import torch
+    kw = dict(batch_size=5, shuffle=False, samples=samples, **({"rows": rows} if rows else {}))
+    with twincache.Loader(caches["rows"], **kw) as D, twincache.Loader(caches["rows"], layout="compact", **kw) as Cl:
+        n = 0
+        for d, c in zip(D.stream(), Cl.stream()):
+            assert np.array_equal(c.numpy["rows"], d.numpy["rows"]) and (d.numpy["rows"][:, 1:] <= 3).all()
+            e = c.expand()
+            for name in ("base", "inter", "rows", "target", "value", "int_mask", "node_mask"):
+                assert torch.equal(e[name], d[name]), f"batch {d.seq}: {name}"
+            n += 1
+        assert n == len(D) > 0
 
 
 def test_export_gives_the_rows_each_world_holds(caches, inspect_exe, tmp_root):

@@ -162,6 +162,7 @@ COMPACT_ARRAYS = (
     ("value", "value", "float32", "GK"),
     ("col_first", "col_first", "uint32", "GK"),
     ("col_mask", "col_mask", "uint64", "GKW"),
+    ("rows", "rows", "uint32", "GR"),  # R = K + 1: rows per world, as the dense rows
 )
 
 
@@ -171,7 +172,7 @@ class CompactLayout(ctypes.Structure):
                 ("base", c_size_t), ("adj", c_size_t), ("kind", c_size_t), ("graph_id", c_size_t),
                 ("valid", c_size_t), ("n_nodes", c_size_t), ("n_inter", c_size_t),
                 ("target", c_size_t), ("value", c_size_t), ("col_first", c_size_t),
-                ("col_mask", c_size_t), ("cols", c_size_t), ("bytes", c_size_t),
+                ("col_mask", c_size_t), ("rows", c_size_t), ("cols", c_size_t), ("bytes", c_size_t),
                 ("dense", BatchLayout)]
 
 
@@ -183,7 +184,7 @@ class CompactBatch(ctypes.Structure):
                 ("n_nodes", ctypes.c_void_p), ("n_inter", ctypes.c_void_p),
                 ("target", ctypes.c_void_p), ("value", ctypes.c_void_p),
                 ("col_first", ctypes.c_void_p), ("col_mask", ctypes.c_void_p),
-                ("cols", ctypes.c_void_p)]
+                ("rows", ctypes.c_void_p), ("cols", ctypes.c_void_p)]
 
 
 ALLOC_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, c_size_t, ctypes.c_void_p)
@@ -401,7 +402,7 @@ def _check_compact_abi():
         bad.append(f"C twincache_compact_layout is larger than the mirror ({size} bytes)")
     if bytes(c.dense) != bytes(d):
         bad.append("the dense layout is not at the mirror's offset")
-    dims = {"G": G, "N": N, "K": K, "S": S, "W": (N + 63) // 64}
+    dims = {"G": G, "N": N, "K": K, "S": S, "W": (N + 63) // 64, "R": K + 1}
     if (c.graphs, c.nodes, c.inter, c.samples, c.mask_words, c.max_cols) != \
             (G, N, K, S, dims["W"], G * K * N):
         bad.append("dims fields")

@@ -186,8 +186,8 @@ class Core:
         if slab is None:
             raise ImportError("twincache: a compact batch without a slab: the CompactBatch mirror "
                               "in python/twincache/_capi.py does not match the C header")
-        want = [(cb.base, slab + L.base), (cb.cols, slab + L.cols),
-                (cb.col_mask, slab + L.col_mask), (b.base, cb.base), (b.graph_id, cb.graph_id)]
+        want = [(cb.base, slab + L.base), (cb.cols, slab + L.cols), (cb.col_mask, slab + L.col_mask),
+                (cb.rows, slab + L.rows), (b.base, cb.base), (b.graph_id, cb.graph_id)]
         if slab % 64 or any(x != w for x, w in want) or not L.cols <= cb.used_bytes <= L.bytes:
             raise ImportError("twincache: the C compact batch does not match the CompactBatch "
                               "mirror in python/twincache/_capi.py: update it with the C header")

@@ -69,7 +69,7 @@ def _signed(dtype):
 
 def _dims(lay):
     return {"G": int(lay.graphs), "N": int(lay.nodes), "K": int(lay.inter), "S": int(lay.samples),
-            "W": (int(lay.nodes) + 63) // 64}
+            "W": (int(lay.nodes) + 63) // 64, "R": int(lay.inter) + 1}
 
 
 class Expander:
@@ -185,11 +185,9 @@ class Expander:
         dv("node_mask", u8, (G, N)).copy_(j_n[None, :] < n_nodes[:, None])
         real = torch.arange(K, device=dev)[None, :] < n_inter[:, None]  # (G,K) k < n_inter
         dv("int_mask", u8, (G, K)).copy_(real)
-        # rows per world: every real world holds S (the compact layout refuses
-        # caches with fewer, FORMAT.md 3.10), padded worlds and graphs 0
-        rows = dv("rows", i32, (G, K + 1))
-        rows[:, 0].copy_((n_nodes > 0).to(i32) * S)
-        rows[:, 1:].copy_(real.to(i32) * S)
+        # rows per world (FORMAT.md 3.10), as the loader wrote them
+        rows_c = cv("rows", i32, (G, K + 1))
+        dv("rows", i32, (G, K + 1)).copy_(rows_c)
         hit = (j_n[None, None, :] == target[:, :, None]) & real[:, :, None]  # (G,K,N)
         dv("target", u8, (G, K, N)).copy_(hit)
         torch.mul(value[:, :, None], hit.to(i32), out=dv("value", i32, (G, K, N)))
@@ -209,6 +207,9 @@ class Expander:
         inter.bitwise_and_(fill)
         inter.bitwise_xor_(base_b)
         inter.bitwise_and_(real_bits)
+        # rows a world does not hold are 0 (its stored columns are, from the loader)
+        held = (torch.arange(S, device=dev)[None, None, :] < rows_c[:, 1:, None]).to(i32).neg_()  # (G,K,S)
+        inter.bitwise_and_(held[:, :, :, None])
         if G == 0 or K == 0 or n_cols == 0:
             return out
         # stored columns: (g,k,j) with bit j of col_mask[g,k] set (k < n_inter)

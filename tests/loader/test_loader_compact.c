@@ -3,7 +3,8 @@
  * twincache_expand_cpu of every compact batch equals the dense slab byte for
  * byte (every array, padding and alignment gaps included), for full and
  * partial batches, shuffled or not, several epochs (slots reused, so a small
- * graph follows a larger one in the same place), and another rank. The
+ * graph follows a larger one in the same place), and another rank, caches
+ * whose worlds hold fewer rows than S (twin and independent) among them. The
  * expansion writes into one buffer reused across batches, so an element it
  * failed to rewrite shows up as a stale value. Under the SKIP policy, with
  * damaged graphs in a copy of the first cache, both layouts still agree (a

@@ -130,6 +130,9 @@ int main(int argc, char **argv) {
     twincache_batch *b;
     if (l) TC_CHECK_RC(twincache_loader_next(l, &b), TWINCACHE_EINVAL);
     TC_CHECK(strstr(twincache_last_error(), "dense layout") != NULL, "message: %s", twincache_last_error());
+    /* one "graph I: " (the fill's message names the graph already) */
+    const char *at = strstr(twincache_last_error(), ": graph ");
+    TC_CHECK(at && !strstr(at + 1, ": graph "), "the graph named twice: %s", twincache_last_error());
     twincache_loader_close(l);
     printf("%llu multi-target worlds checked; the compact layout refuses them\n", (unsigned long long)multi_worlds);
   }

@@ -383,7 +383,7 @@ int main(int argc, char **argv) {
   twincache_loader_options os = o;
   os.layout = TWINCACHE_LAYOUT_COMPACT;
   tl_mixture_refused("compact, stored sources of another S", other_s, weights, &os, NULL,
-                     "compact layout carries no rows per world");
+                     "compact layout does not pad a source's worlds to another S");
 
   /* refusals */
   twincache_loader_options oc = o;

@@ -3,7 +3,8 @@
 // compact slabs whose floats are random bit patterns (NaNs, -0, denormals
 // included): partial batches (padding graphs), K < N and K = 0, several
 // mask words (N > 64), row tiles (S*N beyond one shared tile), a do() target
-// column also stored (the stored column wins).
+// column also stored (the stored column wins), worlds of fewer rows than S
+// (rows per world: their other rows 0).
 //   test_expand_cuda            on the device; exits 77 without a usable GPU
 //   test_expand_cuda --emulate  the kernel's code run on the host
 //                               (twincache_expand_emulate): needs no GPU
@@ -43,12 +44,15 @@ static uint8_t *make_compact(const twincache_compact_layout *L, uint32_t n_graph
   uint64_t *mask = (uint64_t *)(slab + L->col_mask), *graph_id = (uint64_t *)(slab + L->graph_id);
   uint8_t *valid = slab + L->valid;
   uint8_t *adj = slab + L->adj, *kind = slab + L->kind;
+  uint32_t *rows = (uint32_t *)(slab + L->rows); // (G,K+1): a third of the worlds hold fewer rows than S
   uint64_t cursor = 0;
   for (size_t g = 0; g < G; g++) {
     uint32_t n = g < n_graphs ? 1 + below((uint32_t)N) : 0;
     uint32_t ni = g < n_graphs ? below((uint32_t)K + 1) : 0;
     if (g == 0 && n_graphs) n = (uint32_t)N, ni = (uint32_t)K; // the largest graph once
     n_nodes[g] = n, n_inter[g] = ni;
+    for (size_t w = 0; w <= K; w++)
+      rows[g * (K + 1) + w] = (w == 0 ? n > 0 : w - 1 < ni) ? (below(3) == 0 ? 1 + below((uint32_t)S) : (uint32_t)S) : 0;
     graph_id[g] = g < n_graphs ? rnd() : 0;
     valid[g] = g < n_graphs ? (uint8_t)(rnd() & 1) : 0;
     for (size_t e = 0; g < n_graphs && e < S * N; e++) base[g * S * N + e] = (uint32_t)rnd();
