@@ -243,6 +243,9 @@ if [ "$mode" = run ]; then
   step "test: train_cuda_vs_cpu (--mix)" 180 "$logs/cuda_vs_cpu_mix.log" \
     sh "$here/tests/train/cuda_vs_cpu.sh" "$bin/gen/twincache-gen" "$bin/train/twincache-train" \
     "$work/cuda_vs_cpu_mix" mix
+  step "test: train_cuda_vs_cpu (rows per world)" 180 "$logs/cuda_vs_cpu_rows.log" \
+    sh "$here/tests/train/cuda_vs_cpu.sh" "$bin/gen/twincache-gen" "$bin/train/twincache-train" \
+    "$work/cuda_vs_cpu_rows" rows
   # the CUDA backend's NCCL sums: --nccl = plain on one GPU; 2 ranks at B = 1
   # at 2B (needs 2 GPUs and an MPI launcher); 77 (not run) without NCCL
   find_nccl

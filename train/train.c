@@ -38,32 +38,23 @@ static int backends_agree(run *r, int usable) {
   return 0;
 }
 
-/* The CUDA backend reads compact batches, which carry no rows per world: a
- * cache whose worlds hold fewer rows than S (twincache-gen --inter-samples,
- * FORMAT.md 3.10: AVICI's regimes), or a mixture whose stored caches store
- * another S (the dense batches pad them), trains on the CPU. 1 with
- * why[cap] saying which cache; 0 otherwise (a cache that does not open
- * whole, e.g. a node's part of a set, is for the loader to judge). */
-static int needs_dense(const opts *o, char *why, size_t cap) {
-  uint32_t n = o->mix_n ? o->mix_n : 1, s0 = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const char *path = o->mix_n ? o->mix_path[i] : o->cache;
+/* --mix on the CUDA backend: its compact batches carry one S, so the stored
+ * caches must store one S (fresh worlds all have --fresh-rows rows); the
+ * CPU's dense batches pad them. 1 with why[cap] saying which S differ; 0
+ * otherwise (a cache that does not open is split_mixture's to report). */
+static int mix_needs_dense(const opts *o, char *why, size_t cap) {
+  uint32_t s0 = 0;
+  if (!o->mix_n || o->fresh_rows) return 0;
+  for (uint32_t i = 0; i < o->mix_n; i++) {
     twincache_cache *c = NULL;
-    if (!path || twincache_cache_open(path, &c) != 0) return 0;
+    if (twincache_cache_open(o->mix_path[i], &c) != 0) return 0;
     uint32_t s = twincache_cache_dims(c)->samples;
-    const char *cfg = twincache_cache_config(c), *at = cfg ? strstr(cfg, "\"inter_samples\":") : NULL;
-    unsigned long long inter = at ? strtoull(at + 16, NULL, 10) : 0;
     twincache_cache_close(c);
-    if (inter) {
-      snprintf(why, cap, "%s: its worlds hold fewer rows than S = %u (--inter-samples %llu, FORMAT.md 3.10): "
-               "the CUDA backend reads compact batches, which carry no rows per world (the CPU's dense ones "
-               "do)", path, s, inter);
-      return 1;
-    }
     if (i == 0) s0 = s;
-    if (o->mix_n && !o->fresh_rows && s != s0) {
+    if (s != s0) {
       snprintf(why, cap, "--mix: caches of S = %u (%s) and S = %u (%s): the CUDA backend reads compact batches, "
-               "which pad no rows (the CPU's dense ones do)", s0, o->mix_path[0], s, path);
+               "which do not pad a source's rows to another S (the CPU's dense ones do)", s0, o->mix_path[0], s,
+               o->mix_path[i]);
       return 1;
     }
   }
@@ -76,7 +67,7 @@ static int pick_device(run *r) {
   const opts *o = &r->o;
   char why[1024] = "", name[256] = "";
   int index = -1, count = 0;
-  int dense = o->device != DEV_CPU && needs_dense(o, why, sizeof why);
+  int dense = o->device != DEV_CPU && mix_needs_dense(o, why, sizeof why);
   int usable = o->device != DEV_CPU && !dense &&
                tc_cuda_select(r->dist.local_rank, o->gpu, &index, &count) == 0 && tc_cuda_check() == 0;
   if (o->device != DEV_CPU && !usable && !dense) snprintf(why, sizeof why, "%s", twincache_last_error());

@@ -6,8 +6,10 @@
 # the validation loss at the end. Exits 77 (skipped) without a usable GPU.
 # `mix`: the same on a --mix of two caches of one S (4..6 and 7..9 nodes,
 # twin and independent worlds: compact mixture batches on the GPU, dense
-# ones on the CPU), validated on a third.
-# Usage: cuda_vs_cpu.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH_DIR [mix]
+# ones on the CPU), validated on a third. `rows`: on a cache whose
+# interventional worlds hold fewer rows than S (--inter-samples 40 over up
+# to 9 worlds of S = 32: AVICI's regimes), independent worlds.
+# Usage: cuda_vs_cpu.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH_DIR [mix|rows]
 set -eu
 gen=$1 train=$2 dir=$3 what=${4:-cache}
 rm -rf "$dir" && mkdir -p "$dir"
@@ -16,6 +18,10 @@ if [ "$what" = mix ]; then
   "$gen" --out "$dir/b" --graphs 300 --samples 32 --nodes 7:9 --seed 12 --threads 2 --quiet --worlds independent
   "$gen" --out "$dir/v" --graphs 60 --samples 32 --nodes 4:9 --seed 13 --threads 2 --quiet
   src="--mix $dir/a=2,$dir/b=1 --val-cache $dir/v"
+elif [ "$what" = rows ]; then
+  "$gen" --out "$dir/cache" --graphs 600 --samples 32 --inter-samples 40 --nodes 4:9 --seed 11 --threads 2 \
+    --quiet --worlds independent
+  src="--cache $dir/cache"
 else
   "$gen" --out "$dir/cache" --graphs 600 --samples 32 --nodes 4:9 --seed 11 --threads 2 --quiet
   src="--cache $dir/cache"

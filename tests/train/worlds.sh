@@ -2,9 +2,8 @@
 # A cache of independent worlds trains, and the plan says what the model's
 # twin-difference features measure there (rows paired without shared noise);
 # a twin cache's plan says nothing of it. A cache whose worlds hold fewer
-# rows than S (--inter-samples, AVICI's regimes) trains on the CPU whatever
-# the machine, --device auto saying why (the CUDA backend's compact batches
-# carry no rows per world) and --device cuda refused by name.
+# rows than S (--inter-samples, AVICI's regimes) trains on the device
+# --device auto picks (the CUDA one against the CPU: cuda_vs_cpu.sh rows).
 # Usage: worlds.sh TWINCACHE_GEN TWINCACHE_TRAIN SCRATCH_DIR
 set -eu
 gen=$1 train=$2 dir=$3
@@ -25,12 +24,4 @@ echo "worlds lines as expected"
   --quiet
 out=$("$train" --cache "$dir/rows" --batch 8 --steps 4 --eval-every 2 --threads 2 --seed 3 2>&1) ||
   fail "fewer rows per world: training failed: $out"
-printf '%s\n' "$out" | grep -q "^device: cpu (.*/rows: its worlds hold fewer rows than S = 16 (--inter-samples 8," ||
-  fail "fewer rows per world: --device auto does not say why it took the CPU: $out"
-if err=$("$train" --cache "$dir/rows" --batch 8 --steps 4 --device cuda 2>&1 >/dev/null); then
-  fail "fewer rows per world: --device cuda was not refused"
-fi
-[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
-  printf '%s' "$err" | grep -q "^twincache-train: --device cuda: .*/rows: its worlds hold fewer rows than S" ||
-  fail "fewer rows per world: --device cuda: $err"
-echo "fewer rows per world: the CPU, said so; --device cuda refused"
+echo "fewer rows per world: trains ($(printf '%s\n' "$out" | head -1))"
