@@ -14,8 +14,8 @@
 #include <lmdb.h>
 
 #include "tc_common.h"
-#include "tc_expand.h"
 #include "tl_common.h"
+#include "tl_expand.h"
 
 /* Names the dense array holding byte offset off (for a failure message). */
 static const char *array_at(const twincache_batch_layout *L, size_t off) {
@@ -44,12 +44,9 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
   TC_REQUIRE(twincache_loader_open(cache, &od, NULL, &ld) == TWINCACHE_OK);
   TC_REQUIRE(twincache_loader_open(cache, &oc, NULL, &lc) == TWINCACHE_OK);
   const twincache_batch_layout *L = twincache_loader_layout(ld);
-  twincache_compact_layout CL;
-  TC_REQUIRE(twincache_compact_layout_init(&CL, L) == TWINCACHE_OK);
-  twincache_expand_offsets eo;
-  tc_expand_offsets_init(&eo, &CL);
-  uint8_t *out = calloc(1, L->bytes);
-  TC_REQUIRE(out);
+  tl_expander x;
+  tl_expander_init(&x, L);
+  const twincache_compact_layout *CL = &x.layout;
   uint64_t used_sum = 0;
   int bad_reported = 0;
   for (;;) {
@@ -61,16 +58,16 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
     TC_CHECK(bd->compact == NULL && bc->slab == NULL && bc->inter == NULL);
     const twincache_compact_batch *cb = bc->compact;
     TC_REQUIRE(cb && cb->slab);
-    TC_CHECK(cb->layout.bytes == CL.bytes && cb->layout.cols == CL.cols);
-    TC_CHECK(cb->used_bytes == twincache_compact_used_bytes(&CL, cb->n_cols));
-    TC_CHECK(cb->used_bytes <= CL.bytes && cb->used_bytes % 64 == 0);
+    TC_CHECK(cb->layout.bytes == CL->bytes && cb->layout.cols == CL->cols);
+    TC_CHECK(cb->used_bytes == twincache_compact_used_bytes(CL, cb->n_cols));
+    TC_CHECK(cb->used_bytes <= CL->bytes && cb->used_bytes % 64 == 0);
     TC_CHECK(bc->base == cb->base && bc->graph_id == cb->graph_id);
     /* only the used prefix may matter: spoil the rest before expanding */
-    memset((uint8_t *)cb->slab + cb->used_bytes, 0xA5, CL.bytes - cb->used_bytes);
-    twincache_expand_cpu(out, cb->slab, &eo);
-    if (memcmp(out, bd->slab, L->bytes) != 0) {
+    memset((uint8_t *)cb->slab + cb->used_bytes, 0xA5, CL->bytes - cb->used_bytes);
+    twincache_expand_cpu(x.out, cb->slab, &x.offsets);
+    if (memcmp(x.out, bd->slab, L->bytes) != 0) {
       size_t at = 0;
-      while (out[at] == ((const uint8_t *)bd->slab)[at]) at++;
+      while (x.out[at] == ((const uint8_t *)bd->slab)[at]) at++;
       if (bad_reported++ < 3)
         fprintf(stderr, "%s batch %llu (G=%u, %u graphs): expansion differs at byte %zu (%s)\n",
                 cache, (unsigned long long)bd->seq, L->graphs, bd->n_graphs, at, array_at(L, at));
@@ -89,7 +86,7 @@ static void check_stream(const char *cache, const twincache_loader_options *opt,
   twincache_loader_get_stats(lc, &st);
   TC_CHECK(st.bytes_decoded == used_sum);
   t->corrupt += st.corrupt;
-  free(out);
+  tl_expander_free(&x);
   twincache_loader_close(ld);
   twincache_loader_close(lc);
 }

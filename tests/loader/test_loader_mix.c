@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tc_expand.h"
 #include "tc_mix.h"
 #include "tl_common.h"
+#include "tl_expand.h"
 
 #define G 10
 #define EPOCHS 3
@@ -133,12 +133,8 @@ static uint64_t compact_as_dense(const char *const *srcs) {
   TC_REQUIRE(twincache_loader_open_mixture(srcs, w, 2, &od, NULL, &ld) == TWINCACHE_OK, "%s", twincache_last_error());
   TC_REQUIRE(twincache_loader_open_mixture(srcs, w, 2, &oc, NULL, &lc) == TWINCACHE_OK, "%s", twincache_last_error());
   const twincache_batch_layout *L = twincache_loader_layout(ld);
-  twincache_compact_layout CL;
-  TC_REQUIRE(twincache_compact_layout_init(&CL, L) == TWINCACHE_OK);
-  twincache_expand_offsets eo;
-  tc_expand_offsets_init(&eo, &CL);
-  uint8_t *out = calloc(1, L->bytes);
-  TC_REQUIRE(out != NULL);
+  tl_expander x;
+  tl_expander_init(&x, L);
   uint64_t batches = 0;
   for (;;) {
     twincache_batch *bd, *bc;
@@ -146,14 +142,14 @@ static uint64_t compact_as_dense(const char *const *srcs) {
     TC_CHECK_RC(rc, rd);
     if (rd != TWINCACHE_OK || rc != TWINCACHE_OK) break;
     TC_REQUIRE(bc->compact && bc->seq == bd->seq && bc->n_graphs == bd->n_graphs);
-    twincache_expand_cpu(out, bc->compact->slab, &eo);
-    TC_CHECK(!memcmp(out, bd->slab, L->bytes), "mixture batch %llu: the compact batch expands to another slab",
+    twincache_expand_cpu(x.out, bc->compact->slab, &x.offsets);
+    TC_CHECK(!memcmp(x.out, bd->slab, L->bytes), "mixture batch %llu: the compact batch expands to another slab",
              (unsigned long long)bd->seq);
     batches++;
     twincache_loader_release(ld, bd);
     twincache_loader_release(lc, bc);
   }
-  free(out);
+  tl_expander_free(&x);
   twincache_loader_close(ld);
   twincache_loader_close(lc);
   return batches;
