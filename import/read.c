@@ -383,6 +383,11 @@ int tc_csv_read(const char *path, const char *target_col, const char *regime_col
       if (regime_col ? !strcmp(cells[j], regime_col) : !strcmp(cells[j], "regime")) rcol = (int)j;
     }
   }
+  if (tcol >= 0 && tcol == rcol) { /* counted once as a variable: the table would be a column short */
+    rc = BAD("%s: line 1: column '%.40s' is both the targets and the regime column: name two different columns", path,
+             cells[tcol]);
+    goto done;
+  }
   if (target_col && tcol < 0) {
     rc = BAD("%s: line 1: no column '%.40s' (--targets-column)", path, target_col);
     goto done;

@@ -102,6 +102,19 @@ int main(int argc, char **argv) {
     fprintf(stderr, PROG ": %s: a flag of another source kind, or both --graph and --dag (see --help)\n", kind);
     return 2;
   }
+  if (is_csv) { /* one column cannot be both (the reader would count it twice) */
+    const char *tname = tcol ? tcol : "targets", *rname = rcol ? rcol : "regime";
+    if (!strcmp(tname, rname)) {
+      if (tcol && rcol)
+        fprintf(stderr, PROG ": --targets-column and --regime-column both name column '%s': name two different columns\n",
+                tcol);
+      else
+        fprintf(stderr, PROG ": %s names column '%s', the %s column's default: name the %s column with %s\n",
+                tcol ? "--targets-column" : "--regime-column", tname, tcol ? "regime" : "targets",
+                tcol ? "regime" : "targets", tcol ? "--regime-column" : "--targets-column");
+      return 2;
+    }
+  }
   tc_table tab = {0};
   tc_row_regimes reg = {0};
   twincache_dataset d = {0};

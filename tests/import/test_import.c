@@ -5,7 +5,8 @@
  * cache reader; every truncation and random byte flips of its .npy and CSV
  * files are read without a crash (refused or accepted, never out of
  * bounds); bad values are refused naming file, row and column, and a
- * refused write leaves no directory. usage: test_import TMPDIR */
+ * refused write leaves no directory; the program's usage errors exit 2 with
+ * one line. usage: test_import TMPDIR TWINCACHE-IMPORT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,26 @@ static void dcdi_write(uint8_t *npy, size_t *npy_size) {
 }
 
 static void path_of(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", dir, name); }
+
+static char import_bin[4096];
+
+static void slurp_into(const char *name, char *buf, size_t cap) {
+  char path[8192];
+  path_of(path, sizeof path, name);
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+  buf[n] = '\0';
+  if (f) fclose(f);
+}
+
+/* Runs twincache-import with args (shell words, paths relative to dir);
+ * its stdout into out and stderr into err. Returns its exit status. */
+static int cli_run(const char *args, char *out, size_t out_cap, char *err, size_t err_cap) {
+  int rc = tc_test_sh("cd '%s' && '%s' %s >cli.out 2>cli.err", dir, import_bin, args);
+  slurp_into("cli.out", out, out_cap);
+  slurp_into("cli.err", err, err_cap);
+  return rc;
+}
 
 static void round_trip(void) {
   uint8_t npy[8192];
@@ -218,6 +239,41 @@ static void csv_cases(void) {
   tc_table_free(&tab);
 }
 
+/* The program: one column named for both roles (by both flags, or by one
+ * flag naming the other role's default column) is a usage error naming the
+ * overlap; the reader refuses it too (it once counted the column twice). */
+static void cli_cases(void) {
+  static const char csv[] = "targets,regime,t,a,b\n,0,,1,2\nb,1,b,3,4\n";
+  put_file("both.csv", csv, sizeof csv - 1);
+  struct {
+    const char *args, *want;
+  } usage[] = {
+      {"--targets-column t --regime-column t",
+       "twincache-import: --targets-column and --regime-column both name column 't': name two different columns\n"},
+      {"--regime-column targets",
+       "twincache-import: --regime-column names column 'targets', the targets column's default: name the targets "
+       "column with --targets-column\n"},
+      {"--targets-column regime",
+       "twincache-import: --targets-column names column 'regime', the regime column's default: name the regime "
+       "column with --regime-column\n"},
+  };
+  char out[4096], err[4096], args[512];
+  for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+    snprintf(args, sizeof args, "csv both.csv --out both-%zu %s", i, usage[i].args);
+    int rc = cli_run(args, out, sizeof out, err, sizeof err);
+    TC_CHECK(rc == 2 && !strcmp(err, usage[i].want), "%s: exit %d, stderr: %s", usage[i].args, rc, err);
+  }
+  char p_csv[8192];
+  path_of(p_csv, sizeof p_csv, "both.csv");
+  tc_table tab;
+  tc_row_regimes reg;
+  TC_CHECK_RC(tc_csv_read(p_csv, "t", "t", &tab, &reg), TWINCACHE_EINVAL);
+  TC_CHECK(strstr(twincache_last_error(), "column 't' is both the targets and the regime column") != NULL, "%s",
+           twincache_last_error());
+  TC_CHECK_RC(tc_csv_read(p_csv, NULL, "targets", &tab, &reg), TWINCACHE_EINVAL);
+  TC_CHECK_RC(tc_csv_read(p_csv, "regime", NULL, &tab, &reg), TWINCACHE_EINVAL);
+}
+
 /* Fresh mode refuses observed data twice: at open from the config (the
  * importers' "observed":true), and frame by frame, for a cache whose config
  * does not say it (written here straight through the cache writer). */
@@ -274,14 +330,16 @@ static void fresh_refused(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_import TMPDIR\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: test_import TMPDIR TWINCACHE-IMPORT\n");
     return 2;
   }
   snprintf(dir, sizeof dir, "%s", argv[1]);
+  snprintf(import_bin, sizeof import_bin, "%s", argv[2]);
   TC_REQUIRE(tc_test_sh("rm -rf '%s' && mkdir -p '%s'", dir, dir) == 0);
   round_trip();
   csv_cases();
   fresh_refused();
+  cli_cases();
   return tc_test_finish("test_import");
 }
