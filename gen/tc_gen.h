@@ -156,11 +156,13 @@ typedef struct tc_gen_progress {
 
 /* Why tc_gen_config_check refused a config: the option (a static string,
  * "--targets") and, where the option's own range does not say it, the rule it
- * broke (a static string, "K must be at most the largest --nodes"; NULL when
- * none). twincache-gen prints "invalid value for FLAG[: WHY]". */
+ * broke (a static string, "K must be at most the largest --nodes", or text,
+ * where a rule's limit is worked out from other flags; NULL when none).
+ * twincache-gen prints "invalid value for FLAG[: WHY]". */
 typedef struct tc_gen_refusal {
   const char *flag;
   const char *why;
+  char text[192]; /* why, when it names a number (why points here) */
 } tc_gen_refusal;
 
 /* Sets *bad to (flag, why) and returns TWINCACHE_EINVAL: a check's refusal

@@ -102,6 +102,16 @@ int tc_gen_config_check(const tc_gen_config *c, tc_gen_refusal *bad) {
     if (c->inter_samples < tc_gen_max_inter(c))
       BAD("--inter-samples", "M must be at least the most worlds a graph has (--targets, else the largest --nodes): "
                              "each world holds one row at least");
+    /* and at most S x the fewest worlds a graph has: more would be cut to S
+     * a world under a config recording M */
+    uint32_t k_min = c->targets == 0 || c->targets > c->nodes_min ? c->nodes_min : c->targets;
+    if ((uint64_t)c->inter_samples > (uint64_t)k_min * c->samples) {
+      snprintf(bad->text, sizeof bad->text,
+               "M must be at most S x the fewest worlds a graph has (--targets, else the smallest --nodes), "
+               "%u x %u = %llu: each world holds at most S rows", c->samples, k_min,
+               (unsigned long long)k_min * c->samples);
+      BAD("--inter-samples", bad->text);
+    }
   }
   if (!(c->value_max >= c->value_min && c->value_min > -1e6 && c->value_max < 1e6)) BAD("--values", NULL);
   if (c->value_dist == TC_VALUES_SIGNED && c->value_min < 0.0)

@@ -152,8 +152,8 @@ static size_t gen_opts(tc_gen_config *c, model_seen *s, tc_opt *o) {
                "600 observational + 200 interventional: --samples 600\n"
                "--inter-samples 200): world k holds M/K rows (the first M%K one\n"
                "more), at most S; the base world holds S; rows past a world's count\n"
-               "are zero in batches (batch.rows). M >= K; format 5; 0 = every\n"
-               "world S rows (default {})"},
+               "are zero in batches (batch.rows). K <= M <= K x S for every graph's\n"
+               "K (refused otherwise); format 5; 0 = every world S rows (default {})"},
       {.help = "graph model (igraph, oriented acyclic along a random node order):"},
       {.name = "--graph", .meta = choice_meta(TWINCACHE_CHOICE_FAMILY, -1, g_meta_family, sizeof g_meta_family),
        .kind = TC_OPT_CUSTOM, .dst = c, .parse = parse_graph, .seen = &s->graph, .def = "er",

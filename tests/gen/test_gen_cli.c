@@ -147,11 +147,35 @@ int main(int argc, char **argv) {
     expect(2, "invalid value for --targets: K must be at most the largest --nodes (see --help)", x); }
   { const char *x[] = {"--out", a, "--targets", "4", "--nodes", "1:3", NULL};
     expect(2, "invalid value for --targets: K must be at most the largest --nodes (see --help)", x); }
+  /* --inter-samples M: at least one row a world (M >= the most worlds a
+   * graph has), at most S a world (M <= S x the fewest): never cut silently
+   * under a config recording M */
+  { const char *x[] = {"--out", a, "--samples", "10", "--nodes", "3:6", "--inter-samples", "5", NULL};
+    expect(2, "invalid value for --inter-samples: M must be at least the most worlds a graph has", x); }
+  { const char *x[] = {"--out", a, "--samples", "10", "--nodes", "3:6", "--inter-samples", "31", NULL};
+    expect(2, "invalid value for --inter-samples: M must be at most S x the fewest worlds a graph has (--targets, "
+              "else the smallest --nodes), 10 x 3 = 30: each world holds at most S rows (see --help)\n", x); }
+  { const char *x[] = {"--out", a, "--samples", "100", "--nodes", "5:10", "--targets", "7", "--inter-samples", "2000",
+                       NULL};
+    expect(2, "invalid value for --inter-samples: M must be at most S x the fewest worlds a graph has (--targets, "
+              "else the smallest --nodes), 100 x 5 = 500:", x); }
+  { const char *x[] = {"--out", a, "--samples", "100", "--nodes", "5:10", "--targets", "2", "--inter-samples", "201",
+                       NULL};
+    expect(2, "100 x 2 = 200:", x); }
   /* mixture weights whose sum overflows: refused with the reason */
   { const char *x[] = {"--out", a, "--graph", "er:1e308,ba:1e308", NULL}; expect(2, "below 1e300", x); }
   { const char *x[] = {"--out", a, "--mechanism", "linear:1e308,mlp:1e308", NULL}; expect(2, "below 1e300", x); }
   { const char *x[] = {"--out", a, "--mechanism", "mixed", NULL}; expect(2, "unknown mechanism 'mixed'", x); }
   TC_REQUIRE(access(a, F_OK) != 0, "a usage error created %s", a);
+  { /* the limit itself is accepted: 10 rows in each of a 3-node graph's worlds */
+    char c3[4600];
+    snprintf(c3, sizeof c3, "%s/rows-limit", root);
+    tg_rmrf(c3);
+    const char *x[] = {"--out", c3, "--graphs", "4", "--samples", "10", "--nodes", "3:6", "--inter-samples", "30",
+                       "--quiet", NULL};
+    expect(0, NULL, x);
+    tg_rmrf(c3);
+  }
 
   /* numbers near 2^64 and other hostile spellings: exit 2 naming the flag
    * and its range, and no directory, no LMDB environment */
