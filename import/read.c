@@ -125,12 +125,17 @@ static int npy_parse(const char *path, const uint8_t *b, size_t len, npy_array *
   if (*sh != '(') return BAD("%s: .npy shape %.20s: a tuple expected", path, sh);
   char *end;
   errno = 0;
-  unsigned long long r = strtoull(sh + 1, &end, 10);
+  const char *dim = sh + 1;
+  unsigned long long r = strtoull(dim, &end, 10);
+  int got_r = end != dim && isdigit((unsigned char)dim[strspn(dim, " ")]);
   while (*end == ' ') end++;
-  if (errno || *end != ',') return BAD("%s: .npy shape %.30s: a 2-D array (rows, columns) expected", path, sh);
-  unsigned long long c = strtoull(end + 1, &end, 10);
+  if (errno || !got_r || *end != ',') return BAD("%s: .npy shape %.30s: expected a 2-D array (rows, columns)", path, sh);
+  dim = end + 1;
+  unsigned long long c = strtoull(dim, &end, 10); /* (5,) is 1-D: no second number */
+  int got_c = end != dim && isdigit((unsigned char)dim[strspn(dim, " ")]);
   while (*end == ' ' || *end == ',') end++;
-  if (errno || *end != ')') return BAD("%s: .npy shape %.30s: a 2-D array (rows, columns) expected", path, sh);
+  if (errno || !got_c || *end != ')')
+    return BAD("%s: .npy shape %.30s: expected a 2-D array (rows, columns)", path, sh);
   a->rows = r, a->cols = c;
   off += hlen;
   if (r > UINT32_MAX || c > UINT32_MAX || (c && r > (len - off) / c / (unsigned)a->size) ||

@@ -34,19 +34,23 @@ static void put_file(const char *name, const void *p, size_t n) {
   fclose(f);
 }
 
+/* A .npy of the header dict hdr and the data bytes v (size bytes) into buf. */
+static size_t npy_raw(uint8_t *buf, const char *hdr, const void *v, size_t size) {
+  size_t h = strlen(hdr), total = 10 + h + 1, pad = (64 - total % 64) % 64;
+  memcpy(buf, "\x93NUMPY\x01\x00", 8);
+  tc_store_u16(buf + 8, (uint16_t)(h + pad + 1));
+  memcpy(buf + 10, hdr, h);
+  memset(buf + 10 + h, ' ', pad);
+  buf[10 + h + pad] = '\n';
+  memcpy(buf + total + pad, v, size);
+  return total + pad + size;
+}
+
 /* A .npy of (rows, cols) little-endian f8 values, C order, into buf. */
 static size_t npy_make(uint8_t *buf, const double *v, uint32_t rows, uint32_t cols) {
   char hdr[128];
-  int h = snprintf(hdr, sizeof hdr, "{'descr': '<f8', 'fortran_order': False, 'shape': (%u, %u), }", rows, cols);
-  size_t total = 10 + (size_t)h + 1, pad = (64 - total % 64) % 64;
-  memcpy(buf, "\x93NUMPY\x01\x00", 8);
-  tc_store_u16(buf + 8, (uint16_t)(h + pad + 1));
-  memcpy(buf + 10, hdr, (size_t)h);
-  memset(buf + 10 + h, ' ', pad);
-  buf[10 + h + pad] = '\n';
-  size_t off = total + pad;
-  memcpy(buf + off, v, sizeof(double) * rows * cols);
-  return off + sizeof(double) * rows * cols;
+  snprintf(hdr, sizeof hdr, "{'descr': '<f8', 'fortran_order': False, 'shape': (%u, %u), }", rows, cols);
+  return npy_raw(buf, hdr, v, sizeof(double) * rows * cols);
 }
 
 static double value_of(uint32_t r, uint32_t s, uint32_t j) { return (double)r * 100 + s * 10 + j + 0.25; }
@@ -239,6 +243,69 @@ static void csv_cases(void) {
   tc_table_free(&tab);
 }
 
+/* .npy layouts: a Fortran-order array is read by (row, column), not as C
+ * order; bytes after the data, a 1-D or 3-D shape are refused by name. */
+static void npy_cases(void) {
+  char p[8192];
+  path_of(p, sizeof p, "layout.npy");
+  uint8_t buf[4096];
+  /* (3, 2): row i, column j is 10 i + j; Fortran order stores column 0 first */
+  const double col_major[6] = {0, 10, 20, 1, 11, 21}, row_major[6] = {0, 1, 10, 11, 20, 21};
+  tc_table t;
+  put_file("layout.npy", buf,
+           npy_raw(buf, "{'descr': '<f8', 'fortran_order': True, 'shape': (3, 2), }", col_major, sizeof col_major));
+  TC_REQUIRE(tc_npy_read(p, &t) == 0, "%s", twincache_last_error());
+  TC_CHECK(t.m == 3 && t.n == 2);
+  for (uint32_t i = 0; i < 3; i++)
+    for (uint32_t j = 0; j < 2; j++)
+      TC_CHECK(t.v[i * 2 + j] == (float)(10 * i + j), "Fortran order: row %u column %u read %g", i, j,
+               (double)t.v[i * 2 + j]);
+  tc_table_free(&t);
+  size_t n = npy_make(buf, row_major, 3, 2); /* the same table in C order reads the same */
+  put_file("layout.npy", buf, n);
+  TC_REQUIRE(tc_npy_read(p, &t) == 0, "%s", twincache_last_error());
+  TC_CHECK(t.m == 3 && t.n == 2 && t.v[1] == 1.0f && t.v[2] == 10.0f && t.v[5] == 21.0f);
+  tc_table_free(&t);
+  for (size_t extra = 1; extra <= 8; extra += 7) { /* one byte or one item more than the shape */
+    memset(buf + n, 0, extra);
+    put_file("layout.npy", buf, n + extra);
+    TC_CHECK_RC(tc_npy_read(p, &t), TWINCACHE_EINVAL);
+    char want[96];
+    snprintf(want, sizeof want, "needs 48 bytes, the file has %zu after its header", 48 + extra);
+    TC_CHECK(strstr(twincache_last_error(), want) != NULL, "%zu bytes more: %s", extra, twincache_last_error());
+  }
+  const char *shapes[] = {"(6,)", "(6, )", "(1, 2, 3)", "()", "(-3, 2)"};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    char hdr[128];
+    snprintf(hdr, sizeof hdr, "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shapes[i]);
+    put_file("layout.npy", buf, npy_raw(buf, hdr, row_major, sizeof row_major));
+    TC_CHECK_RC(tc_npy_read(p, &t), TWINCACHE_EINVAL);
+    TC_CHECK(strstr(twincache_last_error(), "expected a 2-D array (rows, columns)") != NULL, "shape %s: %s", shapes[i],
+             twincache_last_error());
+  }
+}
+
+/* Through the C API: a regime of 0 rows (or more than n_rows) is refused
+ * naming dataset and regime, and leaves no directory. */
+static void api_cases(void) {
+  const float rows[2 * 3 * 2] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  uint32_t held[2] = {3, 0};
+  twincache_dataset d = {.n_nodes = 2, .n_rows = 3, .n_regimes = 2, .rows = rows, .regime_rows = held};
+  char p_out[8192];
+  path_of(p_out, sizeof p_out, "api-zero");
+  TC_CHECK_RC(twincache_import_write(p_out, &d, 1, NULL), TWINCACHE_EINVAL);
+  TC_CHECK(strstr(twincache_last_error(), "dataset 0, regime 1: 0 rows, 1..3 (n_rows) allowed") != NULL, "%s",
+           twincache_last_error());
+  held[1] = 4;
+  TC_CHECK_RC(twincache_import_write(p_out, &d, 1, NULL), TWINCACHE_EINVAL);
+  TC_CHECK(strstr(twincache_last_error(), "dataset 0, regime 1: 4 rows, 1..3 (n_rows) allowed") != NULL, "%s",
+           twincache_last_error());
+  struct stat st;
+  TC_CHECK(stat(p_out, &st) != 0, "a refused import left %s", p_out);
+  held[1] = 1; /* the bounds themselves are written */
+  TC_CHECK_RC(twincache_import_write(p_out, &d, 1, NULL), 0);
+}
+
 /* The program: one column named for both roles (by both flags, or by one
  * flag naming the other role's default column) is a usage error naming the
  * overlap; the reader refuses it too (it once counted the column twice). */
@@ -340,6 +407,8 @@ int main(int argc, char **argv) {
   round_trip();
   csv_cases();
   fresh_refused();
+  npy_cases();
+  api_cases();
   cli_cases();
   return tc_test_finish("test_import");
 }
